@@ -1,0 +1,25 @@
+// dormant-agent: reads its configuration, then runs the mode it asks for.
+#include <cstdio>
+#include <variant>
+
+#include "common/logging.h"
+#include "config/agent_config.h"
+
+int main(int argc, char** argv) {
+  auto parsed = dormant::config::parse_agent_args(argc, argv);
+  if (auto* exit = std::get_if<dormant::config::ExitRequest>(&parsed)) {
+    std::fputs(exit->text.c_str(), exit->exit_code == 0 ? stdout : stderr);
+    return exit->exit_code;
+  }
+  const auto& config = std::get<dormant::config::AgentConfig>(parsed);
+
+  dormant::logging::Options log_options;
+  log_options.level = dormant::logging::parse_level(config.log_level).value_or(spdlog::level::info);
+  dormant::logging::setup(log_options);
+  dormant::logging::add_secret(config.token);
+
+  spdlog::error(
+      "this build of dormant-agent has no profiler yet, so there is nothing to run: the perf "
+      "profiler and the heartbeat daemon are the next pieces of work");
+  return 1;
+}

@@ -1,0 +1,18 @@
+# Every library comes from Debian's packages (scripts/install-deps installs them).
+find_package(Threads REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json 3.11 REQUIRED)
+if(BUILD_TESTING)
+  find_package(GTest REQUIRED)
+endif()
+
+set(DORMANT_CUPTI_ENABLED OFF)
+if(DORMANT_WITH_CUPTI STREQUAL "AUTO" OR DORMANT_WITH_CUPTI)
+  find_package(CUDAToolkit QUIET)
+  if(TARGET CUDA::cupti)
+    set(DORMANT_CUPTI_ENABLED ON)
+  elseif(NOT DORMANT_WITH_CUPTI STREQUAL "AUTO")
+    message(FATAL_ERROR "DORMANT_WITH_CUPTI=ON but no CUDA toolkit with CUPTI was found (set CUDAToolkit_ROOT)")
+  endif()
+endif()

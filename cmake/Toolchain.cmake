@@ -1,0 +1,22 @@
+# Language level, warnings, sanitizers and compiler cache for every target of the project.
+set(CMAKE_CXX_STANDARD 20)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS OFF)
+set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "Build type" FORCE)
+endif()
+
+find_program(CCACHE_PROGRAM ccache)
+if(CCACHE_PROGRAM AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  set(CMAKE_C_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+endif()
+
+add_compile_options(-Wall -Wextra -fno-omit-frame-pointer)
+
+if(DORMANT_SANITIZE)
+  list(JOIN DORMANT_SANITIZE "," dormant_sanitizers)
+  add_compile_options(-fsanitize=${dormant_sanitizers} -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${dormant_sanitizers})
+endif()

@@ -1,0 +1,21 @@
+// Crash-safe file replacement: after a crash the file holds either the old or the new content.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include <sys/types.h>
+
+#include "common/result.h"
+
+namespace dormant {
+
+// Writes `content` to a temporary file beside `path`, fsyncs it, renames it over `path` and
+// fsyncs the directory. The temporary file is removed on failure.
+Result<void> write_file_atomically(const std::filesystem::path& path, std::string_view content,
+                                   mode_t mode = 0644);
+
+// The whole content of a (small) file.
+Result<std::string> read_file(const std::filesystem::path& path);
+
+}  // namespace dormant

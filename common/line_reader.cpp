@@ -1,0 +1,83 @@
+#include "common/line_reader.h"
+
+#include <cstring>
+
+#include <poll.h>
+#include <unistd.h>
+
+namespace dormant {
+namespace {
+constexpr size_t kReadChunk = 64 * 1024;
+}
+
+LineReader::LineReader(int fd, size_t max_line)
+    : fd_(fd), max_line_(max_line), buffer_(max_line + kReadChunk) {}
+
+std::optional<std::string_view> LineReader::take_line() {
+  const char* data = buffer_.data();
+  const void* newline = std::memchr(data + scanned_, '\n', end_ - scanned_);
+  size_t line_end =
+      newline != nullptr ? static_cast<size_t>(static_cast<const char*>(newline) - data) : end_;
+  scanned_ = line_end;
+  if (line_end - begin_ > max_line_ || (newline == nullptr && end_ - begin_ == max_line_)) {
+    ++split_lines_;
+    std::string_view piece(data + begin_, max_line_);
+    begin_ += max_line_;
+    scanned_ = begin_;
+    return piece;
+  }
+  if (newline != nullptr) {
+    std::string_view line(data + begin_, line_end - begin_);
+    begin_ = scanned_ = line_end + 1;
+    return line;
+  }
+  if (eof_ && end_ > begin_) {
+    std::string_view line(data + begin_, end_ - begin_);
+    begin_ = scanned_ = end_;
+    return line;
+  }
+  return std::nullopt;
+}
+
+Result<bool> LineReader::fill() {
+  if (eof_) return false;
+  if (begin_ > 0) {  // keep the partial line at the front so the buffer never grows
+    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    scanned_ -= begin_;
+    begin_ = 0;
+  }
+  for (;;) {
+    ssize_t n = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) return true;
+      return Error::from_errno("read(fd " + std::to_string(fd_) + ")");
+    }
+    if (n == 0) {
+      eof_ = true;
+      return false;
+    }
+    end_ += static_cast<size_t>(n);
+    bytes_read_ += static_cast<size_t>(n);
+    return true;
+  }
+}
+
+Result<std::optional<std::string_view>> LineReader::next(Deadline deadline) {
+  for (;;) {
+    if (auto line = take_line()) return line;
+    if (eof_) return std::optional<std::string_view>();
+    pollfd pfd{fd_, POLLIN, 0};
+    int ready = ::poll(&pfd, 1, poll_timeout_ms(deadline));
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return Error::from_errno("poll");
+    }
+    if (ready == 0) return Error(ErrorKind::kTimeout, "no complete line before the deadline");
+    auto filled = fill();
+    if (!filled) return filled.error();
+  }
+}
+
+}  // namespace dormant

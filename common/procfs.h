@@ -1,0 +1,54 @@
+// Readers of /proc for one process: the numbers the teardown audit compares with its baseline.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "common/result.h"
+
+namespace dormant::procfs {
+
+struct OpenFd {
+  int fd;
+  std::string target;  // readlink of /proc/PID/fd/N: a path, "pipe:[123]", "anon_inode:bpf-map"...
+};
+
+struct MemoryUsage {
+  uint64_t rss_kb = 0;       // VmRSS
+  uint64_t rss_anon_kb = 0;  // RssAnon: private memory, what a leak grows
+  uint64_t rss_file_kb = 0;  // RssFile: mapped files, shared libraries
+  uint64_t peak_rss_kb = 0;  // VmHWM
+};
+
+// What a process holds, at one moment.
+struct ResourceUsage {
+  std::vector<OpenFd> fds;
+  std::vector<pid_t> children;
+  int threads = 0;
+  MemoryUsage memory;
+};
+
+Result<std::vector<OpenFd>> open_fds(pid_t pid = 0);  // 0 = this process
+Result<int> thread_count(pid_t pid = 0);
+Result<MemoryUsage> memory_usage(pid_t pid = 0);
+// Live and zombie children whose parent is `pid`.
+Result<std::vector<pid_t>> children(pid_t pid = 0);
+Result<ResourceUsage> resource_usage(pid_t pid = 0);
+
+// Fields of /proc/PID/stat that callers need; comm may hold spaces and parentheses.
+struct ProcessStat {
+  pid_t pid = 0;
+  std::string comm;
+  char state = '?';  // R, S, D, Z, T, ...
+  pid_t ppid = 0;
+  pid_t pgid = 0;
+};
+Result<ProcessStat> process_stat(pid_t pid);
+
+// Every pid listed in /proc.
+Result<std::vector<pid_t>> all_pids();
+
+}  // namespace dormant::procfs

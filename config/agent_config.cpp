@@ -1,0 +1,322 @@
+#include "config/agent_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <climits>
+#include <cstdlib>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "config/config_file.h"
+
+namespace dormant::config {
+namespace {
+
+constexpr const char* kConnection = "Heartbeat, server connection and TLS";
+constexpr const char* kOutput = "Output and upload";
+constexpr const char* kProfiling = "Profiling";
+constexpr const char* kPerf = "perf";
+constexpr const char* kGuardRails = "Guard rails";
+constexpr const char* kGeneral = "General";
+
+constexpr int kMaxFrequency = 1000;
+constexpr int kMaxFrequencyWithDwarf = 100;
+constexpr int kMaxDwarfStackSize = 65528;  // perf's own limit
+
+std::string env_name_for(const std::string& long_name) {
+  std::string env = "DORMANT_";
+  for (char c : long_name) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+  return env;
+}
+
+// Every option with a long name can come from DORMANT_<NAME> too.
+void add_environment_names(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    const auto& names = option->get_lnames();
+    if (names.empty() || names[0] == "help" || names[0] == "version" || names[0] == "config") {
+      continue;
+    }
+    option->envname(env_name_for(names[0]));
+  }
+}
+
+CLI::Option* add_int(CLI::App& app, const std::string& names, int& target, int min, int max,
+                     const std::string& description, const char* group) {
+  return app.add_option(names, target, description)
+      ->capture_default_str()
+      ->check(CLI::Range(min, max))
+      ->group(group);
+}
+
+Result<std::vector<int>> parse_pids(const std::vector<std::string>& texts) {
+  std::vector<int> pids;
+  for (const std::string& text : texts) {
+    int pid = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || pid <= 0) {
+      return Error::invalid_argument("--pids: '" + text +
+                                     "' is not a process id (expected positive integers, "
+                                     "comma-separated: --pids 1234,5678)");
+    }
+    pids.push_back(pid);
+  }
+  return pids;
+}
+
+bool is_http_url(const std::string& url) {
+  return url.starts_with("https://") || url.starts_with("http://");
+}
+
+// Flags whose text is converted after parsing.
+struct FlagTexts {
+  std::vector<std::string> pids;
+  std::string mode = "cpu";
+  std::string perf_mode = "fp";
+};
+
+ProfilingMode profiling_mode_from(const std::string& text) {
+  if (text == "allocation") return ProfilingMode::kAllocation;
+  if (text == "none") return ProfilingMode::kNone;
+  return ProfilingMode::kCpu;
+}
+
+PerfMode perf_mode_from(const std::string& text) {
+  if (text == "dwarf") return PerfMode::kDwarf;
+  if (text == "smart") return PerfMode::kSmart;
+  if (text == "disabled" || text == "none") return PerfMode::kDisabled;
+  return PerfMode::kFp;
+}
+
+void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
+  app.set_version_flag("--version", "dormant-agent " DORMANT_VERSION);
+  // CLI11 reads the config file before it looks at the environment, so DORMANT_CONFIG is
+  // applied here, as the default that a --config on the command line overrides.
+  const char* config_from_env = std::getenv("DORMANT_CONFIG");
+  app.set_config("--config", config_from_env != nullptr ? config_from_env : "",
+                 "Read flags from this file (one 'name = value' per line)",
+                 /*config_required=*/config_from_env != nullptr)
+      ->group(kGeneral);
+  app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error or critical")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning", "error", "critical"}))
+      ->group(kGeneral);
+
+  app.add_flag("--enable-heartbeat-server", c.enable_heartbeat_server,
+               "Idle until the control server sends a start command (needs --api-server, "
+               "--service-name, --token)")
+      ->group(kConnection);
+  app.add_option("--api-server", c.api_server,
+                 "Base URL of the control server (heartbeats, command completions)")
+      ->group(kConnection);
+  app.add_option("--server-host", c.server_host,
+                 "Base URL for profile uploads (default: the --api-server URL)")
+      ->group(kConnection);
+  add_int(app, "--heartbeat-interval", c.heartbeat_interval_s, 1, 86400,
+          "Seconds between heartbeats", kConnection);
+  add_int(app, "--server-upload-timeout", c.server_upload_timeout_s, 1, 3600,
+          "Seconds an upload may take", kConnection);
+  app.add_option("--token", c.token,
+                 "API token (Bearer on heartbeats, GPROFILER-API-KEY on uploads)")
+      ->group(kConnection);
+  app.add_option("--service-name", c.service_name, "Service this host belongs to")
+      ->group(kConnection);
+  app.add_flag("--no-verify", c.no_verify, "Do not verify the server's TLS certificate")
+      ->group(kConnection);
+  app.add_option("--tls-ca-bundle", c.tls_ca_bundle, "CA certificates to verify the server with")
+      ->check(CLI::ExistingFile)
+      ->group(kConnection);
+  app.add_option("--tls-client-cert", c.tls_client_cert, "Client certificate for mutual TLS")
+      ->check(CLI::ExistingFile)
+      ->group(kConnection);
+  app.add_option("--tls-client-key", c.tls_client_key, "Private key of --tls-client-cert")
+      ->check(CLI::ExistingFile)
+      ->group(kConnection);
+  app.add_option("--state-dir", c.state_dir, "Where the command journal is kept")
+      ->capture_default_str()
+      ->group(kConnection);
+  add_int(app, "--heartbeat-perf-restricted-max-processes",
+          c.heartbeat_perf_restricted_max_processes, 0, INT_MAX,
+          "Skip perf above this many processes when a command says perf: enabled_restricted",
+          kConnection);
+  add_int(app, "--heartbeat-perf-restricted-max-containers",
+          c.heartbeat_perf_restricted_max_containers, 0, INT_MAX,
+          "--perf-max-docker-containers for perf: enabled_restricted", kConnection);
+  add_int(app, "--heartbeat-perf-aggressive-max-processes",
+          c.heartbeat_perf_aggressive_max_processes, 0, INT_MAX,
+          "Skip perf above this many processes when a command says perf: enabled_aggressive",
+          kConnection);
+  add_int(app, "--heartbeat-perf-aggressive-max-containers",
+          c.heartbeat_perf_aggressive_max_containers, 0, INT_MAX,
+          "--perf-max-docker-containers for perf: enabled_aggressive", kConnection);
+
+  app.add_option("-o,--output-dir", c.output_dir, "Write profiles and flamegraphs here")
+      ->group(kOutput);
+  app.add_flag("-u,--upload-results", c.upload_results, "Upload profiles to --server-host")
+      ->group(kOutput);
+  app.add_flag("--flamegraph,!--no-flamegraph", c.flamegraph,
+               "Render a flamegraph SVG beside each local profile (default: on)")
+      ->group(kOutput);
+  app.add_flag("--rotating-output", c.rotating_output, "Keep only the last profile in -o")
+      ->group(kOutput);
+
+  add_int(app, "-d,--profiling-duration", c.duration_s, 1, INT_MAX,
+          "Seconds per profile (snapshot)", kProfiling);
+  add_int(app, "-f,--profiling-frequency", c.frequency_hz, 1, kMaxFrequency,
+          "Samples per second (at most 100 with --perf-mode dwarf or smart)", kProfiling);
+  app.add_flag("-c,--continuous", c.continuous, "Profile until stopped, one profile every -d s")
+      ->group(kProfiling);
+  app.add_option("--pids", texts.pids, "Profile only these processes (comma-separated, repeatable)")
+      ->delimiter(',')
+      ->group(kProfiling);
+  app.add_option("--mode", texts.mode, "cpu, allocation or none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "allocation", "none"}))
+      ->group(kProfiling);
+
+  app.add_option("--perf-mode", texts.perf_mode,
+                 "fp (frame pointers), dwarf, smart (both; the deeper stack wins), disabled")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp", "dwarf", "smart", "disabled", "none"}))
+      ->group(kPerf);
+  add_int(app, "--perf-dwarf-stack-size", c.perf_dwarf_stack_size, 8, kMaxDwarfStackSize,
+          "Bytes of stack perf copies per sample with dwarf unwinding", kPerf);
+  app.add_flag("--perf-use-cgroups", c.perf_use_cgroups,
+               "Profile the busiest cgroups instead of the whole host")
+      ->group(kPerf);
+  add_int(app, "--perf-max-cgroups", c.perf_max_cgroups, 0, INT_MAX,
+          "How many cgroups --perf-use-cgroups profiles", kPerf);
+  add_int(app, "--perf-max-docker-containers", c.perf_max_docker_containers, 0, INT_MAX,
+          "With --perf-use-cgroups, profile this many docker containers individually", kPerf);
+
+  add_int(app, "--skip-system-profilers-above", c.skip_system_profilers_above, 0, INT_MAX,
+          "Skip perf and eBPF when the host has more processes than this (0: never)", kGuardRails);
+  add_int(app, "--max-processes-runtime-profiler", c.max_processes_runtime_profiler, 0, INT_MAX,
+          "Runtime profilers take only the top N processes by CPU (0: all)", kGuardRails);
+  add_int(app, "--python-skip-pyperf-profiler-above", c.python_skip_pyperf_profiler_above, 0,
+          INT_MAX, "Skip PyPerf above this many Python processes (0: never)", kGuardRails);
+}
+
+std::string usage_error(const std::string& message) {
+  return "dormant-agent: " + message + "\nRun 'dormant-agent --help' for the list of flags.\n";
+}
+
+}  // namespace
+
+std::string_view to_string(PerfMode mode) {
+  switch (mode) {
+    case PerfMode::kFp:
+      return "fp";
+    case PerfMode::kDwarf:
+      return "dwarf";
+    case PerfMode::kSmart:
+      return "smart";
+    case PerfMode::kDisabled:
+      return "disabled";
+  }
+  return "?";
+}
+
+std::string_view to_string(ProfilingMode mode) {
+  switch (mode) {
+    case ProfilingMode::kCpu:
+      return "cpu";
+    case ProfilingMode::kAllocation:
+      return "allocation";
+    case ProfilingMode::kNone:
+      return "none";
+  }
+  return "?";
+}
+
+Result<void> validate(const AgentConfig& c) {
+  auto invalid = [](std::string message) { return Error::invalid_argument(std::move(message)); };
+  if (c.frequency_hz < 1 || c.frequency_hz > kMaxFrequency) {
+    return invalid("-f/--profiling-frequency must be 1-1000 (got " +
+                   std::to_string(c.frequency_hz) + ")");
+  }
+  bool dwarf = c.perf_mode == PerfMode::kDwarf || c.perf_mode == PerfMode::kSmart;
+  if (dwarf && c.frequency_hz > kMaxFrequencyWithDwarf) {
+    return invalid("-f/--profiling-frequency must be 1-100 with --perf-mode " +
+                   std::string(to_string(c.perf_mode)) + " (got " + std::to_string(c.frequency_hz) +
+                   ")");
+  }
+  if (c.duration_s < 1) return invalid("-d/--profiling-duration must be at least 1 second");
+  if (c.perf_dwarf_stack_size < 8 || c.perf_dwarf_stack_size > kMaxDwarfStackSize) {
+    return invalid("--perf-dwarf-stack-size must be 8-65528 bytes (got " +
+                   std::to_string(c.perf_dwarf_stack_size) + ")");
+  }
+  for (int pid : c.pids) {
+    if (pid <= 0) return invalid("--pids: " + std::to_string(pid) + " is not a process id");
+  }
+  if (c.enable_heartbeat_server) {
+    if (c.api_server.empty()) {
+      return invalid("--enable-heartbeat-server needs --api-server (the control server's URL)");
+    }
+    if (c.service_name.empty()) return invalid("--enable-heartbeat-server needs --service-name");
+    if (c.token.empty()) return invalid("--enable-heartbeat-server needs --token");
+  } else if (c.output_dir.empty() && !c.upload_results) {
+    return invalid("nothing would be kept: give -o/--output-dir DIR, -u/--upload-results or both");
+  }
+  if (c.upload_results) {
+    if (c.upload_server().empty()) return invalid("-u/--upload-results needs --server-host");
+    if (c.token.empty()) return invalid("-u/--upload-results needs --token");
+    if (c.service_name.empty()) return invalid("-u/--upload-results needs --service-name");
+  }
+  if (!c.api_server.empty() && !is_http_url(c.api_server)) {
+    return invalid("--api-server must be an http:// or https:// URL (got '" + c.api_server + "')");
+  }
+  if (!c.server_host.empty() && !is_http_url(c.server_host)) {
+    return invalid("--server-host must be an http:// or https:// URL (got '" + c.server_host +
+                   "')");
+  }
+  if (c.tls_client_cert.empty() != c.tls_client_key.empty()) {
+    return invalid("--tls-client-cert and --tls-client-key go together: give both or neither");
+  }
+  return ok();
+}
+
+std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* const* argv) {
+  AgentConfig config;
+  FlagTexts texts;
+  CLI::App app("Dormant: a profiling agent that idles until its control server says start.",
+               "dormant-agent");
+  app.get_formatter()->column_width(44);
+  define_options(app, config, texts);
+  add_environment_names(app);
+  auto reader = std::make_shared<ConfigFileReader>(app);
+  app.config_formatter(reader);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    return ExitRequest{0, app.help()};
+  } catch (const CLI::CallForVersion&) {
+    return ExitRequest{0, app.version() + "\n"};
+  } catch (const CLI::ParseError& error) {
+    std::string message = error.what();
+    for (const CLI::Option* option : app.get_options()) {
+      const auto& names = option->get_lnames();
+      if (names.empty() || message.find("--" + names[0]) == std::string::npos) continue;
+      if (std::string origin = reader->origin_of(names[0]); !origin.empty()) {
+        message += " (" + origin + ")";
+      }
+      break;
+    }
+    return ExitRequest{2, usage_error(message)};
+  }
+
+  config.mode = profiling_mode_from(texts.mode);
+  config.perf_mode = perf_mode_from(texts.perf_mode);
+  auto pids = parse_pids(texts.pids);
+  if (!pids) return ExitRequest{2, usage_error(pids.error().message())};
+  config.pids = std::move(*pids);
+  if (config.log_level == "warning") config.log_level = "warn";
+  if (auto valid = validate(config); !valid) {
+    return ExitRequest{2, usage_error(valid.error().message())};
+  }
+  return config;
+}
+
+}  // namespace dormant::config

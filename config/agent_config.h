@@ -1,0 +1,86 @@
+// The agent's configuration: gProfiler's flag names and defaults, from the command line,
+// DORMANT_* environment variables and a config file (in that order of precedence).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/result.h"
+
+namespace dormant::config {
+
+enum class PerfMode { kFp, kDwarf, kSmart, kDisabled };
+enum class ProfilingMode { kCpu, kAllocation, kNone };
+
+std::string_view to_string(PerfMode mode);
+std::string_view to_string(ProfilingMode mode);
+
+struct AgentConfig {
+  // Heartbeat, server connection and TLS.
+  bool enable_heartbeat_server = false;
+  std::string api_server;   // heartbeats and command completions
+  std::string server_host;  // profile uploads; empty: same as api_server
+  int heartbeat_interval_s = 30;
+  int server_upload_timeout_s = 120;
+  std::string token;
+  std::string service_name;
+  bool no_verify = false;
+  std::string tls_ca_bundle;
+  std::string tls_client_cert;
+  std::string tls_client_key;
+  std::string state_dir = "/var/lib/dormant";
+  int heartbeat_perf_restricted_max_processes = 600;
+  int heartbeat_perf_restricted_max_containers = 2;
+  int heartbeat_perf_aggressive_max_processes = 1500;
+  int heartbeat_perf_aggressive_max_containers = 50;
+
+  // Output and upload.
+  std::string output_dir;
+  bool upload_results = false;
+  bool flamegraph = true;
+  bool rotating_output = false;
+
+  // Profiling.
+  int duration_s = 60;
+  int frequency_hz = 11;
+  bool continuous = false;
+  std::vector<int> pids;
+  ProfilingMode mode = ProfilingMode::kCpu;
+
+  // perf.
+  PerfMode perf_mode = PerfMode::kFp;
+  int perf_dwarf_stack_size = 8192;
+  bool perf_use_cgroups = false;
+  int perf_max_cgroups = 50;
+  int perf_max_docker_containers = 0;
+
+  // Guard rails (0: off).
+  int skip_system_profilers_above = 0;
+  int max_processes_runtime_profiler = 0;
+  int python_skip_pyperf_profiler_above = 0;
+
+  // Logging.
+  std::string log_level = "info";
+
+  // The base URL uploads go to.
+  const std::string& upload_server() const {
+    return server_host.empty() ? api_server : server_host;
+  }
+};
+
+// --help or --version (exit code 0, text for stdout), or a usage error (exit code 2, for stderr).
+struct ExitRequest {
+  int exit_code;
+  std::string text;
+};
+
+// Parses and validates; the config file comes from --config (or DORMANT_CONFIG).
+std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* const* argv);
+
+// The rules that involve several flags; run by parse_agent_args, exposed for other sources of
+// configuration (a heartbeat command builds an AgentConfig too).
+Result<void> validate(const AgentConfig& config);
+
+}  // namespace dormant::config

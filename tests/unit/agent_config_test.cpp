@@ -1,0 +1,374 @@
+#include "config/agent_config.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "common/subprocess.h"
+
+namespace dormant::config {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  std::optional<AgentConfig> config;
+  int exit_code = 0;
+  std::string text;
+};
+
+Outcome parse(std::vector<std::string> args) {
+  std::vector<const char*> argv = {"dormant-agent"};
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  auto parsed = parse_agent_args(static_cast<int>(argv.size()), argv.data());
+  if (auto* config = std::get_if<AgentConfig>(&parsed)) return {*config, 0, {}};
+  const auto& exit = std::get<ExitRequest>(parsed);
+  return {std::nullopt, exit.exit_code, exit.text};
+}
+
+// Sets environment variables for one test and removes them afterwards.
+class ScopedEnv {
+ public:
+  void set(const std::string& name, const std::string& value) {
+    ::setenv(name.c_str(), value.c_str(), 1);
+    names_.push_back(name);
+  }
+  ~ScopedEnv() {
+    for (const std::string& name : names_) ::unsetenv(name.c_str());
+  }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+class AgentConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("dormant-config-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    for (const char* name : {"ca.pem", "client.pem", "client.key"}) std::ofstream(dir_ / name);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write_config(const std::string& content) {
+    fs::path path = dir_ / "agent.conf";
+    std::ofstream(path) << content;
+    return path.string();
+  }
+  std::string file(const char* name) const { return (dir_ / name).string(); }
+
+  // Fails the test unless parsing fails with exit code 2 and a message containing `expected`.
+  void expect_rejected(std::vector<std::string> args, const std::string& expected) {
+    Outcome outcome = parse(args);
+    EXPECT_FALSE(outcome.config.has_value()) << "accepted: " << testing::PrintToString(args);
+    EXPECT_EQ(outcome.exit_code, 2);
+    EXPECT_NE(outcome.text.find(expected), std::string::npos)
+        << "message: " << outcome.text << "expected to contain: " << expected;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(AgentConfigTest, DefaultsAreGprofilers) {
+  Outcome outcome = parse({"-o", "/tmp/out"});
+  ASSERT_TRUE(outcome.config) << outcome.text;
+  const AgentConfig& c = *outcome.config;
+  EXPECT_FALSE(c.enable_heartbeat_server);
+  EXPECT_EQ(c.heartbeat_interval_s, 30);
+  EXPECT_EQ(c.server_upload_timeout_s, 120);
+  EXPECT_FALSE(c.no_verify);
+  EXPECT_EQ(c.heartbeat_perf_restricted_max_processes, 600);
+  EXPECT_EQ(c.heartbeat_perf_restricted_max_containers, 2);
+  EXPECT_EQ(c.heartbeat_perf_aggressive_max_processes, 1500);
+  EXPECT_EQ(c.heartbeat_perf_aggressive_max_containers, 50);
+  EXPECT_FALSE(c.upload_results);
+  EXPECT_TRUE(c.flamegraph);
+  EXPECT_FALSE(c.rotating_output);
+  EXPECT_EQ(c.duration_s, 60);
+  EXPECT_EQ(c.frequency_hz, 11);
+  EXPECT_FALSE(c.continuous);
+  EXPECT_TRUE(c.pids.empty());
+  EXPECT_EQ(c.mode, ProfilingMode::kCpu);
+  EXPECT_EQ(c.perf_mode, PerfMode::kFp);
+  EXPECT_EQ(c.perf_dwarf_stack_size, 8192);
+  EXPECT_FALSE(c.perf_use_cgroups);
+  EXPECT_EQ(c.perf_max_cgroups, 50);
+  EXPECT_EQ(c.perf_max_docker_containers, 0);
+  EXPECT_EQ(c.skip_system_profilers_above, 0);
+  EXPECT_EQ(c.max_processes_runtime_profiler, 0);
+  EXPECT_EQ(c.python_skip_pyperf_profiler_above, 0);
+  EXPECT_EQ(c.log_level, "info");
+  EXPECT_EQ(c.state_dir, "/var/lib/dormant");
+}
+
+// One flag, the value to give it, and how to see that it arrived.
+struct FlagCase {
+  std::string name;
+  std::string value;  // "" for a flag that takes none
+  std::function<bool(const AgentConfig&)> arrived;
+};
+
+class EveryFlag : public AgentConfigTest {
+ protected:
+  std::vector<FlagCase> cases() const {
+    return {
+        {"enable-heartbeat-server", "", [](auto& c) { return c.enable_heartbeat_server; }},
+        {"api-server", "https://ctl.example:8443",
+         [](auto& c) { return c.api_server == "https://ctl.example:8443"; }},
+        {"server-host", "https://up.example",
+         [](auto& c) { return c.upload_server() == "https://up.example"; }},
+        {"heartbeat-interval", "5", [](auto& c) { return c.heartbeat_interval_s == 5; }},
+        {"server-upload-timeout", "9", [](auto& c) { return c.server_upload_timeout_s == 9; }},
+        {"token", "t0ken", [](auto& c) { return c.token == "t0ken"; }},
+        {"service-name", "web", [](auto& c) { return c.service_name == "web"; }},
+        {"no-verify", "", [](auto& c) { return c.no_verify; }},
+        {"tls-ca-bundle", file("ca.pem"),
+         [this](auto& c) { return c.tls_ca_bundle == file("ca.pem"); }},
+        {"state-dir", "/run/dormant", [](auto& c) { return c.state_dir == "/run/dormant"; }},
+        {"heartbeat-perf-restricted-max-processes", "601",
+         [](auto& c) { return c.heartbeat_perf_restricted_max_processes == 601; }},
+        {"heartbeat-perf-restricted-max-containers", "3",
+         [](auto& c) { return c.heartbeat_perf_restricted_max_containers == 3; }},
+        {"heartbeat-perf-aggressive-max-processes", "1501",
+         [](auto& c) { return c.heartbeat_perf_aggressive_max_processes == 1501; }},
+        {"heartbeat-perf-aggressive-max-containers", "51",
+         [](auto& c) { return c.heartbeat_perf_aggressive_max_containers == 51; }},
+        {"output-dir", "/srv/profiles", [](auto& c) { return c.output_dir == "/srv/profiles"; }},
+        {"upload-results", "", [](auto& c) { return c.upload_results; }},
+        {"flamegraph", "false", [](auto& c) { return !c.flamegraph; }},
+        {"rotating-output", "", [](auto& c) { return c.rotating_output; }},
+        {"profiling-duration", "30", [](auto& c) { return c.duration_s == 30; }},
+        {"profiling-frequency", "99", [](auto& c) { return c.frequency_hz == 99; }},
+        {"continuous", "", [](auto& c) { return c.continuous; }},
+        {"pids", "10,20",
+         [](auto& c) {
+           return c.pids == std::vector<int>{10, 20};
+         }},
+        {"mode", "none", [](auto& c) { return c.mode == ProfilingMode::kNone; }},
+        {"perf-mode", "dwarf", [](auto& c) { return c.perf_mode == PerfMode::kDwarf; }},
+        {"perf-dwarf-stack-size", "16384",
+         [](auto& c) { return c.perf_dwarf_stack_size == 16384; }},
+        {"perf-use-cgroups", "", [](auto& c) { return c.perf_use_cgroups; }},
+        {"perf-max-cgroups", "7", [](auto& c) { return c.perf_max_cgroups == 7; }},
+        {"perf-max-docker-containers", "4",
+         [](auto& c) { return c.perf_max_docker_containers == 4; }},
+        {"skip-system-profilers-above", "900",
+         [](auto& c) { return c.skip_system_profilers_above == 900; }},
+        {"max-processes-runtime-profiler", "8",
+         [](auto& c) { return c.max_processes_runtime_profiler == 8; }},
+        {"python-skip-pyperf-profiler-above", "12",
+         [](auto& c) { return c.python_skip_pyperf_profiler_above == 12; }},
+        {"log-level", "debug", [](auto& c) { return c.log_level == "debug"; }},
+    };
+  }
+
+  // Enough other flags for any one flag to pass validation, without the one under test.
+  std::vector<std::string> base_args(const std::string& except) const {
+    std::vector<std::pair<std::string, std::string>> base = {{"api-server", "https://a.example"},
+                                                             {"service-name", "svc"},
+                                                             {"token", "tok"},
+                                                             {"output-dir", "/tmp/o"}};
+    std::vector<std::string> args;
+    for (auto& [name, value] : base) {
+      if (name == except) continue;
+      args.push_back("--" + name);
+      args.push_back(value);
+    }
+    return args;
+  }
+
+  static std::string env_name(const std::string& flag) {
+    std::string env = "DORMANT_";
+    for (char c : flag) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+    return env;
+  }
+  static std::string plain_value(const FlagCase& flag) {
+    return flag.value.empty() ? "true" : flag.value;
+  }
+};
+
+TEST_F(EveryFlag, FromTheCommandLine) {
+  for (const FlagCase& flag : cases()) {
+    std::vector<std::string> args = base_args(flag.name);
+    args.push_back(flag.value.empty() || flag.name == "flamegraph"
+                       ? "--" + flag.name + (flag.value.empty() ? "" : "=" + flag.value)
+                       : "--" + flag.name);
+    if (!flag.value.empty() && flag.name != "flamegraph") args.push_back(flag.value);
+    Outcome outcome = parse(args);
+    ASSERT_TRUE(outcome.config) << flag.name << ": " << outcome.text;
+    EXPECT_TRUE(flag.arrived(*outcome.config)) << flag.name;
+  }
+}
+
+TEST_F(EveryFlag, FromTheEnvironment) {
+  for (const FlagCase& flag : cases()) {
+    ScopedEnv env;
+    env.set(env_name(flag.name), plain_value(flag));
+    Outcome outcome = parse(base_args(flag.name));
+    ASSERT_TRUE(outcome.config) << env_name(flag.name) << ": " << outcome.text;
+    EXPECT_TRUE(flag.arrived(*outcome.config)) << env_name(flag.name);
+  }
+}
+
+TEST_F(EveryFlag, FromAConfigFile) {
+  for (const FlagCase& flag : cases()) {
+    std::string path =
+        write_config("# written by the test\n" + flag.name + " = " + plain_value(flag) + "\n");
+    std::vector<std::string> args = base_args(flag.name);
+    args.insert(args.end(), {"--config", path});
+    Outcome outcome = parse(args);
+    ASSERT_TRUE(outcome.config) << flag.name << ": " << outcome.text;
+    EXPECT_TRUE(flag.arrived(*outcome.config)) << flag.name;
+  }
+}
+
+TEST_F(AgentConfigTest, ShortFlagsAndNegations) {
+  Outcome outcome =
+      parse({"-o", "/x", "-d", "5", "-f", "49", "-c", "-u", "--token", "t", "--service-name", "s",
+             "--server-host", "https://h", "--no-flamegraph", "--pids", "1", "--pids", "2,3"});
+  ASSERT_TRUE(outcome.config) << outcome.text;
+  EXPECT_EQ(outcome.config->duration_s, 5);
+  EXPECT_EQ(outcome.config->frequency_hz, 49);
+  EXPECT_TRUE(outcome.config->continuous);
+  EXPECT_TRUE(outcome.config->upload_results);
+  EXPECT_FALSE(outcome.config->flamegraph);
+  EXPECT_EQ(outcome.config->pids, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(parse({"-o", "/x", "--perf-mode", "none"}).config->perf_mode, PerfMode::kDisabled);
+}
+
+TEST_F(AgentConfigTest, PrecedenceIsCommandLineThenEnvironmentThenFileThenDefault) {
+  std::string path = write_config(
+      "profiling-frequency = 21\nprofiling-duration = 22\n"
+      "heartbeat-interval = 23\n");
+  ScopedEnv env;
+  env.set("DORMANT_PROFILING_FREQUENCY", "31");
+  env.set("DORMANT_PROFILING_DURATION", "32");
+  Outcome outcome = parse({"-o", "/x", "--config", path, "-f", "41"});
+  ASSERT_TRUE(outcome.config) << outcome.text;
+  EXPECT_EQ(outcome.config->frequency_hz, 41);              // command line over env and file
+  EXPECT_EQ(outcome.config->duration_s, 32);                // env over file
+  EXPECT_EQ(outcome.config->heartbeat_interval_s, 23);      // file over default
+  EXPECT_EQ(outcome.config->server_upload_timeout_s, 120);  // default
+}
+
+TEST_F(AgentConfigTest, ConfigFileFromTheEnvironment) {
+  ScopedEnv env;
+  env.set("DORMANT_CONFIG", write_config("[dormant]\nprofiling-frequency = 77\n"));
+  Outcome outcome = parse({"-o", "/x"});
+  ASSERT_TRUE(outcome.config) << outcome.text;
+  EXPECT_EQ(outcome.config->frequency_hz, 77);
+  env.set("DORMANT_CONFIG", file("missing.conf"));
+  expect_rejected({"-o", "/x"}, "missing.conf");
+}
+
+TEST_F(AgentConfigTest, HeartbeatModeNeedsServerServiceAndToken) {
+  std::vector<std::string> full = {"--enable-heartbeat-server",
+                                   "--api-server",
+                                   "https://ctl",
+                                   "--service-name",
+                                   "web",
+                                   "--token",
+                                   "t"};
+  Outcome outcome = parse(full);
+  ASSERT_TRUE(outcome.config) << outcome.text;
+  EXPECT_EQ(outcome.config->upload_server(), "https://ctl");
+  expect_rejected({"--enable-heartbeat-server", "--service-name", "web", "--token", "t"},
+                  "--enable-heartbeat-server needs --api-server");
+  expect_rejected({"--enable-heartbeat-server", "--api-server", "https://ctl", "--token", "t"},
+                  "--enable-heartbeat-server needs --service-name");
+  expect_rejected(
+      {"--enable-heartbeat-server", "--api-server", "https://ctl", "--service-name", "web"},
+      "--enable-heartbeat-server needs --token");
+}
+
+TEST_F(AgentConfigTest, FrequencyRange) {
+  expect_rejected({"-o", "/x", "-f", "0"}, "--profiling-frequency: Value 0 not in range 1 to 1000");
+  expect_rejected({"-o", "/x", "-f", "1001"}, "--profiling-frequency: Value 1001 not in range");
+  expect_rejected({"-o", "/x", "-f", "200", "--perf-mode", "dwarf"},
+                  "-f/--profiling-frequency must be 1-100 with --perf-mode dwarf (got 200)");
+  expect_rejected({"-o", "/x", "-f", "101", "--perf-mode", "smart"},
+                  "-f/--profiling-frequency must be 1-100 with --perf-mode smart (got 101)");
+  expect_rejected({"-o", "/x", "-f", "fast"}, "--profiling-frequency");
+  EXPECT_TRUE(parse({"-o", "/x", "-f", "100", "--perf-mode", "dwarf"}).config);
+  EXPECT_TRUE(parse({"-o", "/x", "-f", "1000"}).config);
+}
+
+TEST_F(AgentConfigTest, InvalidValuesAreRejectedWithTheirFlag) {
+  expect_rejected({"-o", "/x", "-d", "0"}, "--profiling-duration: Value 0 not in range");
+  expect_rejected({"-o", "/x", "--pids", "12,abc"}, "--pids: 'abc' is not a process id");
+  expect_rejected({"-o", "/x", "--pids", "-5"}, "--pids");
+  expect_rejected({"-o", "/x", "--pids", "0"}, "--pids: '0' is not a process id");
+  expect_rejected({"-o", "/x", "--perf-dwarf-stack-size", "65536"},
+                  "--perf-dwarf-stack-size: Value 65536 not in range 8 to 65528");
+  expect_rejected({"-o", "/x", "--perf-mode", "lbr"}, "--perf-mode");
+  expect_rejected({"-o", "/x", "--mode", "wall"}, "--mode");
+  expect_rejected({"-o", "/x", "--heartbeat-interval", "0"}, "--heartbeat-interval");
+  expect_rejected({"-o", "/x", "--perf-max-cgroups", "-1"}, "--perf-max-cgroups");
+  expect_rejected({"-o", "/x", "--log-level", "loud"}, "--log-level");
+  expect_rejected({"-o", "/x", "--tls-ca-bundle", "/nonexistent/ca.pem"}, "--tls-ca-bundle");
+  expect_rejected({"-o", "/x", "--tls-client-cert", file("client.pem")},
+                  "--tls-client-cert and --tls-client-key go together");
+  expect_rejected({"-o", "/x", "--api-server", "ctl.example"},
+                  "--api-server must be an http:// or https:// URL");
+  expect_rejected({"-o", "/x", "--bogus-flag"}, "--bogus-flag");
+  expect_rejected({}, "nothing would be kept: give -o/--output-dir DIR, -u/--upload-results");
+  expect_rejected({"-u", "--server-host", "https://h", "--service-name", "s"},
+                  "-u/--upload-results needs --token");
+}
+
+TEST_F(AgentConfigTest, BadEnvironmentValuesAreRejected) {
+  ScopedEnv env;
+  env.set("DORMANT_PROFILING_FREQUENCY", "5000");
+  expect_rejected({"-o", "/x"}, "--profiling-frequency: Value 5000 not in range");
+}
+
+TEST_F(AgentConfigTest, ConfigFileProblemsSayWhere) {
+  expect_rejected({"-o", "/x", "--config", write_config("# ok\n\nfrequency 10\n")},
+                  "agent.conf, line 3: expected 'name = value', got 'frequency 10'");
+  expect_rejected({"-o", "/x", "--config", write_config("profiling-duration = 5\nspeed = 3\n")},
+                  "agent.conf, line 2: unknown option 'speed'");
+  expect_rejected({"-o", "/x", "--config", write_config("token =\n")},
+                  "agent.conf, line 1: 'token' has no value");
+  expect_rejected({"-o", "/x", "--config", write_config("\n\nprofiling-frequency = 5000\n")},
+                  "--profiling-frequency: Value 5000 not in range 1 to 1000 (config file " +
+                      file("agent.conf") + ", line 3)");
+  expect_rejected({"-o", "/x", "--config", file("missing.conf")}, "missing.conf");
+}
+
+TEST_F(AgentConfigTest, HelpGroupsTheFlagsAndVersionPrintsIt) {
+  Outcome help = parse({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* expected :
+       {"Heartbeat, server connection and TLS:", "Output and upload:", "Profiling:", "perf:",
+        "Guard rails:", "--enable-heartbeat-server", "--perf-dwarf-stack-size",
+        "--skip-system-profilers-above", "DORMANT_PROFILING_FREQUENCY"}) {
+    EXPECT_NE(help.text.find(expected), std::string::npos) << expected;
+  }
+  Outcome version = parse({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.text, "dormant-agent " DORMANT_VERSION "\n");
+}
+
+TEST(AgentBinary, InvalidFlagExitsWithCodeTwoAndOneClearMessage) {
+  auto output = run_command({DORMANT_AGENT, "-o", "/tmp/x", "-f", "5000"},
+                            deadline_after(std::chrono::seconds(30)));
+  ASSERT_TRUE(output.ok()) << output.error().message();
+  EXPECT_EQ(output->status.code, 2);
+  EXPECT_EQ(output->stderr_text,
+            "dormant-agent: --profiling-frequency: Value 5000 not in range 1 to 1000\n"
+            "Run 'dormant-agent --help' for the list of flags.\n");
+  auto version =
+      run_command({DORMANT_AGENT, "--version"}, deadline_after(std::chrono::seconds(30)));
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(version->status.code, 0);
+  EXPECT_EQ(version->stdout_text, "dormant-agent " DORMANT_VERSION "\n");
+}
+
+}  // namespace
+}  // namespace dormant::config
