@@ -1,0 +1,113 @@
+#include "profile/collapsed.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <vector>
+
+namespace dormant::profile {
+namespace {
+
+// The application-metadata index of every stack: index 0 of the header's
+// "application_metadata" list is always null, meaning "none".
+constexpr std::string_view kNoApplicationMetadata = "0";
+
+Error line_error(size_t line_number, const std::string& what) {
+  return Error::parse("line " + std::to_string(line_number) + ": " + what);
+}
+
+Result<void> read_stack_line(std::string_view line, size_t line_number, StackTable& stacks,
+                             std::vector<std::string_view>& fields) {
+  size_t space = line.rfind(' ');
+  if (space == std::string_view::npos) return line_error(line_number, "no sample count at the end");
+  std::string_view count_text = line.substr(space + 1);
+  uint64_t count = 0;
+  auto [end, ec] = std::from_chars(count_text.data(), count_text.data() + count_text.size(), count);
+  if (ec != std::errc() || end != count_text.data() + count_text.size() || count == 0) {
+    return line_error(line_number, "'" + std::string(count_text) + "' is not a sample count");
+  }
+  fields.clear();
+  std::string_view stack = line.substr(0, space);
+  for (size_t begin = 0;;) {
+    size_t semicolon = stack.find(';', begin);
+    fields.push_back(stack.substr(begin, semicolon - begin));
+    if (semicolon == std::string_view::npos) break;
+    begin = semicolon + 1;
+  }
+  if (fields.size() < 3) {
+    return line_error(line_number, "expected 'index;container;comm;frames... count'");
+  }
+  const std::string_view index = fields[0];
+  if (index.empty() || !std::all_of(index.begin(), index.end(), ::isdigit)) {
+    return line_error(line_number,
+                      "'" + std::string(index) + "' is not an application-metadata index");
+  }
+  stacks.add(fields[1], fields[2], std::span(fields).subspan(3), count);
+  return ok();
+}
+
+}  // namespace
+
+std::string sanitize_frame(std::string_view frame) {
+  std::string clean(frame);
+  for (char& c : clean) {
+    if (c == ';') c = ',';
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return clean;
+}
+
+std::string write_collapsed(const StackTable& stacks, const nlohmann::json& header) {
+  std::vector<std::pair<std::string, uint64_t>> lines;
+  lines.reserve(stacks.distinct_stacks());
+  stacks.for_each([&](const StackView& stack) {
+    std::string line(kNoApplicationMetadata);
+    line += ';';
+    line += sanitize_frame(stack.container);
+    line += ';';
+    line += sanitize_frame(stack.comm);
+    for (StringId id : stack.frame_ids) {
+      line += ';';
+      line += sanitize_frame(stacks.string(id));
+    }
+    lines.emplace_back(std::move(line), stack.count);
+  });
+  std::sort(lines.begin(), lines.end());
+
+  std::string text = "# " + header.dump() + "\n";
+  for (const auto& [stack, count] : lines) {
+    text += stack;
+    text += ' ';
+    text += std::to_string(count);
+    text += '\n';
+  }
+  return text;
+}
+
+Result<CollapsedProfile> read_collapsed(std::string_view text) {
+  CollapsedProfile profile;
+  size_t newline = text.find('\n');
+  std::string_view first = text.substr(0, newline);
+  if (!first.starts_with("#")) return line_error(1, "the profile must start with '# {header}'");
+  profile.header = nlohmann::json::parse(first.substr(1), nullptr, /*allow_exceptions=*/false);
+  if (profile.header.is_discarded() || !profile.header.is_object()) {
+    return line_error(1, "the header after '#' is not a JSON object");
+  }
+
+  std::vector<std::string_view> fields;
+  size_t line_number = 1;
+  while (newline != std::string_view::npos) {
+    size_t begin = newline + 1;
+    newline = text.find('\n', begin);
+    std::string_view line = text.substr(begin, newline - begin);
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    if (auto read = read_stack_line(line, line_number, profile.stacks, fields); !read) {
+      return read.error();
+    }
+  }
+  return profile;
+}
+
+}  // namespace dormant::profile

@@ -1,0 +1,30 @@
+// The gProfiler collapsed format: a first line "# {json header}", then one line per stack,
+// "index;container;comm;frame;...;frame count", frames root first.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "profile/stack_table.h"
+
+namespace dormant::profile {
+
+// A frame as it can stand in a stack line: ';' (the separator) becomes ',' and line breaks
+// become spaces, so that no symbol can split a stack or a line.
+std::string sanitize_frame(std::string_view frame);
+
+// Header and stacks, stacks sorted so that the same table always gives the same text.
+std::string write_collapsed(const StackTable& stacks, const nlohmann::json& header);
+
+struct CollapsedProfile {
+  nlohmann::json header;
+  StackTable stacks;
+};
+
+// Rejects a malformed profile with the number of the first bad line and what is wrong with it.
+Result<CollapsedProfile> read_collapsed(std::string_view text);
+
+}  // namespace dormant::profile

@@ -1,0 +1,68 @@
+#include "profile/profile_header.h"
+
+#include <ctime>
+
+#include <unistd.h>
+
+namespace dormant::profile {
+
+std::string iso_utc(std::chrono::system_clock::time_point time) {
+  std::time_t seconds = std::chrono::system_clock::to_time_t(time);
+  std::tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
+  return text;
+}
+
+nlohmann::json make_profile_header(const HostInfo& host, const SnapshotInfo& snapshot) {
+  std::string deployment_type = snapshot.run_mode == "k8s"         ? "k8s"
+                                : snapshot.run_mode == "container" ? "containers"
+                                                                   : "instances";
+  nlohmann::json metadata = {
+      {"hostname", host.hostname},
+      {"system_name", host.system_name},
+      {"system", host.system_name},
+      {"kernel_release", host.kernel_release},
+      {"kernel_version", host.kernel_version},
+      {"hardware_type", host.hardware_type},
+      {"os_name", host.os_name},
+      {"os_release", host.os_release},
+      {"os_codename", host.os_codename},
+      {"cpu_model_name", host.cpu_model_name},
+      {"processors", host.processors},
+      {"memory_capacity_mb", host.memory_capacity_mb},
+      {"libc_type", host.libc_type},
+      {"libc_version", host.libc_version},
+      {"private_ip", host.private_ip},
+      {"mac_address", host.mac_address},
+      {"cloud_provider", "Unknown"},
+      {"cloud_info", nlohmann::json::object()},
+      {"python_version", ""},
+      {"run_mode", snapshot.run_mode},
+      {"deployment_type", deployment_type},
+      {"pid", ::getpid()},
+      {"agent_version", snapshot.agent_version},
+      {"spawn_time", snapshot.spawn_time},
+      {"spawn_uptime_ms", snapshot.spawn_uptime_ms},
+      {"run_arguments", snapshot.run_arguments},
+      {"big_data", nlohmann::json::object()},
+      {"external_metadata", nlohmann::json::object()},
+      {"current_time", iso_utc(snapshot.current_time)},
+      {"profiling_mode", snapshot.profiling_mode},
+  };
+  return {
+      {"containers", snapshot.containers},
+      {"container_names_enabled", true},
+      {"metadata", metadata},
+      {"metrics", {{"cpu_avg", snapshot.cpu_avg}, {"mem_avg", snapshot.mem_avg}}},
+      {"application_metadata", nlohmann::json::array({nullptr})},
+      {"application_metadata_enabled", false},
+      {"profiling_mode", snapshot.profiling_mode},
+      {"hwmetrics", nullptr},
+      {"htmlblob", nullptr},
+      {"flamegraph_html", nullptr},
+  };
+}
+
+}  // namespace dormant::profile

@@ -1,0 +1,33 @@
+// The JSON header of a collapsed profile: the fields Performance Studio validates (metadata),
+// the snapshot's host metrics and the containers seen.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/host_info.h"
+
+namespace dormant::profile {
+
+struct SnapshotInfo {
+  std::string agent_version;
+  double spawn_time = 0;         // seconds since the epoch when the agent started
+  uint64_t spawn_uptime_ms = 0;  // host uptime when the agent started
+  std::string run_mode = "standalone_executable";
+  nlohmann::json run_arguments = nlohmann::json::object();
+  std::string profiling_mode = "cpu";
+  double cpu_avg = 0;  // host CPU percent over the snapshot
+  double mem_avg = 0;  // host memory percent
+  std::vector<std::string> containers;
+  std::chrono::system_clock::time_point current_time = std::chrono::system_clock::now();
+};
+
+nlohmann::json make_profile_header(const HostInfo& host, const SnapshotInfo& snapshot);
+
+// "2026-11-22T10:00:00" (UTC, no fraction), as gProfiler writes times.
+std::string iso_utc(std::chrono::system_clock::time_point time);
+
+}  // namespace dormant::profile

@@ -1,0 +1,31 @@
+// The interface every profiler implements. Constructing one touches nothing on the host: all
+// probing, spawning and loading happens in start().
+#pragma once
+
+#include <string_view>
+
+#include "common/result.h"
+#include "profile/stack_table.h"
+
+namespace dormant::profilers {
+
+class Profiler {
+ public:
+  virtual ~Profiler() = default;
+
+  virtual std::string_view name() const = 0;
+
+  // Probes the host and starts collecting. An error means this profiler does not run in this
+  // session; kUnavailable errors are skips (a guard rail, nothing to profile), the rest failures.
+  // Either way the message says why, in words a user can act on.
+  virtual Result<void> start() = 0;
+
+  // The samples collected since start() or the previous snapshot.
+  virtual Result<profile::StackTable> snapshot() = 0;
+
+  // Stops collecting and releases every process, file and kernel object it holds. Safe to call
+  // after a failed start() and more than once.
+  virtual void stop() = 0;
+};
+
+}  // namespace dormant::profilers

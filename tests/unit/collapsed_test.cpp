@@ -1,0 +1,100 @@
+#include "profile/collapsed.h"
+
+#include <gtest/gtest.h>
+
+#include "profile/profile_header.h"
+
+namespace dormant::profile {
+namespace {
+
+StackTable sample_table() {
+  StackTable table;
+  std::vector<std::string_view> web = {"main", "handle", "parse"};
+  std::vector<std::string_view> kernel = {"main", "write", "ksys_write_[k]"};
+  table.add("", "web server", web, 3);
+  table.add("", "web server", kernel, 2);
+  table.add("db-container", "postgres", std::vector<std::string_view>{"PostmasterMain"}, 5);
+  table.add("", "web server", web, 1);
+  return table;
+}
+
+TEST(StackTable, CountsAndMerges) {
+  StackTable table = sample_table();
+  EXPECT_EQ(table.total_samples(), 11u);
+  EXPECT_EQ(table.distinct_stacks(), 3u);
+  StackTable other;
+  other.add("", "web server", std::vector<std::string_view>{"main", "handle", "parse"}, 10);
+  other.add("", "cron", std::vector<std::string_view>{}, 1);
+  table.merge(other);
+  EXPECT_EQ(table.total_samples(), 22u);
+  EXPECT_EQ(table.distinct_stacks(), 4u);
+  StackTable copy = table;
+  EXPECT_EQ(copy.total_samples(), 22u);
+  table.clear();
+  EXPECT_TRUE(table.empty());
+  EXPECT_EQ(copy.distinct_stacks(), 4u);
+}
+
+TEST(Collapsed, WritesHeaderThenSortedStackLines) {
+  std::string text = write_collapsed(sample_table(), {{"profiling_mode", "cpu"}});
+  EXPECT_EQ(text,
+            "# {\"profiling_mode\":\"cpu\"}\n"
+            "0;;web server;main;handle;parse 4\n"
+            "0;;web server;main;write;ksys_write_[k] 2\n"
+            "0;db-container;postgres;PostmasterMain 5\n");
+}
+
+TEST(Collapsed, RoundTrips) {
+  StackTable table = sample_table();
+  auto read = read_collapsed(write_collapsed(table, {{"k", 1}}));
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  EXPECT_EQ(read->header["k"], 1);
+  EXPECT_EQ(write_collapsed(read->stacks, read->header), write_collapsed(table, {{"k", 1}}));
+}
+
+TEST(Collapsed, SeparatorsInsideFramesAreNeutralised) {
+  StackTable table;
+  table.add("", "java", std::vector<std::string_view>{"Lfoo/Bar;run()V", "line\nbreak"}, 1);
+  EXPECT_EQ(write_collapsed(table, nlohmann::json::object()),
+            "# {}\n0;;java;Lfoo/Bar,run()V;line break 1\n");
+}
+
+TEST(Collapsed, MalformedProfilesSayWhichLine) {
+  auto expect_error = [](std::string_view text, std::string_view message) {
+    auto read = read_collapsed(text);
+    ASSERT_FALSE(read.ok()) << text;
+    EXPECT_EQ(read.error().message(), message);
+  };
+  expect_error("0;;a;b 1\n", "line 1: the profile must start with '# {header}'");
+  expect_error("# {broken\n", "line 1: the header after '#' is not a JSON object");
+  expect_error("# []\n", "line 1: the header after '#' is not a JSON object");
+  expect_error("# {}\n0;;a;b 1\n0;;a;b\n", "line 3: no sample count at the end");
+  expect_error("# {}\n\n0;;a;b x1\n", "line 3: 'x1' is not a sample count");
+  expect_error("# {}\n0;;a;b 0\n", "line 2: '0' is not a sample count");
+  expect_error("# {}\nab 3\n", "line 2: expected 'index;container;comm;frames... count'");
+  expect_error("# {}\nx;;comm;f 3\n", "line 2: 'x' is not an application-metadata index");
+}
+
+TEST(ProfileHeader, HoldsWhatPerformanceStudioValidates) {
+  SnapshotInfo snapshot;
+  snapshot.agent_version = "0.1.0";
+  snapshot.cpu_avg = 12.5;
+  nlohmann::json header = make_profile_header(read_host_info(), snapshot);
+  for (const char* field : {"current_time",    "spawn_time",         "spawn_uptime_ms",
+                            "private_ip",      "hostname",           "cloud_provider",
+                            "processors",      "memory_capacity_mb", "system_name",
+                            "os_name",         "os_release",         "kernel_release",
+                            "kernel_version",  "hardware_type",      "pid",
+                            "mac_address",     "agent_version",      "libc_type",
+                            "libc_version",    "python_version",     "run_mode",
+                            "deployment_type", "run_arguments"}) {
+    EXPECT_TRUE(header["metadata"].contains(field)) << field;
+  }
+  EXPECT_EQ(header["metadata"]["deployment_type"], "instances");
+  EXPECT_GT(header["metadata"]["processors"].get<int>(), 0);
+  EXPECT_EQ(header["metrics"]["cpu_avg"], 12.5);
+  EXPECT_EQ(header["application_metadata"], nlohmann::json::array({nullptr}));
+}
+
+}  // namespace
+}  // namespace dormant::profile
