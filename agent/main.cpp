@@ -2,10 +2,22 @@
 #include <cstdio>
 #include <variant>
 
+#include <signal.h>
+
+#include "agent/local_run.h"
 #include "common/logging.h"
 #include "config/agent_config.h"
 
 int main(int argc, char** argv) {
+  // Termination signals are taken synchronously (sigtimedwait) by whoever waits; blocked here,
+  // before any thread exists, so that every thread inherits the mask.
+  sigset_t termination;
+  sigemptyset(&termination);
+  sigaddset(&termination, SIGINT);
+  sigaddset(&termination, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &termination, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
   auto parsed = dormant::config::parse_agent_args(argc, argv);
   if (auto* exit = std::get_if<dormant::config::ExitRequest>(&parsed)) {
     std::fputs(exit->text.c_str(), exit->exit_code == 0 ? stdout : stderr);
@@ -18,8 +30,9 @@ int main(int argc, char** argv) {
   dormant::logging::setup(log_options);
   dormant::logging::add_secret(config.token);
 
-  spdlog::error(
-      "this build of dormant-agent has no profiler yet, so there is nothing to run: the perf "
-      "profiler and the heartbeat daemon are the next pieces of work");
-  return 1;
+  if (config.enable_heartbeat_server) {
+    spdlog::error("heartbeat mode is not built yet; run one-shot (-d N -o DIR) or continuous (-c)");
+    return 1;
+  }
+  return dormant::agent::run_local_profiling(config);
 }

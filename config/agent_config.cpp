@@ -190,6 +190,15 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
   add_int(app, "--perf-max-docker-containers", c.perf_max_docker_containers, 0, INT_MAX,
           "With --perf-use-cgroups, profile this many docker containers individually", kPerf);
 
+  // Hidden flags (empty group): what tests and unusual hosts need.
+  app.add_option("--perf-path", c.perf_path, "The perf executable")->group("");
+  add_int(app, "--perf-restart-interval", c.perf_restart_interval_s, 1, INT_MAX,
+          "Restart perf record after this many seconds", "");
+  add_int(app, "--perf-restart-rss-mb", c.perf_restart_rss_mb, 1, INT_MAX,
+          "Restart perf record when its RSS passes this many MB", "");
+  add_int(app, "--perf-script-timeout", c.perf_script_timeout_s, 1, INT_MAX,
+          "Seconds perf script may take for one snapshot", "");
+
   add_int(app, "--skip-system-profilers-above", c.skip_system_profilers_above, 0, INT_MAX,
           "Skip perf and eBPF when the host has more processes than this (0: never)", kGuardRails);
   add_int(app, "--max-processes-runtime-profiler", c.max_processes_runtime_profiler, 0, INT_MAX,

@@ -56,6 +56,12 @@ struct AgentConfig {
   int perf_max_cgroups = 50;
   int perf_max_docker_containers = 0;
 
+  // Hidden: for tests and for hosts with unusual perf builds.
+  std::string perf_path = "perf";
+  int perf_restart_interval_s = 600;
+  int perf_restart_rss_mb = 200;
+  int perf_script_timeout_s = 300;
+
   // Guard rails (0: off).
   int skip_system_profilers_above = 0;
   int max_processes_runtime_profiler = 0;

@@ -1,6 +1,7 @@
 // StackTable: how often each call stack was seen, per process name and container.
 // Strings are interned, so memory grows with the number of distinct frames and stacks, never with
-// the number of samples.
+// the number of samples. Both tables are open-addressing arrays: a lookup is a hash and, usually,
+// one cache line.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace dormant::profile {
@@ -26,10 +26,10 @@ struct StackView {
 
 class StackTable {
  public:
-  StackTable() = default;
-  StackTable(StackTable&&) = default;
-  StackTable& operator=(StackTable&&) = default;
-  StackTable(const StackTable& other) { merge(other); }
+  StackTable();
+  StackTable(StackTable&&) noexcept = default;
+  StackTable& operator=(StackTable&&) noexcept = default;
+  StackTable(const StackTable& other);
   StackTable& operator=(const StackTable& other);
 
   // The id of `text`, interning it on first sight.
@@ -46,22 +46,32 @@ class StackTable {
   void clear();
 
   uint64_t total_samples() const { return total_; }
-  size_t distinct_stacks() const { return counts_.size(); }
-  bool empty() const { return counts_.empty(); }
+  size_t distinct_stacks() const { return stacks_.size(); }
+  bool empty() const { return stacks_.empty(); }
 
   // Every stack once, in no particular order.
   void for_each(const std::function<void(const StackView&)>& visit) const;
 
  private:
-  struct KeyHash {
-    size_t operator()(const std::vector<StringId>& key) const noexcept;
+  struct Stack {
+    uint64_t hash;
+    uint32_t offset;  // into keys_
+    uint32_t length;
+    uint64_t count;
   };
+  static constexpr uint32_t kEmpty = ~0U;
 
-  std::deque<std::string> strings_;  // a deque never moves its elements: the views below stay valid
-  std::unordered_map<std::string_view, StringId> ids_;
-  std::unordered_map<std::vector<StringId>, uint64_t, KeyHash> counts_;
+  size_t string_slot(std::string_view text, uint64_t hash) const;
+  size_t stack_slot(std::span<const StringId> key, uint64_t hash) const;
+  static void grow(std::vector<uint32_t>& slots, const std::function<uint64_t(uint32_t)>& hash_of);
+
+  std::deque<std::string> strings_;  // a deque never moves its elements
+  std::vector<uint64_t> string_hashes_;
+  std::vector<uint32_t> string_slots_;  // index into strings_, or kEmpty
+  std::vector<StringId> keys_;          // every stack's key, back to back
+  std::vector<Stack> stacks_;
+  std::vector<uint32_t> stack_slots_;  // index into stacks_, or kEmpty
   uint64_t total_ = 0;
-  std::vector<StringId> scratch_;
 };
 
 }  // namespace dormant::profile

@@ -1,8 +1,9 @@
 #include "profilers/perf/perf_script_parser.h"
 
 #include <algorithm>
-#include <cctype>
+#include <array>
 #include <charconv>
+#include <cstring>
 
 namespace dormant::profilers::perf {
 namespace {
@@ -11,6 +12,13 @@ constexpr size_t kMaxFrameLength = 4096;
 constexpr size_t kMaxMalformedExample = 200;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
+constexpr std::array<bool, 256> kHexDigits = [] {
+  std::array<bool, 256> table{};
+  for (char c : std::string_view("0123456789abcdefABCDEF"))
+    table[static_cast<unsigned char>(c)] = true;
+  return table;
+}();
+bool is_hex_digit(char c) { return kHexDigits[static_cast<unsigned char>(c)]; }
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
 std::string_view trim(std::string_view text) {
@@ -48,25 +56,31 @@ bool split_symbol_and_dso(std::string_view rest, std::string_view& symbol, std::
     dso = {};
     return true;
   }
+  auto split_at = [&](size_t open) {
+    dso = rest.substr(open + 1, rest.size() - open - 2);
+    symbol = trim(rest.substr(0, open));
+    return true;
+  };
+  // Usually the dso holds no parenthesis: its '(' is the last one.
+  const void* last_open = ::memrchr(rest.data(), '(', rest.size() - 1);
+  if (last_open == nullptr) return false;
+  size_t open = static_cast<size_t>(static_cast<const char*>(last_open) - rest.data());
+  if (std::memchr(rest.data() + open, ')', rest.size() - 1 - open) == nullptr)
+    return split_at(open);
   int depth = 0;
   for (size_t i = rest.size(); i-- > 0;) {
     if (rest[i] == ')') ++depth;
-    if (rest[i] == '(' && --depth == 0) {
-      dso = rest.substr(i + 1, rest.size() - i - 2);
-      symbol = trim(rest.substr(0, i));
-      return true;
-    }
+    if (rest[i] == '(' && --depth == 0) return split_at(i);
   }
   return false;
 }
 
+// "name+0x1f" → "name"; only a trailing "+0x<hex>" is an offset ("operator+" keeps its '+').
 std::string_view strip_offset(std::string_view symbol) {
-  size_t plus = symbol.rfind("+0x");
-  if (plus == std::string_view::npos || plus + 3 == symbol.size()) return symbol;
-  for (size_t i = plus + 3; i < symbol.size(); ++i) {
-    if (!std::isxdigit(static_cast<unsigned char>(symbol[i]))) return symbol;
-  }
-  return symbol.substr(0, plus);
+  size_t end = symbol.size();
+  while (end > 0 && is_hex_digit(symbol[end - 1])) --end;
+  if (end == symbol.size() || end < 3 || symbol.substr(end - 3, 3) != "+0x") return symbol;
+  return symbol.substr(0, end - 3);
 }
 
 bool is_kernel_dso(std::string_view dso) {
@@ -102,31 +116,43 @@ std::optional<SampleHeader> parse_sample_header(std::string_view line) {
   return std::nullopt;
 }
 
-bool parse_frame(std::string_view line, std::string& name) {
+bool parse_frame(std::string_view line, std::string& scratch, std::string_view& name) {
   line = trim(line);
   size_t space = line.find(' ');
   if (space == 0 || space == std::string_view::npos) return false;
   for (size_t i = 0; i < space; ++i) {
-    if (!std::isxdigit(static_cast<unsigned char>(line[i]))) return false;
+    if (!is_hex_digit(line[i])) return false;
   }
   std::string_view symbol, dso;
   if (!split_symbol_and_dso(trim(line.substr(space + 1)), symbol, dso)) return false;
   symbol = strip_offset(symbol);
 
-  bool bracketed = dso.size() >= 2 && dso.front() == '[' && dso.back() == ']';
-  std::string_view dso_name = bracketed ? dso.substr(1, dso.size() - 2) : dso;
-  name.clear();
   if (symbol.empty() || symbol == "[unknown]") {
+    bool bracketed = dso.size() >= 2 && dso.front() == '[' && dso.back() == ']';
+    std::string_view dso_name = bracketed ? dso.substr(1, dso.size() - 2) : dso;
     if (dso_name.empty() || dso_name == "unknown") {
       name = "[unknown]";
-    } else {
-      name.append("(").append(dso_name).append(")");
+      return true;
     }
+    scratch.assign("(").append(dso_name).append(")");
+  } else if (symbol.size() > kMaxFrameLength) {
+    scratch.assign(symbol.substr(0, kMaxFrameLength)).append("...");
+  } else if (is_kernel_dso(dso)) {
+    scratch.assign(symbol).append("_[k]");
   } else {
-    name.append(symbol.substr(0, kMaxFrameLength));
-    if (symbol.size() > kMaxFrameLength) name.append("...");
-    if (is_kernel_dso(dso)) name.append("_[k]");
+    name = symbol;  // the common case: a view into the line, no copy
+    return true;
   }
+  if (is_kernel_dso(dso) && symbol.size() > kMaxFrameLength) scratch.append("_[k]");
+  name = scratch;
+  return true;
+}
+
+bool parse_frame(std::string_view line, std::string& name) {
+  std::string scratch;
+  std::string_view view;
+  if (!parse_frame(line, scratch, view)) return false;
+  name.assign(view);
   return true;
 }
 
@@ -156,8 +182,9 @@ void PerfScriptParser::feed(std::string_view line) {
 }
 
 void PerfScriptParser::add_frame(std::string_view line) {
-  if (current_ == nullptr || !parse_frame(line, frame_)) return malformed(line);
-  key_.push_back(current_->intern(frame_));
+  std::string_view name;
+  if (current_ == nullptr || !parse_frame(line, frame_, name)) return malformed(line);
+  key_.push_back(current_->intern(name));
 }
 
 void PerfScriptParser::finish() { end_sample(); }

@@ -24,7 +24,9 @@ std::optional<SampleHeader> parse_sample_header(std::string_view line);
 
 // A frame line "\taddress symbol+0xoffset (dso)" as the frame name gProfiler writes: the symbol
 // without its offset; kernel frames suffixed "_[k]"; an unknown symbol as "(dso)".
-// Writes into `name` (reused between calls); false if the line is not a frame line.
+// False if the line is not a frame line. `name` views the line, or `scratch` when the name needed
+// building; both stay valid until the next call with the same scratch.
+bool parse_frame(std::string_view line, std::string& scratch, std::string_view& name);
 bool parse_frame(std::string_view line, std::string& name);
 
 struct ParseStats {
@@ -57,7 +59,7 @@ class PerfScriptParser {
   TableForPid table_for_pid_;
   profile::StackTable* current_ = nullptr;  // the table of the sample being read
   std::vector<profile::StringId> key_;      // container, comm, then frames leaf first
-  std::string frame_;
+  std::string frame_;                       // scratch for frame names that need building
   ParseStats stats_;
 };
 

@@ -1,0 +1,800 @@
+#include "profile/flamegraph.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <span>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace dormant::profile {
+namespace {
+
+// ---- Text -------------------------------------------------------------------------------------
+
+constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
+
+// The length of the well-formed UTF-8 sequence at the start of `text` and its code point; 0 for
+// anything else (a stray byte, a cut sequence, an overlong form, a surrogate, past U+10FFFF).
+size_t utf8_sequence(std::string_view text, char32_t& code_point) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) {
+    code_point = lead;
+    return 1;
+  }
+  size_t length = 0;
+  char32_t smallest = 0;
+  if ((lead & 0xE0) == 0xC0) {
+    length = 2, code_point = lead & 0x1F, smallest = 0x80;
+  } else if ((lead & 0xF0) == 0xE0) {
+    length = 3, code_point = lead & 0x0F, smallest = 0x800;
+  } else if ((lead & 0xF8) == 0xF0) {
+    length = 4, code_point = lead & 0x07, smallest = 0x10000;
+  } else {
+    return 0;
+  }
+  if (text.size() < length) return 0;
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+    code_point = (code_point << 6) | (byte(i) & 0x3F);
+  }
+  bool surrogate = code_point >= 0xD800 && code_point <= 0xDFFF;
+  if (code_point < smallest || code_point > 0x10FFFF || surrogate) return 0;
+  return length;
+}
+
+// `text` as characters XML 1.0 allows: invalid UTF-8 and the non-characters U+FFFE/U+FFFF become
+// U+FFFD, control characters (line breaks included) become spaces.
+std::string displayable(std::string_view text) {
+  std::string clean;
+  clean.reserve(text.size());
+  while (!text.empty()) {
+    char32_t code_point = 0;
+    size_t length = utf8_sequence(text, code_point);
+    if (length == 0 || code_point == 0xFFFE || code_point == 0xFFFF) {
+      clean += kReplacementCharacter;
+      length = std::max<size_t>(length, 1);
+    } else if (code_point < 0x20 || code_point == 0x7F) {
+      clean += ' ';
+    } else {
+      clean += text.substr(0, length);
+    }
+    text.remove_prefix(length);
+  }
+  return clean;
+}
+
+// Text that is already displayable(), escaped for element content and attribute values.
+void append_escaped(std::string& out, std::string_view text) {
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
+    }
+  }
+}
+
+void append_text(std::string& out, std::string_view raw) { append_escaped(out, displayable(raw)); }
+
+size_t count_code_points(std::string_view utf8) {
+  return std::count_if(utf8.begin(), utf8.end(),
+                       [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+}
+
+// The first `n` characters of valid UTF-8 text.
+std::string_view first_code_points(std::string_view utf8, size_t n) {
+  size_t end = 0;
+  for (size_t seen = 0; end < utf8.size(); ++end) {
+    bool starts_character = (static_cast<unsigned char>(utf8[end]) & 0xC0) != 0x80;
+    if (starts_character && seen++ == n) break;
+  }
+  return utf8.substr(0, end);
+}
+
+void append_fixed(std::string& out, double value, int decimals) {
+  char text[64];
+  auto [end, ec] =
+      std::to_chars(text, text + sizeof(text), value, std::chars_format::fixed, decimals);
+  out.append(text, ec == std::errc() ? end : text);
+}
+
+// 1234567 -> "1,234,567".
+std::string with_thousands_separators(uint64_t value) {
+  std::string digits = std::to_string(value);
+  std::string grouped;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
+    grouped += digits[i];
+  }
+  return grouped;
+}
+
+// ---- Colours ----------------------------------------------------------------------------------
+
+enum class FrameKind { kRoot, kProcess, kKernel, kGpu, kPython, kJava, kNative };
+
+// From the suffix or prefix the profilers give a frame's name.
+FrameKind kind_of_frame(std::string_view name) {
+  if (name.ends_with("_[k]")) return FrameKind::kKernel;
+  if (name.starts_with("[GPU_Kernel]")) return FrameKind::kGpu;
+  if (name.ends_with("_[p]")) return FrameKind::kPython;
+  if (name.ends_with("_[j]")) return FrameKind::kJava;
+  return FrameKind::kNative;
+}
+
+// The class of a frame's <g>, for readers of the SVG and for tests; the colour is in its fill.
+std::string_view class_name(FrameKind kind) {
+  switch (kind) {
+    case FrameKind::kRoot:
+      return "root";
+    case FrameKind::kProcess:
+      return "process";
+    case FrameKind::kKernel:
+      return "kernel";
+    case FrameKind::kGpu:
+      return "gpu";
+    case FrameKind::kPython:
+      return "python";
+    case FrameKind::kJava:
+      return "java";
+    case FrameKind::kNative:
+      return "native";
+  }
+  return "native";
+}
+
+struct Rgb {
+  int red, green, blue;
+};
+
+// Three numbers in [0, 1] that depend only on `name` (FNV-1a), so that a function keeps its shade
+// from one render to the next.
+struct Shade {
+  double a, b, c;
+};
+
+Shade shade_of(std::string_view name) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (char c : name) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ULL;
+  }
+  auto part = [&](int shift) { return static_cast<double>((hash >> shift) & 0xFFFF) / 0xFFFF; };
+  return {part(8), part(24), part(40)};
+}
+
+Rgb colour_of(FrameKind kind, std::string_view name) {
+  const auto [a, b, c] = shade_of(name);
+  auto channel = [](double base, double range, double shade) {
+    return static_cast<int>(base + range * shade);
+  };
+  switch (kind) {
+    case FrameKind::kRoot:
+      return {200, 200, 205};
+    case FrameKind::kProcess:
+      return {channel(120, 40, a), channel(140, 40, a), channel(180, 40, a)};
+    case FrameKind::kKernel:
+      return {channel(235, 20, a), channel(160, 35, b), channel(90, 40, c)};
+    case FrameKind::kGpu:
+      return {channel(60, 60, a), channel(175, 60, b), channel(60, 40, c)};
+    case FrameKind::kPython:
+      return {channel(40, 50, a), channel(165, 50, b), channel(185, 50, b)};
+    case FrameKind::kJava:
+      return {channel(160, 50, a), channel(115, 40, b), channel(205, 45, a)};
+    case FrameKind::kNative:
+      return {channel(205, 50, a), channel(20, 190, b), channel(10, 50, c)};
+  }
+  return {0, 0, 0};
+}
+
+// ---- Stacks in drawing order ------------------------------------------------------------------
+
+// What a frame shows: its name and kind. The root, containers and process names are frames too.
+struct FrameName {
+  std::string_view name;
+  FrameKind kind;
+};
+
+// Every distinct frame of a table numbered in flamegraph order (by name), so that stacks sort and
+// compare as arrays of numbers. A process and a function with the same name get different ranks:
+// they never merge.
+class FrameRanks {
+ public:
+  static constexpr uint32_t kRoot = 0;
+
+  explicit FrameRanks(const StackTable& table) {
+    struct Distinct {
+      FrameName frame;
+      StringId id;  // of a function; unused for a process
+    };
+    std::vector<Distinct> distinct;
+    std::vector<bool> seen_ids;
+    table.for_each([&](const StackView& stack) {
+      if (!stack.container.empty()) process_ranks_.try_emplace(stack.container, kRoot);
+      process_ranks_.try_emplace(stack.comm, kRoot);
+      for (StringId id : stack.frame_ids) {
+        if (id >= seen_ids.size()) seen_ids.resize(id + 1, false);
+        if (seen_ids[id]) continue;
+        seen_ids[id] = true;
+        std::string_view name = table.string(id);
+        distinct.push_back({{name, kind_of_frame(name)}, id});
+      }
+    });
+    for (const auto& [name, rank] : process_ranks_) {
+      distinct.push_back({{name, FrameKind::kProcess}, 0});
+    }
+    std::sort(distinct.begin(), distinct.end(), [](const Distinct& a, const Distinct& b) {
+      return std::tie(a.frame.name, a.frame.kind) < std::tie(b.frame.name, b.frame.kind);
+    });
+
+    frames_.reserve(distinct.size() + 1);
+    frames_.push_back({"all", FrameKind::kRoot});
+    frame_ranks_.assign(seen_ids.size(), kRoot);
+    for (const auto& [frame, id] : distinct) {
+      auto rank = static_cast<uint32_t>(frames_.size());
+      frames_.push_back(frame);
+      if (frame.kind == FrameKind::kProcess) {
+        process_ranks_[frame.name] = rank;
+      } else {
+        frame_ranks_[id] = rank;
+      }
+    }
+  }
+
+  uint32_t of_function(StringId id) const { return frame_ranks_[id]; }
+  uint32_t of_process(std::string_view name) const { return process_ranks_.at(name); }
+  const FrameName& frame(uint32_t rank) const { return frames_[rank]; }
+
+ private:
+  std::vector<FrameName> frames_;      // by rank
+  std::vector<uint32_t> frame_ranks_;  // by StringId
+  std::map<std::string_view, uint32_t> process_ranks_;
+};
+
+// The table's stacks as ranks ({container, comm, frames...}), sorted: the order in which
+// flamegraphs lay them out from left to right.
+class SortedStacks {
+ public:
+  struct Stack {
+    uint32_t begin;  // into ranks_
+    uint32_t length;
+    uint64_t count;
+  };
+
+  SortedStacks(const StackTable& table, const FrameRanks& ranks) {
+    stacks_.reserve(table.distinct_stacks());
+    table.for_each([&](const StackView& stack) {
+      auto begin = static_cast<uint32_t>(ranks_.size());
+      if (!stack.container.empty()) ranks_.push_back(ranks.of_process(stack.container));
+      ranks_.push_back(ranks.of_process(stack.comm));
+      for (StringId id : stack.frame_ids) ranks_.push_back(ranks.of_function(id));
+      stacks_.push_back({begin, static_cast<uint32_t>(ranks_.size()) - begin, stack.count});
+    });
+    std::sort(stacks_.begin(), stacks_.end(),
+              [&](const Stack& a, const Stack& b) { return drawn_before(path(a), path(b)); });
+  }
+
+  const std::vector<Stack>& stacks() const { return stacks_; }
+  std::span<const uint32_t> path(const Stack& stack) const {
+    return std::span(ranks_).subspan(stack.begin, stack.length);
+  }
+
+ private:
+  // By name from the root up, except that a stack comes after the longer ones it begins: a frame's
+  // own samples go to the right of its children, so that towers stand on the left of their base.
+  static bool drawn_before(std::span<const uint32_t> a, std::span<const uint32_t> b) {
+    auto [in_a, in_b] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+    if (in_a == a.end()) return false;
+    if (in_b == b.end()) return true;
+    return *in_a < *in_b;
+  }
+
+  std::vector<uint32_t> ranks_;
+  std::vector<Stack> stacks_;
+};
+
+// A frame wide enough to draw.
+struct PlacedFrame {
+  uint32_t rank;
+  int depth;        // 0 for the root
+  uint64_t offset;  // counts to the left of the frame
+  uint64_t count;
+};
+
+// Walks the sorted stacks keeping only the frames of the current one open: sibling frames with
+// the same name merge because sorted stacks that share them are neighbours. No tree is built: the
+// frames kept are only those wide enough to draw.
+std::vector<PlacedFrame> place_frames(const SortedStacks& sorted, double min_count) {
+  std::vector<PlacedFrame> placed;
+  std::vector<PlacedFrame> open = {{FrameRanks::kRoot, 0, 0, 0}};
+  auto close_down_to = [&](size_t depth) {
+    for (; open.size() > depth; open.pop_back()) {
+      const PlacedFrame& frame = open.back();
+      if (static_cast<double>(frame.count) >= min_count || frame.depth == 0) {
+        placed.push_back(frame);
+      }
+    }
+  };
+  uint64_t offset = 0;
+  for (const SortedStacks::Stack& stack : sorted.stacks()) {
+    std::span<const uint32_t> path = sorted.path(stack);
+    size_t shared = 0;  // frames below the root this stack shares with the open ones
+    while (shared < path.size() && shared + 1 < open.size() &&
+           open[shared + 1].rank == path[shared]) {
+      ++shared;
+    }
+    close_down_to(shared + 1);
+    for (size_t i = shared; i < path.size(); ++i) {
+      open.push_back({path[i], static_cast<int>(i) + 1, offset, 0});
+    }
+    for (PlacedFrame& frame : open) frame.count += stack.count;
+    offset += stack.count;
+  }
+  close_down_to(0);
+  std::sort(placed.begin(), placed.end(), [](const PlacedFrame& a, const PlacedFrame& b) {
+    return std::tie(a.depth, a.offset) < std::tie(b.depth, b.offset);
+  });
+  return placed;
+}
+
+// ---- Layout -----------------------------------------------------------------------------------
+
+constexpr double kSideMargin = 10;
+constexpr double kTextPad = 3;            // between a frame's left edge and its label
+constexpr double kCharWidthPerPx = 0.62;  // of a monospace font, per pixel of font size
+constexpr double kBottomMargin = 26;      // room for the details line under the frames
+
+struct Layout {
+  double width;
+  double left;        // of the frames, in pixels
+  double plot_width;  // of the root frame
+  double px_per_count;
+  double frame_height;
+  double font_size;
+  double char_width;
+  double text_rise;  // from a frame's top to its label's baseline
+  double top;        // of the frames area
+  double height;     // of the whole image
+
+  double frame_y(int depth, int rows) const { return top + (rows - 1 - depth) * frame_height; }
+};
+
+Layout layout_for(const FlamegraphOptions& options, uint64_t total, int rows) {
+  Layout layout;
+  layout.width = std::max(options.width, 200);
+  layout.left = kSideMargin;
+  layout.plot_width = layout.width - 2 * kSideMargin;
+  layout.px_per_count = total > 0 ? layout.plot_width / static_cast<double>(total) : 0;
+  layout.frame_height = std::max(options.frame_height, 6);
+  layout.font_size = std::clamp(layout.frame_height - 4, 6.0, 12.0);
+  layout.char_width = layout.font_size * kCharWidthPerPx;
+  layout.text_rise = std::round((layout.frame_height - 1 + layout.font_size * 0.7) / 2);
+  layout.top = options.subtitle.empty() ? 40 : 58;
+  layout.height = layout.top + rows * layout.frame_height + kBottomMargin;
+  return layout;
+}
+
+int rows_of(const std::vector<PlacedFrame>& placed) {
+  int deepest = 0;
+  for (const PlacedFrame& frame : placed) deepest = std::max(deepest, frame.depth);
+  return deepest + 1;
+}
+
+// `name` (displayable) as it fits in `width_px`: whole, or cut to at least two characters and
+// "..", or nothing. The script's fitLabel() does the same after a zoom.
+std::string fit_label(std::string_view name, double width_px, const Layout& layout) {
+  double fits = std::floor((width_px - 2 * kTextPad) / layout.char_width);
+  if (fits < 3) return "";
+  auto max_chars = static_cast<size_t>(fits);
+  if (count_code_points(name) <= max_chars) return std::string(name);
+  if (max_chars < 4) return "";
+  return std::string(first_code_points(name, max_chars - 2)) + "..";
+}
+
+// ---- SVG --------------------------------------------------------------------------------------
+
+constexpr std::string_view kStyle = R"css(
+text { font-family: Verdana, "DejaVu Sans", sans-serif; font-size: 12px; fill: #000; }
+#title { font-size: 17px; text-anchor: middle; }
+#subtitle { text-anchor: middle; fill: #555; }
+#empty { font-size: 14px; text-anchor: middle; fill: #555; }
+.control { cursor: pointer; fill: #1a4f8a; }
+.control:hover { text-decoration: underline; }
+#search, #matched { text-anchor: end; }
+#frames > g { cursor: pointer; }
+#frames > g:hover > rect { stroke: #000; stroke-width: 0.5; }
+#frames text { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace;
+  pointer-events: none; }
+#frames .dimmed > rect { fill-opacity: 0.5; }
+#frames .dimmed > text { fill-opacity: 0.55; }
+.hidden { display: none; }
+)css";
+
+// Reads everything it needs from the document (attributes of #frames and of each frame, the name
+// from the first line of each <title>), so no profile data is ever inside the script.
+constexpr std::string_view kScript = R"js(
+"use strict";
+(function () {
+  const svgNamespace = "http://www.w3.org/2000/svg";
+  const highlightFill = "rgb(230,0,230)";
+  const group = document.getElementById("frames");
+  const details = document.getElementById("details");
+  const matched = document.getElementById("matched");
+  const unzoomControl = document.getElementById("unzoom");
+  const searchControl = document.getElementById("search");
+  const setting = (name) => parseFloat(group.getAttribute("data-" + name));
+  const total = setting("total");
+  const left = setting("left");
+  const plotWidth = setting("plot-width");
+  const charWidth = setting("char-width");
+  const textPad = setting("text-pad");
+  const textRise = setting("text-rise");
+  const countName = group.getAttribute("data-count-name");
+
+  const frames = Array.from(group.children, (g) => {
+    const title = g.querySelector("title").textContent;
+    const rect = g.querySelector("rect");
+    return {
+      g, rect,
+      text: g.querySelector("text"),
+      name: title.slice(0, title.indexOf("\n")),
+      offset: parseFloat(g.getAttribute("data-offset")),
+      count: parseFloat(g.getAttribute("data-count")),
+      y: parseFloat(rect.getAttribute("y")),
+      fill: rect.getAttribute("fill"),
+    };
+  });
+  const frameByElement = new Map(frames.map((frame) => [frame.g, frame]));
+  let searching = false;
+
+  function fitLabel(name, width) {
+    const fits = Math.floor((width - 2 * textPad) / charWidth);
+    if (fits < 3) return "";
+    const chars = Array.from(name);
+    if (chars.length <= fits) return name;
+    return fits < 4 ? "" : chars.slice(0, fits - 2).join("") + "..";
+  }
+
+  function place(frame, x, width) {
+    frame.rect.setAttribute("x", x.toFixed(2));
+    frame.rect.setAttribute("width", width.toFixed(2));
+    const label = fitLabel(frame.name, width);
+    if (!frame.text) {
+      if (!label) return;
+      frame.text = document.createElementNS(svgNamespace, "text");
+      frame.text.setAttribute("y", (frame.y + textRise).toFixed(2));
+      frame.g.appendChild(frame.text);
+    }
+    frame.text.setAttribute("x", (x + textPad).toFixed(2));
+    frame.text.textContent = label;
+  }
+
+  function percentOfTotal(count) {
+    return (100 * count / total).toFixed(2) + "%";
+  }
+
+  function describe(frame) {
+    return frame.name + " (" + frame.count.toLocaleString("en-US") + " " + countName + ", " +
+        percentOfTotal(frame.count) + ")";
+  }
+
+  function contains(outer, inner) {
+    return outer.offset <= inner.offset && inner.offset + inner.count <= outer.offset + outer.count;
+  }
+
+  // The target spans the width; its ancestors stay, dimmed; everything else is hidden.
+  function zoom(target) {
+    const pxPerCount = plotWidth / target.count;
+    for (const frame of frames) {
+      const atOrAboveTarget = frame.y <= target.y;
+      const inSubtree = atOrAboveTarget && contains(target, frame);
+      const isAncestor = !atOrAboveTarget && contains(frame, target);
+      frame.g.classList.toggle("hidden", !inSubtree && !isAncestor);
+      frame.g.classList.toggle("dimmed", isAncestor);
+      if (inSubtree) {
+        place(frame, left + (frame.offset - target.offset) * pxPerCount, frame.count * pxPerCount);
+      } else if (isAncestor) {
+        place(frame, left, plotWidth);
+      }
+    }
+    unzoomControl.classList.remove("hidden");
+  }
+
+  function unzoom() {
+    const pxPerCount = plotWidth / total;
+    for (const frame of frames) {
+      frame.g.classList.remove("hidden", "dimmed");
+      place(frame, left + frame.offset * pxPerCount, frame.count * pxPerCount);
+    }
+    unzoomControl.classList.add("hidden");
+  }
+
+  // A regular expression, or the literal text when it is not a valid one.
+  function patternOf(term) {
+    try {
+      return new RegExp(term);
+    } catch (error) {
+      return new RegExp(term.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    }
+  }
+
+  function search(term) {
+    const pattern = patternOf(term);
+    const hits = [];
+    for (const frame of frames) {
+      const hit = pattern.test(frame.name);
+      frame.rect.setAttribute("fill", hit ? highlightFill : frame.fill);
+      if (hit) hits.push(frame);
+    }
+    // A match inside another match stands for the same samples: count only the outermost ones.
+    hits.sort((a, b) => a.offset - b.offset || b.count - a.count);
+    let matchedCount = 0;
+    let coveredTo = -1;
+    for (const hit of hits) {
+      if (hit.offset >= coveredTo) {
+        matchedCount += hit.count;
+        coveredTo = hit.offset + hit.count;
+      }
+    }
+    matched.textContent = "Matched: " + percentOfTotal(matchedCount);
+    searchControl.textContent = "Reset Search";
+    searching = true;
+  }
+
+  function resetSearch() {
+    for (const frame of frames) frame.rect.setAttribute("fill", frame.fill);
+    matched.textContent = " ";
+    searchControl.textContent = "Search";
+    searching = false;
+  }
+
+  function promptSearch() {
+    const term = window.prompt("Search for (regular expression or text):", "");
+    if (term) search(term);
+  }
+
+  function frameOf(target) {
+    const g = target.closest ? target.closest("#frames > g") : null;
+    return g ? frameByElement.get(g) : undefined;
+  }
+
+  group.addEventListener("mouseover", (event) => {
+    const frame = frameOf(event.target);
+    if (frame) details.textContent = describe(frame);
+  });
+  group.addEventListener("mouseout", () => {
+    details.textContent = " ";
+  });
+  group.addEventListener("click", (event) => {
+    const frame = frameOf(event.target);
+    if (!frame) return;
+    if (frame.count === total) {
+      unzoom();
+    } else {
+      zoom(frame);
+    }
+  });
+  unzoomControl.addEventListener("click", unzoom);
+  searchControl.addEventListener("click", () => (searching ? resetSearch() : promptSearch()));
+  window.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "f") {
+      event.preventDefault();
+      promptSearch();
+    } else if (event.key === "Escape") {
+      resetSearch();
+      unzoom();
+    }
+  });
+})();
+)js";
+static_assert(kScript.find("]]>") == std::string_view::npos, "the script sits in a CDATA section");
+
+class SvgWriter {
+ public:
+  SvgWriter(const FlamegraphOptions& options, const Layout& layout)
+      : options_(options), layout_(layout) {}
+
+  void open_document() {
+    out_ += "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n<svg version=\"1.1\"";
+    out_ += " xmlns=\"http://www.w3.org/2000/svg\"";
+    attribute("width", layout_.width, 0);
+    attribute("height", layout_.height, 0);
+    out_ += " viewBox=\"0 0 ";
+    append_fixed(out_, layout_.width, 0);
+    out_ += ' ';
+    append_fixed(out_, layout_.height, 0);
+    out_ += "\">\n<style>";
+    out_ += kStyle;
+    out_ += "#frames text { font-size: ";
+    append_fixed(out_, layout_.font_size, 0);
+    out_ += "px; }\n</style>\n";
+    out_ +=
+        "<defs><linearGradient id=\"background\" x1=\"0\" x2=\"0\" y1=\"0\" y2=\"1\">"
+        "<stop offset=\"5%\" stop-color=\"#eeeeee\"/><stop offset=\"95%\" stop-color=\"#eeeeb0\"/>"
+        "</linearGradient></defs>\n";
+    out_ += "<rect x=\"0\" y=\"0\"";
+    attribute("width", layout_.width, 0);
+    attribute("height", layout_.height, 0);
+    out_ += " fill=\"url(#background)\"/>\n";
+  }
+
+  void headings() {
+    double middle = layout_.width / 2;
+    text_element("title", "", middle, 24, options_.title);
+    if (!options_.subtitle.empty()) text_element("subtitle", "", middle, 42, options_.subtitle);
+  }
+
+  void controls() {
+    text_element("unzoom", "control hidden", layout_.left, 24, "Reset Zoom");
+    text_element("search", "control", layout_.width - kSideMargin, 24, "Search");
+    double bottom_line = layout_.height - 9;
+    text_element("details", "", layout_.left, bottom_line, " ");
+    text_element("matched", "", layout_.width - kSideMargin, bottom_line, " ");
+  }
+
+  void empty_message() {
+    text_element("empty", "", layout_.width / 2, layout_.top + 20, "No samples");
+  }
+
+  void frames(const FrameRanks& ranks, const std::vector<PlacedFrame>& placed, uint64_t total) {
+    out_ += "<g id=\"frames\"";
+    attribute("data-total", total);
+    attribute("data-left", layout_.left, 2);
+    attribute("data-plot-width", layout_.plot_width, 2);
+    attribute("data-char-width", layout_.char_width, 4);
+    attribute("data-text-pad", kTextPad, 2);
+    attribute("data-text-rise", layout_.text_rise, 2);
+    out_ += " data-count-name=\"";
+    append_text(out_, options_.count_name);
+    out_ += "\">\n";
+    int rows = rows_of(placed);
+    for (const PlacedFrame& frame : placed) {
+      this->frame(ranks.frame(frame.rank), frame, layout_.frame_y(frame.depth, rows), total);
+    }
+    out_ += "</g>\n";
+  }
+
+  void script() {
+    out_ += "<script type=\"text/ecmascript\"><![CDATA[";
+    out_ += kScript;
+    out_ += "]]></script>\n";
+  }
+
+  std::string close_document() && {
+    out_ += "</svg>\n";
+    return std::move(out_);
+  }
+
+ private:
+  // <g class="kind" data-offset data-count><title>name\nN samples (P%)</title><rect/><text/></g>
+  void frame(const FrameName& what, const PlacedFrame& where, double y, uint64_t total) {
+    const std::string name = displayable(what.name);
+    const double x = layout_.left + static_cast<double>(where.offset) * layout_.px_per_count;
+    const double width = static_cast<double>(where.count) * layout_.px_per_count;
+
+    out_ += "<g class=\"";
+    out_ += class_name(what.kind);
+    out_ += '"';
+    attribute("data-offset", where.offset);
+    attribute("data-count", where.count);
+    out_ += '>';
+    tooltip(name, where.count, total);
+    out_ += "<rect";
+    attribute("x", x, 2);
+    attribute("y", y, 2);
+    attribute("width", width, 2);
+    attribute("height", layout_.frame_height - 1, 2);
+    const Rgb fill = colour_of(what.kind, what.name);
+    out_ += " fill=\"rgb(" + std::to_string(fill.red) + ',' + std::to_string(fill.green) + ',' +
+            std::to_string(fill.blue) + ")\" rx=\"2\"/>";
+    if (std::string label = fit_label(name, width, layout_); !label.empty()) {
+      out_ += "<text";
+      attribute("x", x + kTextPad, 2);
+      attribute("y", y + layout_.text_rise, 2);
+      out_ += '>';
+      append_escaped(out_, label);
+      out_ += "</text>";
+    }
+    out_ += "</g>\n";
+  }
+
+  // "name\n1,234 samples (5.67%)": the script takes the name from the first line.
+  void tooltip(std::string_view displayable_name, uint64_t count, uint64_t total) {
+    out_ += "<title>";
+    append_escaped(out_, displayable_name);
+    out_ += '\n';
+    out_ += with_thousands_separators(count);
+    out_ += ' ';
+    append_text(out_, options_.count_name);
+    out_ += " (";
+    append_fixed(out_, 100.0 * static_cast<double>(count) / static_cast<double>(total), 2);
+    out_ += "%)</title>";
+  }
+
+  void text_element(std::string_view id, std::string_view css_class, double x, double y,
+                    std::string_view raw_text) {
+    out_ += "<text id=\"";
+    out_ += id;
+    out_ += '"';
+    if (!css_class.empty()) {
+      out_ += " class=\"";
+      out_ += css_class;
+      out_ += '"';
+    }
+    attribute("x", x, 2);
+    attribute("y", y, 2);
+    out_ += '>';
+    append_text(out_, raw_text);
+    out_ += "</text>\n";
+  }
+
+  void attribute(std::string_view name, double value, int decimals) {
+    out_ += ' ';
+    out_ += name;
+    out_ += "=\"";
+    append_fixed(out_, value, decimals);
+    out_ += '"';
+  }
+
+  void attribute(std::string_view name, uint64_t value) {
+    out_ += ' ';
+    out_ += name;
+    out_ += "=\"";
+    out_ += std::to_string(value);
+    out_ += '"';
+  }
+
+  const FlamegraphOptions& options_;
+  const Layout& layout_;
+  std::string out_;
+};
+
+std::string render_empty(const FlamegraphOptions& options) {
+  const Layout layout = layout_for(options, 0, 3);
+  SvgWriter svg(options, layout);
+  svg.open_document();
+  svg.headings();
+  svg.empty_message();
+  return std::move(svg).close_document();
+}
+
+}  // namespace
+
+std::string render_flamegraph(const StackTable& table, const FlamegraphOptions& options) {
+  if (table.empty()) return render_empty(options);
+  const uint64_t total = table.total_samples();
+  const FrameRanks ranks(table);
+  const double px_per_count = layout_for(options, total, 1).px_per_count;
+  const std::vector<PlacedFrame> placed =
+      place_frames(SortedStacks(table, ranks), options.min_frame_width_px / px_per_count);
+  const Layout layout = layout_for(options, total, rows_of(placed));
+
+  SvgWriter svg(options, layout);
+  svg.open_document();
+  svg.headings();
+  svg.controls();
+  svg.frames(ranks, placed, total);
+  svg.script();
+  return std::move(svg).close_document();
+}
+
+}  // namespace dormant::profile

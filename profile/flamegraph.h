@@ -1,0 +1,26 @@
+// The flamegraph of a StackTable as one self-contained SVG: the root ("all") at the bottom, then
+// the container, the process name and the frames growing upwards. Opened in a browser, it shows
+// tooltips with counts and percentages, zooms on click and highlights searches (Ctrl-F).
+#pragma once
+
+#include <string>
+
+#include "profile/stack_table.h"
+
+namespace dormant::profile {
+
+struct FlamegraphOptions {
+  std::string title = "Flamegraph";
+  std::string subtitle;  // a second, smaller line under the title when not empty
+  int width = 1200;      // pixels
+  int frame_height = 16;
+  // Frames narrower than this (and everything above them) are left out, which keeps the size of
+  // the SVG bounded whatever the size of the profile.
+  double min_frame_width_px = 0.1;
+  std::string count_name = "samples";  // what one count is, in tooltips
+};
+
+// Every string from the table is escaped (and invalid UTF-8 replaced), so any frame name is safe.
+std::string render_flamegraph(const StackTable& table, const FlamegraphOptions& options = {});
+
+}  // namespace dormant::profile

@@ -1,0 +1,81 @@
+// The perf system profiler: `perf record` as a managed child, one rotated perf.data per
+// snapshot, streamed through `perf script` into a StackTable.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "profilers/perf/perf_record.h"
+#include "profilers/profiler.h"
+
+namespace dormant::profilers::perf {
+
+enum class CallGraph {
+  kFramePointer,  // -g
+  kDwarf,         // --call-graph dwarf,SIZE
+  kSmart,         // both; per process, the deeper stacks win
+};
+
+struct PerfProfilerOptions {
+  std::string perf_path = "perf";
+  int frequency_hz = 11;
+  CallGraph call_graph = CallGraph::kFramePointer;
+  int dwarf_stack_size = 8192;
+  std::vector<int> pids;  // empty: the whole host (or the cgroups below)
+  bool use_cgroups = false;
+  int max_cgroups = 50;
+  int max_docker_containers = 0;
+  int skip_above_processes = 0;  // 0: no limit
+  std::chrono::seconds restart_after{600};
+  uint64_t restart_above_rss_bytes = 200ULL << 20;
+  std::chrono::seconds script_timeout{300};
+  std::filesystem::path temp_root = std::filesystem::temp_directory_path();
+};
+
+class PerfProfiler final : public Profiler {
+ public:
+  explicit PerfProfiler(PerfProfilerOptions options) : options_(std::move(options)) {}
+  ~PerfProfiler() override { stop(); }
+
+  std::string_view name() const override { return "perf"; }
+  Result<void> start() override;
+  Result<profile::StackTable> snapshot() override;
+  void stop() override;
+
+  // The event start() settled on ("cpu-clock", "cycles"), for the heartbeat and the logs.
+  const std::string& event() const { return event_; }
+
+ private:
+  struct Recorder {
+    std::string name;  // perf-fp, perf-dwarf
+    std::vector<std::string> call_graph_args;
+    std::unique_ptr<PerfRecord> record;
+  };
+
+  // What perf watches: the whole host, some pids, or some cgroups.
+  struct Target {
+    std::vector<std::string> args;     // "-a" or "--pid N,M"
+    std::vector<std::string> cgroups;  // -G names; each needs its own -e
+    std::string description;
+  };
+  Result<Target> choose_target();
+  static std::vector<std::string> event_and_target_args(const std::string& event,
+                                                        const Target& target);
+  Result<std::string> discover_event(const Target& target);
+  Result<void> start_recorder(Recorder& recorder);
+  // One rotation of one recorder, parsed into a table per pid.
+  Result<std::map<int, profile::StackTable>> collect(Recorder& recorder);
+  void restart_if_due(Recorder& recorder);
+
+  PerfProfilerOptions options_;
+  std::filesystem::path directory_;
+  std::vector<std::string> record_args_;  // event, frequency and target
+  std::string event_;
+  std::vector<Recorder> recorders_;
+};
+
+}  // namespace dormant::profilers::perf

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Stands in for perf in the agent's tests. FAKE_PERF_SCRIPT chooses how `perf script` misbehaves
+# on a snapshot's data (trial runs during event discovery behave, except with segv-always):
+#   segv | segv-always   die by SIGSEGV, as perf script does on some GPU hosts
+#   hang                 never finish
+#   garbage              print text that is not perf output
+# Anything else, and every other subcommand, runs the real perf. Each call is appended to
+# $FAKE_PERF_LOG when that is set.
+[ -n "$FAKE_PERF_LOG" ] && echo "$*" >> "$FAKE_PERF_LOG"
+if [ "$1" = script ]; then
+  case "$*" in *trial-*) trial=1 ;; *) trial=0 ;; esac
+  case "$FAKE_PERF_SCRIPT" in
+    segv-always) kill -SEGV $$ ;;
+    segv) [ $trial = 0 ] && kill -SEGV $$ ;;
+    hang) [ $trial = 0 ] && exec sleep 3600 ;;
+    garbage) [ $trial = 0 ] && { echo "Warning: unknown event"; echo "@@ not a sample @@"; exit 0; } ;;
+  esac
+fi
+exec perf "$@"

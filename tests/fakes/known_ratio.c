@@ -1,0 +1,33 @@
+// Two hot functions in a known CPU ratio: hot_two does twice the work of hot_one.
+//   known_ratio SECONDS
+// Built at -O0 with frame pointers (at -O1 GCC leaves them out of leaf functions even when told
+// not to), so that every sample's stack is main -> hot_two|hot_one -> burn.
+#include <stdlib.h>
+#include <time.h>
+
+#define UNIT 2000000UL
+
+volatile unsigned long sink;
+
+__attribute__((noinline)) void burn(unsigned long iterations) {
+  for (unsigned long i = 0; i < iterations; ++i) sink += i;
+}
+
+__attribute__((noinline)) void hot_two(void) { burn(2 * UNIT); }
+__attribute__((noinline)) void hot_one(void) { burn(UNIT); }
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char** argv) {
+  double seconds = argc > 1 ? atof(argv[1]) : 5;
+  double end = now() + seconds;
+  while (now() < end) {
+    hot_two();
+    hot_one();
+  }
+  return (int)(sink & 1);
+}

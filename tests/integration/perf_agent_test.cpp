@@ -1,0 +1,320 @@
+// dormant-agent with real perf (root), and with a fake perf that misbehaves.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "common/atomic_file.h"
+#include "common/subprocess.h"
+#include "profile/collapsed.h"
+#include "profilers/system/cgroups.h"
+
+namespace dormant {
+namespace {
+
+namespace fs = std::filesystem;
+
+class PerfAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root: perf -a and perf_event_paranoid";
+    if (!run_command({"perf", "--version"}, deadline_after(std::chrono::seconds(10))).ok()) {
+      GTEST_SKIP() << "perf is not installed";
+    }
+    root_ = fs::temp_directory_path() /
+            ("dormant-it-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "tmp");
+    fs::create_directories(root_ / "out");
+  }
+  void TearDown() override {
+    if (!root_.empty()) fs::remove_all(root_);
+  }
+
+  // Runs the agent to its end with TMPDIR pointing at a directory of this test.
+  CommandOutput run_agent(std::vector<std::string> args, std::vector<std::string> env = {}) {
+    SpawnOptions options;
+    options.argv = {DORMANT_AGENT, "-o", (root_ / "out").string()};
+    options.argv.insert(options.argv.end(), args.begin(), args.end());
+    options.env = {"TMPDIR=" + (root_ / "tmp").string()};
+    options.env.insert(options.env.end(), env.begin(), env.end());
+    auto agent = Subprocess::spawn(options);
+    EXPECT_TRUE(agent.ok());
+    CommandOutput output;
+    EXPECT_TRUE(
+        (*agent)
+            ->for_each_stdout_line(
+                [&](std::string_view line) { output.stdout_text.append(line).push_back('\n'); },
+                deadline_after(std::chrono::seconds(120)))
+            .ok());
+    auto status = (*agent)->wait(deadline_after(std::chrono::seconds(60)));
+    EXPECT_TRUE(status.ok());
+    output.status = status.ok() ? *status : (*agent)->terminate(std::chrono::seconds(1));
+    output.stderr_text = (*agent)->stderr_tail();
+    return output;
+  }
+
+  profile::CollapsedProfile last_profile() {
+    auto text = read_file(root_ / "out" / "last_profile.col");
+    EXPECT_TRUE(text.ok()) << "no profile was written";
+    auto profile = profile::read_collapsed(text.value_or("# {}\n"));
+    EXPECT_TRUE(profile.ok()) << profile.error().message();
+    return profile.ok() ? std::move(*profile) : profile::CollapsedProfile{};
+  }
+
+  // Samples of `comm` whose stack holds `frame`.
+  static uint64_t samples_with(const profile::StackTable& stacks, std::string_view comm,
+                               std::string_view frame) {
+    uint64_t total = 0;
+    stacks.for_each([&](const profile::StackView& stack) {
+      if (stack.comm != comm) return;
+      for (auto id : stack.frame_ids) {
+        if (stacks.string(id) == frame) {
+          total += stack.count;
+          return;
+        }
+      }
+    });
+    return total;
+  }
+
+  void expect_nothing_left_behind() {
+    EXPECT_TRUE(fs::is_empty(root_ / "tmp")) << "perf's temporary files were left behind";
+    auto leftovers = run_command({"pgrep", "-f", (root_ / "tmp").string()},
+                                 deadline_after(std::chrono::seconds(10)));
+    ASSERT_TRUE(leftovers.ok());
+    EXPECT_EQ(leftovers->stdout_text, "") << "a perf process is still running";
+  }
+
+  static int count_lines_with(const std::string& text, const std::string& needle) {
+    int count = 0;
+    std::istringstream lines(text);
+    std::string line;
+    while (std::getline(lines, line)) count += line.find(needle) != std::string::npos;
+    return count;
+  }
+
+  fs::path root_;
+};
+
+TEST_F(PerfAgentTest, KnownRatioWorkloadShowsBothFunctionsInTheirRatio) {
+  SpawnOptions workload;
+  workload.argv = {KNOWN_RATIO, "12"};
+  workload.stdout_to = Redirect::null();
+  auto program = Subprocess::spawn(workload);
+  ASSERT_TRUE(program.ok());
+  CommandOutput agent = run_agent({"-d", "6", "-f", "499"});
+  ASSERT_EQ(agent.status.code, 0) << agent.stderr_text;
+  profile::CollapsedProfile profile = last_profile();
+  uint64_t two = samples_with(profile.stacks, "known_ratio", "hot_two");
+  uint64_t one = samples_with(profile.stacks, "known_ratio", "hot_one");
+  ASSERT_GT(one, 100u) << "too few samples of the workload: " << agent.stderr_text;
+  double ratio = static_cast<double>(two) / static_cast<double>(one);
+  std::printf("known_ratio: hot_two %lu, hot_one %lu samples, ratio %.3f\n",
+              static_cast<unsigned long>(two), static_cast<unsigned long>(one), ratio);
+  EXPECT_NEAR(ratio, 2.0, 0.2);
+  EXPECT_TRUE(fs::exists(root_ / "out" / "last_flamegraph.svg"));
+  EXPECT_EQ(profile.header["metadata"]["run_arguments"]["frequency"], 499);
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfAgentTest, PerfScriptKilledBySigsegvGivesOneWarningAndAnEmptySnapshot) {
+  CommandOutput agent = run_agent({"-d", "1", "--perf-path", FAKE_PERF}, {"FAKE_PERF_SCRIPT=segv"});
+  EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
+  EXPECT_EQ(count_lines_with(agent.stderr_text, "perf script was killed by SIGSEGV"), 1)
+      << agent.stderr_text;
+  EXPECT_EQ(last_profile().stacks.total_samples(), 0u);
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfAgentTest, EveryEventDyingBySignalAdvisesPerfModeDisabled) {
+  CommandOutput agent =
+      run_agent({"-d", "1", "--perf-path", FAKE_PERF}, {"FAKE_PERF_SCRIPT=segv-always"});
+  EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
+  EXPECT_EQ(count_lines_with(agent.stderr_text, "--perf-mode disabled"), 1) << agent.stderr_text;
+  EXPECT_EQ(count_lines_with(agent.stderr_text, "critical"), 1) << agent.stderr_text;
+  EXPECT_EQ(last_profile().stacks.total_samples(), 1u)
+      << "only the marker saying why perf is missing";
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfAgentTest, HangingPerfScriptIsKilledAtItsDeadline) {
+  CommandOutput agent =
+      run_agent({"-d", "1", "--perf-path", FAKE_PERF, "--perf-script-timeout", "2"},
+                {"FAKE_PERF_SCRIPT=hang"});
+  EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
+  EXPECT_EQ(count_lines_with(agent.stderr_text, "perf script did not finish"), 1)
+      << agent.stderr_text;
+  EXPECT_TRUE(fs::exists(root_ / "out" / "last_profile.col"));
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfAgentTest, GarbageFromPerfScriptIsReportedOnce) {
+  CommandOutput agent =
+      run_agent({"-d", "1", "--perf-path", FAKE_PERF}, {"FAKE_PERF_SCRIPT=garbage"});
+  EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
+  EXPECT_EQ(count_lines_with(agent.stderr_text, "lines that are not perf output"), 1)
+      << agent.stderr_text;
+  EXPECT_EQ(last_profile().stacks.total_samples(), 0u);
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfAgentTest, MissingPerfIsOneClearLine) {
+  CommandOutput agent = run_agent({"-d", "1", "--perf-path", "/nonexistent/perf"});
+  EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
+  EXPECT_EQ(count_lines_with(agent.stderr_text, "perf is not installed"), 1) << agent.stderr_text;
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfAgentTest, PidsMixOfLiveAndDead) {
+  SpawnOptions workload;
+  workload.argv = {KNOWN_RATIO, "8"};
+  auto program = Subprocess::spawn(workload);
+  ASSERT_TRUE(program.ok());
+  std::string pids = std::to_string((*program)->pid()) + ",999999999";
+  CommandOutput agent = run_agent({"-d", "3", "-f", "199", "--pids", pids});
+  EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
+  profile::CollapsedProfile profile = last_profile();
+  EXPECT_GT(samples_with(profile.stacks, "known_ratio", "burn"), 50u) << agent.stderr_text;
+  uint64_t others = 0;
+  profile.stacks.for_each([&](const profile::StackView& stack) {
+    if (stack.comm != "known_ratio") others += stack.count;
+  });
+  EXPECT_EQ(others, 0u) << "only the listed process is profiled";
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfAgentTest, OnlyDeadPidsSkipPerfWithAReason) {
+  fs::path log = root_ / "perf-calls.log";
+  CommandOutput agent =
+      run_agent({"-d", "1", "--pids", "999999998,999999999", "--perf-path", FAKE_PERF},
+                {"FAKE_PERF_LOG=" + log.string()});
+  EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
+  EXPECT_EQ(count_lines_with(agent.stderr_text,
+                             "perf skipped: none of the processes to profile is running"),
+            1)
+      << agent.stderr_text;
+  EXPECT_FALSE(fs::exists(log)) << "perf was run";
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfAgentTest, SkipSystemProfilersAboveSpawnsNoPerf) {
+  fs::path log = root_ / "perf-calls.log";
+  CommandOutput agent =
+      run_agent({"-d", "1", "--skip-system-profilers-above", "1", "--perf-path", FAKE_PERF},
+                {"FAKE_PERF_LOG=" + log.string()});
+  EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
+  EXPECT_EQ(count_lines_with(agent.stderr_text, "above --skip-system-profilers-above 1"), 1)
+      << agent.stderr_text;
+  EXPECT_FALSE(fs::exists(log)) << "perf was run";
+  auto profile = last_profile();
+  EXPECT_EQ(profile.stacks.total_samples(), 1u) << "only the marker saying why perf is missing";
+}
+
+}  // namespace
+}  // namespace dormant
+
+namespace dormant {
+namespace {
+
+// A cgroup made for one test in perf's hierarchy, removed (with its processes killed) at the end.
+class ScopedCgroup {
+ public:
+  explicit ScopedCgroup(fs::path path) : path_(std::move(path)) {
+    for (fs::path dir = path_; !fs::exists(dir); dir = dir.parent_path()) created_.push_back(dir);
+    fs::create_directories(path_);
+  }
+  ~ScopedCgroup() {
+    for (const fs::path& dir : created_) {
+      for (int attempt = 0; attempt < 100 && ::rmdir(dir.c_str()) != 0 && errno == EBUSY;
+           ++attempt) {
+        ::usleep(20000);  // its killed processes are still leaving
+      }
+    }
+  }
+  void add(pid_t pid) const { std::ofstream(path_ / "cgroup.procs") << pid; }
+
+ private:
+  fs::path path_;
+  std::vector<fs::path> created_;  // deepest first
+};
+
+class PerfCgroupTest : public PerfAgentTest {
+ protected:
+  void SetUp() override {
+    PerfAgentTest::SetUp();
+    if (IsSkipped()) return;
+    auto layout = profilers::system::detect_cgroup_layout();
+    if (!layout || !layout->perf_hierarchy()) GTEST_SKIP() << "no cgroup hierarchy for perf -G";
+    hierarchy_ = layout->perf_hierarchy()->mount_point;
+    // A busy process outside every profiled cgroup: in the root cgroup, which is never picked.
+    decoy_link_ = root_ / "decoy_busy";
+    fs::create_symlink(KNOWN_RATIO, decoy_link_);
+    decoy_ = spawn_busy(decoy_link_.string());
+    std::ofstream(hierarchy_ / "cgroup.procs") << decoy_->pid();
+  }
+  void TearDown() override {
+    decoy_.reset();
+    PerfAgentTest::TearDown();
+  }
+
+  static std::unique_ptr<Subprocess> spawn_busy(const std::string& program) {
+    SpawnOptions options;
+    options.argv = {program, "30"};
+    auto child = Subprocess::spawn(options);
+    EXPECT_TRUE(child.ok());
+    return child.ok() ? std::move(*child) : nullptr;
+  }
+
+  fs::path hierarchy_;
+  fs::path decoy_link_;
+  std::unique_ptr<Subprocess> decoy_;
+};
+
+TEST_F(PerfCgroupTest, BusyProcessInANewCgroupIsProfiledAndOthersAreNot) {
+  ScopedCgroup cgroup(hierarchy_ / ("dormant-test-" + std::to_string(::getpid())));
+  auto busy = spawn_busy(KNOWN_RATIO);
+  cgroup.add(busy->pid());
+  CommandOutput agent = run_agent({"-d", "3", "-f", "199", "--perf-use-cgroups"});
+  busy.reset();
+  EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
+  profile::CollapsedProfile profile = last_profile();
+  EXPECT_GT(samples_with(profile.stacks, "known_ratio", "burn"), 100u) << agent.stderr_text;
+  EXPECT_EQ(samples_with(profile.stacks, "decoy_busy", "burn"), 0u)
+      << "a process outside the chosen cgroups was profiled";
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfCgroupTest, DockerContainerStandInIsFoundRankedAndProfiled) {
+  std::string id(64, 'a');
+  for (size_t i = 0; i < id.size(); i += 7) id[i] = "0123456789abcdef"[i % 16];
+  ScopedCgroup container(hierarchy_ / "system.slice" / ("docker-" + id + ".scope"));
+  auto busy = spawn_busy(KNOWN_RATIO);
+  container.add(busy->pid());
+  CommandOutput agent = run_agent({"-d", "3", "-f", "199", "--perf-use-cgroups",
+                                   "--perf-max-docker-containers", "1", "--perf-max-cgroups", "0"});
+  busy.reset();
+  EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
+  EXPECT_EQ(count_lines_with(agent.stderr_text, "docker-" + id + ".scope"), 1) << agent.stderr_text;
+  profile::CollapsedProfile profile = last_profile();
+  EXPECT_GT(samples_with(profile.stacks, "known_ratio", "burn"), 100u) << agent.stderr_text;
+  EXPECT_EQ(samples_with(profile.stacks, "decoy_busy", "burn"), 0u);
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfCgroupTest, NothingQualifyingSkipsPerfInsteadOfProfilingTheHost) {
+  fs::path log = root_ / "perf-calls.log";
+  CommandOutput agent = run_agent(
+      {"-d", "1", "--perf-use-cgroups", "--perf-max-cgroups", "0", "--perf-path", FAKE_PERF},
+      {"FAKE_PERF_LOG=" + log.string()});
+  EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
+  EXPECT_EQ(count_lines_with(agent.stderr_text, "never falls back to the whole host"), 1)
+      << agent.stderr_text;
+  EXPECT_FALSE(fs::exists(log)) << "perf was run";
+}
+
+}  // namespace
+}  // namespace dormant
