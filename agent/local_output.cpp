@@ -36,7 +36,8 @@ Result<WrittenProfile> LocalOutput::write(const profile::StackTable& stacks,
     return Error(ErrorKind::kSystem,
                  "cannot create " + directory_.string() + ": " + error.message());
   }
-  std::string stem = "profile_" + profile::iso_utc(end);
+  // Milliseconds, so that a snapshot cut short right after another keeps its own file.
+  std::string stem = "profile_" + profile::iso_utc(end, /*with_millis=*/true);
   WrittenProfile written;
   written.collapsed = directory_ / (stem + ".col");
   if (auto saved =

@@ -1,4 +1,4 @@
-// Writes each snapshot to -o DIR: profile_<UTC time>.col, its flamegraph .svg, and the links
+// Writes each snapshot to -o DIR: profile_<UTC time, ms>.col, its flamegraph .svg, and the links
 // last_profile.col and last_flamegraph.svg; with --rotating-output only the last one is kept.
 #pragma once
 

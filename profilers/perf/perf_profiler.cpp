@@ -205,21 +205,28 @@ Result<void> PerfProfiler::start_recorder(Recorder& recorder) {
 }
 
 Result<std::map<int, profile::StackTable>> PerfProfiler::collect(Recorder& recorder) {
-  auto file = recorder.record->rotate();
-  if (!file) return file.error();
+  auto files = recorder.record->rotate();
+  if (!files) return files.error();
   std::map<int, profile::StackTable> per_pid;
-  PerfScriptParser parser([&](int pid) -> profile::StackTable& { return per_pid[pid]; });
-  auto script = run_perf_script(options_.perf_path, *file, parser, options_.script_timeout);
-  std::filesystem::remove(*file);
-  if (!script) return script.error();
-  if (!script->complete) {
-    spdlog::warn("{}: {}", recorder.name, script->warning);
-    return std::map<int, profile::StackTable>{};
+  std::optional<Error> failure;
+  for (const std::filesystem::path& file : *files) {
+    if (!failure) {
+      PerfScriptParser parser([&](int pid) -> profile::StackTable& { return per_pid[pid]; });
+      auto script = run_perf_script(options_.perf_path, file, parser, options_.script_timeout);
+      if (!script) {
+        failure = script.error();
+      } else if (!script->complete) {
+        spdlog::warn("{}: {}", recorder.name, script->warning);
+        per_pid.clear();
+      } else if (script->stats.malformed_lines > 0) {
+        spdlog::warn("{}: perf script printed {} lines that are not perf output (first: '{}')",
+                     recorder.name, script->stats.malformed_lines,
+                     script->stats.first_malformed_line);
+      }
+    }
+    std::filesystem::remove(file);
   }
-  if (script->stats.malformed_lines > 0) {
-    spdlog::warn("{}: perf script printed {} lines that are not perf output (first: '{}')",
-                 recorder.name, script->stats.malformed_lines, script->stats.first_malformed_line);
-  }
+  if (failure) return *failure;
   return per_pid;
 }
 

@@ -1,5 +1,6 @@
 #include "profilers/perf/perf_record.h"
 
+#include <algorithm>
 #include <thread>
 
 #include <signal.h>
@@ -11,6 +12,7 @@ namespace dormant::profilers::perf {
 namespace {
 
 constexpr std::chrono::milliseconds kPollInterval{20};
+constexpr std::chrono::milliseconds kSignalRepeat{500};
 constexpr size_t kStderrTailBytes = 4096;
 
 std::string file_tail(const std::filesystem::path& path) {
@@ -56,39 +58,39 @@ PerfRecord::PerfRecord(PerfRecordOptions options, std::unique_ptr<Subprocess> pr
 
 PerfRecord::~PerfRecord() { stop(std::chrono::milliseconds(500)); }
 
-void PerfRecord::remove_rotated_files() const {
+std::vector<std::filesystem::path> PerfRecord::rotated_files() const {
+  std::vector<std::filesystem::path> files;
   std::error_code ignored;
   std::string prefix = options_.name + ".data.";
   for (const auto& entry : std::filesystem::directory_iterator(options_.directory, ignored)) {
-    if (entry.path().filename().string().starts_with(prefix)) {
-      std::filesystem::remove(entry.path(), ignored);
-    }
+    if (entry.path().filename().string().starts_with(prefix)) files.push_back(entry.path());
   }
+  std::sort(files.begin(), files.end());  // perf names them by time
+  return files;
 }
 
-Result<std::filesystem::path> PerfRecord::rotate() {
-  if (auto status = exited()) {
-    return Error(ErrorKind::kUnavailable,
-                 options_.name + " record " + status->describe() + ": " + stderr_tail());
-  }
-  remove_rotated_files();  // so that the next file to appear is the one this signal asks for
-  ::kill(process_->pid(), SIGUSR2);
-  std::string prefix = options_.name + ".data.";
+Result<std::vector<std::filesystem::path>> PerfRecord::rotate() {
+  std::vector<std::filesystem::path> before = rotated_files();
   Deadline deadline = deadline_after(kDumpTimeout);
-  for (;;) {
-    std::error_code ignored;
-    for (const auto& entry : std::filesystem::directory_iterator(options_.directory, ignored)) {
-      if (entry.path().filename().string().starts_with(prefix)) return entry.path();
-    }
+  // perf ignores a SIGUSR2 that comes before it is ready to switch (right after it starts), so
+  // the signal is repeated until a new file shows up.
+  for (auto next_signal = SteadyClock::now();; std::this_thread::sleep_for(kPollInterval)) {
     if (auto status = exited()) {
       return Error(ErrorKind::kUnavailable, options_.name + " record " + status->describe() +
                                                 " while switching output: " + stderr_tail());
+    }
+    std::vector<std::filesystem::path> files = rotated_files();
+    if (files.size() > before.size() || (!files.empty() && files.back() != before.back())) {
+      return files;
     }
     if (SteadyClock::now() >= deadline) {
       return Error(ErrorKind::kTimeout,
                    options_.name + " record did not switch its output file within 30 s");
     }
-    std::this_thread::sleep_for(kPollInterval);
+    if (SteadyClock::now() >= next_signal) {
+      ::kill(process_->pid(), SIGUSR2);
+      next_signal = SteadyClock::now() + kSignalRepeat;
+    }
   }
 }
 

@@ -30,8 +30,9 @@ class PerfRecord {
   static Result<std::unique_ptr<PerfRecord>> start(const PerfRecordOptions& options);
   ~PerfRecord();
 
-  // Makes perf close the current file and start a new one; returns the closed file.
-  Result<std::filesystem::path> rotate();
+  // Makes perf close the current file and start a new one; returns every closed file not yet
+  // handed out, oldest first (usually one). The caller removes them.
+  Result<std::vector<std::filesystem::path>> rotate();
 
   // The exit status if perf is no longer running.
   std::optional<ExitStatus> exited();
@@ -47,7 +48,7 @@ class PerfRecord {
     return options_.directory / (options_.name + ".data");
   }
   std::filesystem::path log_path() const { return options_.directory / (options_.name + ".log"); }
-  void remove_rotated_files() const;
+  std::vector<std::filesystem::path> rotated_files() const;
 
   PerfRecordOptions options_;
   std::unique_ptr<Subprocess> process_;

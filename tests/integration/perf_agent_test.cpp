@@ -1,9 +1,11 @@
 // dormant-agent with real perf (root), and with a fake perf that misbehaves.
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "common/atomic_file.h"
@@ -55,6 +57,48 @@ class PerfAgentTest : public ::testing::Test {
     output.status = status.ok() ? *status : (*agent)->terminate(std::chrono::seconds(1));
     output.stderr_text = (*agent)->stderr_tail();
     return output;
+  }
+
+  // Starts the agent in the background, its stderr going to agent.log.
+  std::unique_ptr<Subprocess> start_agent(std::vector<std::string> args) {
+    SpawnOptions options;
+    options.argv = {DORMANT_AGENT, "-o", (root_ / "out").string()};
+    options.argv.insert(options.argv.end(), args.begin(), args.end());
+    options.env = {"TMPDIR=" + (root_ / "tmp").string()};
+    options.stdout_to = Redirect::null();
+    options.stderr_to = Redirect::file(root_ / "agent.log");
+    auto agent = Subprocess::spawn(options);
+    EXPECT_TRUE(agent.ok());
+    return agent.ok() ? std::move(*agent) : nullptr;
+  }
+
+  std::string agent_log() { return read_file(root_ / "agent.log").value_or(""); }
+
+  // Polls `condition` every 100 ms for up to `limit`.
+  static bool eventually(const std::function<bool()>& condition, std::chrono::seconds limit) {
+    Deadline deadline = deadline_after(limit);
+    while (SteadyClock::now() < deadline) {
+      if (condition()) return true;
+      ::usleep(100000);
+    }
+    return condition();
+  }
+
+  size_t files_ending_with(const std::string& suffix) {
+    size_t count = 0;
+    for (const auto& entry : fs::directory_iterator(root_ / "out")) {
+      std::string name = entry.path().filename().string();
+      count += name.starts_with("profile_") && name.ends_with(suffix);
+    }
+    return count;
+  }
+
+  // SIGTERM, then the agent must exit by itself, successfully.
+  void stop_agent(Subprocess& agent) {
+    ::kill(agent.pid(), SIGTERM);
+    auto status = agent.wait(deadline_after(std::chrono::seconds(60)));
+    ASSERT_TRUE(status.ok()) << "the agent did not stop on SIGTERM";
+    EXPECT_TRUE(status->success()) << status->describe() << "\n" << agent_log();
   }
 
   profile::CollapsedProfile last_profile() {
@@ -212,6 +256,89 @@ TEST_F(PerfAgentTest, SkipSystemProfilersAboveSpawnsNoPerf) {
   EXPECT_FALSE(fs::exists(log)) << "perf was run";
   auto profile = last_profile();
   EXPECT_EQ(profile.stacks.total_samples(), 1u) << "only the marker saying why perf is missing";
+}
+
+TEST_F(PerfAgentTest, ContinuousModeWritesAProfilePerDurationUntilSigterm) {
+  auto agent = start_agent({"-c", "-d", "1", "-f", "99"});
+  ASSERT_TRUE(eventually([&] { return files_ending_with(".col") >= 2; }, std::chrono::seconds(60)))
+      << agent_log();
+  stop_agent(*agent);
+  EXPECT_GE(files_ending_with(".col"), 3u) << "the snapshot cut short by SIGTERM is written too";
+  EXPECT_EQ(files_ending_with(".col"), files_ending_with(".svg"));
+  EXPECT_GT(last_profile().stacks.total_samples(), 0u);
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfAgentTest, SigtermDuringASnapshotStillWritesWhatWasCollected) {
+  SpawnOptions workload;
+  workload.argv = {KNOWN_RATIO, "30"};
+  auto program = Subprocess::spawn(workload);
+  ASSERT_TRUE(program.ok());
+  auto agent = start_agent({"-d", "600", "-f", "199"});
+  ASSERT_TRUE(eventually([&] { return agent_log().find("perf: recording") != std::string::npos; },
+                         std::chrono::seconds(60)))
+      << agent_log();
+  ::sleep(2);
+  stop_agent(*agent);
+  EXPECT_EQ(files_ending_with(".col"), 1u);
+  EXPECT_GT(samples_with(last_profile().stacks, "known_ratio", "burn"), 50u) << agent_log();
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfAgentTest, RotatingOutputKeepsOnlyTheLastProfile) {
+  auto agent = start_agent({"-c", "-d", "1", "-f", "99", "--rotating-output"});
+  ASSERT_TRUE(eventually([&] { return count_lines_with(agent_log(), "wrote ") >= 3; },
+                         std::chrono::seconds(60)))
+      << agent_log();
+  stop_agent(*agent);
+  EXPECT_EQ(files_ending_with(".col"), 1u);
+  EXPECT_EQ(files_ending_with(".svg"), 1u);
+  EXPECT_TRUE(fs::exists(root_ / "out" / "last_profile.col"));
+  EXPECT_TRUE(fs::exists(root_ / "out" / "last_flamegraph.svg"));
+}
+
+TEST_F(PerfAgentTest, PerfIsRestartedAfterItsIntervalAndKeepsProfiling) {
+  SpawnOptions workload;
+  workload.argv = {KNOWN_RATIO, "30"};
+  auto program = Subprocess::spawn(workload);
+  ASSERT_TRUE(program.ok());
+  auto agent = start_agent({"-c", "-d", "1", "-f", "99", "--perf-restart-interval", "1"});
+  ASSERT_TRUE(eventually([&] { return count_lines_with(agent_log(), "wrote ") >= 3; },
+                         std::chrono::seconds(60)))
+      << agent_log();
+  stop_agent(*agent);
+  EXPECT_GE(count_lines_with(agent_log(), "restarting perf record because it ran for 1 s"), 2)
+      << agent_log();
+  uint64_t burn = 0;
+  for (const auto& entry : fs::directory_iterator(root_ / "out")) {
+    if (entry.path().extension() != ".col" || fs::is_symlink(entry.path())) continue;
+    auto profile = profile::read_collapsed(read_file(entry.path()).value_or(""));
+    ASSERT_TRUE(profile.ok()) << entry.path();
+    burn += samples_with(profile->stacks, "known_ratio", "burn");
+  }
+  EXPECT_GT(burn, 100u) << agent_log();
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfAgentTest, DwarfAndSmartModesSeeBothFunctions) {
+  for (const char* mode : {"dwarf", "smart"}) {
+    SpawnOptions workload;
+    workload.argv = {KNOWN_RATIO, "20"};
+    auto program = Subprocess::spawn(workload);
+    ASSERT_TRUE(program.ok());
+    // One process only: perf script unwinds every dwarf sample, which is slow host-wide.
+    CommandOutput agent = run_agent(
+        {"-d", "2", "-f", "99", "--perf-mode", mode, "--pids", std::to_string((*program)->pid())});
+    ASSERT_EQ(agent.status.code, 0) << mode << ": " << agent.stderr_text;
+    profile::CollapsedProfile profile = last_profile();
+    EXPECT_GT(samples_with(profile.stacks, "known_ratio", "hot_two"), 20u)
+        << mode << ": " << agent.stderr_text;
+    EXPECT_GT(samples_with(profile.stacks, "known_ratio", "hot_one"), 10u)
+        << mode << ": " << agent.stderr_text;
+    EXPECT_GT(samples_with(profile.stacks, "known_ratio", "_start"), 0u)
+        << mode << ": dwarf unwinding reaches past main";
+  }
+  expect_nothing_left_behind();
 }
 
 }  // namespace
