@@ -4,6 +4,7 @@
 #   segv | segv-always   die by SIGSEGV, as perf script does on some GPU hosts
 #   hang                 never finish
 #   garbage              print text that is not perf output
+#   fail                 complain on stderr and exit with code 1
 # Anything else, and every other subcommand, runs the real perf. Each call is appended to
 # $FAKE_PERF_LOG when that is set.
 [ -n "$FAKE_PERF_LOG" ] && echo "$*" >> "$FAKE_PERF_LOG"
@@ -14,6 +15,7 @@ if [ "$1" = script ]; then
     segv) [ $trial = 0 ] && kill -SEGV $$ ;;
     hang) [ $trial = 0 ] && exec sleep 3600 ;;
     garbage) [ $trial = 0 ] && { echo "Warning: unknown event"; echo "@@ not a sample @@"; exit 0; } ;;
+    fail) [ $trial = 0 ] && { echo "fake perf: failed to process sample" >&2; exit 1; } ;;
   esac
 fi
 exec perf "$@"

@@ -206,6 +206,28 @@ TEST_F(PerfAgentTest, GarbageFromPerfScriptIsReportedOnce) {
   expect_nothing_left_behind();
 }
 
+TEST_F(PerfAgentTest, FailingPerfScriptIsAnErrorWithItsStderr) {
+  CommandOutput agent = run_agent({"-d", "1", "--perf-path", FAKE_PERF}, {"FAKE_PERF_SCRIPT=fail"});
+  EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
+  EXPECT_EQ(count_lines_with(agent.stderr_text,
+                             "perf script exited with code 1: fake perf: failed to process sample"),
+            1)
+      << agent.stderr_text;
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfAgentTest, PerfIsRestartedWhenItsMemoryPassesTheLimit) {
+  auto agent = start_agent({"-c", "-d", "1", "-f", "99", "--perf-restart-rss-mb", "1"});
+  ASSERT_TRUE(eventually([&] { return count_lines_with(agent_log(), "wrote ") >= 2; },
+                         std::chrono::seconds(60)))
+      << agent_log();
+  stop_agent(*agent);
+  EXPECT_GE(count_lines_with(agent_log(), "restarting perf record because its memory passed 1 MB"),
+            1)
+      << agent_log();
+  expect_nothing_left_behind();
+}
+
 TEST_F(PerfAgentTest, MissingPerfIsOneClearLine) {
   CommandOutput agent = run_agent({"-d", "1", "--perf-path", "/nonexistent/perf"});
   EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
