@@ -1,15 +1,10 @@
 #include "config/agent_config.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <climits>
-#include <cstdlib>
-#include <memory>
 
-#include <CLI/CLI.hpp>
-
-#include "config/config_file.h"
+#include "config/cli.h"
 
 namespace dormant::config {
 namespace {
@@ -25,31 +20,6 @@ constexpr int kMaxFrequency = 1000;
 constexpr int kMaxFrequencyWithDwarf = 100;
 constexpr int kMaxDwarfStackSize = 65528;  // perf's own limit
 
-std::string env_name_for(const std::string& long_name) {
-  std::string env = "DORMANT_";
-  for (char c : long_name) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
-  return env;
-}
-
-// Every option with a long name can come from DORMANT_<NAME> too.
-void add_environment_names(CLI::App& app) {
-  for (CLI::Option* option : app.get_options()) {
-    const auto& names = option->get_lnames();
-    if (names.empty() || names[0] == "help" || names[0] == "version" || names[0] == "config") {
-      continue;
-    }
-    option->envname(env_name_for(names[0]));
-  }
-}
-
-CLI::Option* add_int(CLI::App& app, const std::string& names, int& target, int min, int max,
-                     const std::string& description, const char* group) {
-  return app.add_option(names, target, description)
-      ->capture_default_str()
-      ->check(CLI::Range(min, max))
-      ->group(group);
-}
-
 Result<std::vector<int>> parse_pids(const std::vector<std::string>& texts) {
   std::vector<int> pids;
   for (const std::string& text : texts) {
@@ -63,10 +33,6 @@ Result<std::vector<int>> parse_pids(const std::vector<std::string>& texts) {
     pids.push_back(pid);
   }
   return pids;
-}
-
-bool is_http_url(const std::string& url) {
-  return url.starts_with("https://") || url.starts_with("http://");
 }
 
 // Flags whose text is converted after parsing.
@@ -91,13 +57,7 @@ PerfMode perf_mode_from(const std::string& text) {
 
 void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
   app.set_version_flag("--version", "dormant-agent " DORMANT_VERSION);
-  // CLI11 reads the config file before it looks at the environment, so DORMANT_CONFIG is
-  // applied here, as the default that a --config on the command line overrides.
-  const char* config_from_env = std::getenv("DORMANT_CONFIG");
-  app.set_config("--config", config_from_env != nullptr ? config_from_env : "",
-                 "Read flags from this file (one 'name = value' per line)",
-                 /*config_required=*/config_from_env != nullptr)
-      ->group(kGeneral);
+  add_config_file_option(app, kGeneral);
   app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error or critical")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning", "error", "critical"}))
@@ -207,10 +167,6 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
           INT_MAX, "Skip PyPerf above this many Python processes (0: never)", kGuardRails);
 }
 
-std::string usage_error(const std::string& message) {
-  return "dormant-agent: " + message + "\nRun 'dormant-agent --help' for the list of flags.\n";
-}
-
 }  // namespace
 
 std::string_view to_string(PerfMode mode) {
@@ -293,37 +249,16 @@ std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* co
                "dormant-agent");
   app.get_formatter()->column_width(44);
   define_options(app, config, texts);
-  add_environment_names(app);
-  auto reader = std::make_shared<ConfigFileReader>(app);
-  app.config_formatter(reader);
-
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    return ExitRequest{0, app.help()};
-  } catch (const CLI::CallForVersion&) {
-    return ExitRequest{0, app.version() + "\n"};
-  } catch (const CLI::ParseError& error) {
-    std::string message = error.what();
-    for (const CLI::Option* option : app.get_options()) {
-      const auto& names = option->get_lnames();
-      if (names.empty() || message.find("--" + names[0]) == std::string::npos) continue;
-      if (std::string origin = reader->origin_of(names[0]); !origin.empty()) {
-        message += " (" + origin + ")";
-      }
-      break;
-    }
-    return ExitRequest{2, usage_error(message)};
-  }
+  if (auto exit = parse_command_line(app, argc, argv)) return *exit;
 
   config.mode = profiling_mode_from(texts.mode);
   config.perf_mode = perf_mode_from(texts.perf_mode);
   auto pids = parse_pids(texts.pids);
-  if (!pids) return ExitRequest{2, usage_error(pids.error().message())};
+  if (!pids) return usage_error(app, pids.error().message());
   config.pids = std::move(*pids);
   if (config.log_level == "warning") config.log_level = "warn";
   if (auto valid = validate(config); !valid) {
-    return ExitRequest{2, usage_error(valid.error().message())};
+    return usage_error(app, valid.error().message());
   }
   return config;
 }

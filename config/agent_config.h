@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "config/exit_request.h"
 
 namespace dormant::config {
 
@@ -74,12 +75,6 @@ struct AgentConfig {
   const std::string& upload_server() const {
     return server_host.empty() ? api_server : server_host;
   }
-};
-
-// --help or --version (exit code 0, text for stdout), or a usage error (exit code 2, for stderr).
-struct ExitRequest {
-  int exit_code;
-  std::string text;
 };
 
 // Parses and validates; the config file comes from --config (or DORMANT_CONFIG).

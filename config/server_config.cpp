@@ -1,0 +1,91 @@
+#include "config/server_config.h"
+
+#include <climits>
+
+#include "config/cli.h"
+
+namespace dormant::config {
+namespace {
+
+constexpr const char* kListening = "Listening and TLS";
+constexpr const char* kStorage = "Storage and access";
+constexpr const char* kLimits = "Limits";
+constexpr const char* kGeneral = "General";
+
+void define_options(CLI::App& app, ServerConfig& c) {
+  app.set_version_flag("--version", "dormant-server " DORMANT_VERSION);
+  add_config_file_option(app, kGeneral);
+  app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error or critical")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning", "error", "critical"}))
+      ->group(kGeneral);
+
+  app.add_option("--listen", c.listen_address, "Address to listen on")
+      ->capture_default_str()
+      ->group(kListening);
+  add_int(app, "--port", c.port, 0, 65535, "TCP port (0: any free port, printed at start)",
+          kListening);
+  app.add_option("--tls-cert", c.tls_cert, "Server certificate chain (PEM)")
+      ->check(CLI::ExistingFile)
+      ->group(kListening);
+  app.add_option("--tls-key", c.tls_key, "Private key of --tls-cert (PEM)")
+      ->check(CLI::ExistingFile)
+      ->group(kListening);
+  app.add_option("--tls-client-ca", c.tls_client_ca,
+                 "Require client certificates signed by these CAs (PEM)")
+      ->check(CLI::ExistingFile)
+      ->group(kListening);
+  app.add_flag("--insecure-http", c.insecure_http, "Serve plain HTTP instead of TLS")
+      ->group(kListening);
+
+  app.add_option("--data-dir", c.data_dir, "Where the database and the profiles are kept")
+      ->capture_default_str()
+      ->group(kStorage);
+  app.add_option("--tokens-file", c.tokens_file,
+                 "API tokens, one per line, accepted as 'Authorization: Bearer' and "
+                 "GPROFILER-API-KEY")
+      ->check(CLI::ExistingFile)
+      ->group(kStorage);
+
+  add_int(app, "--max-body-bytes", c.max_body_bytes, 1024, INT_MAX,
+          "Largest request body (uploads are gzip-compressed)", kLimits);
+  add_int(app, "--max-header-bytes", c.max_header_bytes, 1024, 1 << 20,
+          "Largest request header block", kLimits);
+  add_int(app, "--read-timeout", c.read_timeout_s, 1, 3600,
+          "Seconds a client may take to send one request", kLimits);
+  add_int(app, "--max-connections", c.max_connections, 1, 1 << 20,
+          "Connections served at once; more wait in the backlog", kLimits);
+  add_int(app, "--threads", c.threads, 0, 256, "Worker threads (0: one per core)", kLimits);
+}
+
+}  // namespace
+
+Result<void> validate(const ServerConfig& c) {
+  auto invalid = [](std::string message) { return Error::invalid_argument(std::move(message)); };
+  if (!c.insecure_http && (c.tls_cert.empty() || c.tls_key.empty())) {
+    return invalid(
+        "TLS needs --tls-cert and --tls-key (scripts/gen-certs makes a test pair); plain HTTP "
+        "only with --insecure-http");
+  }
+  if (c.insecure_http && !c.tls_client_ca.empty()) {
+    return invalid("--tls-client-ca needs TLS: drop --insecure-http");
+  }
+  if (c.tokens_file.empty()) {
+    return invalid("--tokens-file is required: every endpoint but the health checks needs a token");
+  }
+  return ok();
+}
+
+std::variant<ServerConfig, ExitRequest> parse_server_args(int argc, const char* const* argv) {
+  ServerConfig config;
+  CLI::App app("Dormant's control server: profiling requests, heartbeats, commands, profiles.",
+               "dormant-server");
+  app.get_formatter()->column_width(36);
+  define_options(app, config);
+  if (auto exit = parse_command_line(app, argc, argv)) return *exit;
+  if (config.log_level == "warning") config.log_level = "warn";
+  if (auto valid = validate(config); !valid) return usage_error(app, valid.error().message());
+  return config;
+}
+
+}  // namespace dormant::config

@@ -1,0 +1,33 @@
+// dormant-server's configuration, from flags, DORMANT_* environment variables and a config file.
+#pragma once
+
+#include <string>
+#include <variant>
+
+#include "common/result.h"
+#include "config/exit_request.h"
+
+namespace dormant::config {
+
+struct ServerConfig {
+  std::string listen_address = "0.0.0.0";
+  int port = 8443;
+  std::string data_dir = "/var/lib/dormant-server";
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;   // when set, clients must present a certificate it signed
+  bool insecure_http = false;  // plain HTTP, only when asked for
+  std::string tokens_file;     // one token per line; '#' starts a comment
+  int max_body_bytes = 4 << 20;
+  int max_header_bytes = 16 << 10;
+  int read_timeout_s = 10;  // per request: a slow client cannot hold a connection longer
+  int max_connections = 16384;
+  int threads = 0;  // 0: one per core
+  std::string log_level = "info";
+};
+
+std::variant<ServerConfig, ExitRequest> parse_server_args(int argc, const char* const* argv);
+
+Result<void> validate(const ServerConfig& config);
+
+}  // namespace dormant::config

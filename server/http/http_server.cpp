@@ -1,0 +1,362 @@
+#include "server/http/http_server.h"
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/ssl.hpp>
+
+namespace dormant::server::http {
+namespace {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+using tcp = boost::asio::ip::tcp;
+
+constexpr std::chrono::seconds kWriteTimeout{30};
+constexpr std::chrono::seconds kShutdownTimeout{5};
+
+class SessionBase {
+ public:
+  virtual ~SessionBase() = default;
+  virtual void close_if_idle() = 0;
+  virtual void close_now() = 0;
+};
+
+}  // namespace
+
+struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
+  HttpServerOptions options;
+  Handler handler;
+  net::io_context ioc;
+  tcp::acceptor acceptor{ioc};
+  std::vector<std::thread> threads;
+  std::atomic<bool> stopping{false};
+
+  std::mutex mutex;  // guards the fields below
+  size_t connections = 0;
+  bool accept_paused = false;
+  uint64_t next_session_id = 0;
+  std::unordered_map<uint64_t, std::weak_ptr<SessionBase>> sessions;
+
+  void accept();
+  uint64_t session_started(std::weak_ptr<SessionBase> session) {
+    std::lock_guard lock(mutex);
+    sessions.emplace(next_session_id, std::move(session));
+    return next_session_id++;
+  }
+  void session_ended(uint64_t id) {
+    bool resume = false;
+    {
+      std::lock_guard lock(mutex);
+      sessions.erase(id);
+      --connections;
+      if (accept_paused && connections < options.max_connections && !stopping) {
+        accept_paused = false;
+        resume = true;
+      }
+    }
+    if (resume) net::post(ioc, [self = shared_from_this()] { self->accept(); });
+  }
+};
+
+namespace {
+
+template <typename Stream>
+class Session : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  Session(Stream stream, std::shared_ptr<HttpServer::State> state, std::string remote)
+      : stream_(std::move(stream)), state_(std::move(state)), remote_(std::move(remote)) {}
+  ~Session() override { state_->session_ended(id_); }
+
+  void run() {
+    id_ = state_->session_started(this->weak_from_this());
+    if constexpr (kTls) {
+      beast::get_lowest_layer(stream_).expires_after(state_->options.read_timeout);
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code error) {
+                                if (error) return self->drop();
+                                self->read();
+                              });
+    } else {
+      read();
+    }
+  }
+
+  void close_now() override {
+    net::post(stream_.get_executor(), [self = this->shared_from_this()] { self->drop(); });
+  }
+
+  void close_if_idle() override {
+    net::post(stream_.get_executor(), [self = this->shared_from_this()] {
+      if (self->idle_) beast::get_lowest_layer(self->stream_).cancel();
+    });
+  }
+
+ private:
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+  void read() {
+    if (state_->stopping) return close();
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(state_->options.max_header_bytes));
+    parser_->body_limit(state_->options.max_body_bytes);
+    idle_ = buffer_.size() == 0;
+    beast::get_lowest_layer(stream_).expires_after(state_->options.read_timeout);
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      [self = this->shared_from_this()](beast::error_code error, size_t) {
+                        self->idle_ = false;
+                        self->on_read(error);
+                      });
+  }
+
+  void on_read(beast::error_code error) {
+    if (error == bhttp::error::end_of_stream || error == net::error::operation_aborted ||
+        error == beast::error::timeout) {
+      return close();
+    }
+    if (error == bhttp::error::body_limit) {
+      return reply_and_close(
+          bhttp::status::payload_too_large,
+          "request body larger than " + std::to_string(state_->options.max_body_bytes) + " bytes");
+    }
+    if (error == bhttp::error::header_limit) {
+      return reply_and_close(bhttp::status::request_header_fields_too_large,
+                             "request headers larger than " +
+                                 std::to_string(state_->options.max_header_bytes) + " bytes");
+    }
+    if (error.category() == beast::error_code(bhttp::error::bad_target).category()) {
+      return reply_and_close(bhttp::status::bad_request,
+                             "malformed HTTP request: " + error.message());
+    }
+    if (error) return drop();
+
+    Request request = parser_->release();
+    try {
+      response_ = state_->handler(request, remote_);
+    } catch (const std::exception& exception) {
+      spdlog::error("{} {}: internal error: {}", std::string(request.method_string()),
+                    std::string(request.target()), exception.what());
+      response_ = json_response(bhttp::status::internal_server_error,
+                                R"({"success":false,"message":"internal server error"})");
+    }
+    response_.version(request.version());
+    response_.keep_alive(request.keep_alive() && !state_->stopping);
+    write();
+  }
+
+  void reply_and_close(bhttp::status status, const std::string& message) {
+    set_error_reply(status, message);
+    response_.keep_alive(false);
+    write();
+  }
+
+  void set_error_reply(bhttp::status status, const std::string& message) {
+    std::string escaped;
+    for (char c : message) {
+      if (c == '"' || c == '\\') escaped += '\\';
+      escaped += (static_cast<unsigned char>(c) < 0x20) ? ' ' : c;
+    }
+    response_ = json_response(status, R"({"success":false,"message":")" + escaped + "\"}");
+  }
+
+  void write() {
+    response_.prepare_payload();
+    beast::get_lowest_layer(stream_).expires_after(kWriteTimeout);
+    bhttp::async_write(stream_, response_,
+                       [self = this->shared_from_this()](beast::error_code error, size_t) {
+                         if (error) return self->drop();
+                         if (!self->response_.keep_alive()) return self->close();
+                         self->read();
+                       });
+  }
+
+  void close() {
+    if constexpr (kTls) {
+      beast::get_lowest_layer(stream_).expires_after(kShutdownTimeout);
+      stream_.async_shutdown(
+          [self = this->shared_from_this()](beast::error_code) { self->drop(); });
+    } else {
+      drop();
+    }
+  }
+
+  void drop() {
+    beast::error_code ignored;
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ignored);
+    beast::get_lowest_layer(stream_).close();
+  }
+
+  Stream stream_;
+  std::shared_ptr<HttpServer::State> state_;
+  std::string remote_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  Response response_;
+  uint64_t id_ = 0;
+  bool idle_ = false;
+};
+
+std::string remote_of(const tcp::socket& socket) {
+  beast::error_code error;
+  auto endpoint = socket.remote_endpoint(error);
+  if (error) return "?";
+  return endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+}
+
+}  // namespace
+
+void HttpServer::State::accept() {
+  acceptor.async_accept(net::make_strand(ioc), [self = shared_from_this()](beast::error_code error,
+                                                                           tcp::socket socket) {
+    if (self->stopping) return;
+    if (!error) {
+      std::string remote = remote_of(socket);
+      {
+        std::lock_guard lock(self->mutex);
+        ++self->connections;
+      }
+      if (self->options.tls) {
+        using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+        std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *self->options.tls), self,
+                                             std::move(remote))
+            ->run();
+      } else {
+        std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), self,
+                                                     std::move(remote))
+            ->run();
+      }
+    }
+    {
+      std::lock_guard lock(self->mutex);
+      if (self->connections >= self->options.max_connections) {
+        self->accept_paused = true;  // resumed by the session that ends next
+        return;
+      }
+    }
+    self->accept();
+  });
+}
+
+Result<std::shared_ptr<ssl::context>> make_tls_context(const std::string& cert,
+                                                       const std::string& key,
+                                                       const std::string& client_ca) {
+  auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
+  beast::error_code error;
+  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                           ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                           ssl::context::no_tlsv1_1 | ssl::context::single_dh_use,
+                       error);
+  if (context->use_certificate_chain_file(cert, error); error) {
+    return Error(ErrorKind::kTls, "cannot load the certificate " + cert + ": " + error.message());
+  }
+  if (context->use_private_key_file(key, ssl::context::pem, error); error) {
+    return Error(ErrorKind::kTls, "cannot load the private key " + key + ": " + error.message());
+  }
+  if (!client_ca.empty()) {
+    if (context->load_verify_file(client_ca, error); error) {
+      return Error(ErrorKind::kTls,
+                   "cannot load the client CA " + client_ca + ": " + error.message());
+    }
+    context->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
+  }
+  return context;
+}
+
+Response json_response(bhttp::status status, const std::string& body) {
+  Response response(status, 11);
+  response.set(bhttp::field::content_type, "application/json");
+  response.set(bhttp::field::server, "dormant-server");
+  response.body() = body;
+  return response;
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options, Handler handler) {
+  auto state = std::make_shared<State>();
+  state->options = std::move(options);
+  state->handler = std::move(handler);
+  beast::error_code error;
+  auto address = net::ip::make_address(state->options.address, error);
+  if (error) {
+    return Error::invalid_argument("'" + state->options.address + "' is not an IP address");
+  }
+  tcp::endpoint endpoint(address, state->options.port);
+  state->acceptor.open(endpoint.protocol(), error);
+  if (!error) state->acceptor.set_option(net::socket_base::reuse_address(true), error);
+  if (!error) state->acceptor.bind(endpoint, error);
+  if (!error) state->acceptor.listen(net::socket_base::max_listen_connections, error);
+  if (error) {
+    return Error(ErrorKind::kNetwork, "cannot listen on " + state->options.address + ":" +
+                                          std::to_string(state->options.port) + ": " +
+                                          error.message());
+  }
+  state->accept();
+  for (int i = 0; i < std::max(1, state->options.threads); ++i) {
+    state->threads.emplace_back([state] { state->ioc.run(); });
+  }
+  return std::unique_ptr<HttpServer>(new HttpServer(state));
+}
+
+HttpServer::~HttpServer() { stop(std::chrono::milliseconds(0)); }
+
+uint16_t HttpServer::port() const {
+  beast::error_code error;
+  return state_->acceptor.local_endpoint(error).port();
+}
+
+size_t HttpServer::open_connections() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->connections;
+}
+
+void HttpServer::stop(std::chrono::milliseconds drain) {
+  if (state_->stopping.exchange(true)) return;
+  net::post(state_->ioc, [state = state_] {
+    beast::error_code ignored;
+    state->acceptor.close(ignored);
+  });
+  auto for_each_session = [this](void (SessionBase::*action)()) {
+    std::vector<std::shared_ptr<SessionBase>> open;
+    {
+      std::lock_guard lock(state_->mutex);
+      for (auto& [id, weak] : state_->sessions) {
+        if (auto session = weak.lock()) open.push_back(std::move(session));
+      }
+    }
+    for (auto& session : open) (session.get()->*action)();
+  };
+  auto wait_for_no_connections = [this](std::chrono::milliseconds limit) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (open_connections() > 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  };
+  for_each_session(&SessionBase::close_if_idle);  // requests in flight finish, then close
+  wait_for_no_connections(drain);
+  for_each_session(&SessionBase::close_now);
+  wait_for_no_connections(kShutdownTimeout);
+  // With the acceptor and every connection closed the threads run out of work and end; stop()
+  // is the fallback for an operation that will not finish.
+  auto deadline = std::chrono::steady_clock::now() + kShutdownTimeout;
+  while (!state_->ioc.stopped() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  state_->ioc.stop();
+  for (auto& thread : state_->threads) {
+    if (thread.joinable()) thread.join();
+  }
+  // Completions still queued hold the state alive: run them so that everything is released.
+  state_->ioc.restart();
+  state_->ioc.poll();
+}
+
+}  // namespace dormant::server::http

@@ -1,0 +1,63 @@
+// HttpServer: HTTP/1.1 (keep-alive) over TLS or plain TCP on Boost.Beast. Every request runs
+// through one Handler; the server enforces the limits a public endpoint needs: header and body
+// size, a deadline for each request to arrive, a cap on connections, and a drain on stop.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/http.hpp>
+
+#include "common/result.h"
+
+namespace dormant::server::http {
+
+using Request = boost::beast::http::request<boost::beast::http::string_body>;
+using Response = boost::beast::http::response<boost::beast::http::string_body>;
+
+// Called on a server thread for each complete request; `remote` is "ip:port".
+using Handler = std::function<Response(const Request& request, const std::string& remote)>;
+
+struct HttpServerOptions {
+  std::string address = "127.0.0.1";
+  uint16_t port = 0;                               // 0: any free port
+  std::shared_ptr<boost::asio::ssl::context> tls;  // null: plain HTTP
+  size_t max_body_bytes = 4 << 20;
+  size_t max_header_bytes = 16 << 10;
+  std::chrono::seconds read_timeout{10};
+  size_t max_connections = 16384;
+  int threads = 1;
+};
+
+// A TLS server context from PEM files; with `client_ca`, clients must present a certificate
+// signed by it.
+Result<std::shared_ptr<boost::asio::ssl::context>> make_tls_context(const std::string& cert,
+                                                                    const std::string& key,
+                                                                    const std::string& client_ca);
+
+// A JSON response with the given status.
+Response json_response(boost::beast::http::status status, const std::string& body);
+
+class HttpServer {
+ public:
+  static Result<std::unique_ptr<HttpServer>> start(HttpServerOptions options, Handler handler);
+  ~HttpServer();
+
+  uint16_t port() const;
+  size_t open_connections() const;
+  // Stops accepting; requests in flight finish (up to `drain`), then every connection closes.
+  void stop(std::chrono::milliseconds drain);
+
+  struct State;
+
+ private:
+  explicit HttpServer(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace dormant::server::http

@@ -1,0 +1,163 @@
+#include "server/http/http_server.h"
+
+#include <filesystem>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/subprocess.h"
+#include "common/unique_fd.h"
+
+namespace dormant::server::http {
+namespace {
+
+namespace fs = std::filesystem;
+namespace bhttp = boost::beast::http;
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    certs_ = fs::temp_directory_path() / ("dormant-certs-" + std::to_string(::getpid()));
+    auto made = run_command({GEN_CERTS, certs_.string()}, deadline_after(std::chrono::seconds(60)));
+    ASSERT_TRUE(made.ok() && made->status.success()) << "gen-certs failed";
+  }
+  static void TearDownTestSuite() { fs::remove_all(certs_); }
+
+  std::string cert(const char* name) { return (certs_ / name).string(); }
+
+  // Echoes the method, path and body size; sleeps when the path says so.
+  static Response echo(const Request& request, const std::string&) {
+    if (request.target() == "/slow") std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    return json_response(bhttp::status::ok,
+                         R"({"method":")" + std::string(request.method_string()) + R"(","path":")" +
+                             std::string(request.target()) + R"(","body":)" +
+                             std::to_string(request.body().size()) + "}");
+  }
+
+  std::unique_ptr<HttpServer> start(bool tls, const std::string& client_ca = "",
+                                    std::chrono::seconds read_timeout = std::chrono::seconds(10)) {
+    HttpServerOptions options;
+    options.max_body_bytes = 1000;
+    options.max_header_bytes = 2000;
+    options.read_timeout = read_timeout;
+    options.threads = 2;
+    if (tls) {
+      auto context = make_tls_context(cert("server.pem"), cert("server.key"), client_ca);
+      EXPECT_TRUE(context.ok()) << context.error().message();
+      options.tls = *context;
+    }
+    auto server = HttpServer::start(options, echo);
+    EXPECT_TRUE(server.ok()) << server.error().message();
+    return std::move(*server);
+  }
+
+  // curl's HTTP status, or its exit code as "curl:N" when it could not get one.
+  static std::string curl(std::vector<std::string> args) {
+    std::vector<std::string> argv = {"curl", "-s",           "-o",         "/dev/null",
+                                     "-w",   "%{http_code}", "--max-time", "10"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto output = run_command(argv, deadline_after(std::chrono::seconds(30)));
+    if (!output.ok()) return "error";
+    if (!output->status.success()) return "curl:" + std::to_string(output->status.code);
+    std::string code = output->stdout_text;
+    while (!code.empty() && code.back() == '\n') code.pop_back();
+    return code;
+  }
+
+  std::string https(uint16_t port, const std::string& path) {
+    return "https://localhost:" + std::to_string(port) + path;
+  }
+
+  static fs::path certs_;
+};
+
+fs::path HttpServerTest::certs_;
+
+TEST_F(HttpServerTest, ServesOverVerifiedTls) {
+  auto server = start(true);
+  EXPECT_EQ(curl({"--cacert", cert("ca.pem"), https(server->port(), "/api/v1/health_check")}),
+            "200");
+}
+
+TEST_F(HttpServerTest, ClientThatDoesNotTrustTheCaIsRefused) {
+  auto server = start(true);
+  EXPECT_EQ(curl({https(server->port(), "/")}), "curl:60");  // peer certificate not trusted
+  EXPECT_EQ(curl({"--cacert", cert("ca.pem"),
+                  "https://127.0.0.2:" + std::to_string(server->port()) + "/"}),
+            "curl:7")
+      << "the server listens on 127.0.0.1 only";
+}
+
+TEST_F(HttpServerTest, PlainHttpWhenConfigured) {
+  auto server = start(false);
+  EXPECT_EQ(curl({"http://127.0.0.1:" + std::to_string(server->port()) + "/x"}), "200");
+}
+
+TEST_F(HttpServerTest, ClientCertificateRequiredWhenAClientCaIsSet) {
+  auto server = start(true, cert("ca.pem"));
+  EXPECT_NE(curl({"--cacert", cert("ca.pem"), https(server->port(), "/")}), "200");
+  EXPECT_EQ(curl({"--cacert", cert("ca.pem"), "--cert", cert("client.pem"), "--key",
+                  cert("client.key"), https(server->port(), "/")}),
+            "200");
+}
+
+TEST_F(HttpServerTest, OversizedBodyAndHeadersAreRefusedWithTheirStatus) {
+  auto server = start(true);
+  std::string big(5000, 'x');
+  EXPECT_EQ(curl({"--cacert", cert("ca.pem"), "--data-binary", big, https(server->port(), "/")}),
+            "413");
+  EXPECT_EQ(curl({"--cacert", cert("ca.pem"), "-H", "X-Big: " + std::string(3000, 'y'),
+                  https(server->port(), "/")}),
+            "431");
+  EXPECT_EQ(curl({"--cacert", cert("ca.pem"), https(server->port(), "/after")}), "200");
+}
+
+TEST_F(HttpServerTest, GarbageIsABadRequest) {
+  auto server = start(false);
+  UniqueFd socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(server->port());
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(socket.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  std::string garbage = "NOT HTTP AT ALL\r\n\r\n";
+  ASSERT_EQ(::write(socket.get(), garbage.data(), garbage.size()),
+            static_cast<ssize_t>(garbage.size()));
+  char reply[512] = {};
+  ASSERT_GT(::read(socket.get(), reply, sizeof(reply) - 1), 0);
+  EXPECT_EQ(std::string(reply).rfind("HTTP/1.1 400", 0), 0u) << reply;
+}
+
+TEST_F(HttpServerTest, SlowClientIsCutOffWhileOthersAreServed) {
+  auto server = start(false, "", std::chrono::seconds(1));
+  UniqueFd slow(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(server->port());
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(slow.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  std::string partial = "POST / HTTP/1.1\r\nHost: x\r\n";  // and then nothing more
+  ASSERT_GT(::write(slow.get(), partial.data(), partial.size()), 0);
+  EXPECT_EQ(curl({"http://127.0.0.1:" + std::to_string(server->port()) + "/other"}), "200");
+  char byte;
+  EXPECT_EQ(::read(slow.get(), &byte, 1), 0) << "the server closes the slow connection";
+}
+
+TEST_F(HttpServerTest, StopLetsARequestInFlightFinish) {
+  auto server = start(false);
+  std::string status;
+  std::thread client(
+      [&] { status = curl({"http://127.0.0.1:" + std::to_string(server->port()) + "/slow"}); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  server->stop(std::chrono::seconds(5));
+  client.join();
+  EXPECT_EQ(status, "200");
+  EXPECT_EQ(server->open_connections(), 0u);
+}
+
+}  // namespace
+}  // namespace dormant::server::http
