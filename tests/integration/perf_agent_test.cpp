@@ -59,6 +59,17 @@ class PerfAgentTest : public ::testing::Test {
     return output;
   }
 
+  // The known-ratio workload (or `program`, a link to it with another name) for `seconds`.
+  static std::unique_ptr<Subprocess> spawn_busy(int seconds,
+                                                const std::string& program = KNOWN_RATIO) {
+    SpawnOptions options;
+    options.argv = {program, std::to_string(seconds)};
+    options.stdout_to = Redirect::null();
+    auto child = Subprocess::spawn(options);
+    EXPECT_TRUE(child.ok());
+    return child.ok() ? std::move(*child) : nullptr;
+  }
+
   // Starts the agent in the background, its stderr going to agent.log.
   std::unique_ptr<Subprocess> start_agent(std::vector<std::string> args) {
     SpawnOptions options;
@@ -145,11 +156,8 @@ class PerfAgentTest : public ::testing::Test {
 };
 
 TEST_F(PerfAgentTest, KnownRatioWorkloadShowsBothFunctionsInTheirRatio) {
-  SpawnOptions workload;
-  workload.argv = {KNOWN_RATIO, "12"};
-  workload.stdout_to = Redirect::null();
-  auto program = Subprocess::spawn(workload);
-  ASSERT_TRUE(program.ok());
+  auto program = spawn_busy(12);
+  ASSERT_NE(program, nullptr);
   CommandOutput agent = run_agent({"-d", "6", "-f", "499"});
   ASSERT_EQ(agent.status.code, 0) << agent.stderr_text;
   profile::CollapsedProfile profile = last_profile();
@@ -236,11 +244,9 @@ TEST_F(PerfAgentTest, MissingPerfIsOneClearLine) {
 }
 
 TEST_F(PerfAgentTest, PidsMixOfLiveAndDead) {
-  SpawnOptions workload;
-  workload.argv = {KNOWN_RATIO, "8"};
-  auto program = Subprocess::spawn(workload);
-  ASSERT_TRUE(program.ok());
-  std::string pids = std::to_string((*program)->pid()) + ",999999999";
+  auto program = spawn_busy(8);
+  ASSERT_NE(program, nullptr);
+  std::string pids = std::to_string(program->pid()) + ",999999999";
   CommandOutput agent = run_agent({"-d", "3", "-f", "199", "--pids", pids});
   EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
   profile::CollapsedProfile profile = last_profile();
@@ -292,10 +298,8 @@ TEST_F(PerfAgentTest, ContinuousModeWritesAProfilePerDurationUntilSigterm) {
 }
 
 TEST_F(PerfAgentTest, SigtermDuringASnapshotStillWritesWhatWasCollected) {
-  SpawnOptions workload;
-  workload.argv = {KNOWN_RATIO, "30"};
-  auto program = Subprocess::spawn(workload);
-  ASSERT_TRUE(program.ok());
+  auto program = spawn_busy(30);
+  ASSERT_NE(program, nullptr);
   auto agent = start_agent({"-d", "600", "-f", "199"});
   ASSERT_TRUE(eventually([&] { return agent_log().find("perf: recording") != std::string::npos; },
                          std::chrono::seconds(60)))
@@ -320,10 +324,8 @@ TEST_F(PerfAgentTest, RotatingOutputKeepsOnlyTheLastProfile) {
 }
 
 TEST_F(PerfAgentTest, PerfIsRestartedAfterItsIntervalAndKeepsProfiling) {
-  SpawnOptions workload;
-  workload.argv = {KNOWN_RATIO, "30"};
-  auto program = Subprocess::spawn(workload);
-  ASSERT_TRUE(program.ok());
+  auto program = spawn_busy(30);
+  ASSERT_NE(program, nullptr);
   auto agent = start_agent({"-c", "-d", "1", "-f", "99", "--perf-restart-interval", "1"});
   ASSERT_TRUE(eventually([&] { return count_lines_with(agent_log(), "wrote ") >= 3; },
                          std::chrono::seconds(60)))
@@ -344,13 +346,11 @@ TEST_F(PerfAgentTest, PerfIsRestartedAfterItsIntervalAndKeepsProfiling) {
 
 TEST_F(PerfAgentTest, DwarfAndSmartModesSeeBothFunctions) {
   for (const char* mode : {"dwarf", "smart"}) {
-    SpawnOptions workload;
-    workload.argv = {KNOWN_RATIO, "20"};
-    auto program = Subprocess::spawn(workload);
-    ASSERT_TRUE(program.ok());
+    auto program = spawn_busy(20);
+    ASSERT_NE(program, nullptr);
     // One process only: perf script unwinds every dwarf sample, which is slow host-wide.
     CommandOutput agent = run_agent(
-        {"-d", "2", "-f", "99", "--perf-mode", mode, "--pids", std::to_string((*program)->pid())});
+        {"-d", "2", "-f", "99", "--perf-mode", mode, "--pids", std::to_string(program->pid())});
     ASSERT_EQ(agent.status.code, 0) << mode << ": " << agent.stderr_text;
     profile::CollapsedProfile profile = last_profile();
     EXPECT_GT(samples_with(profile.stacks, "known_ratio", "hot_two"), 20u)
@@ -402,20 +402,12 @@ class PerfCgroupTest : public PerfAgentTest {
     // A busy process outside every profiled cgroup: in the root cgroup, which is never picked.
     decoy_link_ = root_ / "decoy_busy";
     fs::create_symlink(KNOWN_RATIO, decoy_link_);
-    decoy_ = spawn_busy(decoy_link_.string());
+    decoy_ = spawn_busy(30, decoy_link_.string());
     std::ofstream(hierarchy_ / "cgroup.procs") << decoy_->pid();
   }
   void TearDown() override {
     decoy_.reset();
     PerfAgentTest::TearDown();
-  }
-
-  static std::unique_ptr<Subprocess> spawn_busy(const std::string& program) {
-    SpawnOptions options;
-    options.argv = {program, "30"};
-    auto child = Subprocess::spawn(options);
-    EXPECT_TRUE(child.ok());
-    return child.ok() ? std::move(*child) : nullptr;
   }
 
   fs::path hierarchy_;
@@ -425,7 +417,7 @@ class PerfCgroupTest : public PerfAgentTest {
 
 TEST_F(PerfCgroupTest, BusyProcessInANewCgroupIsProfiledAndOthersAreNot) {
   ScopedCgroup cgroup(hierarchy_ / ("dormant-test-" + std::to_string(::getpid())));
-  auto busy = spawn_busy(KNOWN_RATIO);
+  auto busy = spawn_busy(30);
   cgroup.add(busy->pid());
   CommandOutput agent = run_agent({"-d", "3", "-f", "199", "--perf-use-cgroups"});
   busy.reset();
@@ -441,7 +433,7 @@ TEST_F(PerfCgroupTest, DockerContainerStandInIsFoundRankedAndProfiled) {
   std::string id(64, 'a');
   for (size_t i = 0; i < id.size(); i += 7) id[i] = "0123456789abcdef"[i % 16];
   ScopedCgroup container(hierarchy_ / "system.slice" / ("docker-" + id + ".scope"));
-  auto busy = spawn_busy(KNOWN_RATIO);
+  auto busy = spawn_busy(30);
   container.add(busy->pid());
   CommandOutput agent = run_agent({"-d", "3", "-f", "199", "--perf-use-cgroups",
                                    "--perf-max-docker-containers", "1", "--perf-max-cgroups", "0"});

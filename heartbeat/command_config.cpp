@@ -1,0 +1,121 @@
+#include "heartbeat/command_config.h"
+
+#include <algorithm>
+
+#include "heartbeat/json_fields.h"
+
+namespace dormant::heartbeat {
+namespace {
+
+constexpr std::size_t kMaxPerfEvents = 64;
+
+std::string supported_perf_events() {
+  std::string list;
+  for (std::string_view event : kPerfEvents) {
+    if (!list.empty()) list += ", ";
+    list += event;
+  }
+  return list;
+}
+
+Result<std::string> read_perf_event(const nlohmann::json& value, const std::string& path) {
+  Result<std::string> event = read_string(value, path);
+  if (!event) return event;
+  if (*event == "cpu-cycles") return std::string("cycles");
+  if (std::ranges::find(kPerfEvents, *event) != std::end(kPerfEvents)) return event;
+  return field_error(path, single_quoted(*event) + " is not a supported perf event (" +
+                               supported_perf_events() + ")");
+}
+
+// The object form of a profiler's entry: {"mode": <setting>} and/or {"enabled": false}.
+template <WireEnum Setting>
+void read_switch(FieldReader& fields, Setting& setting, Setting disabled) {
+  fields.optional("mode", setting, read_enum<Setting>);
+  bool enabled = true;
+  fields.optional("enabled", enabled, read_bool);
+  if (!enabled) setting = disabled;
+}
+
+Result<PerfConfig> read_perf(const nlohmann::json& value, const std::string& path) {
+  PerfConfig perf;
+  if (value.is_string()) {
+    Result<PerfSetting> setting = read_enum<PerfSetting>(value, path);
+    if (!setting) return std::move(setting).take_error();
+    perf.setting = *setting;
+    return perf;
+  }
+  if (!value.is_object()) {
+    return field_error(path, one_of_message<PerfSetting>() + ", or an object {mode, events}");
+  }
+  FieldReader fields(value, path);
+  read_switch(fields, perf.setting, PerfSetting::kDisabled);
+  std::vector<std::string> events;
+  fields.optional("events", events, list_of(read_perf_event, kMaxPerfEvents));
+  if (!events.empty()) {
+    perf.events.clear();
+    for (std::string& event : events) {
+      if (std::ranges::find(perf.events, event) == perf.events.end()) {
+        perf.events.push_back(std::move(event));
+      }
+    }
+  }
+  return fields.finish(std::move(perf));
+}
+
+Result<EbpfSetting> read_ebpf(const nlohmann::json& value, const std::string& path) {
+  if (value.is_string()) return read_enum<EbpfSetting>(value, path);
+  if (!value.is_object()) {
+    return field_error(path, one_of_message<EbpfSetting>() + ", or an object {mode}");
+  }
+  FieldReader fields(value, path);
+  EbpfSetting setting = EbpfSetting::kEnabled;
+  read_switch(fields, setting, EbpfSetting::kDisabled);
+  return fields.finish(setting);
+}
+
+// profiler_configs is kept whole; only the entries of the profilers we run are typed.
+void read_profiler_configs(FieldReader& fields, CommandConfig& config) {
+  const nlohmann::json* configs = fields.object("profiler_configs");
+  if (configs == nullptr) return;
+  config.profiler_configs = *configs;
+  FieldReader config_fields(*configs, fields.path_of("profiler_configs"));
+  config_fields.optional("perf", config.perf, read_perf);
+  config_fields.optional("ebpf", config.ebpf, read_ebpf);
+  if (!config_fields.ok()) fields.fail(config_fields.status().take_error());
+}
+
+}  // namespace
+
+bool CommandConfig::applies_to(std::string_view hostname) const {
+  return target_hostnames.empty() ||
+         std::ranges::find(target_hostnames, hostname) != target_hostnames.end();
+}
+
+Result<CommandConfig> parse_combined_config(const nlohmann::json& combined_config,
+                                            std::string_view command_type) {
+  std::optional<CommandType> type = enum_from_string<CommandType>(command_type);
+  if (!type) return field_error("command_type", one_of_message<CommandType>());
+  if (Result<void> checked = check_body(combined_config, "combined_config"); !checked) {
+    return std::move(checked).take_error();
+  }
+  CommandConfig config;
+  config.command_type = *type;
+  FieldReader fields(combined_config, "");
+  fields.optional("continuous", config.continuous, read_bool);
+  fields.optional("duration", config.duration, integer_in(1, kMaxCommandDuration));
+  fields.optional("frequency", config.frequency, integer_in(1, kMaxFrequency));
+  fields.optional("profiling_mode", config.profiling_mode, read_enum<ProfilingMode>);
+  fields.optional("pids", config.pids, list_of(integer_in(1, kMaxPid), kMaxListItems));
+  fields.optional("stop_level", config.stop_level, read_enum<StopLevel>);
+  fields.optional("max_processes", config.max_processes, integer_in(0, kMaxPid));
+  read_profiler_configs(fields, config);
+  fields.optional("target_hostnames", config.target_hostnames, list_of(read_string, kMaxListItems));
+  fields.optional("enable_perfspect", config.enable_perfspect, read_bool);
+  if (fields.ok() && config.command_type == CommandType::kStop &&
+      config.stop_level == StopLevel::kProcess && config.pids.empty()) {
+    fields.fail(field_error("pids", "a stop with stop_level 'process' needs pids"));
+  }
+  return fields.finish(std::move(config));
+}
+
+}  // namespace dormant::heartbeat

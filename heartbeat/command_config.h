@@ -1,0 +1,66 @@
+// The agent's reading of a command: combined_config (reference §1.4) checked and typed, so that
+// an invalid command is refused with a reason before anything starts.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "heartbeat/limits.h"
+#include "heartbeat/wire_enums.h"
+
+namespace dormant::heartbeat {
+
+inline constexpr int kDefaultMaxProcesses = 10;  // gProfiler's default for commands
+
+// PMU events perf may be asked for (gProfiler's supported set; "cpu-cycles" reads as "cycles").
+inline constexpr std::string_view kPerfEvents[] = {"cycles",
+                                                   "instructions",
+                                                   "cache-misses",
+                                                   "cache-references",
+                                                   "branch-misses",
+                                                   "branch-instructions",
+                                                   "stalled-cycles-frontend",
+                                                   "stalled-cycles-backend"};
+
+// profiler_configs.perf: a preset name, or {"mode": preset, "events": [...]}.
+struct PerfConfig {
+  PerfSetting setting = PerfSetting::kEnabledRestricted;
+  std::vector<std::string> events = {"cycles"};  // normalised, without duplicates
+
+  friend bool operator==(const PerfConfig&, const PerfConfig&) = default;
+};
+
+struct CommandConfig {
+  CommandType command_type = CommandType::kStart;
+  bool continuous = false;  // one profile every `duration` until a stop; else a single one
+  int duration = 60;        // seconds
+  int frequency = 11;       // Hz
+  ProfilingMode profiling_mode = ProfilingMode::kCpu;
+  std::vector<int> pids;  // empty: the whole host
+  // A stop without stop_level stops everything, as gProfiler's does.
+  StopLevel stop_level = StopLevel::kHost;
+  int max_processes = kDefaultMaxProcesses;                    // per runtime profiler; 0: no limit
+  nlohmann::json profiler_configs = nlohmann::json::object();  // as sent
+  std::optional<PerfConfig> perf;             // nullopt: not mentioned, the agent's flags apply
+  std::optional<EbpfSetting> ebpf;            // nullopt: not mentioned, the agent's flags apply
+  std::vector<std::string> target_hostnames;  // empty: every host
+  bool enable_perfspect = false;
+
+  // Whether the target_hostnames filter lets `hostname` run this command.
+  bool applies_to(std::string_view hostname) const;
+
+  friend bool operator==(const CommandConfig&, const CommandConfig&) = default;
+};
+
+// `command_type` is the heartbeat response's (the copy inside combined_config is ignored, as
+// are target_scope, target_entities and any key this does not know). Errors name the key:
+// "duration: 0 is not between 1 and 86400".
+Result<CommandConfig> parse_combined_config(const nlohmann::json& combined_config,
+                                            std::string_view command_type);
+
+}  // namespace dormant::heartbeat

@@ -1,0 +1,19 @@
+// Bounds on what a message may ask for, beyond Performance Studio's own rules: they turn absurd
+// or hostile values into errors that name the field.
+#pragma once
+
+#include <cstddef>
+
+namespace dormant::heartbeat {
+
+inline constexpr int kMaxRequestDuration = 7 * 24 * 3600;  // seconds, profiling request
+inline constexpr int kMaxCommandDuration = 24 * 3600;      // seconds per snapshot, command
+inline constexpr int kMaxFrequency = 1000;                 // Hz
+inline constexpr int kMaxPid = 4 * 1024 * 1024;            // the kernel's PID_MAX_LIMIT
+// Longest list (or map) accepted anywhere: more than a fleet needs, few enough to bound memory.
+inline constexpr std::size_t kMaxListItems = 10'000;
+// Deepest nesting kept from a message. Copying or dumping JSON recurses once per level, so a
+// body of a million '[' must be refused before anything copies it.
+inline constexpr int kMaxNesting = 64;
+
+}  // namespace dormant::heartbeat

@@ -1,0 +1,159 @@
+#include "heartbeat/profiling_request.h"
+
+#include "heartbeat/json_fields.h"
+
+namespace dormant::heartbeat {
+namespace {
+
+using TargetHosts = std::map<std::string, std::optional<std::vector<int>>>;
+
+Result<TargetHosts> read_target_hosts(const nlohmann::json& value, const std::string& path) {
+  if (!value.is_object()) {
+    return field_error(path, "must be an object of host name -> list of pids, or null");
+  }
+  if (value.empty()) return field_error(path, "must not be empty");
+  if (value.size() > kMaxListItems) {
+    return field_error(path, "must have at most " + std::to_string(kMaxListItems) + " hosts");
+  }
+  auto read_pids = list_of(integer_in(1, kMaxPid), kMaxListItems);
+  TargetHosts hosts;
+  for (const auto& [hostname, pids] : value.items()) {
+    std::string host_path = data_key_path(path, hostname);
+    if (Result<void> checked = check_name(hostname, host_path); !checked) {
+      return std::move(checked).take_error();
+    }
+    if (pids.is_null()) {
+      hosts.emplace(hostname, std::nullopt);
+      continue;
+    }
+    Result<std::vector<int>> host_pids = read_pids(pids, host_path);
+    if (!host_pids) return std::move(host_pids).take_error();
+    hosts.emplace(hostname, std::move(host_pids).value());
+  }
+  return hosts;
+}
+
+Result<void> check_entity(const nlohmann::json& entity, const std::string& path) {
+  if (!entity.is_object()) return field_error(path, "must be an object");
+  FieldReader fields(entity, path);
+  std::string text;
+  for (const char* selector :
+       {"service_name", "namespace", "hostname", "ip_address", "pod_name", "container_name",
+        "workload_name", "workload_kind", "process_name"}) {
+    fields.optional(selector, text, read_string);
+  }
+  int pid = 0;
+  fields.optional("pid", pid, integer_in(1, kMaxPid));
+  return fields.status();
+}
+
+Result<nlohmann::json> read_target_entities(const nlohmann::json& value, const std::string& path) {
+  if (!value.is_array()) return field_error(path, "must be a list");
+  if (value.size() > kMaxListItems) {
+    return field_error(path, "must have at most " + std::to_string(kMaxListItems) + " items");
+  }
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    Result<void> checked = check_entity(value[i], element_path(path, i));
+    if (!checked) return std::move(checked).take_error();
+  }
+  return value;
+}
+
+bool names_any_pid(const TargetHosts& hosts) {
+  for (const auto& [hostname, pids] : hosts) {
+    if (pids && !pids->empty()) return true;
+  }
+  return false;
+}
+
+// The rules between fields. `body` is only consulted for hints about gProfiler's older names.
+Result<void> check_targets(const ProfilingRequest& request, const nlohmann::json& body) {
+  if (request.target_hosts.empty() && request.target_entities.empty()) {
+    if (body.contains("target_hostnames")) {
+      return field_error("target_hosts",
+                         "required (this API takes target_hosts, an object of host name -> list "
+                         "of pids or null, not target_hostnames)");
+    }
+    return field_error("target_hosts", "required, or target_entities");
+  }
+  if (request.request_type != CommandType::kStop) return ok();
+  if (request.stop_level == StopLevel::kHost) {
+    for (const auto& [hostname, pids] : request.target_hosts) {
+      if (pids && !pids->empty()) {
+        return field_error(data_key_path("target_hosts", hostname),
+                           "a stop with stop_level 'host' takes no pids");
+      }
+    }
+    return ok();
+  }
+  if (!names_any_pid(request.target_hosts) && request.target_entities.empty()) {
+    return field_error("stop_level",
+                       "'process' needs at least one pid in target_hosts or an entry in "
+                       "target_entities (say \"stop_level\": \"host\" to stop whole hosts)");
+  }
+  return ok();
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ProfilingRequest& request) {
+  nlohmann::json hosts = nullptr;
+  if (!request.target_hosts.empty()) {
+    hosts = nlohmann::json::object();
+    for (const auto& [hostname, pids] : request.target_hosts) hosts[hostname] = or_null(pids);
+  }
+  nlohmann::json entities =
+      request.target_entities.empty() ? nlohmann::json(nullptr) : request.target_entities;
+  return {{"service_name", request.service_name},
+          {"request_type", to_string(request.request_type)},
+          {"continuous", request.continuous},
+          {"duration", request.duration},
+          {"frequency", request.frequency},
+          {"profiling_mode", to_string(request.profiling_mode)},
+          {"target_hosts", std::move(hosts)},
+          {"target_scope", to_string(request.target_scope)},
+          {"target_entities", std::move(entities)},
+          {"stop_level", to_string(request.stop_level)},
+          {"additional_args", or_null(request.additional_args)},
+          {"dry_run", request.dry_run}};
+}
+
+Result<ProfilingRequest> parse_profiling_request(const nlohmann::json& body) {
+  if (Result<void> checked = check_body(body, "profiling request"); !checked) {
+    return std::move(checked).take_error();
+  }
+  ProfilingRequest request;
+  FieldReader fields(body, "");
+  fields.required("service_name", request.service_name, read_name);
+  if (fields.find("request_type") == nullptr && fields.find("command_type") != nullptr) {
+    fields.fail(
+        field_error("request_type", "required (this API calls it request_type, not command_type)"));
+  }
+  fields.required("request_type", request.request_type, read_enum<CommandType>);
+  fields.optional("continuous", request.continuous, read_bool);
+  fields.optional("duration", request.duration, integer_in(1, kMaxRequestDuration));
+  fields.optional("frequency", request.frequency, integer_in(1, kMaxFrequency));
+  fields.optional("profiling_mode", request.profiling_mode, read_enum<ProfilingMode>);
+  fields.optional("target_hosts", request.target_hosts, read_target_hosts);
+  fields.optional("target_scope", request.target_scope, read_enum<TargetScope>);
+  fields.optional("target_entities", request.target_entities, read_target_entities);
+  fields.optional("stop_level", request.stop_level, read_enum<StopLevel>);
+  fields.optional("additional_args", request.additional_args, read_object);
+  fields.optional("dry_run", request.dry_run, read_bool);
+  if (fields.ok()) {
+    if (Result<void> checked = check_targets(request, body); !checked) {
+      fields.fail(std::move(checked).take_error());
+    }
+  }
+  return fields.finish(std::move(request));
+}
+
+nlohmann::json to_json(const ProfilingResponse& response) {
+  return {{"success", response.success},
+          {"message", response.message},
+          {"request_id", or_null(response.request_id)},
+          {"command_ids", response.command_ids},
+          {"estimated_completion_time", or_null(response.estimated_completion_time)}};
+}
+
+}  // namespace dormant::heartbeat

@@ -1,0 +1,191 @@
+#include "heartbeat/protocol.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "heartbeat/json_fields.h"
+
+namespace dormant::heartbeat {
+namespace {
+
+constexpr double kMaxExecutionTime = 366.0 * 24 * 3600;  // a year of seconds
+constexpr double kAnyNonNegative = std::numeric_limits<double>::max();
+
+Result<void> check_container(const nlohmann::json& container, const std::string& path) {
+  if (!container.is_object()) return field_error(path, "must be an object");
+  FieldReader fields(container, path);
+  std::string name;
+  fields.required("container_name", name, read_string);
+  return fields.status();
+}
+
+Result<nlohmann::json> read_containers(const nlohmann::json& value, const std::string& path) {
+  if (!value.is_array()) return field_error(path, "must be a list");
+  if (value.size() > kMaxListItems) {
+    return field_error(path, "must have at most " + std::to_string(kMaxListItems) + " items");
+  }
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    Result<void> checked = check_container(value[i], element_path(path, i));
+    if (!checked) return std::move(checked).take_error();
+  }
+  return value;
+}
+
+// An integer id, or "" for none.
+Result<std::optional<std::int64_t>> read_gpid(const nlohmann::json& value,
+                                              const std::string& path) {
+  if (value.is_string() && value.get_ref<const std::string&>().empty()) {
+    return std::optional<std::int64_t>();
+  }
+  Result<std::int64_t> gpid =
+      read_integer(value, path, 0, std::numeric_limits<std::int64_t>::max());
+  if (!gpid) return field_error(path, "must be a non-negative integer or \"\"");
+  return std::optional<std::int64_t>(*gpid);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const HeartbeatRequest& request) {
+  nlohmann::json body = request.extra.is_object() ? request.extra : nlohmann::json::object();
+  body["ip_address"] = request.ip_address;
+  body["hostname"] = request.hostname;
+  body["service_name"] = request.service_name;
+  body["last_command_id"] = or_null(request.last_command_id);
+  body["status"] = to_string(request.status);
+  body["timestamp"] = or_null(request.timestamp);
+  body["received_command_ids"] = request.received_command_ids;
+  body["executed_command_ids"] = request.executed_command_ids;
+  body["perf_supported_events"] = request.perf_supported_events;
+  body["agent_version"] = or_null(request.agent_version);
+  body["run_mode"] = or_null(request.run_mode);
+  body["namespace"] = or_null(request.pod_namespace);
+  body["pod_name"] = or_null(request.pod_name);
+  body["containers"] = request.containers;
+  if (!request.agent_health.empty()) body["agent_health"] = request.agent_health;
+  return body;
+}
+
+Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body) {
+  if (Result<void> checked = check_body(body, "heartbeat"); !checked) {
+    return std::move(checked).take_error();
+  }
+  HeartbeatRequest request;
+  FieldReader fields(body, "");
+  fields.required("ip_address", request.ip_address, read_ip_address);
+  fields.required("hostname", request.hostname, read_name);
+  fields.required("service_name", request.service_name, read_name);
+  fields.optional("last_command_id", request.last_command_id, read_uuid);
+  fields.optional("status", request.status, read_enum<HostStatus>);
+  fields.optional("timestamp", request.timestamp, read_string);
+  fields.optional("received_command_ids", request.received_command_ids,
+                  list_of(read_uuid, kMaxListItems));
+  fields.optional("executed_command_ids", request.executed_command_ids,
+                  list_of(read_uuid, kMaxListItems));
+  fields.optional("perf_supported_events", request.perf_supported_events,
+                  list_of(read_string, kMaxListItems));
+  fields.optional("agent_version", request.agent_version, read_string);
+  fields.optional("run_mode", request.run_mode, read_string);
+  fields.optional("namespace", request.pod_namespace, read_string);
+  fields.optional("pod_name", request.pod_name, read_string);
+  fields.optional("containers", request.containers, read_containers);
+  fields.optional("agent_health", request.agent_health, read_object);
+  request.extra = fields.members_except(
+      {"ip_address", "hostname", "service_name", "last_command_id", "status", "timestamp",
+       "received_command_ids", "executed_command_ids", "perf_supported_events", "agent_version",
+       "run_mode", "namespace", "pod_name", "containers", "agent_health"});
+  return fields.finish(std::move(request));
+}
+
+nlohmann::json to_json(const HeartbeatResponse& response) {
+  nlohmann::json command = nullptr;
+  if (response.profiling_command) {
+    command = {{"command_type", response.profiling_command->command_type},
+               {"combined_config", response.profiling_command->combined_config}};
+  }
+  return {{"success", response.success},
+          {"message", response.message},
+          {"command_id", or_null(response.command_id)},
+          {"profiling_command", std::move(command)}};
+}
+
+Result<HeartbeatResponse> parse_heartbeat_response(const nlohmann::json& body) {
+  if (Result<void> checked = check_body(body, "heartbeat response"); !checked) {
+    return std::move(checked).take_error();
+  }
+  HeartbeatResponse response;
+  FieldReader fields(body, "");
+  fields.required("success", response.success, read_bool);
+  fields.optional("message", response.message, read_string);
+  fields.optional("command_id", response.command_id, read_uuid);
+  if (!fields.ok() || !response.success) return fields.finish(std::move(response));
+
+  const nlohmann::json* command = fields.object("profiling_command");
+  // gProfiler tests the dict's truthiness, so {} is no command either.
+  if (command == nullptr || command->empty()) return fields.finish(std::move(response));
+  FieldReader command_fields(*command, "profiling_command");
+  ProfilingCommand parsed;
+  command_fields.optional("command_type", parsed.command_type, read_string);
+  command_fields.optional("combined_config", parsed.combined_config, read_object);
+  if (!command_fields.ok()) return command_fields.status().take_error();
+  if (!response.command_id) return field_error("command_id", "required with a profiling_command");
+  response.profiling_command = std::move(parsed);
+  return response;
+}
+
+nlohmann::json to_json(const CommandCompletion& completion) {
+  double seconds = std::isfinite(completion.execution_time)
+                       ? std::clamp(completion.execution_time, 0.0, kMaxExecutionTime)
+                       : 0.0;
+  return {{"command_id", completion.command_id},
+          {"hostname", completion.hostname},
+          {"status", to_string(completion.status)},
+          {"execution_time", static_cast<std::int64_t>(std::llround(seconds))},
+          {"error_message", or_null(completion.error_message)},
+          {"results_path", or_null(completion.results_path)}};
+}
+
+Result<CommandCompletion> parse_command_completion(const nlohmann::json& body) {
+  if (Result<void> checked = check_body(body, "command completion"); !checked) {
+    return std::move(checked).take_error();
+  }
+  CommandCompletion completion;
+  FieldReader fields(body, "");
+  fields.required("command_id", completion.command_id, read_uuid);
+  fields.required("hostname", completion.hostname, read_name);
+  fields.required("status", completion.status, read_enum<CompletionStatus>);
+  fields.optional("execution_time", completion.execution_time, number_in(0, kMaxExecutionTime));
+  fields.optional("error_message", completion.error_message, read_string);
+  fields.optional("results_path", completion.results_path, read_string);
+  return fields.finish(std::move(completion));
+}
+
+nlohmann::json to_json(const ProfileUpload& upload) {
+  return {{"start_time", upload.start_time},
+          {"end_time", upload.end_time},
+          {"hostname", upload.hostname},
+          {"profile", upload.profile},
+          {"cpu_avg", upload.cpu_avg},
+          {"mem_avg", upload.mem_avg},
+          {"spawn_time", upload.spawn_time},
+          {"gpid", upload.gpid ? nlohmann::json(*upload.gpid) : nlohmann::json("")}};
+}
+
+Result<ProfileUpload> parse_profile_upload(const nlohmann::json& body) {
+  if (Result<void> checked = check_body(body, "profile upload"); !checked) {
+    return std::move(checked).take_error();
+  }
+  ProfileUpload upload;
+  FieldReader fields(body, "");
+  fields.required("start_time", upload.start_time, read_string);
+  fields.required("end_time", upload.end_time, read_string);
+  fields.required("hostname", upload.hostname, read_name);
+  fields.required("profile", upload.profile, read_string);
+  fields.optional("cpu_avg", upload.cpu_avg, number_in(0, kAnyNonNegative));
+  fields.optional("mem_avg", upload.mem_avg, number_in(0, kAnyNonNegative));
+  fields.optional("spawn_time", upload.spawn_time, number_in(0, kAnyNonNegative));
+  fields.optional("gpid", upload.gpid, read_gpid);
+  return fields.finish(std::move(upload));
+}
+
+}  // namespace dormant::heartbeat

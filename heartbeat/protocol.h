@@ -1,0 +1,111 @@
+// The messages between agent and server, in Performance Studio's JSON form (reference §1.2,
+// §1.3, §1.5, §3): heartbeat, heartbeat response, command completion, profile upload body.
+// Each parse_* checks an untrusted body and names the offending field in its error;
+// each to_json writes what the other end expects.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "heartbeat/wire_enums.h"
+
+namespace dormant::heartbeat {
+
+// POST /api/metrics/heartbeat, agent → server.
+struct HeartbeatRequest {
+  std::string ip_address;  // v4 or v6; Studio stores it as Postgres inet
+  std::string hostname;
+  std::string service_name;
+  std::optional<std::string> last_command_id;  // UUID
+  HostStatus status = HostStatus::kActive;
+  std::optional<std::string> timestamp;  // ISO-8601 as the agent wrote it (gProfiler: local time)
+  std::vector<std::string> received_command_ids;  // UUIDs
+  std::vector<std::string> executed_command_ids;  // UUIDs
+  std::vector<std::string> perf_supported_events;
+  std::optional<std::string> agent_version;
+  std::optional<std::string> run_mode;       // k8s, container, standalone_executable, local_python
+  std::optional<std::string> pod_namespace;  // "namespace" on the wire
+  std::optional<std::string> pod_name;
+  // Container inventory, kept as sent: a list of objects, each with a string container_name.
+  nlohmann::json containers = nlohmann::json::array();
+  // Ours, not Studio's: the agent's own report (idle audit, failure counters), kept as sent.
+  // Not written when empty.
+  nlohmann::json agent_health = nlohmann::json::object();
+  // Top-level members this struct does not know, kept for the server to store.
+  nlohmann::json extra = nlohmann::json::object();
+
+  friend bool operator==(const HeartbeatRequest&, const HeartbeatRequest&) = default;
+};
+
+nlohmann::json to_json(const HeartbeatRequest& request);
+// Studio's model plus what its database would refuse: ip_address must parse as an address, the
+// command ids as UUIDs, status as a HostStatus. hostname and service_name need 1 to 255 bytes
+// and no control characters; each containers item a string container_name.
+Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body);
+
+struct ProfilingCommand {
+  // Kept as sent: the agent answers a type it does not know with a "failed" completion, which
+  // needs the command's id (parse_combined_config checks the type).
+  std::string command_type = "start";
+  nlohmann::json combined_config = nlohmann::json::object();
+
+  friend bool operator==(const ProfilingCommand&, const ProfilingCommand&) = default;
+};
+
+// The answer to a heartbeat, server → agent. The server repeats the host's current command on
+// every heartbeat; the agent de-duplicates by command_id.
+struct HeartbeatResponse {
+  bool success = true;
+  std::string message;
+  std::optional<std::string> command_id;  // UUID; present whenever profiling_command is
+  std::optional<ProfilingCommand> profiling_command;
+
+  friend bool operator==(const HeartbeatResponse&, const HeartbeatResponse&) = default;
+};
+
+nlohmann::json to_json(const HeartbeatResponse& response);
+// The agent's reading (reference §1.3): a command only when success is true and
+// profiling_command is a non-empty object; command_type defaults to "start" and combined_config
+// to {}. When there is no command, profiling_command is not looked at.
+Result<HeartbeatResponse> parse_heartbeat_response(const nlohmann::json& body);
+
+// POST /api/metrics/command_completion, agent → server.
+struct CommandCompletion {
+  std::string command_id;  // UUID
+  std::string hostname;
+  CompletionStatus status = CompletionStatus::kCompleted;
+  // Seconds. Written as a whole number: Studio's model takes an int.
+  double execution_time = 0;
+  std::optional<std::string> error_message;
+  std::optional<std::string> results_path;
+
+  friend bool operator==(const CommandCompletion&, const CommandCompletion&) = default;
+};
+
+nlohmann::json to_json(const CommandCompletion& completion);
+Result<CommandCompletion> parse_command_completion(const nlohmann::json& body);
+
+// The JSON inside the gzip body of POST /api/v2/profiles, agent → server.
+struct ProfileUpload {
+  std::string start_time;  // ISO-8601, UTC, no fraction
+  std::string end_time;
+  std::string hostname;
+  std::string profile;    // the collapsed text, "# {header}" line included
+  double cpu_avg = 0;     // percent
+  double mem_avg = 0;     // percent
+  double spawn_time = 0;  // seconds since the epoch when the agent started
+  // The id the server returned for the previous upload; none before the first ("" on the wire).
+  std::optional<std::int64_t> gpid;
+
+  friend bool operator==(const ProfileUpload&, const ProfileUpload&) = default;
+};
+
+nlohmann::json to_json(const ProfileUpload& upload);
+Result<ProfileUpload> parse_profile_upload(const nlohmann::json& body);
+
+}  // namespace dormant::heartbeat
