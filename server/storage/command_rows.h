@@ -1,0 +1,38 @@
+// The commands table and the two that hang off it: command_requests (which requests a command
+// carries out) and executions (its deliveries). Callers hold the transaction.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "server/storage/command_plan.h"
+#include "server/storage/database.h"
+#include "server/storage/records.h"
+
+namespace dormant::server::storage {
+
+// A command as stored: what the agent receives and what later requests merge with.
+struct CommandRow {
+  Command command;
+  CommandSpec spec;
+};
+
+Result<std::optional<CommandRow>> find_command(Database& db, const std::string& command_id);
+Result<std::optional<CommandRow>> find_current_command(Database& db, const std::string& hostname,
+                                                       const std::string& service_name);
+// Newest first.
+Result<std::vector<Command>> find_commands(Database& db, const CommandFilter& filter);
+
+// Inserts a new command (not replaced) and the requests it carries out.
+Result<void> insert_command(Database& db, const CommandRow& row);
+// Makes `command_id` history. Its successor may be inserted after this, in the same transaction.
+Result<void> mark_replaced(Database& db, const std::string& command_id,
+                           const std::string& replaced_by, TimePoint at);
+// pending -> sent, with one execution row per request.
+Result<void> mark_delivered(Database& db, const Command& command, TimePoint at);
+// sent -> completed | failed, with its execution rows.
+Result<void> mark_reported(Database& db, const CompletionReport& report, TimePoint at);
+
+}  // namespace dormant::server::storage

@@ -1,0 +1,175 @@
+#include "server/storage/migrations.h"
+
+#include <array>
+#include <string>
+
+namespace dormant::server::storage {
+namespace {
+
+// Times are milliseconds since the Unix epoch by the server's clock (the *_ms columns). JSON
+// columns hold the text of one JSON value, checked by the CHECK constraints.
+constexpr std::string_view kSchemaV1 = R"sql(
+CREATE TABLE hosts (
+  hostname              TEXT NOT NULL,
+  service_name          TEXT NOT NULL,
+  ip_address            TEXT NOT NULL,
+  agent_version         TEXT,
+  run_mode              TEXT,
+  status                TEXT NOT NULL CHECK (status IN ('active', 'idle', 'error', 'offline')),
+  first_heartbeat_ms    INTEGER NOT NULL,
+  last_heartbeat_ms     INTEGER NOT NULL,
+  agent_timestamp       TEXT,  -- the agent's own clock, as it wrote it
+  last_command_id       TEXT,
+  received_command_ids  TEXT NOT NULL CHECK (json_type(received_command_ids) = 'array'),
+  executed_command_ids  TEXT NOT NULL CHECK (json_type(executed_command_ids) = 'array'),
+  supported_perf_events TEXT NOT NULL CHECK (json_type(supported_perf_events) = 'array'),
+  agent_health          TEXT CHECK (agent_health IS NULL OR json_valid(agent_health)),
+  extra                 TEXT NOT NULL CHECK (json_type(extra) = 'object'),  -- all other fields
+  PRIMARY KEY (hostname, service_name)
+);
+
+-- One row per API request. Start parameters are NULL for stops.
+CREATE TABLE profiling_requests (
+  request_id      TEXT PRIMARY KEY,
+  service_name    TEXT NOT NULL,
+  request_type    TEXT NOT NULL CHECK (request_type IN ('start', 'stop')),
+  target_hosts    TEXT NOT NULL CHECK (json_type(target_hosts) = 'object'),  -- host: [pids] | null
+  continuous      INTEGER,
+  duration        INTEGER,
+  frequency       INTEGER,
+  profiling_mode  TEXT CHECK (profiling_mode IN ('cpu', 'allocation', 'none')),
+  additional_args TEXT CHECK (additional_args IS NULL OR json_type(additional_args) = 'object'),
+  stop_level      TEXT CHECK (stop_level IN ('process', 'host')),
+  status          TEXT NOT NULL
+                  CHECK (status IN ('pending', 'assigned', 'completed', 'failed', 'cancelled')),
+  created_ms      INTEGER NOT NULL
+);
+CREATE INDEX profiling_requests_by_service ON profiling_requests (service_name, created_ms);
+
+-- Every command ever issued. The current command of a host is the one not replaced; the others
+-- are its history. What a command asks is kept in columns (pids ... additional_args) so that
+-- later requests can merge with it; combined_config is what the agent receives.
+CREATE TABLE commands (
+  command_id      TEXT PRIMARY KEY,
+  hostname        TEXT NOT NULL,
+  service_name    TEXT NOT NULL,
+  command_type    TEXT NOT NULL CHECK (command_type IN ('start', 'stop')),
+  pids            TEXT CHECK (pids IS NULL OR json_type(pids) = 'array'),  -- NULL: whole host
+  stop_level      TEXT CHECK (stop_level IN ('process', 'host')),
+  continuous      INTEGER,
+  duration        INTEGER,
+  frequency       INTEGER,
+  profiling_mode  TEXT CHECK (profiling_mode IN ('cpu', 'allocation', 'none')),
+  additional_args TEXT CHECK (additional_args IS NULL OR json_type(additional_args) = 'object'),
+  combined_config TEXT NOT NULL CHECK (json_type(combined_config) = 'object'),
+  status          TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'completed', 'failed')),
+  created_ms      INTEGER NOT NULL,
+  sent_ms         INTEGER,
+  completed_ms    INTEGER,
+  execution_time  INTEGER,
+  error_message   TEXT,
+  results_path    TEXT,
+  -- Deferred: the replaced row is updated before its successor is inserted.
+  replaced_by     TEXT REFERENCES commands (command_id) DEFERRABLE INITIALLY DEFERRED,
+  replaced_ms     INTEGER
+);
+CREATE UNIQUE INDEX commands_one_current ON commands (hostname, service_name)
+  WHERE replaced_by IS NULL;
+CREATE INDEX commands_by_host ON commands (hostname, service_name, created_ms);
+CREATE INDEX commands_by_service ON commands (service_name, created_ms);
+
+-- The requests a command carries out (more than one after a merge).
+CREATE TABLE command_requests (
+  command_id TEXT NOT NULL REFERENCES commands (command_id),
+  request_id TEXT NOT NULL REFERENCES profiling_requests (request_id),
+  PRIMARY KEY (command_id, request_id)
+) WITHOUT ROWID;
+CREATE INDEX command_requests_by_request ON command_requests (request_id);
+
+-- Deliveries: one row per request of a command, written when a heartbeat first carries it.
+CREATE TABLE executions (
+  command_id   TEXT NOT NULL REFERENCES commands (command_id),
+  request_id   TEXT NOT NULL REFERENCES profiling_requests (request_id),
+  hostname     TEXT NOT NULL,
+  status       TEXT NOT NULL CHECK (status IN ('assigned', 'completed', 'failed')),
+  delivered_ms INTEGER NOT NULL,
+  reported_ms  INTEGER,
+  PRIMARY KEY (command_id, request_id)
+) WITHOUT ROWID;
+
+-- Uploaded profiles. The gzip-compressed collapsed text is a file under profiles/ in the data
+-- directory, named by file_name. AUTOINCREMENT: a gpid is never given to a second profile.
+CREATE TABLE profiles (
+  gpid            INTEGER PRIMARY KEY AUTOINCREMENT,
+  service_name    TEXT NOT NULL,
+  hostname        TEXT NOT NULL,
+  start_ms        INTEGER NOT NULL,
+  end_ms          INTEGER NOT NULL,
+  received_ms     INTEGER NOT NULL,
+  raw_size        INTEGER NOT NULL,
+  compressed_size INTEGER NOT NULL,
+  file_name       TEXT NOT NULL UNIQUE
+);
+CREATE INDEX profiles_by_service ON profiles (service_name, start_ms);
+CREATE INDEX profiles_by_host ON profiles (hostname, start_ms);
+CREATE INDEX profiles_by_time ON profiles (start_ms);
+)sql";
+
+constexpr std::array kMigrations = {
+    Migration{1, "hosts, requests, commands, executions, profiles", kSchemaV1},
+};
+
+Result<void> apply(Database& db, const Migration& migration) {
+  auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
+  if (!transaction) return std::move(transaction).take_error();
+  // Another process may have applied it while this one waited for the write lock.
+  auto version = schema_version(db);
+  if (!version) return std::move(version).take_error();
+  if (*version >= migration.version) return ok();
+  if (auto applied = db.execute(migration.sql); !applied) return applied;
+  auto set = db.execute("PRAGMA user_version = " + std::to_string(migration.version));
+  if (!set) return set;
+  return transaction->commit();
+}
+
+}  // namespace
+
+std::span<const Migration> schema_migrations() { return kMigrations; }
+
+Result<int> schema_version(Database& db) {
+  auto statement = db.prepare("PRAGMA user_version");
+  if (!statement) return std::move(statement).take_error();
+  auto row = statement->step();
+  if (!row) return std::move(row).take_error();
+  return *row ? static_cast<int>(statement->int64(0)) : 0;
+}
+
+Result<int> migrate(Database& db, std::span<const Migration> migrations) {
+  for (size_t i = 0; i < migrations.size(); ++i) {
+    if (migrations[i].version != static_cast<int>(i + 1)) {
+      return Error::invalid_argument("migration " + std::to_string(i + 1) + " is numbered " +
+                                     std::to_string(migrations[i].version));
+    }
+  }
+  const int known = static_cast<int>(migrations.size());
+  auto version = schema_version(db);
+  if (!version) return std::move(version).take_error().with_context("reading the schema version");
+  if (*version > known) {
+    return Error(ErrorKind::kUnavailable,
+                 "database " + db.path().string() + " has schema version " +
+                     std::to_string(*version) + ", newer than the last one this binary knows (" +
+                     std::to_string(known) +
+                     "): it was written by a newer dormant-server; run that one, or use another "
+                     "data directory");
+  }
+  for (const Migration& migration : migrations.subspan(static_cast<size_t>(*version))) {
+    if (auto applied = apply(db, migration); !applied) {
+      return std::move(applied).take_error().with_context(
+          "applying migration " + std::to_string(migration.version) + " (" +
+          std::string(migration.description) + ") to " + db.path().string());
+    }
+  }
+  return known;
+}
+
+}  // namespace dormant::server::storage

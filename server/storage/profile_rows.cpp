@@ -1,0 +1,92 @@
+#include "server/storage/profile_rows.h"
+
+namespace dormant::server::storage {
+namespace {
+
+constexpr std::string_view kSelectProfiles = R"sql(
+SELECT gpid, service_name, hostname, start_ms, end_ms, received_ms, raw_size, compressed_size,
+       file_name
+FROM profiles
+)sql";
+
+ProfileRow read_row(const Statement& row) {
+  ProfileRow out;
+  StoredProfile& profile = out.profile;
+  profile.gpid = row.int64(0);
+  profile.service_name = row.text(1);
+  profile.hostname = row.text(2);
+  profile.start_time = from_unix_ms(row.int64(3));
+  profile.end_time = from_unix_ms(row.int64(4));
+  profile.received_at = from_unix_ms(row.int64(5));
+  profile.raw_size = row.int64(6);
+  profile.compressed_size = row.int64(7);
+  out.file_name = row.text(8);
+  return out;
+}
+
+std::optional<int64_t> optional_ms(const std::optional<TimePoint>& time) {
+  if (!time) return std::nullopt;
+  return to_unix_ms(*time);
+}
+
+}  // namespace
+
+Result<int64_t> insert_profile(Database& db, const ProfileRow& row) {
+  const StoredProfile& profile = row.profile;
+  auto insert = db.prepare(R"sql(
+INSERT INTO profiles (service_name, hostname, start_ms, end_ms, received_ms, raw_size,
+                      compressed_size, file_name)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))sql");
+  if (!insert) return std::move(insert).take_error();
+  auto inserted =
+      insert
+          ->bind_all(profile.service_name, profile.hostname, to_unix_ms(profile.start_time),
+                     to_unix_ms(profile.end_time), to_unix_ms(profile.received_at),
+                     profile.raw_size, profile.compressed_size, row.file_name)
+          .run();
+  if (!inserted) return std::move(inserted).take_error();
+  return db.last_insert_rowid();
+}
+
+Result<std::optional<ProfileRow>> find_profile(Database& db, int64_t gpid) {
+  auto select = db.prepare(std::string(kSelectProfiles) + "WHERE gpid = ?1");
+  if (!select) return std::move(select).take_error();
+  auto row = select->bind_all(gpid).step();
+  if (!row) return std::move(row).take_error();
+  if (!*row) return std::optional<ProfileRow>();
+  return std::optional<ProfileRow>(read_row(*select));
+}
+
+Result<std::vector<StoredProfile>> find_profiles(Database& db, const ProfileFilter& filter) {
+  auto select = db.prepare(std::string(kSelectProfiles) + R"sql(
+WHERE (?1 IS NULL OR service_name = ?1) AND (?2 IS NULL OR hostname = ?2)
+  AND (?3 IS NULL OR end_ms >= ?3) AND (?4 IS NULL OR start_ms <= ?4)
+ORDER BY start_ms DESC, gpid DESC
+LIMIT ?5)sql");
+  if (!select) return std::move(select).take_error();
+  select->bind_all(filter.service_name, filter.hostname, optional_ms(filter.since),
+                   optional_ms(filter.until), filter.limit);
+  std::vector<StoredProfile> profiles;
+  for (;;) {
+    auto row = select->step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) break;
+    profiles.push_back(read_row(*select).profile);
+  }
+  return profiles;
+}
+
+Result<std::set<std::string>> profile_file_names(Database& db) {
+  auto select = db.prepare("SELECT file_name FROM profiles");
+  if (!select) return std::move(select).take_error();
+  std::set<std::string> names;
+  for (;;) {
+    auto row = select->step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) break;
+    names.insert(select->text(0));
+  }
+  return names;
+}
+
+}  // namespace dormant::server::storage

@@ -1,0 +1,28 @@
+// The profiles table: one row per uploaded profile, naming its file. Callers hold the
+// transaction.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "server/storage/database.h"
+#include "server/storage/records.h"
+
+namespace dormant::server::storage {
+
+struct ProfileRow {
+  StoredProfile profile;
+  std::string file_name;
+};
+
+// Returns the new row's gpid; `row.profile.gpid` is ignored.
+Result<int64_t> insert_profile(Database& db, const ProfileRow& row);
+Result<std::optional<ProfileRow>> find_profile(Database& db, int64_t gpid);
+Result<std::vector<StoredProfile>> find_profiles(Database& db, const ProfileFilter& filter);
+Result<std::set<std::string>> profile_file_names(Database& db);
+
+}  // namespace dormant::server::storage

@@ -1,0 +1,207 @@
+// What the store takes and gives back: plain values, independent of the HTTP layer and of the
+// wire protocol types (the server maps between the two).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <sys/types.h>
+
+#include <nlohmann/json.hpp>
+
+namespace dormant::server::storage {
+
+using TimePoint = std::chrono::system_clock::time_point;
+using Clock = std::function<TimePoint()>;
+
+// Stored with millisecond precision.
+int64_t to_unix_ms(TimePoint time);
+TimePoint from_unix_ms(int64_t ms);
+
+enum class HostStatus { kActive, kIdle, kError, kOffline };
+enum class CommandType { kStart, kStop };
+enum class CommandStatus { kPending, kSent, kCompleted, kFailed };
+enum class RequestStatus { kPending, kAssigned, kCompleted, kFailed, kCancelled };
+enum class ProfilingMode { kCpu, kAllocation, kNone };
+enum class StopLevel { kProcess, kHost };
+
+// The words used in the database and on the wire: "active", "start", "sent", "cpu", "host", ...
+std::string_view to_string(HostStatus status);
+std::string_view to_string(CommandType type);
+std::string_view to_string(CommandStatus status);
+std::string_view to_string(RequestStatus status);
+std::string_view to_string(ProfilingMode mode);
+std::string_view to_string(StopLevel level);
+std::optional<HostStatus> parse_host_status(std::string_view text);
+std::optional<CommandType> parse_command_type(std::string_view text);
+std::optional<CommandStatus> parse_command_status(std::string_view text);
+std::optional<RequestStatus> parse_request_status(std::string_view text);
+std::optional<ProfilingMode> parse_profiling_mode(std::string_view text);
+std::optional<StopLevel> parse_stop_level(std::string_view text);
+
+// Sorted, without duplicates. nullopt where a list may stand: the whole host.
+using PidList = std::vector<pid_t>;
+// hostname -> the pids to act on there, or nullopt for the whole host.
+using TargetHosts = std::map<std::string, std::optional<PidList>>;
+
+struct HostHeartbeat {
+  std::string hostname;
+  std::string service_name;
+  std::string ip_address;
+  HostStatus status = HostStatus::kActive;
+  std::optional<std::string> agent_timestamp;  // the agent's clock, verbatim
+  std::optional<std::string> agent_version;
+  std::optional<std::string> run_mode;
+  std::optional<std::string> last_command_id;
+  std::vector<std::string> received_command_ids;
+  std::vector<std::string> executed_command_ids;
+  std::vector<std::string> perf_supported_events;
+  std::optional<nlohmann::json> agent_health;       // the agent's health report
+  nlohmann::json extra = nlohmann::json::object();  // every other field, kept as sent
+};
+
+struct StartRequest {
+  std::optional<std::string> request_id;  // made up by the store when absent
+  std::string service_name;
+  TargetHosts target_hosts;
+  bool continuous = false;
+  int64_t duration_s = 60;
+  int64_t frequency_hz = 11;
+  ProfilingMode mode = ProfilingMode::kCpu;
+  // Spread into the top level of combined_config; may not set the keys the store sets itself.
+  nlohmann::json additional_args = nlohmann::json::object();
+  bool dry_run = false;  // plan, write nothing
+};
+
+struct StopRequest {
+  std::optional<std::string> request_id;
+  std::string service_name;
+  // kProcess needs a pid list for every host; kHost takes none.
+  TargetHosts target_hosts;
+  StopLevel level = StopLevel::kProcess;
+  bool dry_run = false;
+};
+
+struct Command {
+  std::string command_id;
+  std::string hostname;
+  std::string service_name;
+  CommandType type = CommandType::kStart;
+  nlohmann::json combined_config = nlohmann::json::object();
+  CommandStatus status = CommandStatus::kPending;
+  std::vector<std::string> request_ids;
+  TimePoint created_at;
+  std::optional<TimePoint> sent_at;       // first delivered by a heartbeat
+  std::optional<TimePoint> completed_at;  // completion reported
+  std::optional<int64_t> execution_time;
+  std::optional<std::string> error_message;
+  std::optional<std::string> results_path;
+  std::optional<std::string> replaced_by;  // nullopt: the host's current command
+  std::optional<TimePoint> replaced_at;
+
+  bool is_current() const { return !replaced_by; }
+};
+
+// What a start or stop request did (or, for a dry run, would do) to one host.
+enum class PlanAction {
+  kNew,           // the host had no command
+  kReplaced,      // the new command replaces one that is over or is a stop
+  kMerged,        // a start merged with the host's standing start
+  kReducedStart,  // a process stop left some pids: a start for the rest
+  kHostStop,      // a host stop, or a process stop that left no pids
+  kProcessStop,   // a process stop the store could not subtract (no start with a pid list)
+  kUnchanged,     // a process stop of pids the host is not profiling: nothing to do
+};
+std::string_view to_string(PlanAction action);
+
+struct HostPlan {
+  std::string hostname;
+  PlanAction action = PlanAction::kNew;
+  std::optional<Command> command;       // the new command; nullopt when kUnchanged
+  std::optional<std::string> replaces;  // the command it replaces
+};
+
+struct SubmitOutcome {
+  std::string request_id;
+  bool dry_run = false;
+  std::vector<HostPlan> hosts;  // in hostname order
+};
+
+struct ProfilingRequestRecord {
+  std::string request_id;
+  std::string service_name;
+  CommandType type = CommandType::kStart;
+  TargetHosts target_hosts;
+  std::optional<bool> continuous;  // starts only
+  std::optional<int64_t> duration_s;
+  std::optional<int64_t> frequency_hz;
+  std::optional<ProfilingMode> mode;
+  std::optional<nlohmann::json> additional_args;
+  std::optional<StopLevel> stop_level;  // stops only
+  RequestStatus status = RequestStatus::kPending;
+  TimePoint created_at;
+};
+
+struct CompletionReport {
+  std::string command_id;
+  std::string hostname;
+  CommandStatus status = CommandStatus::kCompleted;  // kCompleted or kFailed
+  std::optional<int64_t> execution_time;
+  std::optional<std::string> error_message;
+  std::optional<std::string> results_path;
+};
+
+struct CompletionOutcome {
+  bool accepted = false;
+  std::string message;  // why not, when not accepted
+};
+
+struct HostRecord {
+  HostHeartbeat last_heartbeat;
+  TimePoint first_heartbeat_at;  // server clock
+  TimePoint last_heartbeat_at;   // server clock
+  std::optional<Command> current_command;
+};
+
+struct CommandFilter {
+  std::optional<std::string> hostname;
+  std::optional<std::string> service_name;
+  bool include_history = true;  // false: current commands only
+  int64_t limit = 1000;
+};
+
+struct ProfileUpload {
+  std::string service_name;
+  std::string hostname;
+  TimePoint start_time;
+  TimePoint end_time;
+  std::string collapsed;  // the collapsed file, header line included
+};
+
+struct StoredProfile {
+  int64_t gpid = 0;
+  std::string service_name;
+  std::string hostname;
+  TimePoint start_time;
+  TimePoint end_time;
+  TimePoint received_at;
+  int64_t raw_size = 0;
+  int64_t compressed_size = 0;
+};
+
+// Profiles that overlap [since, until]; newest first.
+struct ProfileFilter {
+  std::optional<std::string> service_name;
+  std::optional<std::string> hostname;
+  std::optional<TimePoint> since;
+  std::optional<TimePoint> until;
+  int64_t limit = 100;
+};
+
+}  // namespace dormant::server::storage

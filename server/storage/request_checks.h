@@ -1,0 +1,13 @@
+// Checks start and stop requests before the store plans anything, with messages a user can act
+// on, and brings pid lists to their normal form (sorted, no duplicates).
+#pragma once
+
+#include "common/result.h"
+#include "server/storage/records.h"
+
+namespace dormant::server::storage {
+
+Result<StartRequest> checked_start(StartRequest request);
+Result<StopRequest> checked_stop(StopRequest request);
+
+}  // namespace dormant::server::storage

@@ -1,0 +1,21 @@
+// The profiling_requests table. Callers hold the transaction.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "server/storage/database.h"
+#include "server/storage/records.h"
+
+namespace dormant::server::storage {
+
+Result<void> insert_request(Database& db, const ProfilingRequestRecord& request);
+Result<std::optional<ProfilingRequestRecord>> find_request(Database& db,
+                                                           const std::string& request_id);
+
+// Moves the requests that `command_id` carries out on to `status`: to kAssigned from kPending,
+// to kCompleted or kFailed from kPending or kAssigned. A request's first outcome stands.
+Result<void> advance_requests(Database& db, const std::string& command_id, RequestStatus status);
+
+}  // namespace dormant::server::storage
