@@ -13,24 +13,17 @@ constexpr size_t kReadChunk = 64 * 1024;
 LineReader::LineReader(int fd, size_t max_line)
     : fd_(fd), max_line_(max_line), buffer_(max_line + kReadChunk) {}
 
-std::optional<std::string_view> LineReader::take_line() {
+std::optional<std::string_view> LineReader::take_piece_or_last_line(const char* newline) {
   const char* data = buffer_.data();
-  const void* newline = std::memchr(data + scanned_, '\n', end_ - scanned_);
-  size_t line_end =
-      newline != nullptr ? static_cast<size_t>(static_cast<const char*>(newline) - data) : end_;
-  scanned_ = line_end;
-  if (line_end - begin_ > max_line_ || (newline == nullptr && end_ - begin_ == max_line_)) {
+  if (newline != nullptr ||
+      end_ - begin_ >= max_line_) {  // no '\n' within max_line bytes: cut a piece
     ++split_lines_;
     std::string_view piece(data + begin_, max_line_);
     begin_ += max_line_;
     scanned_ = begin_;
     return piece;
   }
-  if (newline != nullptr) {
-    std::string_view line(data + begin_, line_end - begin_);
-    begin_ = scanned_ = line_end + 1;
-    return line;
-  }
+  scanned_ = end_;
   if (eof_ && end_ > begin_) {
     std::string_view line(data + begin_, end_ - begin_);
     begin_ = scanned_ = end_;
@@ -64,9 +57,8 @@ Result<bool> LineReader::fill() {
   }
 }
 
-Result<std::optional<std::string_view>> LineReader::next(Deadline deadline) {
+Result<std::optional<std::string_view>> LineReader::wait_for_line(Deadline deadline) {
   for (;;) {
-    if (auto line = take_line()) return line;
     if (eof_) return std::optional<std::string_view>();
     pollfd pfd{fd_, POLLIN, 0};
     int ready = ::poll(&pfd, 1, poll_timeout_ms(deadline));
@@ -77,6 +69,7 @@ Result<std::optional<std::string_view>> LineReader::next(Deadline deadline) {
     if (ready == 0) return Error(ErrorKind::kTimeout, "no complete line before the deadline");
     auto filled = fill();
     if (!filled) return filled.error();
+    if (auto line = take_line()) return line;
   }
 }
 

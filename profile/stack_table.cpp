@@ -1,5 +1,6 @@
 #include "profile/stack_table.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "profile/fast_hash.h"
@@ -7,14 +8,15 @@
 namespace dormant::profile {
 namespace {
 
-constexpr size_t kInitialSlots = 1 << 10;
+constexpr size_t kInitialSlots = 1 << 8;  // small: there may be a table per process
+constexpr size_t kMinArenaBlock = 4 << 10;
+constexpr size_t kMaxArenaBlock = 256 << 10;
 
 uint64_t key_hash(std::span<const StringId> key) { return fast_hash(key.data(), key.size_bytes()); }
 
 }  // namespace
 
-StackTable::StackTable()
-    : string_slots_(kInitialSlots, kEmpty), stack_slots_(kInitialSlots, kEmpty) {}
+StackTable::StackTable() : string_slots_(kInitialSlots), stack_slots_(kInitialSlots) {}
 
 StackTable::StackTable(const StackTable& other) : StackTable() { merge(other); }
 
@@ -26,39 +28,53 @@ StackTable& StackTable::operator=(const StackTable& other) {
   return *this;
 }
 
-void StackTable::grow(std::vector<uint32_t>& slots,
-                      const std::function<uint64_t(uint32_t)>& hash_of) {
-  std::vector<uint32_t> old = std::move(slots);
-  slots.assign(old.size() * 2, kEmpty);
-  size_t mask = slots.size() - 1;
-  for (uint32_t index : old) {
-    if (index == kEmpty) continue;
-    size_t slot = hash_of(index) & mask;
-    while (slots[slot] != kEmpty) slot = (slot + 1) & mask;
-    slots[slot] = index;
-  }
-}
-
-size_t StackTable::string_slot(std::string_view text, uint64_t hash) const {
-  size_t mask = string_slots_.size() - 1;
-  for (size_t slot = hash & mask;; slot = (slot + 1) & mask) {
-    uint32_t index = string_slots_[slot];
-    if (index == kEmpty || (string_hashes_[index] == hash && strings_[index] == text)) return slot;
-  }
-}
-
 StringId StackTable::intern(std::string_view text) {
   uint64_t hash = fast_hash(text);
-  size_t slot = string_slot(text, hash);
-  if (string_slots_[slot] != kEmpty) return string_slots_[slot];
-  auto id = static_cast<StringId>(strings_.size());
-  strings_.emplace_back(text);
-  string_hashes_.push_back(hash);
-  string_slots_[slot] = id;
-  if (strings_.size() * 2 > string_slots_.size()) {
-    grow(string_slots_, [this](uint32_t index) { return string_hashes_[index]; });
+  size_t mask = string_slots_.size() - 1;
+  for (size_t slot = hash & mask;; slot = (slot + 1) & mask) {
+    const StringSlot& candidate = string_slots_[slot];
+    if (candidate.id == kEmpty) return add_string(text, slot);
+    if (candidate.size == text.size() && same_bytes(candidate.data, text.data(), text.size())) {
+      return candidate.id;
+    }
   }
+}
+
+StringId StackTable::add_string(std::string_view text, size_t slot) {
+  auto id = static_cast<StringId>(strings_.size());
+  std::string_view stored = store(text);
+  strings_.push_back(stored);
+  string_slots_[slot] = {stored.data(), static_cast<uint32_t>(stored.size()), id};
+  if (strings_.size() * 2 > string_slots_.size()) grow_string_slots();
   return id;
+}
+
+// Blocks grow with the table: a small table stays small, a large one allocates rarely.
+std::string_view StackTable::store(std::string_view text) {
+  if (text.empty()) return "";
+  if (arena_.empty() || arena_.back().size - arena_.back().used < text.size()) {
+    size_t size =
+        arena_.empty() ? kMinArenaBlock : std::min(arena_.back().size * 2, kMaxArenaBlock);
+    size = std::max(size, text.size());
+    arena_.push_back({std::make_unique_for_overwrite<char[]>(size), size, 0});
+  }
+  ArenaBlock& block = arena_.back();
+  char* copy = block.bytes.get() + block.used;
+  std::memcpy(copy, text.data(), text.size());
+  block.used += text.size();
+  return {copy, text.size()};
+}
+
+void StackTable::grow_string_slots() {
+  std::vector<StringSlot> old = std::move(string_slots_);
+  string_slots_.assign(old.size() * 2, StringSlot());
+  size_t mask = string_slots_.size() - 1;
+  for (const StringSlot& entry : old) {
+    if (entry.id == kEmpty) continue;
+    size_t slot = fast_hash(entry.text()) & mask;
+    while (string_slots_[slot].id != kEmpty) slot = (slot + 1) & mask;
+    string_slots_[slot] = entry;
+  }
 }
 
 void StackTable::add(std::string_view container, std::string_view comm,
@@ -74,11 +90,11 @@ void StackTable::add(std::string_view container, std::string_view comm,
 size_t StackTable::stack_slot(std::span<const StringId> key, uint64_t hash) const {
   size_t mask = stack_slots_.size() - 1;
   for (size_t slot = hash & mask;; slot = (slot + 1) & mask) {
-    uint32_t index = stack_slots_[slot];
-    if (index == kEmpty) return slot;
-    const Stack& stack = stacks_[index];
+    const StackSlot& candidate = stack_slots_[slot];
+    if (candidate.index == kEmpty) return slot;
+    const Stack& stack = stacks_[candidate.index];
     if (stack.hash == hash && stack.length == key.size() &&
-        std::memcmp(keys_.data() + stack.offset, key.data(), key.size_bytes()) == 0) {
+        std::memcmp(keys_.data() + candidate.key_offset, key.data(), key.size_bytes()) == 0) {
       return slot;
     }
   }
@@ -89,16 +105,26 @@ void StackTable::add_interned(std::span<const StringId> key, uint64_t count) {
   total_ += count;
   uint64_t hash = key_hash(key);
   size_t slot = stack_slot(key, hash);
-  if (stack_slots_[slot] != kEmpty) {
-    stacks_[stack_slots_[slot]].count += count;
+  if (stack_slots_[slot].index != kEmpty) {
+    stacks_[stack_slots_[slot].index].count += count;
     return;
   }
-  stack_slots_[slot] = static_cast<uint32_t>(stacks_.size());
-  stacks_.push_back(
-      {hash, static_cast<uint32_t>(keys_.size()), static_cast<uint32_t>(key.size()), count});
+  auto offset = static_cast<uint32_t>(keys_.size());
+  stack_slots_[slot] = {static_cast<uint32_t>(stacks_.size()), offset};
+  stacks_.push_back({hash, offset, static_cast<uint32_t>(key.size()), count});
   keys_.insert(keys_.end(), key.begin(), key.end());
-  if (stacks_.size() * 2 > stack_slots_.size()) {
-    grow(stack_slots_, [this](uint32_t index) { return stacks_[index].hash; });
+  if (stacks_.size() * 2 > stack_slots_.size()) grow_stack_slots();
+}
+
+void StackTable::grow_stack_slots() {
+  std::vector<StackSlot> old = std::move(stack_slots_);
+  stack_slots_.assign(old.size() * 2, StackSlot());
+  size_t mask = stack_slots_.size() - 1;
+  for (const StackSlot& entry : old) {
+    if (entry.index == kEmpty) continue;
+    size_t slot = stacks_[entry.index].hash & mask;
+    while (stack_slots_[slot].index != kEmpty) slot = (slot + 1) & mask;
+    stack_slots_[slot] = entry;
   }
 }
 

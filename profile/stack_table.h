@@ -1,12 +1,12 @@
 // StackTable: how often each call stack was seen, per process name and container.
 // Strings are interned, so memory grows with the number of distinct frames and stacks, never with
-// the number of samples. Both tables are open-addressing arrays: a lookup is a hash and, usually,
-// one cache line.
+// the number of samples. Both tables are open-addressing arrays: a lookup is a hash, usually one
+// slot, and the bytes that slot points at.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +34,7 @@ class StackTable {
 
   // The id of `text`, interning it on first sight.
   StringId intern(std::string_view text);
+  // Valid as long as the table: interning more strings never moves the ones already there.
   std::string_view string(StringId id) const { return strings_[id]; }
 
   // Adds `count` samples of a stack, frames root first.
@@ -53,24 +54,45 @@ class StackTable {
   void for_each(const std::function<void(const StackView&)>& visit) const;
 
  private:
+  static constexpr uint32_t kEmpty = ~0U;
+
   struct Stack {
     uint64_t hash;
     uint32_t offset;  // into keys_
     uint32_t length;
     uint64_t count;
   };
-  static constexpr uint32_t kEmpty = ~0U;
+  // Points at the string's bytes, so that a lookup reads the slot and then the bytes.
+  struct StringSlot {
+    const char* data = nullptr;
+    uint32_t size = 0;
+    StringId id = kEmpty;
+    std::string_view text() const { return {data, size}; }
+  };
+  // With the key's place in the slot, a lookup reads the Stack and its key at once, not one
+  // after the other.
+  struct StackSlot {
+    uint32_t index = kEmpty;  // into stacks_
+    uint32_t key_offset = 0;  // into keys_
+  };
+  struct ArenaBlock {
+    std::unique_ptr<char[]> bytes;
+    size_t size;
+    size_t used;
+  };
 
-  size_t string_slot(std::string_view text, uint64_t hash) const;
+  StringId add_string(std::string_view text, size_t slot);
+  std::string_view store(std::string_view text);  // a copy in arena_, which never moves
+  void grow_string_slots();
   size_t stack_slot(std::span<const StringId> key, uint64_t hash) const;
-  static void grow(std::vector<uint32_t>& slots, const std::function<uint64_t(uint32_t)>& hash_of);
+  void grow_stack_slots();
 
-  std::deque<std::string> strings_;  // a deque never moves its elements
-  std::vector<uint64_t> string_hashes_;
-  std::vector<uint32_t> string_slots_;  // index into strings_, or kEmpty
-  std::vector<StringId> keys_;          // every stack's key, back to back
+  std::vector<ArenaBlock> arena_;          // the strings' bytes, back to back
+  std::vector<std::string_view> strings_;  // into arena_
+  std::vector<StringSlot> string_slots_;
+  std::vector<StringId> keys_;  // every stack's key, back to back
   std::vector<Stack> stacks_;
-  std::vector<uint32_t> stack_slots_;  // index into stacks_, or kEmpty
+  std::vector<StackSlot> stack_slots_;
   uint64_t total_ = 0;
 };
 

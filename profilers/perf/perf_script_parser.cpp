@@ -1,9 +1,13 @@
 #include "profilers/perf/perf_script_parser.h"
 
 #include <algorithm>
-#include <array>
+#include <bit>
 #include <charconv>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace dormant::profilers::perf {
 namespace {
@@ -12,20 +16,114 @@ constexpr size_t kMaxFrameLength = 4096;
 constexpr size_t kMaxMalformedExample = 200;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-constexpr std::array<bool, 256> kHexDigits = [] {
-  std::array<bool, 256> table{};
-  for (char c : std::string_view("0123456789abcdefABCDEF"))
-    table[static_cast<unsigned char>(c)] = true;
-  return table;
-}();
-bool is_hex_digit(char c) { return kHexDigits[static_cast<unsigned char>(c)]; }
-bool is_space(char c) { return c == ' ' || c == '\t'; }
+// Printable characters, the common case, fail the first comparison.
+bool is_space(char c) { return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || c == '\t'); }
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && (is_space(text.back()) || text.back() == '\r')) text.remove_suffix(1);
+// Scanning sixteen bytes at a time, with the compiler's vector extension (SSE2 on x86-64, NEON
+// on arm64). A byte class marks the bytes that belong to it: in a vector of sixteen, as 0xff;
+// as a single byte, as anything but 0. Bytes are unsigned, so a byte below a range's low end
+// wraps around above it, and one comparison checks both ends of the range.
+using Bytes = uint8_t __attribute__((vector_size(16)));
+constexpr size_t kBytes = sizeof(Bytes);
+
+struct Blank {
+  template <typename B>
+  static B marks(B bytes) {
+    return (bytes == ' ') | (bytes == '\t');
+  }
+};
+struct HexDigit {
+  template <typename B>
+  static B marks(B bytes) {
+    B lower = bytes | 0x20;
+    return (B(bytes - '0') <= 9) | (B(lower - 'a') <= 'f' - 'a');
+  }
+};
+struct Parenthesis {
+  template <typename B>
+  static B marks(B bytes) {
+    return (bytes | 1) == ')';  // '(' is 0x28, ')' 0x29
+  }
+};
+
+template <typename Class>
+bool belongs(char c) {
+  return Class::marks(static_cast<uint8_t>(c)) != 0;
+}
+
+Bytes load_bytes(const char* data) {
+  Bytes bytes;
+  std::memcpy(&bytes, data, kBytes);
+  return bytes;
+}
+
+// Bit i set where byte i of `marks` is set.
+uint32_t mark_bits(Bytes marks) {
+#if defined(__SSE2__)
+  return static_cast<uint32_t>(_mm_movemask_epi8(reinterpret_cast<__m128i>(marks)));
+#else
+  uint32_t bits = 0;
+  for (size_t i = 0; i < kBytes; ++i) bits |= (marks[i] & 1u) << i;
+  return bits;
+#endif
+}
+
+// How many bytes at the start of `text` belong to `Class`.
+template <typename Class>
+size_t leading_run(std::string_view text) {
+  size_t i = 0;
+  for (; i + kBytes <= text.size(); i += kBytes) {
+    uint32_t outsiders = mark_bits(~Class::marks(load_bytes(text.data() + i)));
+    if (outsiders != 0) return i + std::countr_zero(outsiders);
+  }
+  while (i < text.size() && belongs<Class>(text[i])) ++i;
+  return i;
+}
+
+// How many bytes at the end of `text` belong to `Class`.
+template <typename Class>
+size_t trailing_run(std::string_view text) {
+  size_t end = text.size();
+  for (; end >= kBytes; end -= kBytes) {
+    uint32_t outsiders = mark_bits(~Class::marks(load_bytes(text.data() + end - kBytes)));
+    if (outsiders != 0) return text.size() - (end - kBytes + std::bit_width(outsiders));
+  }
+  while (end > 0 && belongs<Class>(text[end - 1])) --end;
+  return text.size() - end;
+}
+
+// The position of the last byte of `text` that belongs to `Class`, or npos.
+template <typename Class>
+size_t find_last(std::string_view text) {
+  size_t end = text.size();
+  for (; end >= kBytes; end -= kBytes) {
+    uint32_t members = mark_bits(Class::marks(load_bytes(text.data() + end - kBytes)));
+    if (members != 0) return end - kBytes + std::bit_width(members) - 1;
+  }
+  while (end > 0) {
+    if (belongs<Class>(text[--end])) return end;
+  }
+  return std::string_view::npos;
+}
+
+std::string_view trim_front(std::string_view text) {
+  size_t blanks = 0;
+  while (blanks < text.size() && is_space(text[blanks])) ++blanks;
+  text.remove_prefix(blanks);
   return text;
 }
+
+// Blanks, and the '\r' of a CRLF line end.
+bool is_trailing_blank(char c) {
+  return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || c == '\t' || c == '\r');
+}
+
+std::string_view trim_back(std::string_view text) {
+  while (!text.empty() && is_trailing_blank(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+std::string_view trim(std::string_view text) { return trim_back(trim_front(text)); }
 
 bool parse_number(std::string_view text, int& value) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -48,6 +146,14 @@ bool timestamp_follows(std::string_view rest) {
   return i > fraction && i < rest.size() && rest[i] == ':';
 }
 
+// "address symbol..." → "symbol...": false unless `line` starts with a hex address and a space.
+bool skip_address(std::string_view& line) {
+  size_t end = leading_run<HexDigit>(line);
+  if (end == 0 || end == line.size() || line[end] != ' ') return false;
+  line = trim_front(line.substr(end + 1));
+  return true;
+}
+
 // The dso is the last balanced "(...)" at the end of the line; symbols and paths may hold
 // parentheses themselves ("(anonymous namespace)::f", "/lib/x.so (deleted)").
 bool split_symbol_and_dso(std::string_view rest, std::string_view& symbol, std::string_view& dso) {
@@ -58,15 +164,13 @@ bool split_symbol_and_dso(std::string_view rest, std::string_view& symbol, std::
   }
   auto split_at = [&](size_t open) {
     dso = rest.substr(open + 1, rest.size() - open - 2);
-    symbol = trim(rest.substr(0, open));
+    symbol = trim_back(rest.substr(0, open));  // `rest` starts with no blank
     return true;
   };
-  // Usually the dso holds no parenthesis: its '(' is the last one.
-  const void* last_open = ::memrchr(rest.data(), '(', rest.size() - 1);
-  if (last_open == nullptr) return false;
-  size_t open = static_cast<size_t>(static_cast<const char*>(last_open) - rest.data());
-  if (std::memchr(rest.data() + open, ')', rest.size() - 1 - open) == nullptr)
-    return split_at(open);
+  // Usually the dso holds no parenthesis: the last one before its ')' is its '('.
+  size_t last = find_last<Parenthesis>(rest.substr(0, rest.size() - 1));
+  if (last == std::string_view::npos) return false;
+  if (rest[last] == '(') return split_at(last);
   int depth = 0;
   for (size_t i = rest.size(); i-- > 0;) {
     if (rest[i] == ')') ++depth;
@@ -77,16 +181,52 @@ bool split_symbol_and_dso(std::string_view rest, std::string_view& symbol, std::
 
 // "name+0x1f" → "name"; only a trailing "+0x<hex>" is an offset ("operator+" keeps its '+').
 std::string_view strip_offset(std::string_view symbol) {
-  size_t end = symbol.size();
-  while (end > 0 && is_hex_digit(symbol[end - 1])) --end;
+  size_t end = symbol.size() - trailing_run<HexDigit>(symbol);
   if (end == symbol.size() || end < 3 || symbol.substr(end - 3, 3) != "+0x") return symbol;
   return symbol.substr(0, end - 3);
 }
 
+// Dispatches on the last character first: most dsos are user libraries, and one comparison
+// tells them apart.
 bool is_kernel_dso(std::string_view dso) {
-  return dso == "[kernel.kallsyms]" || dso == "[guest.kernel.kallsyms]" ||
-         dso.ends_with("vmlinux") || dso.ends_with(".ko") || dso.ends_with(".ko.xz") ||
-         dso.ends_with(".ko.zst");
+  if (dso.empty()) return false;
+  switch (dso.back()) {
+    case ']':
+      return dso == "[kernel.kallsyms]" || dso == "[guest.kernel.kallsyms]";
+    case 'x':
+      return dso.ends_with("vmlinux");
+    case 'o':
+      return dso.ends_with(".ko");
+    case 'z':
+      return dso.ends_with(".ko.xz");
+    case 't':
+      return dso.ends_with(".ko.zst");
+    default:
+      return false;
+  }
+}
+
+// A frame without a symbol is named after its dso: "(libc.so.6)", or "[unknown]" without one.
+std::string_view unknown_symbol_name(std::string_view dso, std::string& scratch) {
+  bool bracketed = dso.size() >= 2 && dso.front() == '[' && dso.back() == ']';
+  std::string_view dso_name = bracketed ? dso.substr(1, dso.size() - 2) : dso;
+  if (dso_name.empty() || dso_name == "unknown") return "[unknown]";
+  scratch.clear();
+  scratch.push_back('(');
+  scratch.append(dso_name);
+  scratch.push_back(')');
+  return scratch;
+}
+
+std::string_view frame_name(std::string_view symbol, std::string_view dso, std::string& scratch) {
+  if (symbol.empty() || symbol == "[unknown]") return unknown_symbol_name(dso, scratch);
+  bool too_long = symbol.size() > kMaxFrameLength;
+  bool kernel = is_kernel_dso(dso);
+  if (!too_long && !kernel) return symbol;  // the common case: a view into the line, no copy
+  scratch.assign(symbol.substr(0, kMaxFrameLength));
+  if (too_long) scratch.append("...");
+  if (kernel) scratch.append("_[k]");
+  return scratch;
 }
 
 }  // namespace
@@ -117,34 +257,13 @@ std::optional<SampleHeader> parse_sample_header(std::string_view line) {
 }
 
 bool parse_frame(std::string_view line, std::string& scratch, std::string_view& name) {
-  line = trim(line);
-  size_t space = line.find(' ');
-  if (space == 0 || space == std::string_view::npos) return false;
-  for (size_t i = 0; i < space; ++i) {
-    if (!is_hex_digit(line[i])) return false;
-  }
+  // A tab, then the address padded with spaces: sixteen bytes at a time, not a branch per blank.
+  line.remove_prefix(leading_run<Blank>(line));
+  std::string_view rest = trim_back(line);
+  if (!skip_address(rest)) return false;
   std::string_view symbol, dso;
-  if (!split_symbol_and_dso(trim(line.substr(space + 1)), symbol, dso)) return false;
-  symbol = strip_offset(symbol);
-
-  if (symbol.empty() || symbol == "[unknown]") {
-    bool bracketed = dso.size() >= 2 && dso.front() == '[' && dso.back() == ']';
-    std::string_view dso_name = bracketed ? dso.substr(1, dso.size() - 2) : dso;
-    if (dso_name.empty() || dso_name == "unknown") {
-      name = "[unknown]";
-      return true;
-    }
-    scratch.assign("(").append(dso_name).append(")");
-  } else if (symbol.size() > kMaxFrameLength) {
-    scratch.assign(symbol.substr(0, kMaxFrameLength)).append("...");
-  } else if (is_kernel_dso(dso)) {
-    scratch.assign(symbol).append("_[k]");
-  } else {
-    name = symbol;  // the common case: a view into the line, no copy
-    return true;
-  }
-  if (is_kernel_dso(dso) && symbol.size() > kMaxFrameLength) scratch.append("_[k]");
-  name = scratch;
+  if (!split_symbol_and_dso(rest, symbol, dso)) return false;
+  name = frame_name(strip_offset(symbol), dso, scratch);
   return true;
 }
 
@@ -164,14 +283,15 @@ PerfScriptParser::PerfScriptParser(TableForPid table_for_pid)
 
 void PerfScriptParser::feed(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (line.empty()) {
-    end_sample();
-    return;
-  }
-  // Frames start with a tab; headers start with the comm, which perf pads with spaces when the
-  // sample has no call chain.
-  if (line.front() == '\t') return add_frame(line);
+  if (!line.empty() && line.front() == '\t') return add_frame(line);  // most lines are frames
+  feed_other(line);
+}
+
+void PerfScriptParser::feed_other(std::string_view line) {
+  if (line.empty()) return end_sample();
   if (line.front() == '#') return;  // perf's own comments
+  // Headers start with the comm; perf pads it with spaces when the sample has no call chain, so
+  // a line that starts with a space may be either.
   auto header = parse_sample_header(line);
   if (!header) {
     if (is_space(line.front())) return add_frame(line);
@@ -181,7 +301,8 @@ void PerfScriptParser::feed(std::string_view line) {
   begin_sample(*header);
 }
 
-void PerfScriptParser::add_frame(std::string_view line) {
+// Nearly every line is a frame: parse_frame and its helpers are compiled into this function.
+[[gnu::flatten]] void PerfScriptParser::add_frame(std::string_view line) {
   std::string_view name;
   if (current_ == nullptr || !parse_frame(line, frame_, name)) return malformed(line);
   key_.push_back(current_->intern(name));

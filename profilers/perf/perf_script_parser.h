@@ -51,10 +51,12 @@ class PerfScriptParser {
   const ParseStats& stats() const { return stats_; }
 
  private:
+  // Out of line, so that feeding the common frame line saves no registers for the rare ones.
+  [[gnu::noinline]] void feed_other(std::string_view line);
   void begin_sample(const SampleHeader& header);
   void end_sample();
   void add_frame(std::string_view line);
-  void malformed(std::string_view line);
+  [[gnu::cold]] void malformed(std::string_view line);
 
   TableForPid table_for_pid_;
   profile::StackTable* current_ = nullptr;  // the table of the sample being read
