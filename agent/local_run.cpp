@@ -1,5 +1,6 @@
 #include "agent/local_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 
@@ -20,15 +21,16 @@ namespace {
 
 using profilers::Profiler;
 
-// Waits until `until` or a termination signal; true if a signal came.
+// Waits until `until` or a termination signal; true if a signal came. A signal that came while
+// the agent was busy (starting perf, parsing a snapshot) is pending, and counts even when `until`
+// has passed.
 bool wait_for_signal(SteadyClock::time_point until) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   for (;;) {
-    auto left = until - SteadyClock::now();
-    if (left <= SteadyClock::duration::zero()) return false;
+    auto left = std::max(until - SteadyClock::now(), SteadyClock::duration::zero());
     auto seconds = std::chrono::duration_cast<std::chrono::seconds>(left);
     timespec timeout{static_cast<time_t>(seconds.count()),
                      static_cast<long>((left - seconds) / std::chrono::nanoseconds(1))};
@@ -38,6 +40,7 @@ bool wait_for_signal(SteadyClock::time_point until) {
       spdlog::info("{} received: finishing the current snapshot", signal_name(received));
       return true;
     }
+    if (left == SteadyClock::duration::zero()) return false;
   }
 }
 
@@ -101,10 +104,13 @@ int run_local_profiling(const config::AgentConfig& config) {
       }
     }
     for (const auto& [name, reason] : not_running) add_error_marker(stacks, name, reason);
+    // A signal during the snapshot's parsing ends the run after this profile, not after another.
+    stopping = stopping || wait_for_signal(SteadyClock::now());
 
     snapshot_info.current_time = std::chrono::system_clock::now();
     snapshot_info.cpu_avg = usage.cpu_percent();
     snapshot_info.mem_avg = HostUsageMeter::memory_percent();
+    snapshot_info.containers = stacks.containers();
     auto written = output.write(stacks, profile::make_profile_header(host, snapshot_info),
                                 snapshot_info.current_time, "Dormant: " + host.hostname);
     if (written) {

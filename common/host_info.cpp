@@ -102,7 +102,10 @@ HostInfo read_host_info() {
   info.os_name = os_release_value(os_release, "NAME");
   info.os_release = os_release_value(os_release, "VERSION_ID");
   info.os_codename = os_release_value(os_release, "VERSION_CODENAME");
-  info.cpu_model_name = colon_value(read_file("/proc/cpuinfo").value_or(""), "model name");
+  std::string cpuinfo = read_file("/proc/cpuinfo").value_or("");
+  info.cpu_model_name = colon_value(cpuinfo, "model name");
+  info.cpu_flags = colon_value(cpuinfo, "flags");                                 // x86
+  if (info.cpu_flags.empty()) info.cpu_flags = colon_value(cpuinfo, "Features");  // arm64
   info.processors = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
   std::string mem_total = colon_value(read_file("/proc/meminfo").value_or(""), "MemTotal");
   info.memory_capacity_mb = std::strtoull(mem_total.c_str(), nullptr, 10) / 1024;

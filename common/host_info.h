@@ -18,6 +18,7 @@ struct HostInfo {
   std::string os_release;      // VERSION_ID
   std::string os_codename;     // VERSION_CODENAME
   std::string cpu_model_name;
+  std::string cpu_flags;  // /proc/cpuinfo "flags", space-separated
   int processors = 0;
   uint64_t memory_capacity_mb = 0;
   std::string libc_type;  // "glibc"

@@ -36,6 +36,7 @@ nlohmann::json make_profile_header(const HostInfo& host, const SnapshotInfo& sna
       {"os_release", host.os_release},
       {"os_codename", host.os_codename},
       {"cpu_model_name", host.cpu_model_name},
+      {"cpu_flags", host.cpu_flags},
       {"processors", host.processors},
       {"memory_capacity_mb", host.memory_capacity_mb},
       {"libc_type", host.libc_type},

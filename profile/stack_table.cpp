@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "profile/fast_hash.h"
 
@@ -128,16 +129,28 @@ void StackTable::grow_stack_slots() {
   }
 }
 
-void StackTable::merge(const StackTable& other) {
+void StackTable::merge(const StackTable& other, std::optional<std::string_view> container) {
   std::vector<StringId> translated(other.strings_.size());
   for (size_t id = 0; id < other.strings_.size(); ++id) translated[id] = intern(other.strings_[id]);
+  std::optional<StringId> container_id;
+  if (container) container_id = intern(*container);
   std::vector<StringId> key;
   for (const Stack& stack : other.stacks_) {
     key.clear();
     for (uint32_t i = 0; i < stack.length; ++i)
       key.push_back(translated[other.keys_[stack.offset + i]]);
+    if (container_id) key[0] = *container_id;
     add_interned(key, stack.count);
   }
+}
+
+std::vector<std::string> StackTable::containers() const {
+  std::set<std::string_view> names;
+  for (const Stack& stack : stacks_) {
+    std::string_view name = string(keys_[stack.offset]);
+    if (!name.empty()) names.insert(name);
+  }
+  return {names.begin(), names.end()};
 }
 
 void StackTable::clear() { *this = StackTable(); }

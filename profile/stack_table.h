@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,12 +44,17 @@ class StackTable {
   // The same with interned strings: key = {container, comm, frame...}.
   void add_interned(std::span<const StringId> key, uint64_t count = 1);
 
-  void merge(const StackTable& other);
+  // Adds every stack of `other`; with `container`, counted under that container name instead of
+  // the one `other` gave them.
+  void merge(const StackTable& other, std::optional<std::string_view> container = std::nullopt);
   void clear();
 
   uint64_t total_samples() const { return total_; }
   size_t distinct_stacks() const { return stacks_.size(); }
   bool empty() const { return stacks_.empty(); }
+
+  // The distinct non-empty container names of the stacks, sorted.
+  std::vector<std::string> containers() const;
 
   // Every stack once, in no particular order.
   void for_each(const std::function<void(const StackView&)>& visit) const;

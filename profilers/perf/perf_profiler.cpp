@@ -20,9 +20,21 @@ std::string join(const std::vector<int>& values) {
   return text;
 }
 
+// Whether the kernel exposes a CPU PMU with a cycles event: "cpu" on x86, "cpu_core" and
+// "cpu_atom" on hybrid Intel parts, "armv8_pmuv3_0" and the like on arm64.
+bool has_cpu_cycles_event() {
+  std::error_code error;
+  for (const auto& device :
+       std::filesystem::directory_iterator("/sys/bus/event_source/devices", error)) {
+    std::error_code missing;
+    if (std::filesystem::exists(device.path() / "events" / "cpu-cycles", missing)) return true;
+  }
+  return false;
+}
+
 // Hardware cycles where the host has a CPU PMU, else the cpu-clock software event.
 std::vector<std::string> candidate_events() {
-  if (std::filesystem::exists("/sys/bus/event_source/devices/cpu")) return {"cycles", "cpu-clock"};
+  if (has_cpu_cycles_event()) return {"cycles", "cpu-clock"};
   return {"cpu-clock"};
 }
 
@@ -255,7 +267,13 @@ Result<profile::StackTable> PerfProfiler::snapshot() {
   std::vector<std::map<int, profile::StackTable>> collected;
   std::optional<Error> first_error;
   for (Recorder& recorder : recorders_) {
-    if (!recorder.record) continue;
+    if (!recorder.record) {  // its restart failed at the previous snapshot: try again
+      if (auto started = start_recorder(recorder); !started && !first_error) {
+        first_error = Error(started.error().kind(),
+                            recorder.name + " is not running: " + started.error().message());
+      }
+      continue;
+    }
     auto tables = collect(recorder);
     if (tables) {
       collected.push_back(std::move(*tables));
@@ -276,7 +294,7 @@ Result<profile::StackTable> PerfProfiler::snapshot() {
     }
   }
   profile::StackTable merged;
-  for (const auto& [pid, table] : chosen) merged.merge(*table);
+  for (const auto& [pid, table] : chosen) merged.merge(*table, container_names_.of_pid(pid));
   return merged;
 }
 

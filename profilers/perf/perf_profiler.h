@@ -11,6 +11,7 @@
 
 #include "profilers/perf/perf_record.h"
 #include "profilers/profiler.h"
+#include "profilers/system/containers.h"
 
 namespace dormant::profilers::perf {
 
@@ -33,12 +34,14 @@ struct PerfProfilerOptions {
   std::chrono::seconds restart_after{600};
   uint64_t restart_above_rss_bytes = 200ULL << 20;
   std::chrono::seconds script_timeout{300};
+  std::filesystem::path docker_root = "/var/lib/docker";  // where docker keeps container names
   std::filesystem::path temp_root = std::filesystem::temp_directory_path();
 };
 
 class PerfProfiler final : public Profiler {
  public:
-  explicit PerfProfiler(PerfProfilerOptions options) : options_(std::move(options)) {}
+  explicit PerfProfiler(PerfProfilerOptions options)
+      : options_(std::move(options)), container_names_(options_.docker_root) {}
   ~PerfProfiler() override { stop(); }
 
   std::string_view name() const override { return "perf"; }
@@ -76,6 +79,7 @@ class PerfProfiler final : public Profiler {
   std::vector<std::string> record_args_;  // event, frequency and target
   std::string event_;
   std::vector<Recorder> recorders_;
+  system::ContainerNames container_names_;
 };
 
 }  // namespace dormant::profilers::perf

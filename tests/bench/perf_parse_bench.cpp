@@ -189,10 +189,11 @@ int end_to_end(const std::string& perf_data) {
       return 1;
     }
   }
-  std::printf("perf script alone: median %.3f s; perf.data -> collapsed profile: median %.3f s "
-              "(%lu samples); ratio %.3f\n",
-              median(alone), median(ours), static_cast<unsigned long>(samples),
-              median(ours) / median(alone));
+  std::printf(
+      "perf script alone: median %.3f s; perf.data -> collapsed profile: median %.3f s "
+      "(%lu samples); ratio %.3f\n",
+      median(alone), median(ours), static_cast<unsigned long>(samples),
+      median(ours) / median(alone));
   return 0;
 }
 

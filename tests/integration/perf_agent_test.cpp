@@ -71,11 +71,13 @@ class PerfAgentTest : public ::testing::Test {
   }
 
   // Starts the agent in the background, its stderr going to agent.log.
-  std::unique_ptr<Subprocess> start_agent(std::vector<std::string> args) {
+  std::unique_ptr<Subprocess> start_agent(std::vector<std::string> args,
+                                          std::vector<std::string> env = {}) {
     SpawnOptions options;
     options.argv = {DORMANT_AGENT, "-o", (root_ / "out").string()};
     options.argv.insert(options.argv.end(), args.begin(), args.end());
     options.env = {"TMPDIR=" + (root_ / "tmp").string()};
+    options.env.insert(options.env.end(), env.begin(), env.end());
     options.stdout_to = Redirect::null();
     options.stderr_to = Redirect::file(root_ / "agent.log");
     auto agent = Subprocess::spawn(options);
@@ -168,7 +170,15 @@ TEST_F(PerfAgentTest, KnownRatioWorkloadShowsBothFunctionsInTheirRatio) {
   std::printf("known_ratio: hot_two %lu, hot_one %lu samples, ratio %.3f\n",
               static_cast<unsigned long>(two), static_cast<unsigned long>(one), ratio);
   EXPECT_NEAR(ratio, 2.0, 0.2);
-  EXPECT_TRUE(fs::exists(root_ / "out" / "last_flamegraph.svg"));
+  // The flamegraph of this real profile: well-formed, and it draws both hot functions.
+  fs::path flamegraph = root_ / "out" / "last_flamegraph.svg";
+  auto lint = run_command({"xmllint", "--noout", flamegraph.string()},
+                          deadline_after(std::chrono::seconds(60)));
+  ASSERT_TRUE(lint.ok()) << lint.error().message();
+  EXPECT_TRUE(lint->status.success()) << lint->stderr_text;
+  std::string svg = read_file(flamegraph).value_or("");
+  EXPECT_NE(svg.find("<title>hot_two"), std::string::npos);
+  EXPECT_NE(svg.find("<title>hot_one"), std::string::npos);
   EXPECT_EQ(profile.header["metadata"]["run_arguments"]["frequency"], 499);
   expect_nothing_left_behind();
 }
@@ -240,6 +250,7 @@ TEST_F(PerfAgentTest, MissingPerfIsOneClearLine) {
   CommandOutput agent = run_agent({"-d", "1", "--perf-path", "/nonexistent/perf"});
   EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
   EXPECT_EQ(count_lines_with(agent.stderr_text, "perf is not installed"), 1) << agent.stderr_text;
+  EXPECT_EQ(last_profile().stacks.total_samples(), 1u) << "the marker saying why perf is missing";
   expect_nothing_left_behind();
 }
 
@@ -284,6 +295,7 @@ TEST_F(PerfAgentTest, SkipSystemProfilersAboveSpawnsNoPerf) {
   EXPECT_FALSE(fs::exists(log)) << "perf was run";
   auto profile = last_profile();
   EXPECT_EQ(profile.stacks.total_samples(), 1u) << "only the marker saying why perf is missing";
+  expect_nothing_left_behind();
 }
 
 TEST_F(PerfAgentTest, ContinuousModeWritesAProfilePerDurationUntilSigterm) {
@@ -308,6 +320,19 @@ TEST_F(PerfAgentTest, SigtermDuringASnapshotStillWritesWhatWasCollected) {
   stop_agent(*agent);
   EXPECT_EQ(files_ending_with(".col"), 1u);
   EXPECT_GT(samples_with(last_profile().stacks, "known_ratio", "burn"), 50u) << agent_log();
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfAgentTest, SigtermWhileASnapshotIsParsedEndsTheRunAfterThatSnapshot) {
+  auto agent = start_agent({"-c", "-d", "1", "-f", "99", "--perf-path", FAKE_PERF},
+                           {"FAKE_PERF_SCRIPT=slow"});
+  ASSERT_TRUE(eventually([&] { return agent_log().find("perf: recording") != std::string::npos; },
+                         std::chrono::seconds(60)))
+      << agent_log();
+  ::sleep(2);  // the first window ends after 1 s; its perf script then takes 3 s
+  stop_agent(*agent);
+  EXPECT_EQ(files_ending_with(".col"), 1u) << "no second, empty snapshot after the signal";
+  EXPECT_GT(last_profile().stacks.total_samples(), 0u);
   expect_nothing_left_behind();
 }
 
@@ -341,6 +366,43 @@ TEST_F(PerfAgentTest, PerfIsRestartedAfterItsIntervalAndKeepsProfiling) {
     burn += samples_with(profile->stacks, "known_ratio", "burn");
   }
   EXPECT_GT(burn, 100u) << agent_log();
+  expect_nothing_left_behind();
+}
+
+TEST_F(PerfAgentTest, PerfThatCannotRestartIsRetriedAndReportedInTheProfile) {
+  auto program = spawn_busy(60);
+  ASSERT_NE(program, nullptr);
+  fs::path broken = root_ / "perf-record-is-broken";
+  auto agent = start_agent(
+      {"-c", "-d", "1", "-f", "99", "--perf-restart-interval", "1", "--perf-path", FAKE_PERF},
+      {"FAKE_PERF_RECORD_FAILS_IF=" + broken.string()});
+  ASSERT_TRUE(eventually([&] { return count_lines_with(agent_log(), "wrote ") >= 1; },
+                         std::chrono::seconds(60)))
+      << agent_log();
+  std::ofstream(broken).put('\n');
+  ASSERT_TRUE(
+      eventually([&] { return count_lines_with(agent_log(), "perf-fp is not running") >= 1; },
+                 std::chrono::seconds(60)))
+      << agent_log();
+  fs::remove(broken);
+  int written = count_lines_with(agent_log(), "wrote ");
+  ASSERT_TRUE(eventually(
+      [&] {
+        return count_lines_with(agent_log(), "wrote ") > written + 1 &&
+               samples_with(last_profile().stacks, "known_ratio", "burn") > 0;
+      },
+      std::chrono::seconds(60)))
+      << "perf did not come back: " << agent_log();
+  stop_agent(*agent);
+  EXPECT_GE(count_lines_with(agent_log(), "could not restart perf record"), 1) << agent_log();
+  bool reported = false;
+  for (const auto& entry : fs::directory_iterator(root_ / "out")) {
+    if (entry.path().extension() != ".col" || fs::is_symlink(entry.path())) continue;
+    std::string text = read_file(entry.path()).value_or("");
+    reported =
+        reported || text.find("[Profiling perf: perf-fp is not running") != std::string::npos;
+  }
+  EXPECT_TRUE(reported) << "no profile says why it has no perf samples";
   expect_nothing_left_behind();
 }
 
@@ -443,6 +505,14 @@ TEST_F(PerfCgroupTest, DockerContainerStandInIsFoundRankedAndProfiled) {
   profile::CollapsedProfile profile = last_profile();
   EXPECT_GT(samples_with(profile.stacks, "known_ratio", "burn"), 100u) << agent.stderr_text;
   EXPECT_EQ(samples_with(profile.stacks, "decoy_busy", "burn"), 0u);
+  // No docker state on this host: the short id names the container, as `docker ps` shows it.
+  std::string short_id = id.substr(0, 12);
+  profile.stacks.for_each([&](const profile::StackView& stack) {
+    if (stack.comm == "known_ratio") {
+      EXPECT_EQ(stack.container, short_id);
+    }
+  });
+  EXPECT_EQ(profile.header["containers"], nlohmann::json::array({short_id}));
   expect_nothing_left_behind();
 }
 

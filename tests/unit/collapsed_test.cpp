@@ -1,7 +1,12 @@
 #include "profile/collapsed.h"
 
+#include <gnu/libc-version.h>
 #include <gtest/gtest.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
+#include "common/atomic_file.h"
+#include "profile/metadata_validation.h"
 #include "profile/profile_header.h"
 
 namespace dormant::profile {
@@ -79,21 +84,72 @@ TEST(ProfileHeader, HoldsWhatPerformanceStudioValidates) {
   SnapshotInfo snapshot;
   snapshot.agent_version = "0.1.0";
   snapshot.cpu_avg = 12.5;
+  snapshot.containers = {"web-1"};
   nlohmann::json header = make_profile_header(read_host_info(), snapshot);
-  for (const char* field : {"current_time",    "spawn_time",         "spawn_uptime_ms",
-                            "private_ip",      "hostname",           "cloud_provider",
-                            "processors",      "memory_capacity_mb", "system_name",
-                            "os_name",         "os_release",         "kernel_release",
-                            "kernel_version",  "hardware_type",      "pid",
-                            "mac_address",     "agent_version",      "libc_type",
-                            "libc_version",    "python_version",     "run_mode",
-                            "deployment_type", "run_arguments"}) {
+  ASSERT_TRUE(validate_profile_header(header).ok())
+      << validate_profile_header(header).error().message();
+  // Every metadata field gProfiler writes (reference §6), not only those Studio checks.
+  for (const char* field : {"python_version",
+                            "run_mode",
+                            "deployment_type",
+                            "kernel_release",
+                            "kernel_version",
+                            "system_name",
+                            "processors",
+                            "cpu_model_name",
+                            "cpu_flags",
+                            "memory_capacity_mb",
+                            "hostname",
+                            "system",
+                            "os_name",
+                            "os_release",
+                            "os_codename",
+                            "libc_type",
+                            "libc_version",
+                            "hardware_type",
+                            "pid",
+                            "mac_address",
+                            "private_ip",
+                            "spawn_uptime_ms",
+                            "cloud_provider",
+                            "cloud_info",
+                            "agent_version",
+                            "spawn_time",
+                            "run_arguments",
+                            "big_data",
+                            "external_metadata",
+                            "current_time",
+                            "profiling_mode"}) {
     EXPECT_TRUE(header["metadata"].contains(field)) << field;
   }
   EXPECT_EQ(header["metadata"]["deployment_type"], "instances");
-  EXPECT_GT(header["metadata"]["processors"].get<int>(), 0);
   EXPECT_EQ(header["metrics"]["cpu_avg"], 12.5);
   EXPECT_EQ(header["application_metadata"], nlohmann::json::array({nullptr}));
+  EXPECT_EQ(header["containers"], nlohmann::json::array({"web-1"}));
+}
+
+TEST(ProfileHeader, CarriesThisHostsRealValues) {
+  nlohmann::json metadata = make_profile_header(read_host_info(), SnapshotInfo())["metadata"];
+  utsname names{};
+  ASSERT_EQ(::uname(&names), 0);
+  char hostname[256] = {};
+  ASSERT_EQ(::gethostname(hostname, sizeof(hostname) - 1), 0);
+  EXPECT_EQ(metadata["hostname"], hostname);
+  EXPECT_EQ(metadata["system_name"], names.sysname);
+  EXPECT_EQ(metadata["kernel_release"], names.release);
+  EXPECT_EQ(metadata["hardware_type"], names.machine);
+  EXPECT_EQ(metadata["processors"], ::sysconf(_SC_NPROCESSORS_ONLN));
+  EXPECT_EQ(metadata["pid"], ::getpid());
+  EXPECT_EQ(metadata["libc_version"], ::gnu_get_libc_version());
+  long pages = ::sysconf(_SC_PHYS_PAGES) * ::sysconf(_SC_PAGESIZE) / (1 << 20);
+  EXPECT_NEAR(metadata["memory_capacity_mb"].get<double>(), static_cast<double>(pages),
+              static_cast<double>(pages) / 10);
+  std::string cpuinfo = read_file("/proc/cpuinfo").value_or("");
+  std::string flags = metadata["cpu_flags"];
+  if (cpuinfo.find("\nflags") != std::string::npos) {
+    EXPECT_NE(flags.find("fpu"), std::string::npos) << flags;  // every x86-64 CPU has one
+  }
+  EXPECT_NE(std::string(metadata["current_time"]).find('T'), std::string::npos);
 }
 
 }  // namespace
