@@ -20,3 +20,11 @@ if(DORMANT_SANITIZE)
   add_compile_options(-fsanitize=${dormant_sanitizers} -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${dormant_sanitizers})
 endif()
+
+if(DORMANT_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "DORMANT_FUZZ needs clang (CC=clang CXX=clang++): libFuzzer is part of it")
+  endif()
+  # Coverage feedback from every library the targets call, not only from the targets themselves.
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
