@@ -1,36 +1,16 @@
 #include "server/storage/profile_files.h"
 
 #include <algorithm>
-#include <climits>
 #include <system_error>
 
-#include <zlib.h>
-
 #include "common/atomic_file.h"
+#include "common/gzip.h"
 #include "server/storage/uuid.h"
 
 namespace dormant::server::storage {
 namespace {
 
-constexpr int kGzipWindowBits = 15 + 16;  // 32 KiB window, gzip header and trailer
-constexpr int kMemLevel = 8;
 constexpr std::string_view kSuffix = ".col.gz";
-constexpr size_t kChunk = 256 * 1024;
-
-Error zlib_error(std::string_view doing, const z_stream& stream, int code) {
-  std::string message(doing);
-  message += ": ";
-  message += stream.msg != nullptr ? stream.msg : zError(code);
-  return Error(code == Z_MEM_ERROR ? ErrorKind::kSystem : ErrorKind::kParse, std::move(message));
-}
-
-// zlib counts in uInt: feed at most that much at a time.
-void feed(z_stream& stream, std::string_view& input) {
-  size_t n = std::min<size_t>(input.size(), UINT_MAX);
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
-  stream.avail_in = static_cast<uInt>(n);
-  input.remove_prefix(n);
-}
 
 bool is_profile_file(const std::string& name) {
   return name.size() > kSuffix.size() && name.ends_with(kSuffix) && name.front() != '.';
@@ -42,64 +22,6 @@ bool is_temporary_file(const std::string& name) {
 }
 
 }  // namespace
-
-Result<std::string> gzip_compress(std::string_view data) {
-  z_stream stream{};
-  int code = deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, kGzipWindowBits, kMemLevel,
-                          Z_DEFAULT_STRATEGY);
-  if (code != Z_OK) return zlib_error("starting gzip compression", stream, code);
-  std::string out(deflateBound(&stream, data.size()), '\0');
-  std::string_view input = data;
-  for (;;) {
-    if (stream.avail_in == 0 && !input.empty()) feed(stream, input);
-    if (stream.total_out == out.size()) out.resize(out.size() + kChunk);
-    stream.next_out = reinterpret_cast<Bytef*>(out.data() + stream.total_out);
-    stream.avail_out = static_cast<uInt>(std::min<size_t>(out.size() - stream.total_out, UINT_MAX));
-    code = deflate(&stream, input.empty() ? Z_FINISH : Z_NO_FLUSH);
-    if (code == Z_STREAM_END) break;
-    if (code != Z_OK && code != Z_BUF_ERROR) {
-      Error error = zlib_error("gzip compression", stream, code);
-      deflateEnd(&stream);
-      return error;
-    }
-  }
-  out.resize(stream.total_out);
-  deflateEnd(&stream);
-  return out;
-}
-
-Result<std::string> gzip_decompress(std::string_view compressed, size_t expected_size) {
-  z_stream stream{};
-  int code = inflateInit2(&stream, kGzipWindowBits);
-  if (code != Z_OK) return zlib_error("starting gzip decompression", stream, code);
-  // One byte more than expected, so that longer data shows as such.
-  std::string out(expected_size + 1, '\0');
-  std::string_view input = compressed;
-  while (stream.total_out < out.size()) {
-    if (stream.avail_in == 0) {
-      if (input.empty()) break;
-      feed(stream, input);
-    }
-    stream.next_out = reinterpret_cast<Bytef*>(out.data() + stream.total_out);
-    stream.avail_out = static_cast<uInt>(std::min<size_t>(out.size() - stream.total_out, UINT_MAX));
-    code = inflate(&stream, Z_NO_FLUSH);
-    if (code != Z_OK) break;
-  }
-  if (code != Z_OK && code != Z_STREAM_END) {
-    Error error = zlib_error("gzip decompression", stream, code);
-    inflateEnd(&stream);
-    return error;
-  }
-  size_t produced = stream.total_out;
-  inflateEnd(&stream);
-  if (code != Z_STREAM_END || produced != expected_size) {
-    return Error::parse("gzip data holds " +
-                        std::string(produced > expected_size ? "more" : "less") + " than the " +
-                        std::to_string(expected_size) + " bytes expected");
-  }
-  out.resize(produced);
-  return out;
-}
 
 Result<ProfileFiles::Written> ProfileFiles::write(std::string_view collapsed) const {
   auto compressed = gzip_compress(collapsed);

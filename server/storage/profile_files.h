@@ -15,11 +15,6 @@
 
 namespace dormant::server::storage {
 
-// Gzip (RFC 1952) at zlib's default level.
-Result<std::string> gzip_compress(std::string_view data);
-// Fails on corrupt input and when the data does not come out at exactly `expected_size` bytes.
-Result<std::string> gzip_decompress(std::string_view compressed, size_t expected_size);
-
 class ProfileFiles {
  public:
   explicit ProfileFiles(std::filesystem::path dir) : dir_(std::move(dir)) {}

@@ -162,6 +162,13 @@ struct CompletionOutcome {
   std::string message;  // why not, when not accepted
 };
 
+// What a heartbeat gets back: the host's current command, if any, and whether this heartbeat is
+// the one that delivered it.
+struct HeartbeatAnswer {
+  std::optional<Command> command;
+  bool first_delivery = false;
+};
+
 struct HostRecord {
   HostHeartbeat last_heartbeat;
   TimePoint first_heartbeat_at;  // server clock

@@ -109,7 +109,7 @@ Store::Store(DataDir dir, std::unique_ptr<Database> db, Clock clock)
       files_(dir_.profiles_dir()),
       clock_(std::move(clock)) {}
 
-Result<std::optional<Command>> Store::record_heartbeat(const HostHeartbeat& heartbeat) {
+Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat) {
   if (heartbeat.hostname.empty() || heartbeat.service_name.empty()) {
     return Error::invalid_argument("a heartbeat needs a hostname and a service name");
   }
@@ -119,7 +119,7 @@ Result<std::optional<Command>> Store::record_heartbeat(const HostHeartbeat& hear
   }
   std::lock_guard lock(mutex_);
   TimePoint now = current_time();
-  auto record = [&]() -> Result<std::optional<Command>> {
+  auto record = [&]() -> Result<HeartbeatAnswer> {
     auto transaction = Transaction::begin(*db_, Transaction::Kind::kWrite);
     if (!transaction) return std::move(transaction).take_error();
     if (auto upserted = upsert_host(*db_, heartbeat, now); !upserted) {
@@ -131,9 +131,10 @@ Result<std::optional<Command>> Store::record_heartbeat(const HostHeartbeat& hear
       if (auto committed = transaction->commit(); !committed) {
         return std::move(committed).take_error();
       }
-      return std::optional<Command>();
+      return HeartbeatAnswer();
     }
-    Command command = std::move((*current)->command);
+    HeartbeatAnswer answer{std::move((*current)->command), false};
+    Command& command = *answer.command;
     if (command.status == CommandStatus::kPending) {
       if (auto delivered = mark_delivered(*db_, command, now); !delivered) {
         return std::move(delivered).take_error();
@@ -144,11 +145,12 @@ Result<std::optional<Command>> Store::record_heartbeat(const HostHeartbeat& hear
       }
       command.status = CommandStatus::kSent;
       command.sent_at = now;
+      answer.first_delivery = true;
     }
     if (auto committed = transaction->commit(); !committed) {
       return std::move(committed).take_error();
     }
-    return std::optional<Command>(std::move(command));
+    return answer;
   };
   return in_context(record(), "recording a heartbeat from " +
                                   host_and_service(heartbeat.hostname, heartbeat.service_name));

@@ -43,7 +43,7 @@ class Store {
   // Upserts the host's row and returns its current command, whatever the command's status, as
   // Performance Studio does: the agent de-duplicates by id. The first heartbeat that carries a
   // pending command marks it sent and records its delivery.
-  Result<std::optional<Command>> record_heartbeat(const HostHeartbeat& heartbeat);
+  Result<HeartbeatAnswer> record_heartbeat(const HostHeartbeat& heartbeat);
 
   // Records the request and gives every target host its next command (see command_plan.h for
   // the merge rules). With dry_run, returns the same outcome and writes nothing.

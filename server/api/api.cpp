@@ -1,0 +1,508 @@
+#include "server/api/api.h"
+
+#include <charconv>
+
+#include <spdlog/spdlog.h>
+
+#include "common/gzip.h"
+#include "heartbeat/json_fields.h"
+#include "profile/collapsed.h"
+#include "profile/flamegraph.h"
+#include "profile/metadata_validation.h"
+#include "server/api/wire_mapping.h"
+
+namespace dormant::server::api {
+namespace {
+
+namespace bhttp = boost::beast::http;
+using bhttp::status;
+using bhttp::verb;
+
+constexpr std::string_view kServiceHeader = "GPROFILER-SERVICE-NAME";
+constexpr std::string_view kApiKeyHeader = "GPROFILER-API-KEY";
+constexpr int64_t kMaxListLimit = 10000;
+
+http::Response error_response(status code, const std::string& message) {
+  return http::json_response(code, nlohmann::json{{"success", false}, {"message", message}}.dump(
+                                       -1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+http::Response json_ok(const nlohmann::json& body) {
+  return http::json_response(status::ok,
+                             body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+http::Response text_response(std::string content_type, std::string body) {
+  http::Response response(status::ok, 11);
+  response.set(bhttp::field::content_type, content_type);
+  response.body() = std::move(body);
+  response.prepare_payload();
+  return response;
+}
+
+// The request's path without its query, split at '/': "/api/x/1" → {"api", "x", "1"}.
+std::vector<std::string_view> path_segments(std::string_view target) {
+  std::string_view path = target.substr(0, target.find('?'));
+  std::vector<std::string_view> segments;
+  while (!path.empty()) {
+    if (path.front() == '/') {
+      path.remove_prefix(1);
+      continue;
+    }
+    size_t slash = path.find('/');
+    segments.push_back(path.substr(0, slash));
+    path.remove_prefix(slash == std::string_view::npos ? path.size() : slash);
+  }
+  return segments;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// application/x-www-form-urlencoded decoding: '+' is a space, %XX a byte; a bad escape stays.
+std::string url_decode(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out.push_back(' ');
+    } else if (text[i] == '%' && i + 2 < text.size() + 0 && hex_value(text[i + 1]) >= 0 &&
+               hex_value(text[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_query(std::string_view target) {
+  std::vector<std::pair<std::string, std::string>> query;
+  size_t mark = target.find('?');
+  if (mark == std::string_view::npos) return query;
+  std::string_view rest = target.substr(mark + 1);
+  while (!rest.empty()) {
+    size_t amp = rest.find('&');
+    std::string_view pair = rest.substr(0, amp);
+    rest.remove_prefix(amp == std::string_view::npos ? rest.size() : amp + 1);
+    if (pair.empty()) continue;
+    size_t equals = pair.find('=');
+    query.emplace_back(url_decode(pair.substr(0, equals)),
+                       equals == std::string_view::npos ? "" : url_decode(pair.substr(equals + 1)));
+  }
+  return query;
+}
+
+bool matches(std::string_view pattern, const std::vector<std::string_view>& segments,
+             std::vector<std::string>& params) {
+  std::vector<std::string_view> parts = path_segments(pattern);
+  if (parts.size() != segments.size()) return false;
+  params.clear();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i] == "{}") {
+      params.push_back(url_decode(segments[i]));
+    } else if (parts[i] != segments[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string_view header(const http::Request& request, std::string_view name) {
+  auto found = request.find(boost::beast::string_view(name.data(), name.size()));
+  if (found == request.end()) return {};
+  auto value = found->value();
+  return {value.data(), value.size()};
+}
+
+// The body as JSON, or the 400 that says why it is not.
+Result<nlohmann::json> json_body(const http::Request& request, std::string_view name) {
+  if (request.body().empty()) return Error::parse(std::string(name) + ": the request has no body");
+  return heartbeat::parse_json_text(request.body(), name);
+}
+
+std::optional<int64_t> parse_integer(std::string_view text) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// A query parameter that must be a whole number in [min, max]; absent: `fallback`.
+Result<int64_t> integer_parameter(const Api::Call& call, std::string_view name, int64_t fallback,
+                                  int64_t min, int64_t max) {
+  std::string_view text = call.query_value(name);
+  if (text.empty()) return fallback;
+  auto value = parse_integer(text);
+  if (!value || *value < min || *value > max) {
+    return Error::invalid_argument(std::string(name) + ": must be a whole number from " +
+                                   std::to_string(min) + " to " + std::to_string(max));
+  }
+  return *value;
+}
+
+Result<std::optional<storage::TimePoint>> time_parameter(const Api::Call& call,
+                                                         std::string_view name) {
+  std::string_view text = call.query_value(name);
+  if (text.empty()) return std::optional<storage::TimePoint>();
+  auto time = parse_iso_time(text);
+  if (!time) {
+    return Error::invalid_argument(std::string(name) +
+                                   ": must be an ISO-8601 time such as 2026-11-22T10:00:00Z");
+  }
+  return time;
+}
+
+std::optional<std::string> optional_parameter(const Api::Call& call, std::string_view name) {
+  std::string_view value = call.query_value(name);
+  return value.empty() ? std::nullopt : std::optional<std::string>(value);
+}
+
+// The pieces of an upload the store needs, from the decoded body and the headers.
+Result<storage::ProfileUpload> to_stored_upload(const heartbeat::ProfileUpload& upload,
+                                                std::string_view service) {
+  auto start = parse_iso_time(upload.start_time);
+  auto end = parse_iso_time(upload.end_time);
+  if (!start) return Error::invalid_argument("start_time: not an ISO-8601 time");
+  if (!end) return Error::invalid_argument("end_time: not an ISO-8601 time");
+  if (*end < *start) return Error::invalid_argument("end_time: before start_time");
+  // The first line is "# {json}" with the metadata Studio validates (reference §3, §6).
+  std::string_view first_line =
+      std::string_view(upload.profile).substr(0, upload.profile.find('\n'));
+  if (!first_line.starts_with('#')) {
+    return Error::invalid_argument("profile: the first line must be '# ' and the JSON header");
+  }
+  auto header = heartbeat::parse_json_text(first_line.substr(1), "profile header");
+  if (!header) return Error::invalid_argument(header.error().message());
+  if (auto valid = profile::validate_profile_header(*header); !valid) {
+    return Error::invalid_argument("profile header: " + valid.error().message());
+  }
+  storage::ProfileUpload stored;
+  stored.service_name = std::string(service);
+  stored.hostname = upload.hostname;
+  stored.start_time = *start;
+  stored.end_time = *end;
+  stored.collapsed = upload.profile;
+  return stored;
+}
+
+}  // namespace
+
+std::string_view Api::Call::query_value(std::string_view name) const {
+  for (const auto& [key, value] : query) {
+    if (key == name) return value;
+  }
+  return {};
+}
+
+Api::Api(storage::Store& store, Tokens tokens, ServerMetrics& metrics, ApiOptions options)
+    : store_(store), tokens_(std::move(tokens)), metrics_(metrics), options_(options) {}
+
+const std::vector<Api::Route>& Api::routes() {
+  static const std::vector<Route> kRoutes = {
+      {verb::post, "/api/metrics/heartbeat", Auth::kBearer, &Api::heartbeat},
+      {verb::post, "/api/metrics/command_completion", Auth::kBearer, &Api::command_completion},
+      {verb::post, "/api/metrics/profile_request", Auth::kBearer, &Api::profile_request},
+      {verb::post, "/api/v2/profiles", Auth::kApiKey, &Api::upload_profile},
+      {verb::get, "/api/v1/health_check", Auth::kNone, &Api::health_check},
+      {verb::get, "/api/v2/health_check", Auth::kNone, &Api::health_check},
+      {verb::get, "/api/hosts", Auth::kBearer, &Api::list_hosts},
+      {verb::get, "/api/commands", Auth::kBearer, &Api::list_commands},
+      {verb::get, "/api/commands/{}", Auth::kBearer, &Api::get_command},
+      {verb::get, "/api/requests/{}", Auth::kBearer, &Api::get_request},
+      {verb::get, "/api/profiles", Auth::kBearer, &Api::list_profiles},
+      {verb::get, "/api/profiles/{}", Auth::kBearer, &Api::get_profile},
+      {verb::get, "/api/profiles/{}/collapsed", Auth::kBearer, &Api::download_profile},
+      {verb::get, "/api/profiles/{}/flamegraph", Auth::kBearer, &Api::profile_flamegraph},
+      {verb::get, "/metrics", Auth::kBearer, &Api::prometheus_metrics},
+  };
+  return kRoutes;
+}
+
+http::Response Api::handle(const http::Request& request, const std::string& remote) {
+  std::string_view target(request.target().data(), request.target().size());
+  std::vector<std::string_view> segments = path_segments(target);
+  Call call{request, {}, parse_query(target)};
+  const Route* route = nullptr;
+  std::string allowed;
+  for (const Route& candidate : routes()) {
+    if (!matches(candidate.pattern, segments, call.params)) continue;
+    bool same_method = candidate.method == request.method() ||
+                       (candidate.method == verb::get && request.method() == verb::head);
+    if (same_method) {
+      route = &candidate;
+      break;
+    }
+    allowed += (allowed.empty() ? "" : ", ") + std::string(bhttp::to_string(candidate.method));
+  }
+
+  std::string_view endpoint = route != nullptr ? route->pattern : "other";
+  http::Response response;
+  if (route == nullptr && !allowed.empty()) {
+    response =
+        error_response(status::method_not_allowed, "this endpoint takes " + allowed + ", not " +
+                                                       std::string(request.method_string()));
+    response.set(bhttp::field::allow, allowed);
+  } else if (route == nullptr) {
+    response = error_response(status::not_found, "no such endpoint");
+  } else if (!authorized(request, call, route->auth)) {
+    response =
+        error_response(status::unauthorized,
+                       route->auth == Auth::kApiKey
+                           ? "a valid API token is required in the GPROFILER-API-KEY header"
+                           : "a valid API token is required: 'Authorization: Bearer <token>'");
+    response.set(bhttp::field::www_authenticate, "Bearer");
+  } else {
+    response = (this->*route->serve)(call);
+  }
+  metrics_.count_request(endpoint, static_cast<unsigned>(response.result_int()));
+  if (response.result_int() >= 400) {
+    spdlog::debug("{} {} {} from {}: {}", std::string(request.method_string()), endpoint,
+                  response.result_int(), remote, response.body().substr(0, 300));
+  }
+  if (request.method() == verb::head) {
+    response.body().clear();
+    response.prepare_payload();
+  }
+  return response;
+}
+
+bool Api::authorized(const http::Request& request, const Call& call, Auth auth) const {
+  switch (auth) {
+    case Auth::kNone:
+      return true;
+    case Auth::kBearer: {
+      std::string_view value = header(request, "Authorization");
+      constexpr std::string_view kScheme = "Bearer ";
+      return value.size() > kScheme.size() && value.substr(0, kScheme.size()) == kScheme &&
+             tokens_.accepts(value.substr(kScheme.size()));
+    }
+    case Auth::kApiKey: {
+      // gProfiler sends the token both as a header and as the `key` query parameter.
+      std::string_view key = header(request, kApiKeyHeader);
+      if (key.empty()) key = call.query_value("key");
+      return tokens_.accepts(key);
+    }
+  }
+  return false;
+}
+
+http::Response Api::store_failure(const Error& error) {
+  if (error.kind() == ErrorKind::kNotFound)
+    return error_response(status::not_found, error.message());
+  if (error.kind() == ErrorKind::kInvalidArgument) {
+    return error_response(status::unprocessable_entity, error.message());
+  }
+  metrics_.add(Counter::kStorageErrors);
+  spdlog::error("storage: {}", error.message());
+  return error_response(status::internal_server_error, "storage error: " + error.message());
+}
+
+http::Response Api::heartbeat(const Call& call) {
+  auto body = json_body(call.request, "heartbeat");
+  if (!body) return error_response(status::bad_request, body.error().message());
+  auto request = heartbeat::parse_heartbeat_request(*body);
+  if (!request) return error_response(status::unprocessable_entity, request.error().message());
+  auto answer = store_.record_heartbeat(to_host_heartbeat(*request));
+  if (!answer) return store_failure(answer.error());
+  metrics_.add(Counter::kHeartbeats);
+  if (answer->first_delivery) metrics_.add(Counter::kCommandsDelivered);
+  return json_ok(heartbeat::to_json(to_heartbeat_response(answer->command)));
+}
+
+http::Response Api::command_completion(const Call& call) {
+  auto body = json_body(call.request, "command_completion");
+  if (!body) return error_response(status::bad_request, body.error().message());
+  auto completion = heartbeat::parse_command_completion(*body);
+  if (!completion) {
+    return error_response(status::unprocessable_entity, completion.error().message());
+  }
+  auto outcome = store_.record_completion(to_completion_report(*completion));
+  if (!outcome) return store_failure(outcome.error());
+  metrics_.add(outcome->accepted ? Counter::kCompletions : Counter::kCompletionsRefused);
+  std::string message = outcome->accepted
+                            ? "Command completion recorded for " + completion->command_id
+                            : outcome->message;
+  return json_ok({{"success", outcome->accepted}, {"message", message}});
+}
+
+http::Response Api::profile_request(const Call& call) {
+  auto body = json_body(call.request, "profile_request");
+  if (!body) return error_response(status::bad_request, body.error().message());
+  auto request = heartbeat::parse_profiling_request(*body);
+  if (!request) return error_response(status::unprocessable_entity, request.error().message());
+  auto store_request = to_store_request(*request);
+  if (!store_request) {
+    return error_response(status::unprocessable_entity, store_request.error().message());
+  }
+  auto outcome = std::visit(
+      [&](const auto& typed) -> Result<storage::SubmitOutcome> {
+        if constexpr (std::is_same_v<std::decay_t<decltype(typed)>, storage::StartRequest>) {
+          return store_.submit_start(typed);
+        } else {
+          return store_.submit_stop(typed);
+        }
+      },
+      *store_request);
+  if (!outcome) return store_failure(outcome.error());
+  return json_ok(heartbeat::to_json(
+      to_profiling_response(*request, *outcome, std::chrono::system_clock::now())));
+}
+
+http::Response Api::upload_profile(const Call& call) {
+  const http::Request& request = call.request;
+  if (request.find(bhttp::field::content_length) == request.end()) {
+    return error_response(status::length_required, "a profile upload needs a Content-Length");
+  }
+  std::string_view service = header(request, kServiceHeader);
+  if (service.empty()) service = call.query_value("service");
+  if (auto valid = heartbeat::check_name(service, "GPROFILER-SERVICE-NAME"); !valid) {
+    return error_response(status::bad_request, valid.error().message());
+  }
+  const std::string& body = request.body();
+  bool gzipped = body.size() >= 2 && static_cast<unsigned char>(body[0]) == 0x1f &&
+                 static_cast<unsigned char>(body[1]) == 0x8b;
+  std::string_view encoding = header(request, "Content-Encoding");
+  if (encoding == "gzip" && !gzipped) {
+    return error_response(status::bad_request,
+                          "Content-Encoding is gzip but the body is not gzip data");
+  }
+  std::string decoded;
+  if (gzipped) {
+    auto inflated = gzip_decompress_at_most(body, options_.max_profile_bytes);
+    if (!inflated) {
+      bool too_large = inflated.error().message().find("more than") != std::string::npos;
+      return error_response(too_large ? status::payload_too_large : status::bad_request,
+                            "profile upload: " + inflated.error().message());
+    }
+    decoded = std::move(*inflated);
+  }
+  auto json = heartbeat::parse_json_text(gzipped ? std::string_view(decoded) : body, "profile");
+  if (!json) return error_response(status::bad_request, json.error().message());
+  auto upload = heartbeat::parse_profile_upload(*json);
+  if (!upload) return error_response(status::unprocessable_entity, upload.error().message());
+  auto stored_upload = to_stored_upload(*upload, service);
+  if (!stored_upload) {
+    return error_response(status::unprocessable_entity, stored_upload.error().message());
+  }
+  auto gpid = store_.store_profile(*stored_upload);
+  if (!gpid) return store_failure(gpid.error());
+  metrics_.add(Counter::kProfilesUploaded);
+  metrics_.add(Counter::kProfileBytes, upload->profile.size());
+  return json_ok({{"message", "ok"}, {"gpid", *gpid}});
+}
+
+http::Response Api::health_check(const Call&) { return json_ok({{"message", "healthy"}}); }
+
+http::Response Api::list_hosts(const Call& call) {
+  auto hosts = store_.list_hosts(optional_parameter(call, "service"));
+  if (!hosts) return store_failure(hosts.error());
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& host : *hosts) list.push_back(to_json(host));
+  return json_ok({{"hosts", list}});
+}
+
+http::Response Api::list_commands(const Call& call) {
+  auto limit = integer_parameter(call, "limit", 1000, 1, kMaxListLimit);
+  if (!limit) return error_response(status::bad_request, limit.error().message());
+  storage::CommandFilter filter;
+  filter.hostname = optional_parameter(call, "hostname");
+  filter.service_name = optional_parameter(call, "service");
+  filter.include_history = call.query_value("current") != "true";
+  filter.limit = *limit;
+  auto commands = store_.list_commands(filter);
+  if (!commands) return store_failure(commands.error());
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& command : *commands) list.push_back(to_json(command));
+  return json_ok({{"commands", list}});
+}
+
+http::Response Api::get_command(const Call& call) {
+  auto command = store_.get_command(call.params[0]);
+  if (!command) return store_failure(command.error());
+  return json_ok(to_json(*command));
+}
+
+http::Response Api::get_request(const Call& call) {
+  auto request = store_.get_request(call.params[0]);
+  if (!request) return store_failure(request.error());
+  return json_ok(to_json(*request));
+}
+
+http::Response Api::list_profiles(const Call& call) {
+  auto limit = integer_parameter(call, "limit", 100, 1, kMaxListLimit);
+  if (!limit) return error_response(status::bad_request, limit.error().message());
+  auto since = time_parameter(call, "since");
+  if (!since) return error_response(status::bad_request, since.error().message());
+  auto until = time_parameter(call, "until");
+  if (!until) return error_response(status::bad_request, until.error().message());
+  storage::ProfileFilter filter;
+  filter.service_name = optional_parameter(call, "service");
+  filter.hostname = optional_parameter(call, "hostname");
+  filter.since = *since;
+  filter.until = *until;
+  filter.limit = *limit;
+  auto profiles = store_.list_profiles(filter);
+  if (!profiles) return store_failure(profiles.error());
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& stored : *profiles) list.push_back(to_json(stored));
+  return json_ok({{"profiles", list}});
+}
+
+namespace {
+
+std::optional<int64_t> gpid_of(const Api::Call& call) {
+  auto gpid = parse_integer(call.params[0]);
+  return gpid && *gpid > 0 ? gpid : std::nullopt;
+}
+
+}  // namespace
+
+http::Response Api::get_profile(const Call& call) {
+  auto gpid = gpid_of(call);
+  if (!gpid) return error_response(status::not_found, "no profile " + call.params[0]);
+  auto stored = store_.get_profile(*gpid);
+  if (!stored) return store_failure(stored.error());
+  return json_ok(to_json(*stored));
+}
+
+http::Response Api::download_profile(const Call& call) {
+  auto gpid = gpid_of(call);
+  if (!gpid) return error_response(status::not_found, "no profile " + call.params[0]);
+  auto text = store_.read_profile(*gpid);
+  if (!text) return store_failure(text.error());
+  http::Response response = text_response("text/plain; charset=utf-8", std::move(*text));
+  response.set(bhttp::field::content_disposition,
+               "attachment; filename=\"profile_" + std::to_string(*gpid) + ".col\"");
+  return response;
+}
+
+http::Response Api::profile_flamegraph(const Call& call) {
+  auto gpid = gpid_of(call);
+  if (!gpid) return error_response(status::not_found, "no profile " + call.params[0]);
+  auto stored = store_.get_profile(*gpid);
+  if (!stored) return store_failure(stored.error());
+  auto text = store_.read_profile(*gpid);
+  if (!text) return store_failure(text.error());
+  auto collapsed = profile::read_collapsed(*text);
+  if (!collapsed) {
+    return error_response(
+        status::unprocessable_entity,
+        "profile " + std::to_string(*gpid) +
+            " is stored but is not a valid collapsed profile: " + collapsed.error().message());
+  }
+  profile::FlamegraphOptions options;
+  options.title = stored->service_name + ": " + stored->hostname;
+  options.subtitle = iso_time(stored->start_time) + " to " + iso_time(stored->end_time);
+  return text_response("image/svg+xml", profile::render_flamegraph(collapsed->stacks, options));
+}
+
+http::Response Api::prometheus_metrics(const Call&) {
+  return text_response("text/plain; version=0.0.4; charset=utf-8", metrics_.render());
+}
+
+}  // namespace dormant::server::api

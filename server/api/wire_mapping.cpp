@@ -1,0 +1,291 @@
+#include "server/api/wire_mapping.h"
+
+#include <charconv>
+#include <ctime>
+
+#include "profile/profile_header.h"
+
+namespace dormant::server::api {
+namespace {
+
+template <typename To, typename From>
+To same_named(From value) {
+  return static_cast<To>(static_cast<int>(value));
+}
+
+storage::TargetHosts to_target_hosts(
+    const std::map<std::string, std::optional<std::vector<int>>>& hosts) {
+  storage::TargetHosts targets;
+  for (const auto& [hostname, pids] : hosts) {
+    targets[hostname] =
+        pids ? std::optional<storage::PidList>(storage::PidList(pids->begin(), pids->end()))
+             : std::nullopt;
+  }
+  return targets;
+}
+
+nlohmann::json optional_json(const std::optional<std::string>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json optional_time(const std::optional<storage::TimePoint>& time) {
+  return time ? nlohmann::json(iso_time(*time)) : nlohmann::json(nullptr);
+}
+
+nlohmann::json target_hosts_json(const storage::TargetHosts& hosts) {
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [hostname, pids] : hosts) {
+    json[hostname] = pids ? nlohmann::json(*pids) : nlohmann::json(nullptr);
+  }
+  return json;
+}
+
+// Reads `digits` digits at `at`; false when they are not all digits.
+bool read_number(std::string_view text, size_t at, size_t digits, int& value) {
+  if (at + digits > text.size()) return false;
+  auto [end, error] = std::from_chars(text.data() + at, text.data() + at + digits, value);
+  return error == std::errc() && end == text.data() + at + digits;
+}
+
+}  // namespace
+
+static_assert(static_cast<int>(heartbeat::HostStatus::kOffline) ==
+              static_cast<int>(storage::HostStatus::kOffline));
+static_assert(static_cast<int>(heartbeat::ProfilingMode::kNone) ==
+              static_cast<int>(storage::ProfilingMode::kNone));
+static_assert(static_cast<int>(heartbeat::StopLevel::kHost) ==
+              static_cast<int>(storage::StopLevel::kHost));
+
+storage::HostHeartbeat to_host_heartbeat(const heartbeat::HeartbeatRequest& request) {
+  storage::HostHeartbeat heartbeat;
+  heartbeat.hostname = request.hostname;
+  heartbeat.service_name = request.service_name;
+  heartbeat.ip_address = request.ip_address;
+  heartbeat.status = same_named<storage::HostStatus>(request.status);
+  heartbeat.agent_timestamp = request.timestamp;
+  heartbeat.agent_version = request.agent_version;
+  heartbeat.run_mode = request.run_mode;
+  heartbeat.last_command_id = request.last_command_id;
+  heartbeat.received_command_ids = request.received_command_ids;
+  heartbeat.executed_command_ids = request.executed_command_ids;
+  heartbeat.perf_supported_events = request.perf_supported_events;
+  if (!request.agent_health.empty()) heartbeat.agent_health = request.agent_health;
+  heartbeat.extra = request.extra;
+  if (!request.containers.empty()) heartbeat.extra["containers"] = request.containers;
+  if (request.pod_namespace) heartbeat.extra["namespace"] = *request.pod_namespace;
+  if (request.pod_name) heartbeat.extra["pod_name"] = *request.pod_name;
+  return heartbeat;
+}
+
+heartbeat::HeartbeatResponse to_heartbeat_response(const std::optional<storage::Command>& command) {
+  heartbeat::HeartbeatResponse response;
+  if (!command) {
+    response.message = "Heartbeat received. No profiling commands.";
+    return response;
+  }
+  response.message = "Heartbeat received. New profiling command available.";
+  response.command_id = command->command_id;
+  response.profiling_command = heartbeat::ProfilingCommand{
+      std::string(storage::to_string(command->type)), command->combined_config};
+  return response;
+}
+
+Result<StoreRequest> to_store_request(const heartbeat::ProfilingRequest& request) {
+  if (request.target_hosts.empty()) {
+    return Error::invalid_argument(
+        "target_hosts: required; this server does not resolve target_entities into hosts, so name "
+        "the hosts (hostname: null for the whole host, or a list of pids)");
+  }
+  if (request.request_type == heartbeat::CommandType::kStop) {
+    storage::StopRequest stop;
+    stop.service_name = request.service_name;
+    stop.target_hosts = to_target_hosts(request.target_hosts);
+    stop.level = same_named<storage::StopLevel>(request.stop_level);
+    stop.dry_run = request.dry_run;
+    return StoreRequest(std::move(stop));
+  }
+  storage::StartRequest start;
+  start.service_name = request.service_name;
+  start.target_hosts = to_target_hosts(request.target_hosts);
+  start.continuous = request.continuous;
+  start.duration_s = request.duration;
+  start.frequency_hz = request.frequency;
+  start.mode = same_named<storage::ProfilingMode>(request.profiling_mode);
+  if (request.additional_args) start.additional_args = *request.additional_args;
+  start.dry_run = request.dry_run;
+  return StoreRequest(std::move(start));
+}
+
+heartbeat::ProfilingResponse to_profiling_response(const heartbeat::ProfilingRequest& request,
+                                                   const storage::SubmitOutcome& outcome,
+                                                   storage::TimePoint now) {
+  heartbeat::ProfilingResponse response;
+  bool start = request.request_type == heartbeat::CommandType::kStart;
+  size_t changed = 0;
+  for (const storage::HostPlan& host : outcome.hosts) {
+    if (!host.command) continue;
+    ++changed;
+    if (!outcome.dry_run) response.command_ids.push_back(host.command->command_id);
+  }
+  std::string what = start ? "start" : "stop";
+  if (outcome.dry_run) {
+    response.message =
+        "Dry run: the " + what + " request is valid and would change the command of " +
+        std::to_string(changed) + " of " + std::to_string(outcome.hosts.size()) + " hosts";
+    return response;
+  }
+  response.request_id = outcome.request_id;
+  response.message = "Profiling " + what + " request accepted: " + std::to_string(changed) +
+                     " new commands for " + std::to_string(outcome.hosts.size()) + " hosts";
+  if (start) {
+    response.estimated_completion_time = iso_time(now + std::chrono::seconds(request.duration));
+  }
+  return response;
+}
+
+storage::CompletionReport to_completion_report(const heartbeat::CommandCompletion& completion) {
+  storage::CompletionReport report;
+  report.command_id = completion.command_id;
+  report.hostname = completion.hostname;
+  report.status = completion.status == heartbeat::CompletionStatus::kCompleted
+                      ? storage::CommandStatus::kCompleted
+                      : storage::CommandStatus::kFailed;
+  report.execution_time = static_cast<int64_t>(completion.execution_time + 0.5);
+  report.error_message = completion.error_message;
+  report.results_path = completion.results_path;
+  return report;
+}
+
+nlohmann::json to_json(const storage::Command& command) {
+  return {
+      {"command_id", command.command_id},
+      {"hostname", command.hostname},
+      {"service_name", command.service_name},
+      {"command_type", storage::to_string(command.type)},
+      {"combined_config", command.combined_config},
+      {"status", storage::to_string(command.status)},
+      {"request_ids", command.request_ids},
+      {"created_at", iso_time(command.created_at)},
+      {"sent_at", optional_time(command.sent_at)},
+      {"completed_at", optional_time(command.completed_at)},
+      {"execution_time",
+       command.execution_time ? nlohmann::json(*command.execution_time) : nlohmann::json(nullptr)},
+      {"error_message", optional_json(command.error_message)},
+      {"results_path", optional_json(command.results_path)},
+      {"current", command.is_current()},
+      {"replaced_by", optional_json(command.replaced_by)},
+      {"replaced_at", optional_time(command.replaced_at)},
+  };
+}
+
+nlohmann::json to_json(const storage::HostRecord& host) {
+  const storage::HostHeartbeat& last = host.last_heartbeat;
+  nlohmann::json json = {
+      {"hostname", last.hostname},
+      {"service_name", last.service_name},
+      {"ip_address", last.ip_address},
+      {"status", storage::to_string(last.status)},
+      {"agent_version", optional_json(last.agent_version)},
+      {"run_mode", optional_json(last.run_mode)},
+      {"agent_timestamp", optional_json(last.agent_timestamp)},
+      {"first_heartbeat_at", iso_time(host.first_heartbeat_at)},
+      {"last_heartbeat_at", iso_time(host.last_heartbeat_at)},
+      {"last_command_id", optional_json(last.last_command_id)},
+      {"perf_supported_events", last.perf_supported_events},
+      {"agent_health", last.agent_health ? *last.agent_health : nlohmann::json(nullptr)},
+      {"extra", last.extra},
+      {"current_command",
+       host.current_command ? to_json(*host.current_command) : nlohmann::json(nullptr)},
+  };
+  return json;
+}
+
+nlohmann::json to_json(const storage::StoredProfile& profile) {
+  std::string base = "/api/profiles/" + std::to_string(profile.gpid);
+  return {
+      {"gpid", profile.gpid},
+      {"service_name", profile.service_name},
+      {"hostname", profile.hostname},
+      {"start_time", iso_time(profile.start_time)},
+      {"end_time", iso_time(profile.end_time)},
+      {"received_at", iso_time(profile.received_at)},
+      {"raw_size", profile.raw_size},
+      {"compressed_size", profile.compressed_size},
+      {"collapsed_url", base + "/collapsed"},
+      {"flamegraph_url", base + "/flamegraph"},
+  };
+}
+
+nlohmann::json to_json(const storage::ProfilingRequestRecord& request) {
+  nlohmann::json json = {
+      {"request_id", request.request_id},
+      {"service_name", request.service_name},
+      {"request_type", storage::to_string(request.type)},
+      {"target_hosts", target_hosts_json(request.target_hosts)},
+      {"status", storage::to_string(request.status)},
+      {"created_at", iso_time(request.created_at)},
+  };
+  if (request.continuous) json["continuous"] = *request.continuous;
+  if (request.duration_s) json["duration"] = *request.duration_s;
+  if (request.frequency_hz) json["frequency"] = *request.frequency_hz;
+  if (request.mode) json["profiling_mode"] = storage::to_string(*request.mode);
+  if (request.additional_args) json["additional_args"] = *request.additional_args;
+  if (request.stop_level) json["stop_level"] = storage::to_string(*request.stop_level);
+  return json;
+}
+
+std::string iso_time(storage::TimePoint time) {
+  return profile::iso_utc(time, /*with_millis=*/true) + "Z";
+}
+
+std::optional<storage::TimePoint> parse_iso_time(std::string_view text) {
+  // YYYY-MM-DDTHH:MM:SS
+  std::tm fields{};
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (text.size() < 19 || text[4] != '-' || text[7] != '-' ||
+      (text[10] != 'T' && text[10] != ' ') || text[13] != ':' || text[16] != ':' ||
+      !read_number(text, 0, 4, year) || !read_number(text, 5, 2, month) ||
+      !read_number(text, 8, 2, day) || !read_number(text, 11, 2, hour) ||
+      !read_number(text, 14, 2, minute) || !read_number(text, 17, 2, second)) {
+    return std::nullopt;
+  }
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
+    return std::nullopt;
+  }
+  size_t at = 19;
+  std::chrono::microseconds fraction{0};
+  if (at < text.size() && text[at] == '.') {
+    size_t digits = 0;
+    int64_t micros = 0;
+    for (++at; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at, ++digits) {
+      if (digits < 6) micros = micros * 10 + (text[at] - '0');
+    }
+    if (digits == 0) return std::nullopt;
+    for (size_t d = digits; d < 6; ++d) micros *= 10;
+    fraction = std::chrono::microseconds(micros);
+  }
+  int offset_minutes = 0;
+  if (at < text.size() && text[at] == 'Z') {
+    ++at;
+  } else if (at < text.size() && (text[at] == '+' || text[at] == '-')) {
+    int hours = 0, minutes = 0;
+    if (!read_number(text, at + 1, 2, hours) || at + 3 >= text.size() || text[at + 3] != ':' ||
+        !read_number(text, at + 4, 2, minutes) || hours > 23 || minutes > 59) {
+      return std::nullopt;
+    }
+    offset_minutes = (text[at] == '+' ? 1 : -1) * (hours * 60 + minutes);
+    at += 6;
+  }
+  if (at != text.size()) return std::nullopt;
+  fields.tm_year = year - 1900;
+  fields.tm_mon = month - 1;
+  fields.tm_mday = day;
+  fields.tm_hour = hour;
+  fields.tm_min = minute;
+  fields.tm_sec = second;
+  std::time_t seconds = ::timegm(&fields);
+  return storage::TimePoint(std::chrono::seconds(seconds)) + fraction -
+         std::chrono::minutes(offset_minutes);
+}
+
+}  // namespace dormant::server::api

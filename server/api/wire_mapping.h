@@ -1,0 +1,47 @@
+// Between the wire protocol (heartbeat/) and the store's records (server/storage/): the two are
+// kept apart so that either can change without the other, and this is the only place that
+// knows both. Plus the JSON the read endpoints answer with.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "heartbeat/profiling_request.h"
+#include "heartbeat/protocol.h"
+#include "server/storage/records.h"
+
+namespace dormant::server::api {
+
+storage::HostHeartbeat to_host_heartbeat(const heartbeat::HeartbeatRequest& request);
+
+// The host's current command, re-sent on every heartbeat as Studio does.
+heartbeat::HeartbeatResponse to_heartbeat_response(const std::optional<storage::Command>& command);
+
+// A start or a stop for the store. Requests by target_entities need the heartbeat inventory
+// resolved into hosts, which this server does not do: they are refused with a message.
+using StoreRequest = std::variant<storage::StartRequest, storage::StopRequest>;
+Result<StoreRequest> to_store_request(const heartbeat::ProfilingRequest& request);
+
+heartbeat::ProfilingResponse to_profiling_response(const heartbeat::ProfilingRequest& request,
+                                                   const storage::SubmitOutcome& outcome,
+                                                   storage::TimePoint now);
+
+storage::CompletionReport to_completion_report(const heartbeat::CommandCompletion& completion);
+
+// For the read endpoints.
+nlohmann::json to_json(const storage::Command& command);
+nlohmann::json to_json(const storage::HostRecord& host);
+nlohmann::json to_json(const storage::StoredProfile& profile);
+nlohmann::json to_json(const storage::ProfilingRequestRecord& request);
+
+// "2026-11-22T10:00:00.123Z".
+std::string iso_time(storage::TimePoint time);
+// ISO-8601 with an optional fraction and an optional 'Z' or ±hh:mm offset; without an offset the
+// time is taken as UTC (gProfiler writes naive UTC times in uploads).
+std::optional<storage::TimePoint> parse_iso_time(std::string_view text);
+
+}  // namespace dormant::server::api

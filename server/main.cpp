@@ -1,0 +1,103 @@
+// dormant-server: the control plane. Reads its configuration, opens the store, serves the API
+// until SIGTERM or SIGINT, then lets the requests in flight finish and exits.
+#include <cstdio>
+#include <thread>
+#include <variant>
+
+#include <signal.h>
+
+#include "common/logging.h"
+#include "config/server_config.h"
+#include "server/api/api.h"
+#include "server/http/http_server.h"
+#include "server/storage/store.h"
+
+namespace {
+
+constexpr std::chrono::seconds kDrain{10};
+
+int serve(const dormant::config::ServerConfig& config) {
+  using namespace dormant::server;
+  auto tokens = api::Tokens::load(config.tokens_file);
+  if (!tokens) {
+    spdlog::critical("{}", tokens.error().message());
+    return 1;
+  }
+  auto store = storage::Store::open(config.data_dir);
+  if (!store) {
+    spdlog::critical("cannot open the data directory: {}", store.error().message());
+    return 1;
+  }
+  http::HttpServerOptions options;
+  if (!config.insecure_http) {
+    auto tls = http::make_tls_context(config.tls_cert, config.tls_key, config.tls_client_ca);
+    if (!tls) {
+      spdlog::critical("TLS: {}", tls.error().message());
+      return 1;
+    }
+    options.tls = *tls;
+  }
+  options.address = config.listen_address;
+  options.port = static_cast<uint16_t>(config.port);
+  options.max_body_bytes = static_cast<size_t>(config.max_body_bytes);
+  options.max_header_bytes = static_cast<size_t>(config.max_header_bytes);
+  options.read_timeout = std::chrono::seconds(config.read_timeout_s);
+  options.max_connections = static_cast<size_t>(config.max_connections);
+  options.threads = config.threads > 0
+                        ? config.threads
+                        : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+
+  api::ServerMetrics metrics;
+  api::Api handler(**store, std::move(*tokens), metrics);
+  auto server = http::HttpServer::start(
+      options, [&](const http::Request& request, const std::string& remote) {
+        return handler.handle(request, remote);
+      });
+  if (!server) {
+    spdlog::critical("cannot listen on {}:{}: {}", config.listen_address, config.port,
+                     server.error().message());
+    return 1;
+  }
+  // On stdout, for scripts and tests that start the server on port 0.
+  std::printf("dormant-server listening on %s://%s:%u\n", config.insecure_http ? "http" : "https",
+              config.listen_address.c_str(), static_cast<unsigned>((*server)->port()));
+  std::fflush(stdout);
+  spdlog::info("serving {} on port {} with {} threads; data in {}",
+               config.insecure_http ? "plain HTTP" : "HTTPS", (*server)->port(), options.threads,
+               config.data_dir);
+
+  sigset_t termination;
+  sigemptyset(&termination);
+  sigaddset(&termination, SIGINT);
+  sigaddset(&termination, SIGTERM);
+  int received = 0;
+  sigwait(&termination, &received);
+  spdlog::info("{}: finishing the requests in flight, then exiting",
+               received == SIGINT ? "SIGINT" : "SIGTERM");
+  (*server)->stop(kDrain);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Blocked before any thread starts, so every thread inherits the mask and only sigwait sees
+  // the termination signals.
+  sigset_t termination;
+  sigemptyset(&termination);
+  sigaddset(&termination, SIGINT);
+  sigaddset(&termination, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &termination, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto parsed = dormant::config::parse_server_args(argc, argv);
+  if (auto* exit = std::get_if<dormant::config::ExitRequest>(&parsed)) {
+    std::fputs(exit->text.c_str(), exit->exit_code == 0 ? stdout : stderr);
+    return exit->exit_code;
+  }
+  const auto& config = std::get<dormant::config::ServerConfig>(parsed);
+  dormant::logging::Options log_options;
+  log_options.level = dormant::logging::parse_level(config.log_level).value_or(spdlog::level::info);
+  dormant::logging::setup(log_options);
+  return serve(config);
+}

@@ -1,0 +1,561 @@
+// dormant-server as people, scripts and agents use it: the real binary on loopback TLS, curl as
+// the client, request bodies as the reference gives them.
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "tests/integration/server_process.h"
+
+#include "common/atomic_file.h"
+
+namespace dormant::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("dormant-server-it-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    server_ = std::make_unique<ServerProcess>(root_);
+  }
+  void TearDown() override {
+    server_.reset();
+    fs::remove_all(root_);
+  }
+
+  void start(const std::vector<std::string>& args = {}) {
+    ASSERT_TRUE(server_->start(args)) << server_->log();
+  }
+
+  // A heartbeat exactly as gProfiler's HeartbeatClient sends it (reference §1.2).
+  static json agent_heartbeat(const std::string& hostname, const std::string& service = "web") {
+    json body = json::parse(R"({"ip_address": "10.0.0.7", "last_command_id": null,
+      "status": "active", "timestamp": "2026-11-22T10:00:00.123456",
+      "received_command_ids": [], "executed_command_ids": [],
+      "perf_supported_events": ["cycles"], "agent_version": "1.53.1",
+      "run_mode": "standalone_executable", "namespace": null, "pod_name": null,
+      "containers": []})");
+    body["hostname"] = hostname;
+    body["service_name"] = service;
+    return body;
+  }
+
+  json beat(const std::string& hostname, const std::string& service = "web") {
+    HttpReply reply =
+        server_->post_json("/api/metrics/heartbeat", agent_heartbeat(hostname, service));
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    return reply.json();
+  }
+
+  json request(const json& body, int expected_status = 200) {
+    HttpReply reply = server_->post_json("/api/metrics/profile_request", body);
+    EXPECT_EQ(reply.status, expected_status) << reply.body;
+    return reply.json();
+  }
+
+  json complete(const std::string& command_id, const std::string& hostname,
+                const std::string& status = "completed") {
+    HttpReply reply =
+        server_->post_json("/api/metrics/command_completion", {{"command_id", command_id},
+                                                               {"hostname", hostname},
+                                                               {"status", status},
+                                                               {"execution_time", 0},
+                                                               {"error_message", nullptr},
+                                                               {"results_path", nullptr}});
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    return reply.json();
+  }
+
+  HttpReply upload(const std::string& body, std::vector<std::string> extra = {}) {
+    fs::path file = root_ / "upload.gz";
+    std::ofstream(file, std::ios::binary) << body;
+    std::vector<std::string> args = {"-X",
+                                     "POST",
+                                     "-H",
+                                     std::string("GPROFILER-API-KEY: ") + kToken,
+                                     "-H",
+                                     "GPROFILER-SERVICE-NAME: web",
+                                     "-H",
+                                     "Content-Encoding: gzip",
+                                     "-H",
+                                     "Content-Type: application/json",
+                                     "--data-binary",
+                                     "@" + file.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(server_->url("/api/v2/profiles?service=web&hostname=web-01"));
+    return server_->curl(args, /*with_token=*/false);
+  }
+
+  fs::path root_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(ServerTest, HealthChecksNeedNoToken) {
+  start();
+  for (const char* path : {"/api/v1/health_check", "/api/v2/health_check"}) {
+    HttpReply reply = server_->curl({server_->url(path)}, /*with_token=*/false);
+    EXPECT_EQ(reply.status, 200) << path << ": " << reply.body;
+  }
+}
+
+// The curl bodies of reference §2.1, which use request_type and target_hosts.
+TEST_F(ServerTest, StudiosOwnCurlExamplesWork) {
+  start();
+  json started = request(json::parse(R"({"service_name":"web","request_type":"start",
+      "continuous":false,"duration":120,"frequency":11,
+      "target_hosts":{"web-01":null,"web-02":[1234]},
+      "additional_args":{"profiler_configs":{"async_profiler":{"enabled":true,"time":"wall"}}}})"));
+  EXPECT_EQ(started["success"], true);
+  EXPECT_EQ(started["command_ids"].size(), 2u);
+  EXPECT_TRUE(started["request_id"].is_string());
+  EXPECT_TRUE(started["estimated_completion_time"].is_string());
+
+  json command = beat("web-02");
+  EXPECT_EQ(command["profiling_command"]["command_type"], "start");
+  json config = command["profiling_command"]["combined_config"];
+  EXPECT_EQ(config["pids"], json::array({1234}));
+  EXPECT_EQ(config["duration"], 120);
+  EXPECT_EQ(config["profiler_configs"]["async_profiler"]["time"], "wall") << config;
+
+  json stopped = request(json::parse(
+      R"({"service_name":"web","request_type":"stop","stop_level":"host","target_hosts":{"web-01":null}})"));
+  EXPECT_EQ(stopped["success"], true);
+  EXPECT_EQ(beat("web-01")["profiling_command"]["command_type"], "stop");
+}
+
+TEST_F(ServerTest, RequestDeliveryResendCompletionAndStop) {
+  start();
+  EXPECT_EQ(beat("web-01")["profiling_command"], nullptr) << "no command before any request";
+  json started = request({{"service_name", "web"},
+                          {"request_type", "start"},
+                          {"continuous", true},
+                          {"target_hosts", {{"web-01", nullptr}}}});
+  std::string command_id = started["command_ids"][0];
+
+  json first = beat("web-01");
+  EXPECT_EQ(first["command_id"], command_id);
+  EXPECT_EQ(first["profiling_command"]["combined_config"]["continuous"], true);
+  EXPECT_EQ(first["profiling_command"]["combined_config"]["frequency"], 11);
+  json again = beat("web-01");
+  EXPECT_EQ(again["command_id"], command_id) << "the current command is re-sent every time";
+
+  json command = server_->get("/api/commands/" + command_id).json();
+  EXPECT_EQ(command["status"], "sent");
+  EXPECT_TRUE(command["sent_at"].is_string());
+
+  EXPECT_EQ(complete(command_id, "web-01")["success"], true);
+  json second = complete(command_id, "web-01", "failed");
+  EXPECT_EQ(second["success"], false) << "the first report wins";
+  EXPECT_EQ(server_->get("/api/commands/" + command_id).json()["status"], "completed");
+
+  json stopped = request({{"service_name", "web"},
+                          {"request_type", "stop"},
+                          {"stop_level", "host"},
+                          {"target_hosts", {{"web-01", nullptr}}}});
+  json stop = beat("web-01");
+  EXPECT_EQ(stop["command_id"], stopped["command_ids"][0]);
+  EXPECT_EQ(stop["profiling_command"]["combined_config"], json({{"stop_level", "host"}}));
+
+  json hosts = server_->get("/api/hosts?service=web").json()["hosts"];
+  ASSERT_EQ(hosts.size(), 1u);
+  EXPECT_EQ(hosts[0]["hostname"], "web-01");
+  EXPECT_EQ(hosts[0]["agent_version"], "1.53.1");
+  EXPECT_EQ(hosts[0]["current_command"]["command_type"], "stop");
+  json history = server_->get("/api/commands?hostname=web-01").json()["commands"];
+  EXPECT_EQ(history.size(), 2u) << "the start stays in the history";
+  json original = server_->get("/api/requests/" + std::string(started["request_id"])).json();
+  EXPECT_EQ(original["request_type"], "start");
+}
+
+TEST_F(ServerTest, StartsMergeAndProcessStopsSubtract) {
+  start();
+  auto start_pids = [&](json pids, int frequency) {
+    return request({{"service_name", "web"},
+                    {"request_type", "start"},
+                    {"frequency", frequency},
+                    {"target_hosts", {{"web-01", pids}}}});
+  };
+  start_pids({1, 2}, 11);
+  start_pids({3}, 99);
+  json merged = beat("web-01")["profiling_command"]["combined_config"];
+  EXPECT_EQ(merged["pids"], json::array({1, 2, 3}));
+  EXPECT_EQ(merged["frequency"], 99);
+
+  request({{"service_name", "web"},
+           {"request_type", "stop"},
+           {"stop_level", "process"},
+           {"target_hosts", {{"web-01", {2}}}}});
+  json reduced = beat("web-01")["profiling_command"];
+  EXPECT_EQ(reduced["command_type"], "start") << "a start with the pids that are left";
+  EXPECT_EQ(reduced["combined_config"]["pids"], json::array({1, 3}));
+
+  request({{"service_name", "web"},
+           {"request_type", "stop"},
+           {"stop_level", "process"},
+           {"target_hosts", {{"web-01", {1, 3}}}}});
+  json last = beat("web-01")["profiling_command"];
+  EXPECT_EQ(last["command_type"], "stop");
+  EXPECT_EQ(last["combined_config"]["stop_level"], "host") << "no pid left: a host stop";
+}
+
+TEST_F(ServerTest, DryRunChangesNothing) {
+  start();
+  json dry = request({{"service_name", "web"},
+                      {"request_type", "start"},
+                      {"dry_run", true},
+                      {"target_hosts", {{"web-01", nullptr}}}});
+  EXPECT_EQ(dry["success"], true);
+  EXPECT_EQ(dry["request_id"], nullptr);
+  EXPECT_EQ(dry["command_ids"], json::array());
+  EXPECT_EQ(beat("web-01")["profiling_command"], nullptr);
+}
+
+TEST_F(ServerTest, UploadedProfilesAreStoredListedDownloadedAndDrawn) {
+  start();
+  std::string collapsed =
+      collapsed_profile("web-01", "0;;nginx;main;handle_request 7\n0;;nginx;main;idle 3\n");
+  HttpReply uploaded = upload(gzip(upload_body("web-01", collapsed).dump()));
+  ASSERT_EQ(uploaded.status, 200) << uploaded.body;
+  json answer = uploaded.json();
+  EXPECT_EQ(answer["message"], "ok");
+  int64_t gpid = answer["gpid"];
+  EXPECT_GT(gpid, 0);
+
+  json listed = server_->get("/api/profiles?service=web&hostname=web-01").json()["profiles"];
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["gpid"], gpid);
+  EXPECT_EQ(listed[0]["start_time"], "2026-11-22T10:00:00.000Z");
+  EXPECT_EQ(server_->get("/api/profiles?since=2026-11-23T00:00:00Z").json()["profiles"].size(), 0u);
+
+  HttpReply raw = server_->get("/api/profiles/" + std::to_string(gpid) + "/collapsed");
+  EXPECT_EQ(raw.status, 200);
+  EXPECT_EQ(raw.body, collapsed);
+
+  fs::path svg = root_ / "flamegraph.svg";
+  HttpReply drawn = server_->curl(
+      {"-o", svg.string(), server_->url("/api/profiles/" + std::to_string(gpid) + "/flamegraph")});
+  EXPECT_EQ(drawn.status, 200);
+  auto lint =
+      run_command({"xmllint", "--noout", svg.string()}, deadline_after(std::chrono::seconds(30)));
+  ASSERT_TRUE(lint.ok());
+  EXPECT_TRUE(lint->status.success()) << lint->stderr_text;
+  std::string text = read_file(svg).value_or("");
+  EXPECT_NE(text.find("<title>handle_request"), std::string::npos);
+  EXPECT_NE(text.find("web: web-01"), std::string::npos) << "the page names service and host";
+}
+
+TEST_F(ServerTest, WrongOrMissingTokensAreRefused) {
+  start();
+  json body = agent_heartbeat("web-01");
+  for (const std::vector<std::string>& auth : std::vector<std::vector<std::string>>{
+           {},
+           {"-H", "Authorization: Bearer wrong"},
+           {"-H", "Authorization: Basic dGVzdA=="},
+           {"-H", std::string("Authorization: Bearer ") + kToken + "x"}}) {
+    std::vector<std::string> args = auth;
+    args.insert(args.end(), {"-X", "POST", "--data-binary", body.dump(),
+                             server_->url("/api/metrics/heartbeat")});
+    HttpReply reply = server_->curl(args, /*with_token=*/false);
+    EXPECT_EQ(reply.status, 401) << reply.body;
+    EXPECT_NE(reply.body.find("token"), std::string::npos) << reply.body;
+  }
+  for (const char* path : {"/api/hosts", "/api/commands", "/api/profiles", "/metrics"}) {
+    EXPECT_EQ(server_->curl({server_->url(path)}, /*with_token=*/false).status, 401) << path;
+  }
+  HttpReply second_token = server_->curl(
+      {"-H", "Authorization: Bearer second-token", server_->url("/api/hosts")}, false);
+  EXPECT_EQ(second_token.status, 200) << "every token of the file is accepted";
+  fs::path file = root_ / "body";
+  std::ofstream(file) << gzip(
+      upload_body("web-01", collapsed_profile("web-01", "0;;a;b 1\n")).dump());
+  HttpReply bad_key = server_->curl(
+      {"-X", "POST", "-H", "GPROFILER-API-KEY: nope", "-H", "GPROFILER-SERVICE-NAME: web",
+       "--data-binary", "@" + file.string(), server_->url("/api/v2/profiles")},
+      false);
+  EXPECT_EQ(bad_key.status, 401);
+  EXPECT_EQ(server_->log().find(kToken), std::string::npos) << "a token was logged";
+}
+
+TEST_F(ServerTest, ClientCertificateRequiredWhenAClientCaIsSet) {
+  ASSERT_TRUE(server_->start({"--tls-client-ca", (root_ / "certs" / "ca.pem").string()}))
+      << server_->log();
+  HttpReply without = server_->curl({server_->url("/api/v1/health_check")});
+  EXPECT_EQ(without.status, 0) << "served without a client certificate: " << without.body;
+  HttpReply with =
+      server_->curl({"--cert", server_->cert("client.pem").string(), "--key",
+                     server_->cert("client.key").string(), server_->url("/api/v1/health_check")});
+  EXPECT_EQ(with.status, 200) << with.body;
+}
+
+struct Hostile {
+  const char* what;
+  std::vector<std::string> args;  // curl arguments before the URL
+  const char* path;
+  int status;
+  const char* says;  // part of the message
+};
+
+TEST_F(ServerTest, MalformedAndHostileRequestsGetTheirStatusAndTheServerGoesOn) {
+  start({"--max-body-bytes", "65536", "--read-timeout", "2"});
+  std::string huge(100000, 'x');
+  fs::path big = root_ / "big";
+  std::ofstream(big) << "{\"hostname\":\"" << huge << "\"}";
+  fs::path not_gzip = root_ / "not-gzip";
+  std::ofstream(not_gzip)
+      << upload_body("web-01", collapsed_profile("web-01", "0;;a;b 1\n")).dump();
+  fs::path bad_gzip = root_ / "bad-gzip";
+  std::string truncated =
+      gzip(upload_body("web-01", collapsed_profile("web-01", "0;;a 1\n")).dump());
+  std::ofstream(bad_gzip, std::ios::binary) << truncated.substr(0, truncated.size() / 2);
+  fs::path no_header = root_ / "no-header";
+  std::ofstream(no_header, std::ios::binary) << gzip(upload_body("web-01", "0;;a;b 1\n").dump());
+  fs::path bad_header = root_ / "bad-header";
+  std::ofstream(bad_header, std::ios::binary)
+      << gzip(upload_body("web-01", "# {not json\n0;;a;b 1\n").dump());
+  fs::path thin_header = root_ / "thin-header";
+  std::ofstream(thin_header, std::ios::binary)
+      << gzip(upload_body("web-01", "# {\"metadata\":{\"hostname\":\"h\"}}\n0;;a 1\n").dump());
+  fs::path bomb = root_ / "bomb";
+  std::ofstream(bomb, std::ios::binary) << gzip(std::string(300 << 20, ' '));
+  std::string key = std::string("GPROFILER-API-KEY: ") + kToken;
+  std::vector<std::string> upload_headers = {
+      "-H", key, "-H", "GPROFILER-SERVICE-NAME: web", "-H", "Content-Encoding: gzip"};
+  auto with_upload_headers = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), upload_headers.begin(), upload_headers.end());
+    return args;
+  };
+  json start = {
+      {"service_name", "web"}, {"request_type", "start"}, {"target_hosts", {{"h", nullptr}}}};
+  auto start_with = [&](const char* key, json value) {
+    json body = start;
+    body[key] = std::move(value);
+    return body.dump();
+  };
+  json heartbeat = agent_heartbeat("web-01");
+  auto heartbeat_with = [&](const char* key, json value) {
+    json body = heartbeat;
+    body[key] = std::move(value);
+    return body.dump();
+  };
+  const char* hb = "/api/metrics/heartbeat";
+  const char* pr = "/api/metrics/profile_request";
+  const char* cc = "/api/metrics/command_completion";
+  const char* up = "/api/v2/profiles";
+  std::vector<Hostile> cases = {
+      {"not JSON", {"--data-binary", "{\"hostname\": "}, hb, 400, "heartbeat"},
+      {"empty body", {"-X", "POST"}, hb, 400, "no body"},
+      {"JSON array", {"--data-binary", "[1,2]"}, hb, 422, "object"},
+      {"deep nesting",
+       {"--data-binary", std::string(5000, '[') + std::string(5000, ']')},
+       pr,
+       422,
+       ""},
+      {"hostname a number", {"--data-binary", heartbeat_with("hostname", 7)}, hb, 422, "hostname"},
+      {"ip not an address",
+       {"--data-binary", heartbeat_with("ip_address", "10.0.0.300")},
+       hb,
+       422,
+       "ip_address"},
+      {"command id not a UUID",
+       {"--data-binary", heartbeat_with("last_command_id", "1; DROP TABLE hosts")},
+       hb,
+       422,
+       "last_command_id"},
+      {"status unknown", {"--data-binary", heartbeat_with("status", "sleepy")}, hb, 422, "status"},
+      {"control characters in a name",
+       {"--data-binary", heartbeat_with("hostname", "web\n01")},
+       hb,
+       422,
+       "hostname"},
+      {"missing service_name",
+       {"--data-binary",
+        json({{"request_type", "start"}, {"target_hosts", {{"h", nullptr}}}}).dump()},
+       pr,
+       422,
+       "service_name"},
+      {"request_type unknown",
+       {"--data-binary", start_with("request_type", "pause")},
+       pr,
+       422,
+       "request_type"},
+      {"duration zero", {"--data-binary", start_with("duration", 0)}, pr, 422, "duration"},
+      {"frequency a string",
+       {"--data-binary", start_with("frequency", "fast")},
+       pr,
+       422,
+       "frequency"},
+      {"target_hosts empty",
+       {"--data-binary", start_with("target_hosts", json::object())},
+       pr,
+       422,
+       "target_hosts"},
+      {"negative pid",
+       {"--data-binary", start_with("target_hosts", {{"h", {-5}}})},
+       pr,
+       422,
+       "target_hosts"},
+      {"process stop without pids",
+       {"--data-binary",
+        R"({"service_name":"web","request_type":"stop","target_hosts":{"h":null}})"},
+       pr,
+       422,
+       "pid"},
+      {"completion status unknown",
+       {"--data-binary",
+        R"({"command_id":"6f1c9a5e-8d43-4b6a-9a1e-2f3d4c5b6a79","hostname":"h","status":"done"})"},
+       cc,
+       422,
+       "status"},
+      {"body over the limit", {"--data-binary", "@" + big.string()}, hb, 413, "larger than"},
+      {"upload without Content-Length",
+       with_upload_headers(
+           {"-H", "Transfer-Encoding: chunked", "--data-binary", "@" + bad_gzip.string()}),
+       up, 411, "Content-Length"},
+      {"upload claiming gzip, sending JSON",
+       with_upload_headers({"--data-binary", "@" + not_gzip.string()}), up, 400, "not gzip"},
+      {"truncated gzip", with_upload_headers({"--data-binary", "@" + bad_gzip.string()}), up, 400,
+       "truncated"},
+      {"gzip bomb", with_upload_headers({"--data-binary", "@" + bomb.string()}), up, 413,
+       "more than"},
+      {"profile without header line",
+       with_upload_headers({"--data-binary", "@" + no_header.string()}), up, 422, "first line"},
+      {"header line not JSON", with_upload_headers({"--data-binary", "@" + bad_header.string()}),
+       up, 422, "profile header"},
+      {"header without Studio's metadata",
+       with_upload_headers({"--data-binary", "@" + thin_header.string()}), up, 422, "metadata"},
+      {"upload without service",
+       {"-H", key, "--data-binary", "@" + no_header.string()},
+       up,
+       400,
+       "GPROFILER-SERVICE-NAME"},
+      {"unknown endpoint", {}, "/api/metrics/nothing", 404, "no such endpoint"},
+      {"wrong method", {"-X", "DELETE"}, hb, 405, "POST"},
+      {"unknown command", {}, "/api/commands/6f1c9a5e-8d43-4b6a-9a1e-2f3d4c5b6a79", 404, ""},
+      {"profile id not a number", {}, "/api/profiles/1%20OR%201=1/collapsed", 404, "no profile"},
+      {"bad limit", {}, "/api/profiles?limit=-1", 400, "limit"},
+      {"bad time", {}, "/api/profiles?since=yesterday", 400, "since"},
+  };
+  ASSERT_GE(cases.size(), 25u);
+  // The bomb is some 300 KiB compressed, over this server's body limit: it gets a server with
+  // the default 4 MiB limit below, so that decompression is what stops it.
+  for (const Hostile& hostile : cases) {
+    if (std::string(hostile.what) == "gzip bomb") continue;
+    std::vector<std::string> args = hostile.args;
+    args.push_back(server_->url(hostile.path));
+    HttpReply reply = server_->curl(args);
+    EXPECT_EQ(reply.status, hostile.status) << hostile.what << ": " << reply.body;
+    EXPECT_NE(reply.body.find(hostile.says), std::string::npos)
+        << hostile.what << ": " << reply.body;
+    EXPECT_TRUE(reply.json().is_object())
+        << hostile.what << ": the answer is not JSON: " << reply.body;
+  }
+  // A client that sends its request a byte a second is cut off; others are served meanwhile.
+  SpawnOptions slow_client;
+  slow_client.argv = {"curl",
+                      "-sS",
+                      "--cacert",
+                      server_->cert("ca.pem").string(),
+                      "--limit-rate",
+                      "1",
+                      "-H",
+                      std::string("Authorization: Bearer ") + kToken,
+                      "--data-binary",
+                      std::string(200, 'x'),
+                      server_->url(hb),
+                      "-o",
+                      "/dev/null",
+                      "-w",
+                      "%{http_code}"};
+  auto slow = Subprocess::spawn(slow_client);
+  ASSERT_TRUE(slow.ok());
+  EXPECT_EQ(server_->curl({server_->url("/api/v1/health_check")}).status, 200);
+  auto slow_status = (*slow)->wait(deadline_after(std::chrono::seconds(20)));
+  EXPECT_TRUE(slow_status.ok()) << "the slow client was not cut off";
+  // And after all of it, a proper heartbeat is still served.
+  EXPECT_EQ(beat("web-01")["success"], true);
+  EXPECT_EQ(server_->get("/metrics").status, 200);
+
+  server_->stop();
+  ASSERT_TRUE(server_->start({"--max-body-bytes", std::to_string(4 << 20)}));
+  const Hostile& gzip_bomb = *std::find_if(cases.begin(), cases.end(), [](const Hostile& h) {
+    return std::string(h.what) == "gzip bomb";
+  });
+  std::vector<std::string> args = gzip_bomb.args;
+  args.push_back(server_->url(gzip_bomb.path));
+  HttpReply reply = server_->curl(args);
+  EXPECT_EQ(reply.status, 413) << reply.body;
+  EXPECT_NE(reply.body.find("more than"), std::string::npos) << reply.body;
+}
+
+TEST_F(ServerTest, MetricsCountWhatHappened) {
+  start();
+  request({{"service_name", "web"},
+           {"request_type", "start"},
+           {"target_hosts", {{"web-01", nullptr}}}});
+  beat("web-01");
+  beat("web-01");
+  server_->post_text("/api/metrics/heartbeat", "nope");
+  HttpReply metrics = server_->get("/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("dormant_server_heartbeats_total 2"), std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("dormant_server_commands_delivered_total 1"), std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find(
+                R"(dormant_server_requests_total{endpoint="/api/metrics/heartbeat",code="400"} 1)"),
+            std::string::npos)
+      << metrics.body;
+}
+
+// Requests are made one after another while the server is killed with SIGKILL at a random
+// moment; after a restart, everything the server acknowledged is there.
+TEST_F(ServerTest, EverythingAcknowledgedSurvivesKill9AndRestart) {
+  start();
+  std::vector<std::string> acknowledged;
+  std::atomic<bool> killed = false;
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    killed = true;
+    server_->kill();
+  });
+  for (int i = 0; i < 500 && !killed; ++i) {
+    HttpReply reply =
+        server_->post_json("/api/metrics/profile_request",
+                           {{"service_name", "web"},
+                            {"request_type", "start"},
+                            {"target_hosts", {{"host-" + std::to_string(i), nullptr}}}});
+    if (reply.status == 200) acknowledged.push_back(reply.json()["request_id"]);
+  }
+  killer.join();
+  ASSERT_GT(acknowledged.size(), 3u) << "too few requests before the kill to show anything";
+  start();
+  for (const std::string& id : acknowledged) {
+    EXPECT_EQ(server_->get("/api/requests/" + id).status, 200) << "lost request " << id;
+  }
+  EXPECT_EQ(server_->stop().code, 0);
+}
+
+TEST_F(ServerTest, SigtermStopsCleanlyAndTheDataStays) {
+  start();
+  request({{"service_name", "web"},
+           {"request_type", "start"},
+           {"target_hosts", {{"web-01", nullptr}}}});
+  ExitStatus status = server_->stop();
+  EXPECT_TRUE(status.success()) << status.describe() << "\n" << server_->log();
+  start();
+  EXPECT_EQ(beat("web-01")["profiling_command"]["command_type"], "start");
+}
+
+}  // namespace
+}  // namespace dormant::testing
