@@ -53,6 +53,8 @@ void define_options(CLI::App& app, ServerConfig& c) {
           "Largest request header block", kLimits);
   add_int(app, "--read-timeout", c.read_timeout_s, 1, 3600,
           "Seconds a client may take to send one request", kLimits);
+  add_int(app, "--idle-timeout", c.idle_timeout_s, 1, 3600,
+          "Seconds a kept-alive connection may wait for its next request", kLimits);
   add_int(app, "--max-connections", c.max_connections, 1, 1 << 20,
           "Connections served at once; more wait in the backlog", kLimits);
   add_int(app, "--threads", c.threads, 0, 256, "Worker threads (0: one per core)", kLimits);

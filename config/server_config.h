@@ -20,7 +20,8 @@ struct ServerConfig {
   std::string tokens_file;     // one token per line; '#' starts a comment
   int max_body_bytes = 4 << 20;
   int max_header_bytes = 16 << 10;
-  int read_timeout_s = 10;  // per request: a slow client cannot hold a connection longer
+  int read_timeout_s = 10;   // per request: a slow client cannot hold a connection longer
+  int idle_timeout_s = 120;  // a kept-alive connection between two requests (agents: 30 s apart)
   int max_connections = 16384;
   int threads = 0;  // 0: one per core
   std::string log_level = "info";

@@ -1,10 +1,13 @@
 // dormant-server: the control plane. Reads its configuration, opens the store, serves the API
 // until SIGTERM or SIGINT, then lets the requests in flight finish and exits.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 #include <variant>
 
 #include <signal.h>
+#include <sys/resource.h>
 
 #include "common/logging.h"
 #include "config/server_config.h"
@@ -16,8 +19,19 @@ namespace {
 
 constexpr std::chrono::seconds kDrain{10};
 
+// Each connection is a descriptor: allow as many as the hard limit lets --max-connections use.
+void raise_open_file_limit() {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur >= files.rlim_max) return;
+  files.rlim_cur = files.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &files) != 0) {
+    spdlog::warn("could not raise the open file limit: {}", std::strerror(errno));
+  }
+}
+
 int serve(const dormant::config::ServerConfig& config) {
   using namespace dormant::server;
+  raise_open_file_limit();
   auto tokens = api::Tokens::load(config.tokens_file);
   if (!tokens) {
     spdlog::critical("{}", tokens.error().message());
@@ -42,6 +56,7 @@ int serve(const dormant::config::ServerConfig& config) {
   options.max_body_bytes = static_cast<size_t>(config.max_body_bytes);
   options.max_header_bytes = static_cast<size_t>(config.max_header_bytes);
   options.read_timeout = std::chrono::seconds(config.read_timeout_s);
+  options.idle_timeout = std::chrono::seconds(config.idle_timeout_s);
   options.max_connections = static_cast<size_t>(config.max_connections);
   options.threads = config.threads > 0
                         ? config.threads

@@ -29,7 +29,8 @@ struct HttpServerOptions {
   std::shared_ptr<boost::asio::ssl::context> tls;  // null: plain HTTP
   size_t max_body_bytes = 4 << 20;
   size_t max_header_bytes = 16 << 10;
-  std::chrono::seconds read_timeout{10};
+  std::chrono::seconds read_timeout{10};   // to send one request, from its first byte
+  std::chrono::seconds idle_timeout{120};  // a kept-alive connection between requests
   size_t max_connections = 16384;
   int threads = 1;
 };

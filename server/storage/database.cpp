@@ -80,7 +80,10 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
   return db;
 }
 
-Database::~Database() { sqlite3_close_v2(handle_); }
+Database::~Database() {
+  for (auto& [sql, statement] : idle_statements_) sqlite3_finalize(statement);
+  sqlite3_close_v2(handle_);
+}
 
 Result<void> Database::execute(std::string_view sql) {
   std::string text(sql);
@@ -90,14 +93,27 @@ Result<void> Database::execute(std::string_view sql) {
 }
 
 Result<Statement> Database::prepare(std::string_view sql) {
+  std::string text(sql);
+  if (auto idle = idle_statements_.find(text); idle != idle_statements_.end()) {
+    sqlite3_stmt* handle = idle->second;
+    idle_statements_.erase(idle);
+    return Statement(this, handle, std::move(text));
+  }
   sqlite3_stmt* handle = nullptr;
-  int code =
-      sqlite3_prepare_v2(handle_, sql.data(), static_cast<int>(sql.size()), &handle, nullptr);
+  int code = sqlite3_prepare_v3(handle_, sql.data(), static_cast<int>(sql.size()),
+                                SQLITE_PREPARE_PERSISTENT, &handle, nullptr);
   if (code != SQLITE_OK) {
     sqlite3_finalize(handle);
     return last_error("preparing \"" + abbreviate(sql) + "\"", code);
   }
-  return Statement(this, handle, std::string(sql));
+  return Statement(this, handle, std::move(text));
+}
+
+void Database::release(std::string sql, sqlite3_stmt* handle) {
+  sqlite3_reset(handle);
+  sqlite3_clear_bindings(handle);
+  // The same text prepared twice at once (a nested query): one of the two is enough to keep.
+  if (!idle_statements_.try_emplace(std::move(sql), handle).second) sqlite3_finalize(handle);
 }
 
 int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(handle_); }
@@ -126,7 +142,7 @@ Statement::Statement(Statement&& other) noexcept
 
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
-    sqlite3_finalize(handle_);
+    release();
     db_ = other.db_;
     handle_ = std::exchange(other.handle_, nullptr);
     sql_ = std::move(other.sql_);
@@ -135,7 +151,11 @@ Statement& Statement::operator=(Statement&& other) noexcept {
   return *this;
 }
 
-Statement::~Statement() { sqlite3_finalize(handle_); }
+Statement::~Statement() { release(); }
+
+void Statement::release() {
+  if (handle_ != nullptr) db_->release(std::move(sql_), std::exchange(handle_, nullptr));
+}
 
 Statement& Statement::check_bind(int code, int index) {
   if (code != SQLITE_OK && !bind_error_) {
@@ -217,19 +237,30 @@ std::optional<int64_t> Statement::optional_int64(int column) const {
   return int64(column);
 }
 
+namespace {
+
+// BEGIN, COMMIT and ROLLBACK run on every operation: as cached statements, parsed once.
+Result<void> run_once(Database& db, std::string_view sql) {
+  auto statement = db.prepare(sql);
+  if (!statement) return std::move(statement).take_error();
+  return statement->run();
+}
+
+}  // namespace
+
 Result<Transaction> Transaction::begin(Database& db, Kind kind) {
-  auto begun = db.execute(kind == Kind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+  auto begun = run_once(db, kind == Kind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
   if (!begun) return std::move(begun).take_error();
   return Transaction(&db);
 }
 
 Transaction::~Transaction() {
   // SQLite rolls some failed transactions back by itself; only an open one needs ROLLBACK.
-  if (db_ != nullptr && db_->in_transaction()) (void)db_->execute("ROLLBACK");
+  if (db_ != nullptr && db_->in_transaction()) (void)run_once(*db_, "ROLLBACK");
 }
 
 Result<void> Transaction::commit() {
-  auto committed = db_->execute("COMMIT");
+  auto committed = run_once(*db_, "COMMIT");
   if (!committed) return committed;
   db_ = nullptr;
   return ok();

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "common/result.h"
 
@@ -33,6 +34,8 @@ class Database {
 
   // Runs one or more statements that return no rows (schema, pragmas).
   Result<void> execute(std::string_view sql);
+  // A statement for `sql`. Prepared once per connection: a statement handed back (destroyed) is
+  // kept, reset, and handed out again the next time the same text is prepared.
   Result<Statement> prepare(std::string_view sql);
 
   int64_t last_insert_rowid() const;
@@ -45,10 +48,14 @@ class Database {
   Error last_error(std::string_view doing, int code) const;
 
  private:
+  friend class Statement;
   Database(sqlite3* handle, std::filesystem::path path) : handle_(handle), path_(std::move(path)) {}
+  // Takes back a statement that is done with: kept for the next prepare() of the same text.
+  void release(std::string sql, sqlite3_stmt* handle);
 
   sqlite3* handle_;
   std::filesystem::path path_;
+  std::unordered_map<std::string, sqlite3_stmt*> idle_statements_;
 };
 
 // A prepared statement. Parameters are bound by 1-based index, columns read by 0-based index.
@@ -99,12 +106,13 @@ class Statement {
 
  private:
   friend class Database;
-  Statement(const Database* db, sqlite3_stmt* handle, std::string sql)
+  Statement(Database* db, sqlite3_stmt* handle, std::string sql)
       : db_(db), handle_(handle), sql_(std::move(sql)) {}
+  void release();
   Statement& check_bind(int code, int index);
   Error error(int code) const;
 
-  const Database* db_;
+  Database* db_;
   sqlite3_stmt* handle_;
   std::string sql_;  // for error messages
   std::optional<Error> bind_error_;

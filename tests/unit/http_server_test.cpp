@@ -39,11 +39,13 @@ class HttpServerTest : public ::testing::Test {
   }
 
   std::unique_ptr<HttpServer> start(bool tls, const std::string& client_ca = "",
-                                    std::chrono::seconds read_timeout = std::chrono::seconds(10)) {
+                                    std::chrono::seconds read_timeout = std::chrono::seconds(10),
+                                    std::chrono::seconds idle_timeout = std::chrono::seconds(120)) {
     HttpServerOptions options;
     options.max_body_bytes = 1000;
     options.max_header_bytes = 2000;
     options.read_timeout = read_timeout;
+    options.idle_timeout = idle_timeout;
     options.threads = 2;
     if (tls) {
       auto context = make_tls_context(cert("server.pem"), cert("server.key"), client_ca);
@@ -145,6 +147,49 @@ TEST_F(HttpServerTest, SlowClientIsCutOffWhileOthersAreServed) {
   EXPECT_EQ(curl({"http://127.0.0.1:" + std::to_string(server->port()) + "/other"}), "200");
   char byte;
   EXPECT_EQ(::read(slow.get(), &byte, 1), 0) << "the server closes the slow connection";
+}
+
+// A socket connected to the plain HTTP server on `port`; reads on it give up after 6 s.
+UniqueFd connect_to(uint16_t port) {
+  UniqueFd socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(socket.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  timeval limit{6, 0};  // a read that waits longer fails, instead of passing late
+  ::setsockopt(socket.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+  return socket;
+}
+
+// One request on `socket`; the status line of the answer, or "" when the server closed it.
+std::string exchange(const UniqueFd& socket) {
+  std::string request = "GET /again HTTP/1.1\r\nHost: x\r\n\r\n";
+  if (::write(socket.get(), request.data(), request.size()) <= 0) return "";
+  char reply[512] = {};
+  if (::read(socket.get(), reply, sizeof(reply) - 1) <= 0) return "";
+  std::string text(reply);
+  return text.substr(0, text.find('\r'));
+}
+
+// Agents heartbeat every 30 s over one connection: between two requests the idle timeout
+// applies, not the read timeout.
+TEST_F(HttpServerTest, KeptAliveConnectionOutlivesTheReadTimeoutButNotTheIdleTimeout) {
+  auto server = start(false, "", std::chrono::seconds(1), std::chrono::seconds(3));
+  UniqueFd socket = connect_to(server->port());
+  EXPECT_EQ(exchange(socket), "HTTP/1.1 200 OK");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1800));  // past the read timeout
+  EXPECT_EQ(exchange(socket), "HTTP/1.1 200 OK") << "closed after the read timeout";
+  std::this_thread::sleep_for(std::chrono::milliseconds(4000));  // past the idle timeout
+  char byte;
+  EXPECT_EQ(::read(socket.get(), &byte, 1), 0) << "the idle connection is closed";
+}
+
+TEST_F(HttpServerTest, NewConnectionGetsOnlyTheReadTimeoutForItsFirstRequest) {
+  auto server = start(false, "", std::chrono::seconds(1), std::chrono::seconds(30));
+  UniqueFd socket = connect_to(server->port());
+  char byte;
+  EXPECT_EQ(::read(socket.get(), &byte, 1), 0) << "a silent new connection is closed";
 }
 
 TEST_F(HttpServerTest, StopLetsARequestInFlightFinish) {

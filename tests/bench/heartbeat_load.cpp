@@ -1,0 +1,268 @@
+// Load generator for dormant-server: N simulated agents, each on its own keep-alive TLS
+// connection, heartbeating as gProfiler does (reference §1.2). Prints the sustained rate and the
+// latency percentiles.
+//
+//   heartbeat_load --port P --ca CA.pem --token T --agents N [--rate R] [--seconds S]
+//                  [--warmup S]
+//
+// With --rate R (heartbeats per second, all agents together) every agent sends on a fixed
+// schedule, open loop, and latency counts from when a heartbeat was due, not from when it was
+// sent: a server that falls behind cannot hide it by slowing the client down. --rate 0 is a
+// closed loop: each agent sends its next heartbeat as soon as the answer to the last one arrives,
+// which measures the most the server can take.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <utility>  // before Boost.Asio, whose awaitable.hpp needs std::exchange
+#include <vector>
+
+#include <sys/resource.h>
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  unsigned short port = 0;
+  std::string ca;
+  std::string token;
+  int agents = 100;
+  double rate = 5000;  // per second, all agents together; 0: closed loop
+  double seconds = 10;
+  double warmup = 3;
+  int concurrent_handshakes = 256;
+};
+
+struct Totals {
+  std::vector<double> latencies_ms;  // measured window only
+  uint64_t answered = 0;             // measured window only
+  uint64_t errors = 0;
+  int connected = 0;
+  Clock::time_point measure_from;
+  Clock::time_point measure_until;
+};
+
+class Agent : public std::enable_shared_from_this<Agent> {
+ public:
+  Agent(asio::io_context& io, asio::ssl::context& tls, const Options& options, Totals& totals,
+        int index)
+      : stream_(io, tls), timer_(io), options_(options), totals_(totals) {
+    bhttp::request<bhttp::string_body> request(bhttp::verb::post, "/api/metrics/heartbeat", 11);
+    request.set(bhttp::field::host, "localhost");
+    request.set(bhttp::field::authorization, "Bearer " + options.token);
+    request.set(bhttp::field::content_type, "application/json");
+    request.body() = R"({"ip_address":"10.0.0.7","hostname":"load-)" + std::to_string(index) +
+                     R"(","service_name":"load","last_command_id":null,"status":"active",)"
+                     R"("timestamp":"2026-11-22T10:00:00.123456","received_command_ids":[],)"
+                     R"("executed_command_ids":[],"perf_supported_events":["cycles"],)"
+                     R"("agent_version":"1.53.1","run_mode":"standalone_executable",)"
+                     R"("namespace":null,"pod_name":null,"containers":[]})";
+    request.prepare_payload();
+    request_ = std::move(request);
+    if (options.rate > 0) {
+      interval_ = std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(options.agents / options.rate));
+    }
+    // Spread evenly over one interval, so the load is steady from the start.
+    offset_ = interval_ * index / std::max(1, options.agents);
+  }
+
+  void connect(asio::ip::tcp::endpoint endpoint, std::function<void()> done) {
+    auto self = shared_from_this();
+    SSL_set_tlsext_host_name(stream_.native_handle(), "localhost");
+    stream_.set_verify_mode(asio::ssl::verify_peer);
+    stream_.set_verify_callback(asio::ssl::host_name_verification("localhost"));
+    beast::get_lowest_layer(stream_).async_connect(
+        endpoint, [this, self, done](beast::error_code error) {
+          if (error) return fail(error, done);
+          stream_.async_handshake(asio::ssl::stream_base::client,
+                                  [this, self, done](beast::error_code error) {
+                                    if (error) return fail(error, done);
+                                    ++totals_.connected;
+                                    done();
+                                  });
+        });
+  }
+
+  void run(Clock::time_point start) {
+    due_ = start + offset_;
+    schedule();
+  }
+
+ private:
+  void fail(beast::error_code error, const std::function<void()>& done) {
+    if (totals_.errors++ < 5) std::fprintf(stderr, "connection: %s\n", error.message().c_str());
+    done();
+  }
+
+  void schedule() {
+    if (due_ >= totals_.measure_until) return;
+    auto self = shared_from_this();
+    timer_.expires_at(due_);
+    timer_.async_wait([this, self](beast::error_code) { send(); });
+  }
+
+  void send() {
+    auto self = shared_from_this();
+    Clock::time_point due = options_.rate > 0 ? due_ : Clock::now();
+    bhttp::async_write(stream_, request_, [this, self, due](beast::error_code error, size_t) {
+      if (error) return broken(error);
+      response_ = {};
+      bhttp::async_read(stream_, buffer_, response_,
+                        [this, self, due](beast::error_code error, size_t) {
+                          if (error) return broken(error);
+                          answered(due);
+                        });
+    });
+  }
+
+  void answered(Clock::time_point due) {
+    Clock::time_point now = Clock::now();
+    if (response_.result() != bhttp::status::ok) {
+      if (totals_.errors++ < 5) {
+        std::fprintf(stderr, "status %u: %s\n", response_.result_int(), response_.body().c_str());
+      }
+    } else if (due >= totals_.measure_from && now <= totals_.measure_until) {
+      ++totals_.answered;
+      totals_.latencies_ms.push_back(std::chrono::duration<double, std::milli>(now - due).count());
+    }
+    due_ = options_.rate > 0 ? due_ + interval_ : now;
+    if (options_.rate > 0) {
+      schedule();
+    } else if (now < totals_.measure_until) {
+      send();
+    }
+  }
+
+  void broken(beast::error_code error) {
+    if (totals_.errors++ < 5) std::fprintf(stderr, "request: %s\n", error.message().c_str());
+  }
+
+  beast::ssl_stream<beast::tcp_stream> stream_;
+  asio::steady_timer timer_;
+  const Options& options_;
+  Totals& totals_;
+  bhttp::request<bhttp::string_body> request_;
+  bhttp::response<bhttp::string_body> response_;
+  beast::flat_buffer buffer_;
+  Clock::duration interval_{0};
+  Clock::duration offset_{0};
+  Clock::time_point due_;
+};
+
+double percentile(std::vector<double>& values, double p) {
+  if (values.empty()) return 0;
+  size_t rank = std::min(values.size() - 1, static_cast<size_t>(p * values.size()));
+  std::nth_element(values.begin(), values.begin() + rank, values.end());
+  return values[rank];
+}
+
+Options parse(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    std::string value = argv[i + 1];
+    if (flag == "--port")
+      options.port = static_cast<unsigned short>(std::stoi(value));
+    else if (flag == "--ca")
+      options.ca = value;
+    else if (flag == "--token")
+      options.token = value;
+    else if (flag == "--agents")
+      options.agents = std::stoi(value);
+    else if (flag == "--rate")
+      options.rate = std::stod(value);
+    else if (flag == "--seconds")
+      options.seconds = std::stod(value);
+    else if (flag == "--warmup")
+      options.warmup = std::stod(value);
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      std::exit(2);
+    }
+  }
+  if (options.port == 0 || options.ca.empty() || options.token.empty() || options.agents < 1) {
+    std::fprintf(stderr,
+                 "usage: heartbeat_load --port P --ca CA.pem --token T --agents N [--rate R] "
+                 "[--seconds S] [--warmup S]\n");
+    std::exit(2);
+  }
+  return options;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options = parse(argc, argv);
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  files.rlim_cur = files.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &files);
+
+  asio::io_context io;
+  asio::ssl::context tls(asio::ssl::context::tls_client);
+  tls.load_verify_file(options.ca);
+  asio::ip::tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), options.port);
+  Totals totals;
+  std::vector<std::shared_ptr<Agent>> agents;
+  for (int i = 0; i < options.agents; ++i) {
+    agents.push_back(std::make_shared<Agent>(io, tls, options, totals, i));
+  }
+
+  // Connections first, a bounded number of handshakes at a time.
+  auto connect_start = Clock::now();
+  size_t next = 0;
+  int in_flight = 0;
+  std::function<void()> connect_more = [&] {
+    while (in_flight < options.concurrent_handshakes && next < agents.size()) {
+      ++in_flight;
+      agents[next++]->connect(endpoint, [&] {
+        --in_flight;
+        connect_more();
+      });
+    }
+  };
+  connect_more();
+  io.run();
+  io.restart();
+  double connect_seconds = std::chrono::duration<double>(Clock::now() - connect_start).count();
+  if (totals.connected < options.agents) {
+    std::fprintf(stderr, "only %d of %d agents connected\n", totals.connected, options.agents);
+    return 1;
+  }
+
+  Clock::time_point start = Clock::now();
+  totals.measure_from = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(options.warmup));
+  totals.measure_until = totals.measure_from + std::chrono::duration_cast<Clock::duration>(
+                                                   std::chrono::duration<double>(options.seconds));
+  for (auto& agent : agents) agent->run(start);
+  io.run();
+
+  double rate = static_cast<double>(totals.answered) / options.seconds;
+  std::vector<double>& latencies = totals.latencies_ms;
+  double p50 = percentile(latencies, 0.50);
+  double p99 = percentile(latencies, 0.99);
+  double max = latencies.empty() ? 0 : *std::max_element(latencies.begin(), latencies.end());
+  std::printf(
+      "%d agents over keep-alive TLS (%d connected in %.1f s), %s: %.0f heartbeats/s over %.0f s; "
+      "latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; %lu errors\n",
+      options.agents, totals.connected, connect_seconds,
+      options.rate > 0
+          ? ("open loop at " + std::to_string(static_cast<int>(options.rate)) + "/s").c_str()
+          : "closed loop",
+      rate, options.seconds, p50, p99, max, static_cast<unsigned long>(totals.errors));
+  return totals.errors == 0 ? 0 : 1;
+}
