@@ -99,6 +99,8 @@ Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view n
   } catch (const nlohmann::json::parse_error& error) {
     // error.what() quotes the input; the byte offset says enough and is safe to echo.
     return field_error(name, "not valid JSON (error at byte " + std::to_string(error.byte) + ")");
+  } catch (const nlohmann::json::out_of_range&) {
+    return field_error(name, "not valid JSON (a number too large for a double, such as 1e999)");
   }
 }
 

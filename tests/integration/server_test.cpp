@@ -354,6 +354,11 @@ TEST_F(ServerTest, MalformedAndHostileRequestsGetTheirStatusAndTheServerGoesOn) 
   const char* up = "/api/v2/profiles";
   std::vector<Hostile> cases = {
       {"not JSON", {"--data-binary", "{\"hostname\": "}, hb, 400, "heartbeat"},
+      {"number out of range",
+       {"--data-binary", R"({"service_name":"web","duration":1e999})"},
+       pr,
+       400,
+       "too large"},
       {"empty body", {"-X", "POST"}, hb, 400, "no body"},
       {"JSON array", {"--data-binary", "[1,2]"}, hb, 422, "object"},
       {"deep nesting",

@@ -100,6 +100,10 @@ TEST(JsonFields, ParsesTextWithoutThrowing) {
   EXPECT_EQ(error_of(parse_json_text("{\"a\": tru}", "heartbeat")),
             "heartbeat: not valid JSON (error at byte 10)");
   EXPECT_FALSE(parse_json_text("", "body").ok());
+  // nlohmann reports a number beyond a double as out_of_range, not as a parse error.
+  EXPECT_EQ(error_of(parse_json_text(R"({"duration": 1e999})", "profile_request")),
+            "profile_request: not valid JSON (a number too large for a double, such as 1e999)");
+  EXPECT_FALSE(parse_json_text("5e1924", "body").ok());
   EXPECT_FALSE(parse_json_text("{\"a\": \"\xff\"}", "body").ok());  // invalid UTF-8
   std::string deep(100000, '[');
   deep += std::string(100000, ']');
