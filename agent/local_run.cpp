@@ -1,12 +1,9 @@
 #include "agent/local_run.h"
 
-#include <algorithm>
 #include <chrono>
 #include <fstream>
 
-#include <signal.h>
 #include <spdlog/spdlog.h>
-#include <time.h>
 
 #include "agent/local_output.h"
 #include "agent/run_arguments.h"
@@ -14,6 +11,7 @@
 #include "common/deadline.h"
 #include "common/exit_status.h"
 #include "common/host_info.h"
+#include "common/termination_signals.h"
 #include "profile/profile_header.h"
 
 namespace dormant::agent {
@@ -21,27 +19,13 @@ namespace {
 
 using profilers::Profiler;
 
-// Waits until `until` or a termination signal; true if a signal came. A signal that came while
-// the agent was busy (starting perf, parsing a snapshot) is pending, and counts even when `until`
-// has passed.
-bool wait_for_signal(SteadyClock::time_point until) {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  for (;;) {
-    auto left = std::max(until - SteadyClock::now(), SteadyClock::duration::zero());
-    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(left);
-    timespec timeout{static_cast<time_t>(seconds.count()),
-                     static_cast<long>((left - seconds) / std::chrono::nanoseconds(1))};
-    siginfo_t info{};
-    int received = ::sigtimedwait(&signals, &info, &timeout);
-    if (received == SIGINT || received == SIGTERM) {
-      spdlog::info("{} received: finishing the current snapshot", signal_name(received));
-      return true;
-    }
-    if (left == SteadyClock::duration::zero()) return false;
-  }
+// Waits until `until` or a termination signal; true if a signal came (see wait_for_termination:
+// one that came while the agent was busy counts at once).
+bool wait_for_signal(Deadline until) {
+  int received = wait_for_termination(until);
+  if (received == 0) return false;
+  spdlog::info("{} received: finishing the current snapshot", signal_name(received));
+  return true;
 }
 
 uint64_t uptime_ms() {

@@ -2,21 +2,13 @@
 #include <cstdio>
 #include <variant>
 
-#include <signal.h>
-
 #include "agent/local_run.h"
 #include "common/logging.h"
+#include "common/termination_signals.h"
 #include "config/agent_config.h"
 
 int main(int argc, char** argv) {
-  // Termination signals are taken synchronously (sigtimedwait) by whoever waits; blocked here,
-  // before any thread exists, so that every thread inherits the mask.
-  sigset_t termination;
-  sigemptyset(&termination);
-  sigaddset(&termination, SIGINT);
-  sigaddset(&termination, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &termination, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  dormant::block_termination_signals();
 
   auto parsed = dormant::config::parse_agent_args(argc, argv);
   if (auto* exit = std::get_if<dormant::config::ExitRequest>(&parsed)) {

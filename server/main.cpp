@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include "common/logging.h"
+#include "common/termination_signals.h"
 #include "config/server_config.h"
 #include "server/api/api.h"
 #include "server/http/http_server.h"
@@ -81,12 +82,7 @@ int serve(const dormant::config::ServerConfig& config) {
                config.insecure_http ? "plain HTTP" : "HTTPS", (*server)->port(), options.threads,
                config.data_dir);
 
-  sigset_t termination;
-  sigemptyset(&termination);
-  sigaddset(&termination, SIGINT);
-  sigaddset(&termination, SIGTERM);
-  int received = 0;
-  sigwait(&termination, &received);
+  int received = dormant::wait_for_termination();
   spdlog::info("{}: finishing the requests in flight, then exiting",
                received == SIGINT ? "SIGINT" : "SIGTERM");
   (*server)->stop(kDrain);
@@ -96,14 +92,7 @@ int serve(const dormant::config::ServerConfig& config) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Blocked before any thread starts, so every thread inherits the mask and only sigwait sees
-  // the termination signals.
-  sigset_t termination;
-  sigemptyset(&termination);
-  sigaddset(&termination, SIGINT);
-  sigaddset(&termination, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &termination, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  dormant::block_termination_signals();
 
   auto parsed = dormant::config::parse_server_args(argc, argv);
   if (auto* exit = std::get_if<dormant::config::ExitRequest>(&parsed)) {

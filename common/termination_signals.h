@@ -1,0 +1,17 @@
+// SIGINT and SIGTERM, taken synchronously: blocked in every thread, then waited for where the
+// program can act on them (finish a snapshot, drain requests) instead of in a signal handler.
+#pragma once
+
+#include "common/deadline.h"
+
+namespace dormant {
+
+// Blocks SIGINT and SIGTERM and ignores SIGPIPE. Call first in main(), before any thread starts,
+// so that every thread inherits the mask.
+void block_termination_signals();
+
+// The termination signal that came (SIGINT or SIGTERM), or 0 when `until` passed first. A signal
+// that came earlier is pending and is taken at once, even when `until` has already passed.
+int wait_for_termination(Deadline until = kNoDeadline);
+
+}  // namespace dormant
