@@ -15,6 +15,20 @@ constexpr size_t kMaxArenaBlock = 256 << 10;
 
 uint64_t key_hash(std::span<const StringId> key) { return fast_hash(key.data(), key.size_bytes()); }
 
+// Doubles an open-addressing table, putting each used slot back where `hash_of` says.
+template <typename Slot, typename HashOf>
+void double_slots(std::vector<Slot>& slots, HashOf hash_of) {
+  std::vector<Slot> old = std::move(slots);
+  slots.assign(old.size() * 2, Slot());
+  size_t mask = slots.size() - 1;
+  for (const Slot& entry : old) {
+    if (!entry.used()) continue;
+    size_t slot = hash_of(entry) & mask;
+    while (slots[slot].used()) slot = (slot + 1) & mask;
+    slots[slot] = entry;
+  }
+}
+
 }  // namespace
 
 StackTable::StackTable() : string_slots_(kInitialSlots), stack_slots_(kInitialSlots) {}
@@ -46,7 +60,9 @@ StringId StackTable::add_string(std::string_view text, size_t slot) {
   std::string_view stored = store(text);
   strings_.push_back(stored);
   string_slots_[slot] = {stored.data(), static_cast<uint32_t>(stored.size()), id};
-  if (strings_.size() * 2 > string_slots_.size()) grow_string_slots();
+  if (strings_.size() * 2 > string_slots_.size()) {
+    double_slots(string_slots_, [](const StringSlot& entry) { return fast_hash(entry.text()); });
+  }
   return id;
 }
 
@@ -64,18 +80,6 @@ std::string_view StackTable::store(std::string_view text) {
   std::memcpy(copy, text.data(), text.size());
   block.used += text.size();
   return {copy, text.size()};
-}
-
-void StackTable::grow_string_slots() {
-  std::vector<StringSlot> old = std::move(string_slots_);
-  string_slots_.assign(old.size() * 2, StringSlot());
-  size_t mask = string_slots_.size() - 1;
-  for (const StringSlot& entry : old) {
-    if (entry.id == kEmpty) continue;
-    size_t slot = fast_hash(entry.text()) & mask;
-    while (string_slots_[slot].id != kEmpty) slot = (slot + 1) & mask;
-    string_slots_[slot] = entry;
-  }
 }
 
 void StackTable::add(std::string_view container, std::string_view comm,
@@ -114,18 +118,9 @@ void StackTable::add_interned(std::span<const StringId> key, uint64_t count) {
   stack_slots_[slot] = {static_cast<uint32_t>(stacks_.size()), offset};
   stacks_.push_back({hash, offset, static_cast<uint32_t>(key.size()), count});
   keys_.insert(keys_.end(), key.begin(), key.end());
-  if (stacks_.size() * 2 > stack_slots_.size()) grow_stack_slots();
-}
-
-void StackTable::grow_stack_slots() {
-  std::vector<StackSlot> old = std::move(stack_slots_);
-  stack_slots_.assign(old.size() * 2, StackSlot());
-  size_t mask = stack_slots_.size() - 1;
-  for (const StackSlot& entry : old) {
-    if (entry.index == kEmpty) continue;
-    size_t slot = stacks_[entry.index].hash & mask;
-    while (stack_slots_[slot].index != kEmpty) slot = (slot + 1) & mask;
-    stack_slots_[slot] = entry;
+  if (stacks_.size() * 2 > stack_slots_.size()) {
+    double_slots(stack_slots_,
+                 [this](const StackSlot& entry) { return stacks_[entry.index].hash; });
   }
 }
 

@@ -74,12 +74,14 @@ class StackTable {
     uint32_t size = 0;
     StringId id = kEmpty;
     std::string_view text() const { return {data, size}; }
+    bool used() const { return id != kEmpty; }
   };
   // With the key's place in the slot, a lookup reads the Stack and its key at once, not one
   // after the other.
   struct StackSlot {
     uint32_t index = kEmpty;  // into stacks_
     uint32_t key_offset = 0;  // into keys_
+    bool used() const { return index != kEmpty; }
   };
   struct ArenaBlock {
     std::unique_ptr<char[]> bytes;
@@ -89,9 +91,7 @@ class StackTable {
 
   StringId add_string(std::string_view text, size_t slot);
   std::string_view store(std::string_view text);  // a copy in arena_, which never moves
-  void grow_string_slots();
   size_t stack_slot(std::span<const StringId> key, uint64_t hash) const;
-  void grow_stack_slots();
 
   std::vector<ArenaBlock> arena_;          // the strings' bytes, back to back
   std::vector<std::string_view> strings_;  // into arena_

@@ -17,8 +17,9 @@ namespace {
 std::map<std::string, uint64_t> contents(const StackTable& table) {
   std::map<std::string, uint64_t> stacks;
   table.for_each([&](const StackView& stack) {
-    std::string line = std::string(stack.container) + ";" + std::string(stack.comm);
-    for (StringId id : stack.frame_ids) line += ";" + std::string(table.string(id));
+    std::string line(stack.container);
+    line.append(";").append(stack.comm);
+    for (StringId id : stack.frame_ids) line.append(";").append(table.string(id));
     stacks[line] += stack.count;
   });
   return stacks;
