@@ -48,6 +48,8 @@ std::optional<std::string> docker_container_name(std::string_view config_json) {
 }
 
 std::string ContainerNames::of_pid(pid_t pid) {
+  // perf's idle samples are pid 0 (swapper), which read_process_cgroups takes for "this process".
+  if (pid <= 0) return "";
   auto cgroups = read_process_cgroups(pid);
   if (!cgroups) return "";
   auto id = docker_container_of(*cgroups);
@@ -59,7 +61,9 @@ std::string ContainerNames::name_of(const std::string& id) {
   auto config = read_file(docker_root_ / "containers" / id / "config.v2.json");
   std::optional<std::string> name;
   if (config) name = docker_container_name(*config);
-  return names_.emplace(id, name.value_or(id.substr(0, kShortIdLength))).first->second;
+  // Only names are kept: a container still starting may have no state file yet.
+  if (!name) return id.substr(0, kShortIdLength);
+  return names_.emplace(id, std::move(*name)).first->second;
 }
 
 }  // namespace dormant::profilers::system

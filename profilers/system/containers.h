@@ -36,7 +36,8 @@ class ContainerNames {
 
  private:
   std::filesystem::path docker_root_;
-  std::map<std::string, std::string, std::less<>> names_;  // id → name, read once
+  // id → name, read once. Bounded by the containers that ran while the profiler did.
+  std::map<std::string, std::string, std::less<>> names_;
 };
 
 }  // namespace dormant::profilers::system

@@ -1,6 +1,7 @@
 #include "server/api/api.h"
 
 #include <charconv>
+#include <variant>
 
 #include <spdlog/spdlog.h>
 
@@ -63,14 +64,13 @@ int hex_value(char c) {
   return -1;
 }
 
-// application/x-www-form-urlencoded decoding: '+' is a space, %XX a byte; a bad escape stays.
+// Percent-decoding (RFC 3986): %XX is a byte, a bad escape stays as it is. '+' stays a '+', not a
+// space as in HTML forms: people type times as since=2026-11-22T10:00:00+02:00.
 std::string url_decode(std::string_view text) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '+') {
-      out.push_back(' ');
-    } else if (text[i] == '%' && i + 2 < text.size() + 0 && hex_value(text[i + 1]) >= 0 &&
-               hex_value(text[i + 2]) >= 0) {
+    if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 &&
+        hex_value(text[i + 2]) >= 0) {
       out.push_back(static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2])));
       i += 2;
     } else {
@@ -163,7 +163,37 @@ std::optional<std::string> optional_parameter(const Api::Call& call, std::string
 }
 
 // The pieces of an upload the store needs, from the decoded body and the headers.
-Result<storage::ProfileUpload> to_stored_upload(const heartbeat::ProfileUpload& upload,
+// The upload's fields from its body, gzip or plain JSON; or the answer that refuses it. The
+// inflated text and its JSON tree are freed before this returns, so that an upload holds at most
+// two copies of its profile at a time.
+std::variant<heartbeat::ProfileUpload, http::Response> read_upload_body(
+    const http::Request& request, size_t max_profile_bytes) {
+  const std::string& body = request.body();
+  bool gzipped = body.size() >= 2 && static_cast<unsigned char>(body[0]) == 0x1f &&
+                 static_cast<unsigned char>(body[1]) == 0x8b;
+  if (header(request, "Content-Encoding") == "gzip" && !gzipped) {
+    return error_response(status::bad_request,
+                          "Content-Encoding is gzip but the body is not gzip data");
+  }
+  std::string decoded;
+  if (gzipped) {
+    auto inflated = gzip_decompress_at_most(body, max_profile_bytes);
+    if (!inflated) {
+      bool too_large = inflated.error().message().find("more than") != std::string::npos;
+      return error_response(too_large ? status::payload_too_large : status::bad_request,
+                            "profile upload: " + inflated.error().message());
+    }
+    decoded = std::move(*inflated);
+  }
+  auto json = heartbeat::parse_json_text(gzipped ? std::string_view(decoded) : body, "profile");
+  if (!json) return error_response(status::bad_request, json.error().message());
+  decoded = std::string();
+  auto upload = heartbeat::parse_profile_upload(*json);
+  if (!upload) return error_response(status::unprocessable_entity, upload.error().message());
+  return std::move(*upload);
+}
+
+Result<storage::ProfileUpload> to_stored_upload(heartbeat::ProfileUpload&& upload,
                                                 std::string_view service) {
   auto start = parse_iso_time(upload.start_time);
   auto end = parse_iso_time(upload.end_time);
@@ -183,10 +213,10 @@ Result<storage::ProfileUpload> to_stored_upload(const heartbeat::ProfileUpload& 
   }
   storage::ProfileUpload stored;
   stored.service_name = std::string(service);
-  stored.hostname = upload.hostname;
+  stored.hostname = std::move(upload.hostname);
   stored.start_time = *start;
   stored.end_time = *end;
-  stored.collapsed = upload.profile;
+  stored.collapsed = std::move(upload.profile);
   return stored;
 }
 
@@ -231,9 +261,7 @@ http::Response Api::handle(const http::Request& request, const std::string& remo
   std::string allowed;
   for (const Route& candidate : routes()) {
     if (!matches(candidate.pattern, segments, call.params)) continue;
-    bool same_method = candidate.method == request.method() ||
-                       (candidate.method == verb::get && request.method() == verb::head);
-    if (same_method) {
+    if (candidate.method == request.method()) {
       route = &candidate;
       break;
     }
@@ -263,10 +291,6 @@ http::Response Api::handle(const http::Request& request, const std::string& remo
   if (response.result_int() >= 400) {
     spdlog::debug("{} {} {} from {}: {}", std::string(request.method_string()), endpoint,
                   response.result_int(), remote, response.body().substr(0, 300));
-  }
-  if (request.method() == verb::head) {
-    response.body().clear();
-    response.prepare_payload();
   }
   return response;
 }
@@ -298,8 +322,9 @@ http::Response Api::store_failure(const Error& error) {
     return error_response(status::unprocessable_entity, error.message());
   }
   metrics_.add(Counter::kStorageErrors);
-  spdlog::error("storage: {}", error.message());
-  return error_response(status::internal_server_error, "storage error: " + error.message());
+  spdlog::error("storage: {}", error.message());  // paths and SQLite's words stay in the log
+  return error_response(status::internal_server_error,
+                        "the server could not read or write its data; its log says why");
 }
 
 http::Response Api::heartbeat(const Call& call) {
@@ -363,36 +388,18 @@ http::Response Api::upload_profile(const Call& call) {
   if (auto valid = heartbeat::check_name(service, "GPROFILER-SERVICE-NAME"); !valid) {
     return error_response(status::bad_request, valid.error().message());
   }
-  const std::string& body = request.body();
-  bool gzipped = body.size() >= 2 && static_cast<unsigned char>(body[0]) == 0x1f &&
-                 static_cast<unsigned char>(body[1]) == 0x8b;
-  std::string_view encoding = header(request, "Content-Encoding");
-  if (encoding == "gzip" && !gzipped) {
-    return error_response(status::bad_request,
-                          "Content-Encoding is gzip but the body is not gzip data");
-  }
-  std::string decoded;
-  if (gzipped) {
-    auto inflated = gzip_decompress_at_most(body, options_.max_profile_bytes);
-    if (!inflated) {
-      bool too_large = inflated.error().message().find("more than") != std::string::npos;
-      return error_response(too_large ? status::payload_too_large : status::bad_request,
-                            "profile upload: " + inflated.error().message());
-    }
-    decoded = std::move(*inflated);
-  }
-  auto json = heartbeat::parse_json_text(gzipped ? std::string_view(decoded) : body, "profile");
-  if (!json) return error_response(status::bad_request, json.error().message());
-  auto upload = heartbeat::parse_profile_upload(*json);
-  if (!upload) return error_response(status::unprocessable_entity, upload.error().message());
-  auto stored_upload = to_stored_upload(*upload, service);
+  auto upload = read_upload_body(request, options_.max_profile_bytes);
+  if (auto* refused = std::get_if<http::Response>(&upload)) return std::move(*refused);
+  auto& fields = std::get<heartbeat::ProfileUpload>(upload);
+  size_t profile_bytes = fields.profile.size();
+  auto stored_upload = to_stored_upload(std::move(fields), service);
   if (!stored_upload) {
     return error_response(status::unprocessable_entity, stored_upload.error().message());
   }
   auto gpid = store_.store_profile(*stored_upload);
   if (!gpid) return store_failure(gpid.error());
   metrics_.add(Counter::kProfilesUploaded);
-  metrics_.add(Counter::kProfileBytes, upload->profile.size());
+  metrics_.add(Counter::kProfileBytes, profile_bytes);
   return json_ok({{"message", "ok"}, {"gpid", *gpid}});
 }
 

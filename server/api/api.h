@@ -16,8 +16,9 @@
 namespace dormant::server::api {
 
 struct ApiOptions {
-  // Largest uploaded profile once decompressed: a gzip bomb stops here.
-  size_t max_profile_bytes = 256 << 20;
+  // Largest uploaded profile once decompressed: a gzip bomb stops here. Collapsed text packs
+  // about 10:1, so 4 MiB of gzip (the body limit) holds some 40 MiB of profile.
+  size_t max_profile_bytes = 64 << 20;
 };
 
 class Api {

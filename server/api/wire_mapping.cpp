@@ -1,6 +1,5 @@
 #include "server/api/wire_mapping.h"
 
-#include <charconv>
 #include <ctime>
 
 #include "profile/profile_header.h"
@@ -40,11 +39,15 @@ nlohmann::json target_hosts_json(const storage::TargetHosts& hosts) {
   return json;
 }
 
-// Reads `digits` digits at `at`; false when they are not all digits.
+// Reads `digits` digits at `at`; false when they are not all digits (no sign either).
 bool read_number(std::string_view text, size_t at, size_t digits, int& value) {
   if (at + digits > text.size()) return false;
-  auto [end, error] = std::from_chars(text.data() + at, text.data() + at + digits, value);
-  return error == std::errc() && end == text.data() + at + digits;
+  value = 0;
+  for (char c : text.substr(at, digits)) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
+  return true;
 }
 
 }  // namespace
@@ -284,6 +287,9 @@ std::optional<storage::TimePoint> parse_iso_time(std::string_view text) {
   fields.tm_min = minute;
   fields.tm_sec = second;
   std::time_t seconds = ::timegm(&fields);
+  std::tm normalised{};
+  ::gmtime_r(&seconds, &normalised);
+  if (normalised.tm_mday != day || normalised.tm_mon != month - 1) return std::nullopt;  // 02-31
   return storage::TimePoint(std::chrono::seconds(seconds)) + fraction -
          std::chrono::minutes(offset_minutes);
 }

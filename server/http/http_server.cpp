@@ -167,8 +167,10 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     try {
       response_ = state_->handler(request, remote_);
     } catch (const std::exception& exception) {
+      // The path only: a query string may carry a token (gProfiler sends key=<token>).
+      std::string_view target(request.target().data(), request.target().size());
       spdlog::error("{} {}: internal error: {}", std::string(request.method_string()),
-                    std::string(request.target()), exception.what());
+                    target.substr(0, target.find('?')), exception.what());
       response_ = json_response(bhttp::status::internal_server_error,
                                 R"({"success":false,"message":"internal server error"})");
     }

@@ -109,11 +109,15 @@ Result<Statement> Database::prepare(std::string_view sql) {
   return Statement(this, handle, std::move(text));
 }
 
-void Database::release(std::string sql, sqlite3_stmt* handle) {
+void Database::release(std::string sql, sqlite3_stmt* handle) noexcept {
   sqlite3_reset(handle);
   sqlite3_clear_bindings(handle);
-  // The same text prepared twice at once (a nested query): one of the two is enough to keep.
-  if (!idle_statements_.try_emplace(std::move(sql), handle).second) sqlite3_finalize(handle);
+  try {
+    // The same text prepared twice at once (a nested query): one of the two is enough to keep.
+    if (idle_statements_.try_emplace(std::move(sql), handle).second) return;
+  } catch (const std::bad_alloc&) {  // called from destructors: keep nothing rather than throw
+  }
+  sqlite3_finalize(handle);
 }
 
 int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(handle_); }

@@ -35,7 +35,8 @@ class Database {
   // Runs one or more statements that return no rows (schema, pragmas).
   Result<void> execute(std::string_view sql);
   // A statement for `sql`. Prepared once per connection: a statement handed back (destroyed) is
-  // kept, reset, and handed out again the next time the same text is prepared.
+  // kept, reset, and handed out again the next time the same text is prepared. Statements must
+  // not outlive their Database.
   Result<Statement> prepare(std::string_view sql);
 
   int64_t last_insert_rowid() const;
@@ -51,7 +52,7 @@ class Database {
   friend class Statement;
   Database(sqlite3* handle, std::filesystem::path path) : handle_(handle), path_(std::move(path)) {}
   // Takes back a statement that is done with: kept for the next prepare() of the same text.
-  void release(std::string sql, sqlite3_stmt* handle);
+  void release(std::string sql, sqlite3_stmt* handle) noexcept;
 
   sqlite3* handle_;
   std::filesystem::path path_;

@@ -84,6 +84,13 @@ TEST_F(ContainerNamesTest, NamesComeFromDockersStateFiles) {
   EXPECT_EQ(names.name_of(kId), "payments-api");
 }
 
+TEST_F(ContainerNamesTest, ANameThatAppearsLaterIsRead) {
+  ContainerNames names(root_);
+  EXPECT_EQ(names.name_of(kId), kId.substr(0, 12)) << "no state file yet";
+  write_config(kId, R"({"Name":"/late-starter"})");
+  EXPECT_EQ(names.name_of(kId), "late-starter");
+}
+
 TEST_F(ContainerNamesTest, WithoutAReadableNameTheShortIdStandsIn) {
   std::string broken = std::string(64, 'a');
   write_config(broken, "{\"Name\":");
@@ -99,6 +106,7 @@ TEST_F(ContainerNamesTest, ThisProcessIsNotInAContainer) {
   if (docker_container_of(*own)) GTEST_SKIP() << "the tests run inside a docker container";
   EXPECT_EQ(names.of_pid(::getpid()), "");
   EXPECT_EQ(names.of_pid(-1), "");  // no such process
+  EXPECT_EQ(names.of_pid(0), "") << "perf's swapper samples are not this process";
 }
 
 }  // namespace

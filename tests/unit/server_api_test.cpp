@@ -1,0 +1,142 @@
+// The API layer in process: time parsing, tokens, metrics, and a few requests through Api::handle
+// with a real store in a temporary directory.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "server/api/api.h"
+#include "server/api/wire_mapping.h"
+
+namespace dormant::server::api {
+namespace {
+
+namespace fs = std::filesystem;
+namespace bhttp = boost::beast::http;
+using std::chrono::seconds;
+
+storage::TimePoint utc(int64_t unix_seconds) { return storage::TimePoint(seconds(unix_seconds)); }
+
+TEST(ParseIsoTime, AcceptsTheFormsAgentsAndPeopleWrite) {
+  const int64_t t = 1763805600;  // 2025-11-22T10:00:00Z
+  EXPECT_EQ(parse_iso_time("2025-11-22T10:00:00"), utc(t)) << "naive: UTC, as gProfiler writes";
+  EXPECT_EQ(parse_iso_time("2025-11-22T10:00:00Z"), utc(t));
+  EXPECT_EQ(parse_iso_time("2025-11-22 10:00:00"), utc(t));
+  EXPECT_EQ(parse_iso_time("2025-11-22T12:00:00+02:00"), utc(t));
+  EXPECT_EQ(parse_iso_time("2025-11-22T09:30:00-00:30"), utc(t));
+  EXPECT_EQ(parse_iso_time("2025-11-22T10:00:00.25Z"), utc(t) + std::chrono::milliseconds(250));
+  EXPECT_EQ(parse_iso_time("2025-11-22T10:00:00.123456789"),
+            utc(t) + std::chrono::microseconds(123456));
+}
+
+TEST(ParseIsoTime, RefusesWhatIsNotATime) {
+  for (const char* text :
+       {"", "yesterday", "2025-11-22", "2025-02-31T00:00:00", "2025-13-01T00:00:00",
+        "-025-11-22T10:00:00", "2025-11-22T24:00:00", "2025-11-22T10:00:00+-1:00",
+        "2025-11-22T10:00:00.", "2025-11-22T10:00:00Zjunk", "2025-11-22T10:00:00+02"}) {
+    EXPECT_EQ(parse_iso_time(text), std::nullopt) << text;
+  }
+}
+
+TEST(IsoTime, WritesUtcWithMilliseconds) {
+  EXPECT_EQ(iso_time(utc(1763805600) + std::chrono::milliseconds(7)), "2025-11-22T10:00:00.007Z");
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "dormant-api-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+TEST(Tokens, LoadsTokensSkippingCommentsAndBlanks) {
+  TempDir dir;
+  std::ofstream(dir.path() / "tokens") << "# production\n\n  first-token \r\nsecond\n#third\n";
+  auto tokens = Tokens::load(dir.path() / "tokens");
+  ASSERT_TRUE(tokens.ok()) << tokens.error().message();
+  EXPECT_EQ(tokens->size(), 2u);
+  EXPECT_TRUE(tokens->accepts("first-token"));
+  EXPECT_TRUE(tokens->accepts("second"));
+  EXPECT_FALSE(tokens->accepts("#third"));
+  EXPECT_FALSE(tokens->accepts("first-toke"));
+  EXPECT_FALSE(tokens->accepts(""));
+}
+
+TEST(Tokens, AFileWithoutTokensIsAnError) {
+  TempDir dir;
+  std::ofstream(dir.path() / "tokens") << "# nothing here\n\n";
+  auto tokens = Tokens::load(dir.path() / "tokens");
+  ASSERT_FALSE(tokens.ok());
+  EXPECT_NE(tokens.error().message().find("holds no token"), std::string::npos);
+  EXPECT_FALSE(Tokens::load(dir.path() / "missing").ok());
+}
+
+TEST(ServerMetrics, RendersThePrometheusTextFormat) {
+  ServerMetrics metrics;
+  metrics.count_request("/api/metrics/heartbeat", 200);
+  metrics.count_request("/api/metrics/heartbeat", 200);
+  metrics.count_request("other", 404);
+  metrics.add(Counter::kProfileBytes, 1234);
+  std::string text = metrics.render();
+  EXPECT_NE(text.find("# TYPE dormant_server_requests_total counter\n"), std::string::npos);
+  EXPECT_NE(
+      text.find(R"(dormant_server_requests_total{endpoint="/api/metrics/heartbeat",code="200"} 2)"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"(dormant_server_requests_total{endpoint="other",code="404"} 1)"),
+            std::string::npos);
+  EXPECT_NE(text.find("dormant_server_profile_bytes_total 1234\n"), std::string::npos);
+  EXPECT_EQ(metrics.requests("other", 404), 1u);
+}
+
+class ApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = storage::Store::open(dir_.path() / "data");
+    ASSERT_TRUE(store.ok()) << store.error().message();
+    store_ = std::move(*store);
+    api_ = std::make_unique<Api>(*store_, Tokens::of({"t0k3n"}), metrics_);
+  }
+
+  http::Response call(bhttp::verb method, const std::string& target, std::string body = "") {
+    http::Request request(method, target, 11);
+    request.set(bhttp::field::authorization, "Bearer t0k3n");
+    request.body() = std::move(body);
+    request.prepare_payload();
+    return api_->handle(request, "127.0.0.1:1");
+  }
+
+  TempDir dir_;
+  ServerMetrics metrics_;
+  std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<Api> api_;
+};
+
+TEST_F(ApiTest, APlusInTheQueryIsATimeZoneNotASpace) {
+  auto reply = call(bhttp::verb::get, "/api/profiles?since=2025-11-22T10:00:00+02:00");
+  EXPECT_EQ(reply.result_int(), 200u) << reply.body();
+  auto encoded = call(bhttp::verb::get, "/api/profiles?since=2025-11-22T10%3A00%3A00%2B02%3A00");
+  EXPECT_EQ(encoded.result_int(), 200u) << encoded.body();
+}
+
+TEST_F(ApiTest, OnlyTheMethodsOfARouteAreServed) {
+  auto head = call(bhttp::verb::head, "/api/hosts");
+  EXPECT_EQ(head.result_int(), 405u);
+  EXPECT_EQ(head[bhttp::field::allow], "GET");
+}
+
+TEST_F(ApiTest, RequestsAreCountedByRouteNotByPath) {
+  call(bhttp::verb::get, "/api/../../etc/passwd");
+  call(bhttp::verb::get, "/api/hosts/%00%ff");
+  EXPECT_EQ(metrics_.requests("other", 404), 2u) << "hostile paths share one series";
+}
+
+}  // namespace
+}  // namespace dormant::server::api
