@@ -1,0 +1,323 @@
+#include "heartbeat/https_client.h"
+
+#include <charconv>
+#include <optional>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+namespace dormant::heartbeat {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using tcp = asio::ip::tcp;
+
+constexpr size_t kMaxReplyBytes = 16 << 20;
+
+bool is_ip_literal(const std::string& host) {
+  boost::system::error_code error;
+  asio::ip::make_address(host, error);
+  return !error;
+}
+
+class Client final : public HttpsClient, public std::enable_shared_from_this<Client> {
+ public:
+  Client(asio::io_context& io, ServerUrl server, std::shared_ptr<asio::ssl::context> tls,
+         Headers headers, PhaseTimeouts timeouts)
+      : io_(io),
+        server_(std::move(server)),
+        tls_(std::move(tls)),
+        headers_(std::move(headers)),
+        timeouts_(timeouts),
+        resolver_(io),
+        resolve_timer_(io) {}
+
+  void post(std::string path, std::string body, Callback done) override {
+    if (callback_) {
+      asio::post(io_, [done = std::move(done)] {
+        done(Error::invalid_argument("a request to the server is already in flight"));
+      });
+      return;
+    }
+    callback_ = std::move(done);
+    cancelled_ = false;
+    request_ = {bhttp::verb::post, server_.base_path + path, 11};
+    request_.set(bhttp::field::host, server_.host);
+    request_.set(bhttp::field::content_type, "application/json");
+    request_.set(bhttp::field::user_agent, "dormant-agent");
+    for (const auto& [name, value] : headers_) request_.set(name, value);
+    request_.keep_alive(true);
+    request_.body() = std::move(body);
+    request_.prepare_payload();
+    if (connected_) {
+      reused_ = true;
+      write();
+    } else {
+      reused_ = false;
+      resolve();
+    }
+  }
+
+  void cancel() override {
+    if (!callback_) return;
+    cancelled_ = true;
+    resolver_.cancel();
+    resolve_timer_.cancel();
+    if (tcp_ || ssl_) {
+      beast::error_code ignored;
+      lowest().socket().close(ignored);
+    }
+  }
+
+ private:
+  std::string where() const { return server_.host + ":" + server_.port; }
+
+  beast::tcp_stream& lowest() { return ssl_ ? beast::get_lowest_layer(*ssl_) : *tcp_; }
+
+  template <typename Operation>
+  void with_stream(Operation&& operation) {
+    if (ssl_) {
+      operation(*ssl_);
+    } else {
+      operation(*tcp_);
+    }
+  }
+
+  // The error for a failed phase: cancelled, timed out, or what the system said.
+  Error phase_error(std::string_view phase, beast::error_code error, ErrorKind kind) const {
+    if (cancelled_) return Error(ErrorKind::kCancelled, std::string(phase) + " cancelled");
+    if (error == beast::error::timeout || error == asio::error::operation_aborted) {
+      return Error(ErrorKind::kTimeout, std::string(phase) + " " + where() + ": timed out");
+    }
+    return Error(kind, std::string(phase) + " " + where() + ": " + error.message());
+  }
+
+  void resolve() {
+    auto self = shared_from_this();
+    resolve_timer_.expires_after(timeouts_.resolve);
+    resolve_timer_.async_wait([this, self](beast::error_code error) {
+      if (!error) resolver_.cancel();  // the resolver's handler reports the timeout
+    });
+    resolver_.async_resolve(
+        server_.host, server_.port,
+        [this, self](beast::error_code error, tcp::resolver::results_type found) {
+          resolve_timer_.cancel();
+          if (error) return fail(phase_error("resolving", error, ErrorKind::kNetwork));
+          connect(found);
+        });
+  }
+
+  void connect(const tcp::resolver::results_type& found) {
+    if (tls_) {
+      ssl_.emplace(io_, *tls_);
+      if (!is_ip_literal(server_.host)) {
+        SSL_set_tlsext_host_name(ssl_->native_handle(), server_.host.c_str());  // SNI
+      }
+      ssl_->set_verify_callback(asio::ssl::host_name_verification(server_.host));
+    } else {
+      tcp_.emplace(io_);
+    }
+    auto self = shared_from_this();
+    lowest().expires_after(timeouts_.connect);
+    lowest().async_connect(found, [this, self](beast::error_code error, const tcp::endpoint&) {
+      if (error) return fail(phase_error("connecting to", error, ErrorKind::kNetwork));
+      if (!ssl_) {
+        connected_ = true;
+        return write();
+      }
+      lowest().expires_after(timeouts_.handshake);
+      ssl_->async_handshake(asio::ssl::stream_base::client, [this, self](beast::error_code error) {
+        if (error) return fail(phase_error("TLS handshake with", error, ErrorKind::kTls));
+        connected_ = true;
+        write();
+      });
+    });
+  }
+
+  void write() {
+    auto self = shared_from_this();
+    lowest().expires_after(timeouts_.write);
+    with_stream([&](auto& stream) {
+      bhttp::async_write(stream, request_, [this, self](beast::error_code error, size_t) {
+        if (error) return retry_or_fail(phase_error("sending to", error, ErrorKind::kNetwork));
+        read();
+      });
+    });
+  }
+
+  void read() {
+    auto self = shared_from_this();
+    parser_.emplace();
+    parser_->body_limit(kMaxReplyBytes);
+    lowest().expires_after(timeouts_.read);
+    with_stream([&](auto& stream) {
+      bhttp::async_read(stream, buffer_, *parser_, [this, self](beast::error_code error, size_t) {
+        if (error)
+          return retry_or_fail(phase_error("reading the answer of", error, ErrorKind::kNetwork));
+        bhttp::response<bhttp::string_body> response = parser_->release();
+        if (!response.keep_alive()) drop_connection();
+        finish(HttpReply{response.result_int(), std::move(response.body())});
+      });
+    });
+  }
+
+  // A kept-alive connection may have been closed by the server since the last request: the
+  // request goes once more on a new connection.
+  void retry_or_fail(Error error) {
+    bool retry = reused_ && !cancelled_ && error.kind() == ErrorKind::kNetwork;
+    drop_connection();
+    if (!retry) return fail(std::move(error));
+    reused_ = false;
+    resolve();
+  }
+
+  void fail(Error error) {
+    drop_connection();
+    finish(std::move(error));
+  }
+
+  void drop_connection() {
+    if (tcp_ || ssl_) {
+      beast::error_code ignored;
+      lowest().socket().close(ignored);
+    }
+    ssl_.reset();
+    tcp_.reset();
+    buffer_.clear();
+    connected_ = false;
+  }
+
+  void finish(Result<HttpReply> result) {
+    Callback done = std::move(callback_);
+    callback_ = nullptr;
+    done(std::move(result));
+  }
+
+  asio::io_context& io_;
+  ServerUrl server_;
+  std::shared_ptr<asio::ssl::context> tls_;
+  Headers headers_;
+  PhaseTimeouts timeouts_;
+  tcp::resolver resolver_;
+  asio::steady_timer resolve_timer_;
+  std::optional<beast::tcp_stream> tcp_;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> ssl_;
+  bool connected_ = false;
+  bool reused_ = false;
+  bool cancelled_ = false;
+  bhttp::request<bhttp::string_body> request_;
+  std::optional<bhttp::response_parser<bhttp::string_body>> parser_;
+  beast::flat_buffer buffer_;
+  Callback callback_;
+};
+
+}  // namespace
+
+Result<ServerUrl> parse_server_url(std::string_view url) {
+  ServerUrl server;
+  std::string_view rest;
+  if (url.starts_with("https://")) {
+    rest = url.substr(8);
+  } else if (url.starts_with("http://")) {
+    server.tls = false;
+    rest = url.substr(7);
+  } else {
+    return Error::invalid_argument("server URL '" + std::string(url) +
+                                   "' must start with https:// (or http://)");
+  }
+  size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash);
+  while (path.ends_with('/')) path.remove_suffix(1);
+  if (authority.find('@') != std::string_view::npos || path.find_first_of("?#") != path.npos) {
+    return Error::invalid_argument("server URL '" + std::string(url) +
+                                   "' may hold a host, a port and a path, nothing else");
+  }
+  std::string_view host = authority;
+  std::string_view port;
+  if (authority.starts_with('[')) {  // [::1]:8443
+    size_t close = authority.find(']');
+    if (close == std::string_view::npos) {
+      return Error::invalid_argument("server URL '" + std::string(url) + "': unclosed '['");
+    }
+    host = authority.substr(1, close - 1);
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty() && !after.starts_with(':')) {
+      return Error::invalid_argument("server URL '" + std::string(url) + "': junk after ']'");
+    }
+    if (!after.empty()) port = after.substr(1);
+  } else if (size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+  }
+  if (host.empty())
+    return Error::invalid_argument("server URL '" + std::string(url) + "' has no host");
+  if (!port.empty()) {
+    unsigned number = 0;
+    auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
+    if (error != std::errc() || end != port.data() + port.size() || number == 0 || number > 65535) {
+      return Error::invalid_argument("server URL '" + std::string(url) + "': bad port '" +
+                                     std::string(port) + "'");
+    }
+  }
+  server.host = std::string(host);
+  server.port = port.empty() ? (server.tls ? "443" : "80") : std::string(port);
+  server.base_path = std::string(path);
+  return server;
+}
+
+Result<std::shared_ptr<asio::ssl::context>> make_client_tls(const ClientTls& tls) {
+  auto context = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
+  beast::error_code error;
+  context->set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
+                           asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1,
+                       error);
+  if (!tls.verify) {
+    context->set_verify_mode(asio::ssl::verify_none);
+    return context;
+  }
+  context->set_verify_mode(asio::ssl::verify_peer);
+  if (tls.ca_bundle.empty()) {
+    context->set_default_verify_paths(error);
+  } else {
+    context->load_verify_file(tls.ca_bundle, error);
+  }
+  if (error) {
+    return Error(ErrorKind::kTls, "cannot load the CA certificates" +
+                                      (tls.ca_bundle.empty() ? "" : " " + tls.ca_bundle) + ": " +
+                                      error.message());
+  }
+  if (tls.client_cert.empty() != tls.client_key.empty()) {
+    return Error::invalid_argument("mutual TLS needs both --tls-client-cert and --tls-client-key");
+  }
+  if (!tls.client_cert.empty()) {
+    if (context->use_certificate_chain_file(tls.client_cert, error); error) {
+      return Error(ErrorKind::kTls, "cannot load the client certificate " + tls.client_cert + ": " +
+                                        error.message());
+    }
+    if (context->use_private_key_file(tls.client_key, asio::ssl::context::pem, error); error) {
+      return Error(ErrorKind::kTls,
+                   "cannot load the client key " + tls.client_key + ": " + error.message());
+    }
+  }
+  return context;
+}
+
+Result<std::shared_ptr<HttpsClient>> HttpsClient::make(asio::io_context& io, ServerUrl server,
+                                                       std::shared_ptr<asio::ssl::context> tls,
+                                                       Headers headers, PhaseTimeouts timeouts) {
+  if (server.tls && !tls) {
+    return Error::invalid_argument("https://" + server.host + " needs a TLS context");
+  }
+  if (!server.tls) tls.reset();
+  return std::shared_ptr<HttpsClient>(std::make_shared<Client>(
+      io, std::move(server), std::move(tls), std::move(headers), timeouts));
+}
+
+}  // namespace dormant::heartbeat

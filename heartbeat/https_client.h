@@ -1,0 +1,75 @@
+// The agent's HTTP(S) client for the control server: asynchronous on the caller's io_context (the
+// agent's one I/O thread), one request at a time over a kept-alive connection, a deadline on
+// every phase (resolve, connect, handshake, write, read), TLS verified by default with SNI and
+// host-name checks, and cancel() for shutdown.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>  // before Boost.Asio, whose awaitable.hpp needs std::exchange
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
+
+#include "common/result.h"
+
+namespace dormant::heartbeat {
+
+// "https://studio.example:8443/prefix" → where to connect and what to put before each path.
+struct ServerUrl {
+  bool tls = true;
+  std::string host;
+  std::string port;       // "443" or "80" when the URL names none
+  std::string base_path;  // without a trailing '/': "" or "/prefix"
+};
+Result<ServerUrl> parse_server_url(std::string_view url);
+
+struct ClientTls {
+  bool verify = true;       // --no-verify turns it off
+  std::string ca_bundle;    // PEM; empty: the system's store
+  std::string client_cert;  // PEM; with client_key, for mutual TLS
+  std::string client_key;
+};
+// Both client_cert and client_key, or neither.
+Result<std::shared_ptr<boost::asio::ssl::context>> make_client_tls(const ClientTls& tls);
+
+struct PhaseTimeouts {
+  std::chrono::milliseconds resolve{10'000};
+  std::chrono::milliseconds connect{10'000};
+  std::chrono::milliseconds handshake{10'000};
+  std::chrono::milliseconds write{30'000};
+  std::chrono::milliseconds read{30'000};
+};
+
+struct HttpReply {
+  unsigned status = 0;
+  std::string body;
+};
+
+class HttpsClient {
+ public:
+  using Headers = std::vector<std::pair<std::string, std::string>>;
+  using Callback = std::function<void(Result<HttpReply>)>;
+
+  // `tls` is needed for an https:// server and ignored for http://. `headers` go on every
+  // request (Authorization...).
+  static Result<std::shared_ptr<HttpsClient>> make(boost::asio::io_context& io, ServerUrl server,
+                                                   std::shared_ptr<boost::asio::ssl::context> tls,
+                                                   Headers headers, PhaseTimeouts timeouts = {});
+  virtual ~HttpsClient() = default;
+
+  // POSTs `body` as JSON to base_path + `path`; `done` runs on the io_context with the reply or
+  // an error that names the phase that failed (kNetwork, kTls, kTimeout, kCancelled). A kept-alive
+  // connection that the server has closed meanwhile is replaced once, silently. One request at
+  // a time: a second post() before `done` ran fails with kInvalidArgument.
+  virtual void post(std::string path, std::string body, Callback done) = 0;
+
+  // Ends the request in flight (its callback gets kCancelled) and closes the connection.
+  virtual void cancel() = 0;
+};
+
+}  // namespace dormant::heartbeat

@@ -1,0 +1,274 @@
+// The agent's HTTPS client against the project's own HttpServer on loopback, with a test CA:
+// verification, keep-alive, deadlines, cancellation.
+#include "heartbeat/https_client.h"
+
+#include <filesystem>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
+
+#include "common/subprocess.h"
+#include "common/unique_fd.h"
+#include "server/http/http_server.h"
+
+namespace dormant::heartbeat {
+namespace {
+
+namespace fs = std::filesystem;
+namespace bhttp = boost::beast::http;
+using namespace std::chrono_literals;
+
+TEST(ParseServerUrl, TheFormsAFlagTakes) {
+  auto plain = parse_server_url("http://studio:8000");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->tls);
+  EXPECT_EQ(plain->host, "studio");
+  EXPECT_EQ(plain->port, "8000");
+  EXPECT_EQ(plain->base_path, "");
+  auto tls = parse_server_url("https://profiler.example.com/studio/");
+  ASSERT_TRUE(tls.ok());
+  EXPECT_TRUE(tls->tls);
+  EXPECT_EQ(tls->port, "443");
+  EXPECT_EQ(tls->base_path, "/studio") << "a trailing '/' is dropped, as gProfiler does";
+  auto v6 = parse_server_url("https://[::1]:8443");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, "8443");
+}
+
+TEST(ParseServerUrl, RefusesWhatIsNotAServer) {
+  for (const char* url : {"", "studio:8000", "ftp://studio", "https://", "https://:443",
+                          "https://studio:0", "https://studio:99999", "https://studio:80x",
+                          "https://user@studio", "https://studio/?q=1", "https://[::1"}) {
+    EXPECT_FALSE(parse_server_url(url).ok()) << url;
+  }
+}
+
+class HttpsClientTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    certs_ = fs::temp_directory_path() / ("dormant-client-certs-" + std::to_string(::getpid()));
+    auto made = run_command({GEN_CERTS, certs_.string()}, deadline_after(60s));
+    ASSERT_TRUE(made.ok() && made->status.success()) << "gen-certs failed";
+    other_certs_ = certs_ / "other";
+    made = run_command({GEN_CERTS, other_certs_.string()}, deadline_after(60s));
+    ASSERT_TRUE(made.ok() && made->status.success()) << "gen-certs failed";
+  }
+  static void TearDownTestSuite() { fs::remove_all(certs_); }
+
+  // Answers with the request's Authorization header and the client's address, so that a test
+  // can see the token and whether the connection was reused.
+  static server::http::Response echo(const server::http::Request& request,
+                                     const std::string& remote) {
+    auto auth = request.find(bhttp::field::authorization);
+    std::string token = auth == request.end() ? "" : std::string(auth->value());
+    return server::http::json_response(
+        bhttp::status::ok, R"({"auth":")" + token + R"(","remote":")" + remote + R"(","path":")" +
+                               std::string(request.target()) + "\"}");
+  }
+
+  void start_server(bool tls, std::string address = "127.0.0.1",
+                    std::chrono::seconds idle_timeout = 120s) {
+    server::http::HttpServerOptions options;
+    options.address = std::move(address);
+    options.idle_timeout = idle_timeout;
+    if (tls) {
+      auto context = server::http::make_tls_context((certs_ / "server.pem").string(),
+                                                    (certs_ / "server.key").string(), "");
+      ASSERT_TRUE(context.ok());
+      options.tls = *context;
+    }
+    auto started = server::http::HttpServer::start(options, echo);
+    ASSERT_TRUE(started.ok()) << started.error().message();
+    server_ = std::move(*started);
+  }
+
+  std::shared_ptr<HttpsClient> client(const std::string& url, ClientTls tls = {},
+                                      PhaseTimeouts timeouts = {}) {
+    if (tls.verify && tls.ca_bundle.empty()) tls.ca_bundle = (certs_ / "ca.pem").string();
+    auto context = make_client_tls(tls);
+    EXPECT_TRUE(context.ok()) << context.error().message();
+    auto server_url = parse_server_url(url);
+    EXPECT_TRUE(server_url.ok());
+    auto made = HttpsClient::make(io_, *server_url, *context, {{"Authorization", "Bearer secret"}},
+                                  timeouts);
+    EXPECT_TRUE(made.ok());
+    return *made;
+  }
+
+  // Posts and runs the io_context until the answer (or 30 s).
+  Result<HttpReply> post(HttpsClient& client, const std::string& path = "/api/metrics/heartbeat") {
+    std::optional<Result<HttpReply>> outcome;
+    client.post(path, "{}", [&](Result<HttpReply> reply) { outcome = std::move(reply); });
+    io_.restart();
+    io_.run_for(30s);
+    if (!outcome) return Error(ErrorKind::kTimeout, "no answer in 30 s");
+    return std::move(*outcome);
+  }
+
+  std::string https_url() const { return "https://localhost:" + std::to_string(server_->port()); }
+
+  static nlohmann::json json_of(const Result<HttpReply>& reply) {
+    return nlohmann::json::parse(reply.ok() ? reply->body : "{}");
+  }
+
+  static fs::path certs_;
+  static fs::path other_certs_;
+  boost::asio::io_context io_;
+  std::unique_ptr<server::http::HttpServer> server_;
+};
+
+fs::path HttpsClientTest::certs_;
+fs::path HttpsClientTest::other_certs_;
+
+TEST_F(HttpsClientTest, PostsOverVerifiedTlsWithTheTokenAndKeepsTheConnection) {
+  start_server(true);
+  auto https = client(https_url() + "/prefix");
+  auto first = post(*https);
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  EXPECT_EQ(first->status, 200u);
+  EXPECT_EQ(json_of(first)["auth"], "Bearer secret");
+  EXPECT_EQ(json_of(first)["path"], "/prefix/api/metrics/heartbeat");
+  auto second = post(*https);
+  ASSERT_TRUE(second.ok()) << second.error().message();
+  EXPECT_EQ(json_of(second)["remote"], json_of(first)["remote"]) << "a new connection was made";
+  EXPECT_EQ(server_->open_connections(), 1u);
+}
+
+TEST_F(HttpsClientTest, AConnectionTheServerClosedIsReplacedOnce) {
+  start_server(true, "127.0.0.1", 1s);
+  auto https = client(https_url());
+  auto first = post(*https);
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  std::this_thread::sleep_for(2s);  // the server closes the idle connection
+  auto second = post(*https);
+  ASSERT_TRUE(second.ok()) << second.error().message();
+  EXPECT_NE(json_of(second)["remote"], json_of(first)["remote"]);
+}
+
+TEST_F(HttpsClientTest, PlainHttpWorks) {
+  start_server(false);
+  auto plain = client("http://127.0.0.1:" + std::to_string(server_->port()));
+  auto reply = post(*plain);
+  ASSERT_TRUE(reply.ok()) << reply.error().message();
+  EXPECT_EQ(reply->status, 200u);
+}
+
+TEST_F(HttpsClientTest, AServerSignedByAnotherCaIsRefused) {
+  start_server(true);
+  ClientTls tls;
+  tls.ca_bundle = (other_certs_ / "ca.pem").string();
+  auto reply = post(*client(https_url(), tls));
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().kind(), ErrorKind::kTls) << reply.error().message();
+  EXPECT_NE(reply.error().message().find("TLS handshake with localhost"), std::string::npos)
+      << reply.error().message();
+}
+
+TEST_F(HttpsClientTest, ACertificateForAnotherNameIsRefused) {
+  start_server(true, "127.0.0.2");  // the certificate names localhost, 127.0.0.1 and ::1
+  auto reply = post(*client("https://127.0.0.2:" + std::to_string(server_->port())));
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().kind(), ErrorKind::kTls) << reply.error().message();
+}
+
+TEST_F(HttpsClientTest, NoVerifyAcceptsAnyCertificate) {
+  start_server(true, "127.0.0.2");
+  ClientTls tls;
+  tls.verify = false;
+  auto reply = post(*client("https://127.0.0.2:" + std::to_string(server_->port()), tls));
+  ASSERT_TRUE(reply.ok()) << reply.error().message();
+}
+
+TEST_F(HttpsClientTest, NobodyListeningIsANetworkError) {
+  start_server(false);
+  uint16_t port = server_->port();
+  server_->stop(0ms);
+  server_.reset();
+  auto reply = post(*client("http://127.0.0.1:" + std::to_string(port)));
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().kind(), ErrorKind::kNetwork) << reply.error().message();
+  EXPECT_NE(reply.error().message().find("connecting to 127.0.0.1"), std::string::npos)
+      << reply.error().message();
+}
+
+// A listening socket that accepts (the kernel does) and never answers.
+class SilentServer {
+ public:
+  SilentServer() : socket_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(socket_.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    ::listen(socket_.get(), 8);
+    socklen_t size = sizeof(address);
+    ::getsockname(socket_.get(), reinterpret_cast<sockaddr*>(&address), &size);
+    port_ = ntohs(address.sin_port);
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  UniqueFd socket_;
+  uint16_t port_ = 0;
+};
+
+TEST_F(HttpsClientTest, AServerThatNeverAnswersTimesOutInTheRightPhase) {
+  SilentServer silent;
+  PhaseTimeouts timeouts;
+  timeouts.handshake = 500ms;
+  timeouts.read = 500ms;
+  auto reply = post(*client("https://localhost:" + std::to_string(silent.port()), {}, timeouts));
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().kind(), ErrorKind::kTimeout) << reply.error().message();
+  EXPECT_NE(reply.error().message().find("TLS handshake"), std::string::npos)
+      << reply.error().message();
+  auto plain = post(*client("http://127.0.0.1:" + std::to_string(silent.port()), {}, timeouts));
+  ASSERT_FALSE(plain.ok());
+  EXPECT_EQ(plain.error().kind(), ErrorKind::kTimeout) << plain.error().message();
+  EXPECT_NE(plain.error().message().find("reading the answer"), std::string::npos)
+      << plain.error().message();
+}
+
+TEST_F(HttpsClientTest, CancelEndsTheRequestInFlight) {
+  SilentServer silent;
+  auto plain = client("http://127.0.0.1:" + std::to_string(silent.port()));
+  std::optional<Result<HttpReply>> outcome;
+  plain->post("/x", "{}", [&](Result<HttpReply> reply) { outcome = std::move(reply); });
+  boost::asio::steady_timer timer(io_, 200ms);
+  timer.async_wait([&](boost::system::error_code) { plain->cancel(); });
+  io_.run_for(10s);
+  ASSERT_TRUE(outcome.has_value()) << "the callback did not run";
+  ASSERT_FALSE(outcome->ok());
+  EXPECT_EQ(outcome->error().kind(), ErrorKind::kCancelled) << outcome->error().message();
+}
+
+TEST_F(HttpsClientTest, OneRequestAtATime) {
+  SilentServer silent;
+  auto plain = client("http://127.0.0.1:" + std::to_string(silent.port()));
+  std::optional<Result<HttpReply>> second;
+  plain->post("/x", "{}", [](Result<HttpReply>) {});
+  plain->post("/y", "{}", [&](Result<HttpReply> reply) { second = std::move(reply); });
+  io_.run_for(200ms);
+  plain->cancel();
+  io_.run_for(1s);
+  ASSERT_TRUE(second.has_value());
+  ASSERT_FALSE(second->ok());
+  EXPECT_EQ(second->error().kind(), ErrorKind::kInvalidArgument);
+}
+
+TEST(MakeClientTls, HalfAClientCertificateIsAnError) {
+  ClientTls tls;
+  tls.client_cert = "/nonexistent.pem";
+  auto context = make_client_tls(tls);
+  ASSERT_FALSE(context.ok());
+}
+
+}  // namespace
+}  // namespace dormant::heartbeat
