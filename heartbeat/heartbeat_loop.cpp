@@ -1,0 +1,97 @@
+#include "heartbeat/heartbeat_loop.h"
+
+#include <spdlog/spdlog.h>
+
+#include "heartbeat/json_fields.h"
+
+namespace dormant::heartbeat {
+namespace {
+
+constexpr const char* kPath = "/api/metrics/heartbeat";
+constexpr size_t kBodyExcerpt = 200;
+
+double seconds(std::chrono::milliseconds delay) {
+  return std::chrono::duration<double>(delay).count();
+}
+
+}  // namespace
+
+std::shared_ptr<HeartbeatLoop> HeartbeatLoop::make(boost::asio::io_context& io,
+                                                   std::shared_ptr<HttpsClient> client,
+                                                   RetryTimer retry, BuildRequest build,
+                                                   OnAnswer on_answer) {
+  return std::shared_ptr<HeartbeatLoop>(new HeartbeatLoop(io, std::move(client), std::move(retry),
+                                                          std::move(build), std::move(on_answer)));
+}
+
+HeartbeatLoop::HeartbeatLoop(boost::asio::io_context& io, std::shared_ptr<HttpsClient> client,
+                             RetryTimer retry, BuildRequest build, OnAnswer on_answer)
+    : timer_(io),
+      client_(std::move(client)),
+      retry_(std::move(retry)),
+      build_(std::move(build)),
+      on_answer_(std::move(on_answer)) {}
+
+void HeartbeatLoop::start() {
+  running_ = true;
+  schedule(std::chrono::milliseconds(0));
+}
+
+void HeartbeatLoop::stop() {
+  running_ = false;
+  timer_.cancel();
+  client_->cancel();
+}
+
+void HeartbeatLoop::schedule(std::chrono::milliseconds delay) {
+  timer_.expires_after(delay);
+  timer_.async_wait([self = shared_from_this()](boost::system::error_code error) {
+    if (!error && self->running_) self->send();
+  });
+}
+
+void HeartbeatLoop::send() {
+  client_->post(kPath, to_json(build_()).dump(),
+                [self = shared_from_this()](Result<HttpReply> reply) {
+                  if (self->running_) self->on_reply(std::move(reply));
+                });
+}
+
+Result<HeartbeatResponse> HeartbeatLoop::read_answer(Result<HttpReply> reply) const {
+  if (!reply) return std::move(reply).take_error();
+  if (reply->status != 200) {
+    return Error(ErrorKind::kNetwork, "the server answered HTTP " + std::to_string(reply->status) +
+                                          ": " +
+                                          single_quoted(reply->body.substr(0, kBodyExcerpt)));
+  }
+  auto body = parse_json_text(reply->body, "heartbeat answer");
+  if (!body) return std::move(body).take_error();
+  return parse_heartbeat_response(*body);
+}
+
+void HeartbeatLoop::on_reply(Result<HttpReply> reply) {
+  auto answer = read_answer(std::move(reply));
+  if (!answer) {
+    bool was_working = retry_.consecutive_failures() == 0;
+    auto delay = retry_.after_failure();
+    if (was_working) {
+      spdlog::warn("heartbeat failed: {}; trying again in {:.0f} s, backing off while it fails",
+                   answer.error().message(), seconds(delay));
+    } else {
+      spdlog::debug("heartbeat failed again ({} in a row): {}", retry_.consecutive_failures(),
+                    answer.error().message());
+    }
+    last_error_ = answer.error().message();
+    return schedule(delay);
+  }
+  int failures = retry_.consecutive_failures();
+  auto delay = retry_.after_success();
+  if (failures > 0) {
+    spdlog::info("heartbeat: the server answers again, after {} failed attempts", failures);
+  }
+  last_error_.clear();
+  on_answer_(*answer);
+  if (running_) schedule(delay);
+}
+
+}  // namespace dormant::heartbeat

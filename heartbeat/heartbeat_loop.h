@@ -1,0 +1,59 @@
+// The agent's side of the heartbeat: one now, then one every interval, on the agent's I/O
+// thread. Each answer goes to `on_answer`, commands included (the server re-sends the current
+// command every time; the caller de-duplicates). While the server fails (no connection, TLS,
+// timeout, a status other than 200, an answer that is not the protocol's) the loop backs off, and
+// logs once when it starts failing and once when the server answers again, not every attempt.
+// The agent never exits because the server is away.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "heartbeat/https_client.h"
+#include "heartbeat/protocol.h"
+#include "heartbeat/retry_policy.h"
+
+namespace dormant::heartbeat {
+
+class HeartbeatLoop : public std::enable_shared_from_this<HeartbeatLoop> {
+ public:
+  // Builds the next heartbeat's body: the caller knows the command ids and the agent's health.
+  using BuildRequest = std::function<HeartbeatRequest()>;
+  using OnAnswer = std::function<void(const HeartbeatResponse&)>;
+
+  static std::shared_ptr<HeartbeatLoop> make(boost::asio::io_context& io,
+                                             std::shared_ptr<HttpsClient> client, RetryTimer retry,
+                                             BuildRequest build, OnAnswer on_answer);
+
+  // The first heartbeat goes out at once.
+  void start();
+  // Cancels the timer and the heartbeat in flight; no callback runs after it.
+  void stop();
+
+  int consecutive_failures() const { return retry_.consecutive_failures(); }
+  // What went wrong with the last heartbeat, "" when it worked: for the agent's health report.
+  const std::string& last_error() const { return last_error_; }
+
+ private:
+  HeartbeatLoop(boost::asio::io_context& io, std::shared_ptr<HttpsClient> client, RetryTimer retry,
+                BuildRequest build, OnAnswer on_answer);
+
+  void send();
+  void on_reply(Result<HttpReply> reply);
+  Result<HeartbeatResponse> read_answer(Result<HttpReply> reply) const;
+  void schedule(std::chrono::milliseconds delay);
+
+  boost::asio::steady_timer timer_;
+  std::shared_ptr<HttpsClient> client_;
+  RetryTimer retry_;
+  BuildRequest build_;
+  OnAnswer on_answer_;
+  bool running_ = false;
+  std::string last_error_;
+};
+
+}  // namespace dormant::heartbeat

@@ -1,0 +1,141 @@
+#include "heartbeat/heartbeat_loop.h"
+
+#include <deque>
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+
+namespace dormant::heartbeat {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A transport that answers from a script, on the io_context as the real one does.
+class ScriptedClient : public HttpsClient {
+ public:
+  explicit ScriptedClient(boost::asio::io_context& io) : io_(io) {}
+
+  void post(std::string path, std::string body, Callback done) override {
+    paths.push_back(path);
+    bodies.push_back(std::move(body));
+    Result<HttpReply> next =
+        script.empty() ? Result<HttpReply>(HttpReply{200, kNoCommand}) : std::move(script.front());
+    if (!script.empty()) script.pop_front();
+    boost::asio::post(
+        io_, [done = std::move(done), next = std::move(next)]() mutable { done(std::move(next)); });
+  }
+  void cancel() override { ++cancels; }
+
+  static constexpr const char* kNoCommand =
+      R"({"success":true,"message":"Heartbeat received. No profiling commands.","command_id":null,"profiling_command":null})";
+
+  std::deque<Result<HttpReply>> script;
+  std::vector<std::string> paths;
+  std::vector<std::string> bodies;
+  int cancels = 0;
+
+ private:
+  boost::asio::io_context& io_;
+};
+
+class HeartbeatLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    log_ = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100);
+    previous_ = spdlog::default_logger();
+    auto logger = std::make_shared<spdlog::logger>("test", log_);
+    logger->set_level(spdlog::level::debug);
+    spdlog::set_default_logger(logger);
+    client_ = std::make_shared<ScriptedClient>(io_);
+    RetryPolicy policy;
+    policy.interval = 5ms;
+    policy.max_backoff = 20ms;
+    policy.jitter = 0;
+    loop_ = HeartbeatLoop::make(
+        io_, client_, RetryTimer(policy),
+        [] {
+          HeartbeatRequest request;
+          request.hostname = "web-01";
+          request.service_name = "web";
+          request.ip_address = "10.0.0.7";
+          return request;
+        },
+        [this](const HeartbeatResponse& answer) { answers_.push_back(answer); });
+  }
+  void TearDown() override { spdlog::set_default_logger(previous_); }
+
+  // Runs the io_context until `done` holds (or 5 s).
+  void run_until(const std::function<bool()>& done) {
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (!done() && std::chrono::steady_clock::now() < deadline) io_.run_for(1ms);
+  }
+
+  int log_lines_with(const std::string& text) {
+    int count = 0;
+    for (const std::string& line : log_->last_formatted()) count += line.find(text) != line.npos;
+    return count;
+  }
+
+  boost::asio::io_context io_;
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> log_;
+  std::shared_ptr<spdlog::logger> previous_;
+  std::shared_ptr<ScriptedClient> client_;
+  std::shared_ptr<HeartbeatLoop> loop_;
+  std::vector<HeartbeatResponse> answers_;
+};
+
+TEST_F(HeartbeatLoopTest, SendsTheAgentsHeartbeatAndHandsOverEachAnswer) {
+  client_->script.push_back(HttpReply{200, R"({"success":true,"message":"m",
+      "command_id":"6f1c9a5e-8d43-4b6a-9a1e-2f3d4c5b6a79",
+      "profiling_command":{"command_type":"start","combined_config":{"duration":60}}})"});
+  loop_->start();
+  run_until([&] { return answers_.size() >= 2; });
+  loop_->stop();
+  ASSERT_GE(answers_.size(), 2u);
+  EXPECT_EQ(answers_[0].command_id, "6f1c9a5e-8d43-4b6a-9a1e-2f3d4c5b6a79");
+  EXPECT_EQ(answers_[0].profiling_command->combined_config["duration"], 60);
+  EXPECT_FALSE(answers_[1].profiling_command.has_value());
+  EXPECT_EQ(client_->paths[0], "/api/metrics/heartbeat");
+  auto body = nlohmann::json::parse(client_->bodies[0]);
+  EXPECT_EQ(body["hostname"], "web-01");
+  EXPECT_EQ(body["service_name"], "web");
+}
+
+TEST_F(HeartbeatLoopTest, FailuresBackOffLogOnceAndRecover) {
+  client_->script.push_back(Error(ErrorKind::kNetwork, "connecting to studio:443: refused"));
+  client_->script.push_back(HttpReply{500, "Internal Server Error"});
+  client_->script.push_back(HttpReply{200, "<html>not json</html>"});
+  client_->script.push_back(HttpReply{200, R"({"success":"yes"})"});
+  loop_->start();
+  run_until([&] { return loop_->consecutive_failures() == 4; });
+  EXPECT_EQ(loop_->consecutive_failures(), 4);
+  EXPECT_FALSE(loop_->last_error().empty());
+  EXPECT_TRUE(answers_.empty()) << "a failed heartbeat has no answer to hand over";
+  run_until([&] { return !answers_.empty(); });
+  loop_->stop();
+  EXPECT_EQ(loop_->consecutive_failures(), 0);
+  EXPECT_EQ(loop_->last_error(), "");
+  EXPECT_FALSE(answers_.empty());
+  EXPECT_EQ(log_lines_with("heartbeat failed: connecting to studio:443: refused"), 1);
+  EXPECT_EQ(log_lines_with("[warning]"), 1) << "one warning for the whole outage";
+  EXPECT_EQ(log_lines_with("HTTP 500"), 1) << "later failures at debug level";
+  EXPECT_EQ(log_lines_with("the server answers again, after 4 failed attempts"), 1);
+}
+
+TEST_F(HeartbeatLoopTest, StopCancelsAndNoCallbackRunsAfterIt) {
+  loop_->start();
+  run_until([&] { return !answers_.empty(); });
+  loop_->stop();
+  size_t sent = client_->bodies.size();
+  size_t answered = answers_.size();
+  io_.run_for(50ms);
+  EXPECT_EQ(client_->bodies.size(), sent);
+  EXPECT_EQ(answers_.size(), answered);
+  EXPECT_EQ(client_->cancels, 1);
+}
+
+}  // namespace
+}  // namespace dormant::heartbeat
