@@ -33,27 +33,30 @@ HeartbeatLoop::HeartbeatLoop(boost::asio::io_context& io, std::shared_ptr<HttpsC
       on_answer_(std::move(on_answer)) {}
 
 void HeartbeatLoop::start() {
+  if (running_) return;
   running_ = true;
+  ++run_;
   schedule(std::chrono::milliseconds(0));
 }
 
 void HeartbeatLoop::stop() {
   running_ = false;
+  ++run_;  // what the previous run still has in flight is ignored when it comes back
   timer_.cancel();
   client_->cancel();
 }
 
 void HeartbeatLoop::schedule(std::chrono::milliseconds delay) {
   timer_.expires_after(delay);
-  timer_.async_wait([self = shared_from_this()](boost::system::error_code error) {
-    if (!error && self->running_) self->send();
+  timer_.async_wait([self = shared_from_this(), run = run_](boost::system::error_code error) {
+    if (!error && run == self->run_) self->send();
   });
 }
 
 void HeartbeatLoop::send() {
   client_->post(kPath, to_json(build_()).dump(),
-                [self = shared_from_this()](Result<HttpReply> reply) {
-                  if (self->running_) self->on_reply(std::move(reply));
+                [self = shared_from_this(), run = run_](Result<HttpReply> reply) {
+                  if (run == self->run_) self->on_reply(std::move(reply));
                 });
 }
 

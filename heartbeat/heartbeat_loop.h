@@ -6,6 +6,7 @@
 // The agent never exits because the server is away.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,7 +30,7 @@ class HeartbeatLoop : public std::enable_shared_from_this<HeartbeatLoop> {
                                              std::shared_ptr<HttpsClient> client, RetryTimer retry,
                                              BuildRequest build, OnAnswer on_answer);
 
-  // The first heartbeat goes out at once.
+  // The first heartbeat goes out at once. Does nothing while running.
   void start();
   // Cancels the timer and the heartbeat in flight; no callback runs after it.
   void stop();
@@ -53,6 +54,7 @@ class HeartbeatLoop : public std::enable_shared_from_this<HeartbeatLoop> {
   BuildRequest build_;
   OnAnswer on_answer_;
   bool running_ = false;
+  uint64_t run_ = 0;  // counts start() and stop(): callbacks of an earlier run are stale
   std::string last_error_;
 };
 

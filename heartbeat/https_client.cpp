@@ -48,7 +48,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     callback_ = std::move(done);
     cancelled_ = false;
     request_ = {bhttp::verb::post, server_.base_path + path, 11};
-    request_.set(bhttp::field::host, server_.host);
+    request_.set(bhttp::field::host, host_header());
     request_.set(bhttp::field::content_type, "application/json");
     request_.set(bhttp::field::user_agent, "dormant-agent");
     for (const auto& [name, value] : headers_) request_.set(name, value);
@@ -65,10 +65,22 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   }
 
   void cancel() override {
-    if (!callback_) return;
+    if (!callback_) return drop_connection();  // between requests: close the kept connection
     cancelled_ = true;
-    resolver_.cancel();
-    resolve_timer_.cancel();
+    if (resolving_) {
+      // A lookup already running cannot be interrupted: its answer will be ignored.
+      resolving_ = false;
+      ++lookup_;
+      resolver_.cancel();
+      resolve_timer_.cancel();
+      Callback done = std::move(callback_);
+      callback_ = nullptr;
+      asio::post(io_, [done = std::move(done)] {
+        done(Error(ErrorKind::kCancelled, "resolving cancelled"));
+      });
+      return;
+    }
+    // The operation in flight ends with an error, and its handler reports kCancelled.
     if (tcp_ || ssl_) {
       beast::error_code ignored;
       lowest().socket().close(ignored);
@@ -77,6 +89,14 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
 
  private:
   std::string where() const { return server_.host + ":" + server_.port; }
+
+  // "host", "host:8443", "[::1]:8443": the port only when it is not the scheme's own.
+  std::string host_header() const {
+    std::string host =
+        server_.host.find(':') != std::string::npos ? "[" + server_.host + "]" : server_.host;
+    bool default_port = server_.port == (server_.tls ? "443" : "80");
+    return default_port ? host : host + ":" + server_.port;
+  }
 
   beast::tcp_stream& lowest() { return ssl_ ? beast::get_lowest_layer(*ssl_) : *tcp_; }
 
@@ -98,15 +118,25 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     return Error(kind, std::string(phase) + " " + where() + ": " + error.message());
   }
 
+  // The resolver cannot interrupt a lookup that has started (getaddrinfo runs on asio's helper
+  // thread), so the deadline ends the request itself and a late answer is ignored: each lookup
+  // has a number, and only the current one's answer counts.
   void resolve() {
     auto self = shared_from_this();
+    uint64_t lookup = ++lookup_;
+    resolving_ = true;
     resolve_timer_.expires_after(timeouts_.resolve);
-    resolve_timer_.async_wait([this, self](beast::error_code error) {
-      if (!error) resolver_.cancel();  // the resolver's handler reports the timeout
+    resolve_timer_.async_wait([this, self, lookup](beast::error_code error) {
+      if (error || lookup != lookup_ || !resolving_) return;
+      resolving_ = false;
+      resolver_.cancel();
+      fail(Error(ErrorKind::kTimeout, "resolving " + where() + ": timed out"));
     });
     resolver_.async_resolve(
         server_.host, server_.port,
-        [this, self](beast::error_code error, tcp::resolver::results_type found) {
+        [this, self, lookup](beast::error_code error, tcp::resolver::results_type found) {
+          if (lookup != lookup_ || !resolving_) return;  // timed out or cancelled meanwhile
+          resolving_ = false;
           resolve_timer_.cancel();
           if (error) return fail(phase_error("resolving", error, ErrorKind::kNetwork));
           connect(found);
@@ -141,11 +171,13 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   }
 
   void write() {
+    parser_.reset();
     auto self = shared_from_this();
     lowest().expires_after(timeouts_.write);
     with_stream([&](auto& stream) {
       bhttp::async_write(stream, request_, [this, self](beast::error_code error, size_t) {
-        if (error) return retry_or_fail(phase_error("sending to", error, ErrorKind::kNetwork));
+        if (error)
+          return retry_or_fail(error, phase_error("sending to", error, ErrorKind::kNetwork));
         read();
       });
     });
@@ -159,7 +191,9 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     with_stream([&](auto& stream) {
       bhttp::async_read(stream, buffer_, *parser_, [this, self](beast::error_code error, size_t) {
         if (error)
-          return retry_or_fail(phase_error("reading the answer of", error, ErrorKind::kNetwork));
+          return retry_or_fail(error,
+                               phase_error("reading the answer of", error, ErrorKind::kNetwork));
+        if (cancelled_) return fail(Error(ErrorKind::kCancelled, "request cancelled"));
         bhttp::response<bhttp::string_body> response = parser_->release();
         if (!response.keep_alive()) drop_connection();
         finish(HttpReply{response.result_int(), std::move(response.body())});
@@ -167,10 +201,15 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     });
   }
 
-  // A kept-alive connection may have been closed by the server since the last request: the
-  // request goes once more on a new connection.
-  void retry_or_fail(Error error) {
-    bool retry = reused_ && !cancelled_ && error.kind() == ErrorKind::kNetwork;
+  // A kept-alive connection may have been closed by the server since the last request: then
+  // the request goes once more on a new connection, but only when the connection was found
+  // closed before any byte of an answer came, so that nothing the server acted on is sent twice.
+  void retry_or_fail(beast::error_code cause, Error error) {
+    bool closed = cause == bhttp::error::end_of_stream || cause == asio::error::eof ||
+                  cause == asio::error::connection_reset || cause == asio::error::broken_pipe ||
+                  cause == asio::ssl::error::stream_truncated;
+    bool answered = parser_ && parser_->got_some();
+    bool retry = reused_ && !cancelled_ && closed && !answered;
     drop_connection();
     if (!retry) return fail(std::move(error));
     reused_ = false;
@@ -211,6 +250,8 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   bool connected_ = false;
   bool reused_ = false;
   bool cancelled_ = false;
+  bool resolving_ = false;
+  uint64_t lookup_ = 0;  // the number of the current lookup
   bhttp::request<bhttp::string_body> request_;
   std::optional<bhttp::response_parser<bhttp::string_body>> parser_;
   beast::flat_buffer buffer_;
@@ -278,20 +319,20 @@ Result<std::shared_ptr<asio::ssl::context>> make_client_tls(const ClientTls& tls
   context->set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
                            asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1,
                        error);
-  if (!tls.verify) {
-    context->set_verify_mode(asio::ssl::verify_none);
-    return context;
-  }
-  context->set_verify_mode(asio::ssl::verify_peer);
-  if (tls.ca_bundle.empty()) {
-    context->set_default_verify_paths(error);
+  if (tls.verify) {
+    context->set_verify_mode(asio::ssl::verify_peer);
+    if (tls.ca_bundle.empty()) {
+      context->set_default_verify_paths(error);
+    } else {
+      context->load_verify_file(tls.ca_bundle, error);
+    }
+    if (error) {
+      return Error(ErrorKind::kTls, "cannot load the CA certificates" +
+                                        (tls.ca_bundle.empty() ? "" : " " + tls.ca_bundle) + ": " +
+                                        error.message());
+    }
   } else {
-    context->load_verify_file(tls.ca_bundle, error);
-  }
-  if (error) {
-    return Error(ErrorKind::kTls, "cannot load the CA certificates" +
-                                      (tls.ca_bundle.empty() ? "" : " " + tls.ca_bundle) + ": " +
-                                      error.message());
+    context->set_verify_mode(asio::ssl::verify_none);  // client certificates still go out
   }
   if (tls.client_cert.empty() != tls.client_key.empty()) {
     return Error::invalid_argument("mutual TLS needs both --tls-client-cert and --tls-client-key");

@@ -7,6 +7,9 @@ namespace dormant::heartbeat {
 
 RetryTimer::RetryTimer(RetryPolicy policy, std::function<double()> random01)
     : policy_(policy), random01_(std::move(random01)) {
+  // Settings that would retry in a hot loop are brought back to something sane.
+  policy_.interval = std::max(policy_.interval, std::chrono::milliseconds(1));
+  policy_.jitter = std::clamp(policy_.jitter, 0.0, 0.5);
   if (!random01_) {
     random01_ = [engine = std::mt19937_64(std::random_device()())]() mutable {
       return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
@@ -29,8 +32,8 @@ std::chrono::milliseconds RetryTimer::after_failure() {
 
 std::chrono::milliseconds RetryTimer::jittered(std::chrono::milliseconds delay) {
   double factor = 1.0 + policy_.jitter * (2.0 * random01_() - 1.0);
-  return std::chrono::milliseconds(
-      static_cast<int64_t>(static_cast<double>(delay.count()) * std::max(0.0, factor)));
+  auto scaled = static_cast<int64_t>(static_cast<double>(delay.count()) * factor);
+  return std::chrono::milliseconds(std::max<int64_t>(scaled, 1));
 }
 
 }  // namespace dormant::heartbeat

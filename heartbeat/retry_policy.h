@@ -12,7 +12,8 @@ namespace dormant::heartbeat {
 struct RetryPolicy {
   std::chrono::milliseconds interval{30'000};
   std::chrono::milliseconds max_backoff{300'000};  // the interval, when that is longer
-  double jitter = 0.1;  // each delay is scaled by a factor drawn from [1 - jitter, 1 + jitter]
+  // Each delay is scaled by a factor drawn from [1 - jitter, 1 + jitter]; at most 0.5.
+  double jitter = 0.1;
 };
 
 class RetryTimer {

@@ -137,5 +137,22 @@ TEST_F(HeartbeatLoopTest, StopCancelsAndNoCallbackRunsAfterIt) {
   EXPECT_EQ(client_->cancels, 1);
 }
 
+TEST_F(HeartbeatLoopTest, AnAnswerOfTheRunBeforeARestartIsIgnored) {
+  client_->script.push_back(HttpReply{200, R"({"success":true,"message":"stale",
+      "command_id":"6f1c9a5e-8d43-4b6a-9a1e-2f3d4c5b6a79",
+      "profiling_command":{"command_type":"stop","combined_config":{}}})"});
+  loop_->start();
+  loop_->start();  // does nothing: one heartbeat in flight, not two
+  io_.poll_one();  // the timer fires and the heartbeat goes out; its answer is now queued
+  ASSERT_EQ(client_->bodies.size(), 1u);
+  loop_->stop();
+  loop_->start();
+  run_until([&] { return !answers_.empty(); });
+  loop_->stop();
+  ASSERT_FALSE(answers_.empty());
+  EXPECT_EQ(client_->bodies.size(), 2u) << "the stale heartbeat and the new run's first";
+  for (const auto& answer : answers_) EXPECT_FALSE(answer.command_id.has_value());
+}
+
 }  // namespace
 }  // namespace dormant::heartbeat

@@ -63,25 +63,29 @@ class HttpsClientTest : public ::testing::Test {
   }
   static void TearDownTestSuite() { fs::remove_all(certs_); }
 
-  // Answers with the request's Authorization header and the client's address, so that a test
-  // can see the token and whether the connection was reused.
+  // Answers with the request's Authorization and Host headers and the client's address, so that
+  // a test can see them and whether the connection was reused.
   static server::http::Response echo(const server::http::Request& request,
                                      const std::string& remote) {
-    auto auth = request.find(bhttp::field::authorization);
-    std::string token = auth == request.end() ? "" : std::string(auth->value());
-    return server::http::json_response(
-        bhttp::status::ok, R"({"auth":")" + token + R"(","remote":")" + remote + R"(","path":")" +
-                               std::string(request.target()) + "\"}");
+    auto header = [&](bhttp::field field) {
+      auto found = request.find(field);
+      return found == request.end() ? std::string() : std::string(found->value());
+    };
+    nlohmann::json answer = {{"auth", header(bhttp::field::authorization)},
+                             {"host", header(bhttp::field::host)},
+                             {"remote", remote},
+                             {"path", std::string(request.target())}};
+    return server::http::json_response(bhttp::status::ok, answer.dump());
   }
 
   void start_server(bool tls, std::string address = "127.0.0.1",
-                    std::chrono::seconds idle_timeout = 120s) {
+                    std::chrono::seconds idle_timeout = 120s, std::string client_ca = "") {
     server::http::HttpServerOptions options;
     options.address = std::move(address);
     options.idle_timeout = idle_timeout;
     if (tls) {
       auto context = server::http::make_tls_context((certs_ / "server.pem").string(),
-                                                    (certs_ / "server.key").string(), "");
+                                                    (certs_ / "server.key").string(), client_ca);
       ASSERT_TRUE(context.ok());
       options.tls = *context;
     }
@@ -136,6 +140,7 @@ TEST_F(HttpsClientTest, PostsOverVerifiedTlsWithTheTokenAndKeepsTheConnection) {
   EXPECT_EQ(first->status, 200u);
   EXPECT_EQ(json_of(first)["auth"], "Bearer secret");
   EXPECT_EQ(json_of(first)["path"], "/prefix/api/metrics/heartbeat");
+  EXPECT_EQ(json_of(first)["host"], "localhost:" + std::to_string(server_->port()));
   auto second = post(*https);
   ASSERT_TRUE(second.ok()) << second.error().message();
   EXPECT_EQ(json_of(second)["remote"], json_of(first)["remote"]) << "a new connection was made";
@@ -185,6 +190,31 @@ TEST_F(HttpsClientTest, NoVerifyAcceptsAnyCertificate) {
   tls.verify = false;
   auto reply = post(*client("https://127.0.0.2:" + std::to_string(server_->port()), tls));
   ASSERT_TRUE(reply.ok()) << reply.error().message();
+}
+
+TEST_F(HttpsClientTest, NoVerifyStillSendsTheClientCertificate) {
+  start_server(true, "127.0.0.2", 120s, (certs_ / "ca.pem").string());
+  std::string url = "https://127.0.0.2:" + std::to_string(server_->port());
+  ClientTls anonymous;
+  anonymous.verify = false;
+  EXPECT_FALSE(post(*client(url, anonymous)).ok()) << "the server asks for a client certificate";
+  ClientTls mutual = anonymous;
+  mutual.client_cert = (certs_ / "client.pem").string();
+  mutual.client_key = (certs_ / "client.key").string();
+  auto reply = post(*client(url, mutual));
+  ASSERT_TRUE(reply.ok()) << reply.error().message();
+  EXPECT_EQ(reply->status, 200u);
+}
+
+TEST_F(HttpsClientTest, CancelBetweenRequestsClosesTheKeptConnection) {
+  start_server(true);
+  auto https = client(https_url());
+  auto first = post(*https);
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  https->cancel();
+  auto second = post(*https);
+  ASSERT_TRUE(second.ok()) << second.error().message();
+  EXPECT_NE(json_of(second)["remote"], json_of(first)["remote"]) << "the connection was kept";
 }
 
 TEST_F(HttpsClientTest, NobodyListeningIsANetworkError) {

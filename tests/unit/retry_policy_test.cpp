@@ -51,5 +51,17 @@ TEST(RetryTimer, AnIntervalLongerThanTheCapIsKept) {
   EXPECT_EQ(timer.after_failure(), milliseconds(60000));
 }
 
+TEST(RetryTimer, SettingsThatWouldSpinAreBroughtBack) {
+  RetryPolicy wild;
+  wild.interval = milliseconds(0);
+  wild.max_backoff = milliseconds(0);
+  wild.jitter = 5.0;
+  RetryTimer low(wild, [] { return 0.0; });
+  EXPECT_GE(low.after_success(), milliseconds(1)) << "a zero delay would retry in a hot loop";
+  EXPECT_GE(low.after_failure(), milliseconds(1));
+  RetryTimer high(wild, [] { return 0.999; });
+  EXPECT_LE(high.after_success(), milliseconds(2)) << "jitter is at most 0.5";
+}
+
 }  // namespace
 }  // namespace dormant::heartbeat
