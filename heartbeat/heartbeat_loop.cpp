@@ -1,7 +1,5 @@
 #include "heartbeat/heartbeat_loop.h"
 
-#include <spdlog/spdlog.h>
-
 #include "heartbeat/json_fields.h"
 
 namespace dormant::heartbeat {
@@ -9,10 +7,6 @@ namespace {
 
 constexpr const char* kPath = "/api/metrics/heartbeat";
 constexpr size_t kBodyExcerpt = 200;
-
-double seconds(std::chrono::milliseconds delay) {
-  return std::chrono::duration<double>(delay).count();
-}
 
 }  // namespace
 
@@ -75,23 +69,14 @@ Result<HeartbeatResponse> HeartbeatLoop::read_answer(Result<HttpReply> reply) co
 void HeartbeatLoop::on_reply(Result<HttpReply> reply) {
   auto answer = read_answer(std::move(reply));
   if (!answer) {
-    bool was_working = retry_.consecutive_failures() == 0;
     auto delay = retry_.after_failure();
-    if (was_working) {
-      spdlog::warn("heartbeat failed: {}; trying again in {:.0f} s, backing off while it fails",
-                   answer.error().message(), seconds(delay));
-    } else {
-      spdlog::debug("heartbeat failed again ({} in a row): {}", retry_.consecutive_failures(),
-                    answer.error().message());
-    }
+    outages_.failed(retry_.consecutive_failures(), answer.error().message(), delay);
     last_error_ = answer.error().message();
     return schedule(delay);
   }
   int failures = retry_.consecutive_failures();
   auto delay = retry_.after_success();
-  if (failures > 0) {
-    spdlog::info("heartbeat: the server answers again, after {} failed attempts", failures);
-  }
+  outages_.recovered(failures);
   last_error_.clear();
   on_answer_(*answer);
   if (running_) schedule(delay);

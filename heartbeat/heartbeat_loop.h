@@ -15,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "heartbeat/https_client.h"
+#include "heartbeat/outage_log.h"
 #include "heartbeat/protocol.h"
 #include "heartbeat/retry_policy.h"
 
@@ -56,6 +57,7 @@ class HeartbeatLoop : public std::enable_shared_from_this<HeartbeatLoop> {
   bool running_ = false;
   uint64_t run_ = 0;  // counts start() and stop(): callbacks of an earlier run are stale
   std::string last_error_;
+  OutageLog outages_{"heartbeat"};
 };
 
 }  // namespace dormant::heartbeat

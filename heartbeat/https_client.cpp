@@ -38,7 +38,8 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
         resolver_(io),
         resolve_timer_(io) {}
 
-  void post(std::string path, std::string body, Callback done) override {
+  using HttpsClient::post;
+  void post(Post call, Callback done) override {
     if (callback_) {
       asio::post(io_, [done = std::move(done)] {
         done(Error::invalid_argument("a request to the server is already in flight"));
@@ -47,13 +48,14 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     }
     callback_ = std::move(done);
     cancelled_ = false;
-    request_ = {bhttp::verb::post, server_.base_path + path, 11};
+    request_ = {bhttp::verb::post, server_.base_path + call.path, 11};
     request_.set(bhttp::field::host, host_header());
     request_.set(bhttp::field::content_type, "application/json");
     request_.set(bhttp::field::user_agent, "dormant-agent");
     for (const auto& [name, value] : headers_) request_.set(name, value);
+    for (const auto& [name, value] : call.headers) request_.set(name, value);
     request_.keep_alive(true);
-    request_.body() = std::move(body);
+    request_.body() = std::move(call.body);
     request_.prepare_payload();
     if (connected_) {
       reused_ = true;

@@ -62,11 +62,20 @@ class HttpsClient {
                                                    Headers headers, PhaseTimeouts timeouts = {});
   virtual ~HttpsClient() = default;
 
-  // POSTs `body` as JSON to base_path + `path`; `done` runs on the io_context with the reply or
-  // an error that names the phase that failed (kNetwork, kTls, kTimeout, kCancelled). A kept-alive
-  // connection that the server has closed meanwhile is replaced once, silently. One request at
-  // a time: a second post() before `done` ran fails with kInvalidArgument.
-  virtual void post(std::string path, std::string body, Callback done) = 0;
+  struct Post {
+    std::string path;  // after base_path; may carry a query string
+    std::string body;  // JSON unless `headers` say otherwise
+    Headers headers;   // this request's own, beside (or replacing) the client's
+  };
+
+  // POSTs to base_path + `path`; `done` runs on the io_context with the reply or an error that
+  // names the phase that failed (kNetwork, kTls, kTimeout, kCancelled). A kept-alive connection
+  // that the server has closed meanwhile is replaced once, silently. One request at a time: a
+  // second post() before `done` ran fails with kInvalidArgument.
+  virtual void post(Post request, Callback done) = 0;
+  void post(std::string path, std::string body, Callback done) {
+    post(Post{std::move(path), std::move(body), {}}, std::move(done));
+  }
 
   // Ends the request in flight (its callback gets kCancelled) and closes the connection.
   virtual void cancel() = 0;

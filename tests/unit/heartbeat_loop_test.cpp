@@ -18,9 +18,10 @@ class ScriptedClient : public HttpsClient {
  public:
   explicit ScriptedClient(boost::asio::io_context& io) : io_(io) {}
 
-  void post(std::string path, std::string body, Callback done) override {
-    paths.push_back(path);
-    bodies.push_back(std::move(body));
+  using HttpsClient::post;
+  void post(Post request, Callback done) override {
+    paths.push_back(request.path);
+    bodies.push_back(std::move(request.body));
     Result<HttpReply> next =
         script.empty() ? Result<HttpReply>(HttpReply{200, kNoCommand}) : std::move(script.front());
     if (!script.empty()) script.pop_front();

@@ -1,0 +1,66 @@
+// Delivers a queue of messages to the server, one at a time and oldest first, for the agent's
+// command completions and profile uploads. The queue lives with the caller (the journal, the
+// spool); this asks it for the head. A transport error, a 5xx, 408 or 429 keeps the message and
+// tries again with backoff; any other answer settles it: 2xx as delivered, the rest as refused
+// (the server will never take it, and retrying would only block the queue). Runs on the
+// io_context; kick() may be called from any thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "heartbeat/https_client.h"
+#include "heartbeat/outage_log.h"
+#include "heartbeat/retry_policy.h"
+
+namespace dormant::heartbeat {
+
+class RetryingSender : public std::enable_shared_from_this<RetryingSender> {
+ public:
+  struct Message {
+    HttpsClient::Post post;
+    std::function<void(const HttpReply&)> delivered;      // removes it from the queue
+    std::function<void(const std::string& why)> refused;  // removes it from the queue
+  };
+  // The head of the queue, or nothing when it is empty.
+  using NextMessage = std::function<std::optional<Message>()>;
+
+  // `what` names the messages in the log: "command completion", "profile upload".
+  static std::shared_ptr<RetryingSender> make(boost::asio::io_context& io,
+                                              std::shared_ptr<HttpsClient> client, RetryTimer retry,
+                                              std::string what, NextMessage next);
+
+  // Something was queued: send it unless a send or a backoff is under way.
+  void kick();
+  // Cancels the send in flight and the backoff; no callback runs after it.
+  void stop();
+
+  bool busy() const { return sending_ || backing_off_; }
+  int consecutive_failures() const { return retry_.consecutive_failures(); }
+  const std::string& last_error() const { return last_error_; }
+
+ private:
+  RetryingSender(boost::asio::io_context& io, std::shared_ptr<HttpsClient> client, RetryTimer retry,
+                 std::string what, NextMessage next);
+  void send_next();
+  void on_reply(Message message, Result<HttpReply> reply);
+
+  boost::asio::io_context& io_;
+  boost::asio::steady_timer timer_;
+  std::shared_ptr<HttpsClient> client_;
+  RetryTimer retry_;
+  std::string what_;
+  NextMessage next_;
+  OutageLog outages_;
+  bool sending_ = false;
+  bool backing_off_ = false;
+  bool stopped_ = false;
+  std::string last_error_;
+};
+
+}  // namespace dormant::heartbeat
