@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <time.h>
 
 namespace dormant {
@@ -41,6 +42,13 @@ int wait_for_termination(Deadline until) {
     if (received == SIGINT || received == SIGTERM) return received;
     if (left == SteadyClock::duration::zero()) return 0;  // EAGAIN; EINTR tries again
   }
+}
+
+Result<UniqueFd> termination_signal_fd() {
+  sigset_t signals = termination_set();
+  UniqueFd fd(::signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC));
+  if (!fd) return Error::from_errno("signalfd");
+  return fd;
 }
 
 }  // namespace dormant

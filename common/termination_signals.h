@@ -3,6 +3,8 @@
 #pragma once
 
 #include "common/deadline.h"
+#include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace dormant {
 
@@ -13,5 +15,9 @@ void block_termination_signals();
 // The termination signal that came (SIGINT or SIGTERM), or 0 when `until` passed first. A signal
 // that came earlier is pending and is taken at once, even when `until` has already passed.
 int wait_for_termination(Deadline until = kNoDeadline);
+
+// A signalfd(2) that becomes readable when SIGINT or SIGTERM comes (they must be blocked), for an
+// event loop to wait on beside its sockets. Reads give signalfd_siginfo records.
+Result<UniqueFd> termination_signal_fd();
 
 }  // namespace dormant

@@ -73,8 +73,11 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
   app.add_option("--server-host", c.server_host,
                  "Base URL for profile uploads (default: the --api-server URL)")
       ->group(kConnection);
-  add_int(app, "--heartbeat-interval", c.heartbeat_interval_s, 1, 86400,
-          "Seconds between heartbeats", kConnection);
+  app.add_option("--heartbeat-interval", c.heartbeat_interval_s,
+                 "Seconds between heartbeats (0.1 to 86400)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 86400.0))
+      ->group(kConnection);
   add_int(app, "--server-upload-timeout", c.server_upload_timeout_s, 1, 3600,
           "Seconds an upload may take", kConnection);
   app.add_option("--token", c.token,
@@ -93,9 +96,12 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
   app.add_option("--tls-client-key", c.tls_client_key, "Private key of --tls-client-cert")
       ->check(CLI::ExistingFile)
       ->group(kConnection);
-  app.add_option("--state-dir", c.state_dir, "Where the command journal is kept")
+  app.add_option("--state-dir", c.state_dir,
+                 "Where the command journal and the upload spool are kept")
       ->capture_default_str()
       ->group(kConnection);
+  add_int(app, "--spool-max-mb", c.spool_max_mb, 1, 1 << 20,
+          "Profiles waiting for upload keep at most this many MB in --state-dir", kConnection);
   add_int(app, "--heartbeat-perf-restricted-max-processes",
           c.heartbeat_perf_restricted_max_processes, 0, INT_MAX,
           "Skip perf above this many processes when a command says perf: enabled_restricted",
@@ -158,6 +164,9 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
           "Restart perf record when its RSS passes this many MB", "");
   add_int(app, "--perf-script-timeout", c.perf_script_timeout_s, 1, INT_MAX,
           "Seconds perf script may take for one snapshot", "");
+  add_int(app, "--profiler-stop-timeout", c.profiler_stop_timeout_s, 1, 3600,
+          "Seconds a profiler's stop may take before it is abandoned", "");
+  app.add_option("--host-lock", c.host_lock, "Name of the one-agent-per-host lock")->group("");
 
   add_int(app, "--skip-system-profilers-above", c.skip_system_profilers_above, 0, INT_MAX,
           "Skip perf and eBPF when the host has more processes than this (0: never)", kGuardRails);

@@ -21,9 +21,9 @@ std::string_view to_string(ProfilingMode mode);
 struct AgentConfig {
   // Heartbeat, server connection and TLS.
   bool enable_heartbeat_server = false;
-  std::string api_server;   // heartbeats and command completions
-  std::string server_host;  // profile uploads; empty: same as api_server
-  int heartbeat_interval_s = 30;
+  std::string api_server;            // heartbeats and command completions
+  std::string server_host;           // profile uploads; empty: same as api_server
+  double heartbeat_interval_s = 30;  // fractions allowed, for tests and labs
   int server_upload_timeout_s = 120;
   std::string token;
   std::string service_name;
@@ -32,6 +32,7 @@ struct AgentConfig {
   std::string tls_client_cert;
   std::string tls_client_key;
   std::string state_dir = "/var/lib/dormant";
+  int spool_max_mb = 100;
   int heartbeat_perf_restricted_max_processes = 600;
   int heartbeat_perf_restricted_max_containers = 2;
   int heartbeat_perf_aggressive_max_processes = 1500;
@@ -62,6 +63,8 @@ struct AgentConfig {
   int perf_restart_interval_s = 600;
   int perf_restart_rss_mb = 200;
   int perf_script_timeout_s = 300;
+  int profiler_stop_timeout_s = 10;
+  std::string host_lock = "dormant-agent";
 
   // Guard rails (0: off).
   int skip_system_profilers_above = 0;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "profilers/perf/perf_script.h"
+#include "profilers/perf/pmu_events.h"
 #include "profilers/system/cgroups.h"
 #include "profilers/system/processes.h"
 
@@ -20,21 +21,12 @@ std::string join(const std::vector<int>& values) {
   return text;
 }
 
-// Whether the kernel exposes a CPU PMU with a cycles event: "cpu" on x86, "cpu_core" and
-// "cpu_atom" on hybrid Intel parts, "armv8_pmuv3_0" and the like on arm64.
-bool has_cpu_cycles_event() {
-  std::error_code error;
-  for (const auto& device :
-       std::filesystem::directory_iterator("/sys/bus/event_source/devices", error)) {
-    std::error_code missing;
-    if (std::filesystem::exists(device.path() / "events" / "cpu-cycles", missing)) return true;
-  }
-  return false;
-}
-
 // Hardware cycles where the host has a CPU PMU, else the cpu-clock software event.
 std::vector<std::string> candidate_events() {
-  if (has_cpu_cycles_event()) return {"cycles", "cpu-clock"};
+  auto events = pmu_events();
+  if (std::find(events.begin(), events.end(), "cycles") != events.end()) {
+    return {"cycles", "cpu-clock"};
+  }
   return {"cpu-clock"};
 }
 
