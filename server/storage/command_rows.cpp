@@ -203,4 +203,18 @@ WHERE command_id = ?1 AND status = 'sent')sql");
   return executions->bind_all(report.command_id, to_string(report.status), to_unix_ms(at)).run();
 }
 
+Result<void> mark_session_failed(Database& db, const CompletionReport& report, TimePoint at) {
+  auto update = db.prepare(R"sql(
+UPDATE commands SET status = 'failed', completed_ms = ?2, error_message = ?3
+WHERE command_id = ?1 AND status = 'completed' AND command_type = 'start')sql");
+  if (!update) return std::move(update).take_error();
+  update->bind_all(report.command_id, to_unix_ms(at), report.error_message);
+  if (auto done = update->run(); !done) return done;
+  auto executions = db.prepare(
+      "UPDATE executions SET status = 'failed', reported_ms = ?2 WHERE command_id = ?1 AND "
+      "status = 'completed'");
+  if (!executions) return std::move(executions).take_error();
+  return executions->bind_all(report.command_id, to_unix_ms(at)).run();
+}
+
 }  // namespace dormant::server::storage

@@ -34,5 +34,8 @@ Result<void> mark_replaced(Database& db, const std::string& command_id,
 Result<void> mark_delivered(Database& db, const Command& command, TimePoint at);
 // sent -> completed | failed, with its execution rows.
 Result<void> mark_reported(Database& db, const CompletionReport& report, TimePoint at);
+// A start command reported completed, then failed: the session it began ended in failure (the
+// agent died during it). The command becomes failed, with the report's error.
+Result<void> mark_session_failed(Database& db, const CompletionReport& report, TimePoint at);
 
 }  // namespace dormant::server::storage

@@ -268,6 +268,18 @@ Result<CompletionOutcome> Store::record_completion(const CompletionReport& repor
       return CompletionOutcome{
           false, "Command " + report.command_id + " has not been delivered to " + report.hostname};
     }
+    if (command.status == CommandStatus::kCompleted && command.type == CommandType::kStart &&
+        report.status == CommandStatus::kFailed) {
+      // The session began, then failed (the agent died during it): that is news to record.
+      if (auto marked = mark_session_failed(*db_, report, now); !marked) {
+        return std::move(marked).take_error();
+      }
+      if (auto committed = transaction->commit(); !committed) {
+        return std::move(committed).take_error();
+      }
+      return CompletionOutcome{true,
+                               "Failure of the session of " + report.command_id + " recorded"};
+    }
     if (command.status != CommandStatus::kSent) {
       return CompletionOutcome{false, "Command " + report.command_id + " was already reported " +
                                           std::string(to_string(command.status)) +

@@ -155,9 +155,12 @@ TEST_F(ServerTest, RequestDeliveryResendCompletionAndStop) {
   EXPECT_TRUE(command["sent_at"].is_string());
 
   EXPECT_EQ(complete(command_id, "web-01")["success"], true);
-  json second = complete(command_id, "web-01", "failed");
-  EXPECT_EQ(second["success"], false) << "the first report wins";
+  EXPECT_EQ(complete(command_id, "web-01")["success"], false) << "the first report stands";
   EXPECT_EQ(server_->get("/api/commands/" + command_id).json()["status"], "completed");
+  json died = complete(command_id, "web-01", "failed");
+  EXPECT_EQ(died["success"], true) << "a started session that fails later is news";
+  EXPECT_EQ(server_->get("/api/commands/" + command_id).json()["status"], "failed");
+  EXPECT_EQ(complete(command_id, "web-01")["success"], false) << "and the failure stands";
 
   json stopped = request({{"service_name", "web"},
                           {"request_type", "stop"},
