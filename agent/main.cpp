@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <variant>
 
+#include "agent/heartbeat_mode.h"
 #include "agent/local_run.h"
 #include "common/logging.h"
 #include "common/termination_signals.h"
@@ -22,9 +23,6 @@ int main(int argc, char** argv) {
   dormant::logging::setup(log_options);
   dormant::logging::add_secret(config.token);
 
-  if (config.enable_heartbeat_server) {
-    spdlog::error("heartbeat mode is not built yet; run one-shot (-d N -o DIR) or continuous (-c)");
-    return 1;
-  }
+  if (config.enable_heartbeat_server) return dormant::agent::run_heartbeat_mode(config);
   return dormant::agent::run_local_profiling(config);
 }

@@ -15,7 +15,7 @@ nlohmann::json HttpReply::json() const {
   return nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
 }
 
-bool ServerProcess::start(const std::vector<std::string>& extra_args) {
+bool ServerProcess::start(const std::vector<std::string>& extra_args, uint16_t port) {
   auto certs = run_command({GEN_CERTS, (root_ / "certs").string()},
                            deadline_after(std::chrono::seconds(60)));
   if (!certs.ok() || !certs->status.success()) return false;
@@ -27,7 +27,7 @@ bool ServerProcess::start(const std::vector<std::string>& extra_args) {
                   "--listen",
                   "127.0.0.1",
                   "--port",
-                  "0",
+                  std::to_string(port),
                   "--data-dir",
                   (root_ / "data").string(),
                   "--tokens-file",

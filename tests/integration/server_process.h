@@ -29,8 +29,9 @@ class ServerProcess {
   explicit ServerProcess(std::filesystem::path root) : root_(std::move(root)) {}
   ~ServerProcess() { kill(); }
 
-  // Starts dormant-server with these extra flags; false when it did not come up.
-  bool start(const std::vector<std::string>& extra_args = {});
+  // Starts dormant-server with these extra flags on `port` (0: a free one); false when it did
+  // not come up.
+  bool start(const std::vector<std::string>& extra_args = {}, uint16_t port = 0);
   // SIGTERM, then waits; the exit status.
   ExitStatus stop();
   // SIGKILL, no goodbye.

@@ -1,0 +1,56 @@
+#include "agent/agent_health.h"
+
+#include "common/procfs.h"
+
+namespace dormant::agent {
+namespace {
+
+const char* state_name(Supervisor::State state) {
+  switch (state) {
+    case Supervisor::State::kIdle:
+      return "idle";
+    case Supervisor::State::kRunning:
+      return "running";
+    case Supervisor::State::kStopping:
+      return "stopping";
+  }
+  return "unknown";
+}
+
+nlohmann::json delivery(int failures, const std::string& last_error) {
+  return {{"consecutive_failures", failures},
+          {"last_error", last_error.empty() ? nlohmann::json() : nlohmann::json(last_error)}};
+}
+
+}  // namespace
+
+nlohmann::json agent_health(const HealthInputs& in) {
+  nlohmann::json health = {{"state", state_name(in.supervisor.state())},
+                           {"running_commands", in.supervisor.running_commands()}};
+  if (auto usage = procfs::resource_usage(); usage) {
+    health["now"] = IdleFootprint::of(*usage).to_json();
+  }
+  health["idle_baseline"] =
+      in.audit.has_baseline() ? in.audit.baseline().to_json() : nlohmann::json();
+  health["last_teardown_audit"] = in.last_audit ? in.last_audit->to_json() : nlohmann::json();
+  nlohmann::json profilers = nlohmann::json::object();
+  for (const auto& outcome : in.supervisor.last_outcomes()) {
+    profilers[outcome.name] = {{"available", outcome.running}};
+    if (!outcome.running) profilers[outcome.name]["reason"] = outcome.reason;
+  }
+  // Nothing is probed while idle: until a session has started, availability is not known.
+  health["profilers"] =
+      profilers.empty() ? nlohmann::json("not probed yet: no session since start") : profilers;
+  health["heartbeat"] = delivery(in.heartbeats.consecutive_failures(), in.heartbeats.last_error());
+  health["completions"] =
+      delivery(in.completions.consecutive_failures(), in.completions.last_error());
+  if (in.uploads) {
+    health["uploads"] = delivery(in.uploads->consecutive_failures(), in.uploads->last_error());
+  }
+  if (in.spool) {
+    health["spool"] = {{"profiles", in.spool->files()}, {"bytes", in.spool->bytes()}};
+  }
+  return health;
+}
+
+}  // namespace dormant::agent

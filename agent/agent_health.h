@@ -1,0 +1,30 @@
+// The agent's own report in each heartbeat ("agent_health"): its state, what it holds now against
+// its idle baseline, the last teardown audit, each profiler available or not and why, and how its
+// deliveries to the server fare.
+#pragma once
+
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/profile_spool.h"
+#include "agent/resource_audit.h"
+#include "agent/supervisor.h"
+#include "heartbeat/heartbeat_loop.h"
+#include "heartbeat/retrying_sender.h"
+
+namespace dormant::agent {
+
+struct HealthInputs {
+  const Supervisor& supervisor;
+  const ResourceAudit& audit;
+  const std::optional<AuditReport>& last_audit;
+  const ProfileSpool* spool;  // null without -u
+  const heartbeat::HeartbeatLoop& heartbeats;
+  const heartbeat::RetryingSender& completions;
+  const heartbeat::RetryingSender* uploads;  // null without -u
+};
+
+nlohmann::json agent_health(const HealthInputs& inputs);
+
+}  // namespace dormant::agent

@@ -1,0 +1,69 @@
+// What the agent remembers across a restart, in one JSON file under --state-dir: the command ids
+// it has received and executed (the server re-sends the current command on every heartbeat, and
+// a restarted agent must not run it again), the sessions running now (reported failed when the
+// agent died during them) and the completions the server has not yet acknowledged.
+//
+// Every change is written at once, atomically; a write that fails is logged and retried with the
+// next change, and the agent goes on with what it holds in memory.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "heartbeat/protocol.h"
+
+namespace dormant::agent {
+
+class CommandJournal {
+ public:
+  // Ids kept per list, as gProfiler keeps them; the oldest go first.
+  static constexpr size_t kMaxIds = 1000;
+
+  // Reads `path` when it exists. A file that cannot be read or parsed is moved aside to
+  // `path`.corrupt with an error logged, and the journal starts empty.
+  static CommandJournal open(std::filesystem::path path);
+
+  bool was_received(std::string_view command_id) const;
+  void add_received(const std::string& command_id);  // also the last command id
+  void add_executed(const std::string& command_id);
+  const std::deque<std::string>& received_ids() const { return received_; }
+  const std::deque<std::string>& executed_ids() const { return executed_; }
+  const std::optional<std::string>& last_command_id() const { return last_command_id_; }
+
+  // The start commands whose sessions run now.
+  void add_session(const std::string& command_id);
+  void remove_session(const std::string& command_id);
+  const std::vector<std::string>& sessions() const { return sessions_; }
+
+  // Completions owed to the server, oldest first; one per command id (a newer one replaces it).
+  void owe(heartbeat::CommandCompletion completion);
+  void settle(const std::string& command_id);
+  const std::deque<heartbeat::CommandCompletion>& owed() const { return owed_; }
+
+  // For the sessions the previous run of the agent left running: owes a failed completion for
+  // each ("agent restarted during session") and forgets them. Returns their ids.
+  std::vector<std::string> fail_orphaned_sessions(const std::string& hostname);
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  explicit CommandJournal(std::filesystem::path path) : path_(std::move(path)) {}
+  Result<void> load(const std::string& text);
+  void save();
+
+  std::filesystem::path path_;
+  std::deque<std::string> received_;
+  std::deque<std::string> executed_;
+  std::optional<std::string> last_command_id_;
+  std::vector<std::string> sessions_;
+  std::deque<heartbeat::CommandCompletion> owed_;
+  bool save_failing_ = false;
+};
+
+}  // namespace dormant::agent

@@ -1,0 +1,50 @@
+#include "agent/command_settings.h"
+
+namespace dormant::agent {
+namespace {
+
+config::ProfilingMode mode_of(heartbeat::ProfilingMode mode) {
+  switch (mode) {
+    case heartbeat::ProfilingMode::kCpu:
+      return config::ProfilingMode::kCpu;
+    case heartbeat::ProfilingMode::kAllocation:
+      return config::ProfilingMode::kAllocation;
+    case heartbeat::ProfilingMode::kNone:
+      return config::ProfilingMode::kNone;
+  }
+  return config::ProfilingMode::kCpu;
+}
+
+}  // namespace
+
+Result<config::AgentConfig> settings_for(const config::AgentConfig& agent,
+                                         const heartbeat::CommandConfig& command) {
+  config::AgentConfig session = agent;
+  session.duration_s = command.duration;
+  session.frequency_hz = command.frequency;
+  session.mode = mode_of(command.profiling_mode);
+  session.pids = command.pids;
+  session.continuous = command.continuous;
+  session.max_processes_runtime_profiler = command.max_processes;
+  if (command.perf) {
+    switch (command.perf->setting) {
+      case heartbeat::PerfSetting::kEnabledRestricted:
+        session.skip_system_profilers_above = agent.heartbeat_perf_restricted_max_processes;
+        session.perf_max_docker_containers = agent.heartbeat_perf_restricted_max_containers;
+        break;
+      case heartbeat::PerfSetting::kEnabledAggressive:
+        session.skip_system_profilers_above = agent.heartbeat_perf_aggressive_max_processes;
+        session.perf_max_docker_containers = agent.heartbeat_perf_aggressive_max_containers;
+        break;
+      case heartbeat::PerfSetting::kDisabled:
+        session.perf_mode = config::PerfMode::kDisabled;
+        break;
+    }
+  }
+  if (auto valid = config::validate(session); !valid) {
+    return std::move(valid).take_error().with_context("the command's settings");
+  }
+  return session;
+}
+
+}  // namespace dormant::agent

@@ -1,0 +1,128 @@
+#include "agent/profile_spool.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "common/atomic_file.h"
+
+namespace dormant::agent {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr std::string_view kSuffix = ".json.gz";
+constexpr uint64_t kMaxFileBytes = 64 << 20;
+
+bool is_spool_file(const fs::directory_entry& entry) {
+  std::string name = entry.path().filename().string();
+  return entry.is_regular_file() && name.ends_with(kSuffix) && name.front() != '.';
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ProfileSpool>> ProfileSpool::open(fs::path directory, uint64_t max_bytes) {
+  std::error_code error;
+  fs::create_directories(directory, error);
+  if (error) {
+    return Error(ErrorKind::kSystem,
+                 "cannot create the spool " + directory.string() + ": " + error.message());
+  }
+  std::unique_ptr<ProfileSpool> spool(new ProfileSpool(std::move(directory), max_bytes));
+  std::lock_guard lock(spool->mutex_);
+  spool->recount();
+  if (spool->files_ > 0) {
+    spdlog::info("{} profiles ({} bytes) from an earlier run wait for upload", spool->files_,
+                 spool->bytes_);
+  }
+  return spool;
+}
+
+std::vector<fs::path> ProfileSpool::sorted_files() const {
+  std::vector<fs::path> paths;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(directory_, error)) {
+    if (is_spool_file(entry)) paths.push_back(entry.path());
+  }
+  // Names start with a zero-padded time in milliseconds and a sequence number.
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+void ProfileSpool::recount() {
+  files_ = 0;
+  bytes_ = 0;
+  for (const auto& path : sorted_files()) {
+    std::error_code error;
+    uint64_t size = fs::file_size(path, error);
+    if (error) continue;
+    ++files_;
+    bytes_ += size;
+  }
+}
+
+Result<void> ProfileSpool::add(std::string gzip_body) {
+  if (gzip_body.size() > max_bytes_) {
+    return Error::invalid_argument("a profile of " + std::to_string(gzip_body.size()) +
+                                   " bytes does not fit in the spool's " +
+                                   std::to_string(max_bytes_));
+  }
+  std::lock_guard lock(mutex_);
+  auto files = sorted_files();
+  for (size_t i = 0; bytes_ + gzip_body.size() > max_bytes_ && i < files.size(); ++i) {
+    std::error_code error;
+    fs::remove(files[i], error);
+    spdlog::warn("upload spool full ({} bytes at most): dropped the oldest profile {}", max_bytes_,
+                 files[i].filename().string());
+    recount();
+  }
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  char name[64];
+  std::snprintf(name, sizeof(name), "%015lld-%06llu%s", static_cast<long long>(now),
+                static_cast<unsigned long long>(sequence_++ % 1'000'000), kSuffix.data());
+  auto written = write_file_atomically(directory_ / name, gzip_body, 0600);
+  if (!written) return written;
+  ++files_;
+  bytes_ += gzip_body.size();
+  return {};
+}
+
+std::optional<SpooledProfile> ProfileSpool::oldest() {
+  std::lock_guard lock(mutex_);
+  for (const auto& path : sorted_files()) {
+    std::error_code error;
+    uint64_t size = fs::file_size(path, error);
+    auto body =
+        !error && size <= kMaxFileBytes
+            ? read_file(path)
+            : Result<std::string>(Error::invalid_argument("unreadable or larger than 64 MiB"));
+    if (body) return SpooledProfile{path, std::move(*body)};
+    spdlog::error("dropped the spooled profile {}: {}", path.string(), body.error().message());
+    fs::remove(path, error);
+    recount();
+  }
+  return std::nullopt;
+}
+
+void ProfileSpool::remove(const fs::path& path) {
+  std::lock_guard lock(mutex_);
+  std::error_code error;
+  fs::remove(path, error);
+  recount();
+}
+
+size_t ProfileSpool::files() const {
+  std::lock_guard lock(mutex_);
+  return files_;
+}
+
+uint64_t ProfileSpool::bytes() const {
+  std::lock_guard lock(mutex_);
+  return bytes_;
+}
+
+}  // namespace dormant::agent

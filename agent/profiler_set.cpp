@@ -1,0 +1,63 @@
+#include "agent/profiler_set.h"
+
+#include <spdlog/spdlog.h>
+
+namespace dormant::agent {
+namespace {
+
+void add_error_marker(profile::StackTable& stacks, std::string_view profiler,
+                      const std::string& reason) {
+  std::string frame = "[Profiling " + std::string(profiler) + ": " + reason + "]";
+  std::string_view frames[] = {frame};
+  stacks.add("", profiler, frames, 1);
+}
+
+}  // namespace
+
+ProfilerSet ProfilerSet::start(std::vector<std::unique_ptr<profilers::Profiler>> built) {
+  ProfilerSet set;
+  for (auto& profiler : built) {
+    ProfilerOutcome outcome{std::string(profiler->name()), true, ""};
+    if (auto started = profiler->start(); started) {
+      set.running_.push_back(std::move(profiler));
+    } else {
+      bool skipped = started.error().kind() == ErrorKind::kUnavailable;
+      spdlog::log(skipped ? spdlog::level::warn : spdlog::level::err, "{}: {}", outcome.name,
+                  started.error().message());
+      outcome.running = false;
+      outcome.reason = started.error().message();
+      profiler->stop();  // releases whatever a half-done start() left
+    }
+    set.outcomes_.push_back(std::move(outcome));
+  }
+  return set;
+}
+
+ProfilerSet::~ProfilerSet() {
+  if (!running_.empty()) stop(std::chrono::seconds(10));
+}
+
+profile::StackTable ProfilerSet::snapshot() {
+  profile::StackTable stacks;
+  for (auto& profiler : running_) {
+    auto snapshot = profiler->snapshot();
+    if (snapshot) {
+      stacks.merge(*snapshot);
+    } else {
+      spdlog::error("{}: {}", profiler->name(), snapshot.error().message());
+      add_error_marker(stacks, profiler->name(), snapshot.error().message());
+    }
+  }
+  for (const auto& outcome : outcomes_) {
+    if (!outcome.running) add_error_marker(stacks, outcome.name, outcome.reason);
+  }
+  return stacks;
+}
+
+TeardownReport ProfilerSet::stop(std::chrono::milliseconds deadline) {
+  auto report = stop_profilers(std::move(running_), deadline);
+  running_.clear();
+  return report;
+}
+
+}  // namespace dormant::agent

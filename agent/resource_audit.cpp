@@ -1,0 +1,103 @@
+#include "agent/resource_audit.h"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+namespace dormant::agent {
+namespace {
+
+bool is_socket(const std::string& target) { return target.starts_with("socket:"); }
+bool is_bpf(const std::string& target) { return target.starts_with("anon_inode:bpf"); }
+
+// Targets of fds that are not sockets, sorted.
+std::vector<std::string> fd_targets(const procfs::ResourceUsage& usage) {
+  std::vector<std::string> targets;
+  for (const auto& fd : usage.fds) {
+    if (!is_socket(fd.target)) targets.push_back(fd.target);
+  }
+  std::sort(targets.begin(), targets.end());
+  return targets;
+}
+
+}  // namespace
+
+IdleFootprint IdleFootprint::of(const procfs::ResourceUsage& usage) {
+  IdleFootprint footprint;
+  for (const auto& fd : usage.fds) {
+    if (is_socket(fd.target)) {
+      ++footprint.sockets;
+    } else {
+      ++footprint.fds;
+    }
+    footprint.bpf_objects += is_bpf(fd.target);
+  }
+  footprint.children = usage.children.size();
+  footprint.threads = usage.threads;
+  footprint.rss_kb = usage.memory.rss_kb;
+  footprint.rss_anon_kb = usage.memory.rss_anon_kb;
+  return footprint;
+}
+
+nlohmann::json IdleFootprint::to_json() const {
+  return {{"open_fds", fds},           {"sockets", sockets}, {"bpf_objects", bpf_objects},
+          {"children", children},      {"threads", threads}, {"rss_kb", rss_kb},
+          {"rss_anon_kb", rss_anon_kb}};
+}
+
+nlohmann::json AuditReport::to_json() const {
+  return {{"clean", clean()},
+          {"excess", excess},
+          {"after", now.to_json()},
+          {"memory_compared", memory_compared}};
+}
+
+Result<void> ResourceAudit::take_baseline() {
+  auto usage = procfs::resource_usage();
+  if (!usage) return std::move(usage).take_error();
+  baseline_ = IdleFootprint::of(*usage);
+  baseline_fd_targets_ = fd_targets(*usage);
+  has_baseline_ = true;
+  return {};
+}
+
+Result<AuditReport> ResourceAudit::audit() const {
+  auto usage = procfs::resource_usage();
+  if (!usage) return std::move(usage).take_error();
+  AuditReport report;
+  report.now = IdleFootprint::of(*usage);
+  if (report.now.fds > baseline_.fds) {
+    std::vector<std::string> extra;
+    auto now = fd_targets(*usage);
+    std::set_difference(now.begin(), now.end(), baseline_fd_targets_.begin(),
+                        baseline_fd_targets_.end(), std::back_inserter(extra));
+    std::string listed;
+    for (size_t i = 0; i < extra.size() && i < 8; ++i) listed += (i ? ", " : "") + extra[i];
+    report.excess.push_back(std::to_string(report.now.fds - baseline_.fds) +
+                            " open fds more than at idle" + (listed.empty() ? "" : ": " + listed));
+  }
+  if (report.now.sockets > std::max(baseline_.sockets, max_sockets_)) {
+    report.excess.push_back(std::to_string(report.now.sockets) + " sockets open; at most " +
+                            std::to_string(std::max(baseline_.sockets, max_sockets_)) +
+                            " are the agent's connections to the server");
+  }
+  if (report.now.children > baseline_.children) {
+    std::string pids;
+    for (pid_t pid : usage->children) pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
+    report.excess.push_back(std::to_string(report.now.children - baseline_.children) +
+                            " child processes more than at idle: " + pids);
+  }
+  if (report.now.threads > baseline_.threads) {
+    report.excess.push_back(std::to_string(report.now.threads - baseline_.threads) +
+                            " threads more than at idle");
+  }
+  if (report.memory_compared && report.now.rss_anon_kb > baseline_.rss_anon_kb + rss_slack_kb_) {
+    report.excess.push_back("RssAnon " + std::to_string(report.now.rss_anon_kb) + " kB, " +
+                            std::to_string(report.now.rss_anon_kb - baseline_.rss_anon_kb) +
+                            " kB above idle");
+  }
+  for (const auto& excess : report.excess) spdlog::error("teardown audit: {}", excess);
+  return report;
+}
+
+}  // namespace dormant::agent

@@ -1,0 +1,88 @@
+// One profiling session: the profilers one start command enables, built, started, snapshotted
+// and stopped on a worker thread of the session's own, so that the agent's I/O thread never
+// waits for perf. Children the profilers spawn are tied to that thread (PR_SET_PDEATHSIG): when
+// it ends, nothing it started can outlive it.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "agent/profile_spool.h"
+#include "agent/profiler_set.h"
+#include "agent/teardown.h"
+#include "common/host_info.h"
+#include "config/agent_config.h"
+
+namespace dormant::agent {
+
+struct SessionSpec {
+  std::string command_id;
+  config::AgentConfig config;  // the command's settings over the agent's flags
+};
+
+struct SessionStarted {
+  std::vector<ProfilerOutcome> profilers;
+  bool any_running = false;
+};
+
+struct SessionEnded {
+  TeardownReport teardown;
+  int snapshots = 0;
+};
+
+// What the supervisor holds of a session; a fake in the supervisor's unit tests.
+class SessionControl {
+ public:
+  virtual ~SessionControl() = default;
+  // Asks the session to end: the snapshot under way is written, then the profilers stop.
+  virtual void request_stop() = 0;
+};
+
+// Both run on the io_context, in this order, once each.
+struct SessionEvents {
+  std::function<void(const SessionStarted&)> started;
+  // The worker has finished; destroying the session now does not wait.
+  std::function<void(const SessionEnded&)> ended;
+};
+
+struct SessionEnvironment {
+  HostInfo host;
+  ProfileSpool* spool = nullptr;  // null without -u
+  std::function<void()> profile_spooled;
+  std::chrono::milliseconds stop_deadline{10'000};  // per profiler's stop()
+};
+
+class Session final : public SessionControl {
+ public:
+  static std::unique_ptr<Session> launch(boost::asio::io_context& io, SessionSpec spec,
+                                         SessionEnvironment environment, SessionEvents events);
+  // Asks the worker to stop and waits for it.
+  ~Session() override;
+
+  void request_stop() override;
+
+ private:
+  Session(boost::asio::io_context& io, SessionSpec spec, SessionEnvironment environment,
+          SessionEvents events);
+  void run();
+  // Waits until `until` or a stop request; true if the stop came.
+  bool wait_for_stop(std::chrono::steady_clock::time_point until);
+
+  boost::asio::io_context& io_;
+  const SessionSpec spec_;
+  const SessionEnvironment environment_;
+  const SessionEvents events_;
+  std::mutex mutex_;
+  std::condition_variable stop_requested_changed_;
+  bool stop_requested_ = false;
+  std::thread worker_;
+};
+
+}  // namespace dormant::agent

@@ -1,0 +1,108 @@
+// The agent's command state machine (DESIGN §3, reference §4.3): turns the commands the server
+// sends into sessions in two slots, continuous and one-shot. A new continuous start replaces the
+// running one; a one-shot whose profilers overlap the continuous session's pauses it, and it
+// resumes afterwards; a one-shot that arrives while another runs waits its turn. Unlike gProfiler:
+// `stop_level: process` with pids takes only those pids out (a session left with none stops), and
+// a stop is never held behind a one-shot. Every command gets one completion, when its effect is
+// established. Runs on the io_context; sessions report back there.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/command_journal.h"
+#include "agent/session.h"
+#include "config/agent_config.h"
+#include "heartbeat/command_config.h"
+#include "heartbeat/protocol.h"
+
+namespace dormant::agent {
+
+class Supervisor {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using LaunchSession = std::function<std::unique_ptr<SessionControl>(SessionSpec, SessionEvents)>;
+
+  struct Hooks {
+    LaunchSession launch;
+    // A completion to deliver (the caller journals it and sends it).
+    std::function<void(heartbeat::CommandCompletion)> complete;
+    // Every session has ended and nothing waits: the agent is back to Idle.
+    std::function<void()> idle;
+  };
+
+  enum class State { kIdle, kRunning, kStopping };
+
+  Supervisor(config::AgentConfig agent, std::string hostname, CommandJournal& journal, Hooks hooks);
+  ~Supervisor();
+
+  // A command from a heartbeat answer. One whose id was received before is ignored.
+  void on_command(const std::string& command_id, const heartbeat::ProfilingCommand& command);
+  // Ends every session (SIGTERM); `done` runs once all have ended.
+  void shut_down(std::function<void()> done);
+
+  State state() const;
+  // The command ids of the sessions that run now.
+  std::vector<std::string> running_commands() const;
+  // What the profilers of the latest session said at start: for the agent's health report.
+  const std::vector<ProfilerOutcome>& last_outcomes() const { return last_outcomes_; }
+
+ private:
+  enum Slot { kContinuous = 0, kOneShot = 1 };
+
+  // A start command not running now: queued, paused, or about to replace a session.
+  struct Waiting {
+    SessionSpec spec;
+    Clock::time_point received;
+    bool completion_owed = true;  // false when it ran before (resumed, restarted)
+  };
+  struct Active {
+    Waiting command;
+    std::unique_ptr<SessionControl> session;
+    uint64_t generation = 0;
+    bool stopping = false;
+    std::optional<Waiting> replacement;  // launched in this slot once this session has ended
+    bool pause = false;                  // once ended, waits as the paused continuous command
+    std::vector<std::string> stop_ids;   // stop commands waiting for this session's end
+  };
+  struct PendingStop {
+    Clock::time_point received;
+    int sessions = 0;  // still to end
+  };
+
+  void start(const std::string& command_id, Clock::time_point received,
+             const heartbeat::CommandConfig& command);
+  void stop(const std::string& command_id, Clock::time_point received,
+            const heartbeat::CommandConfig& command);
+  void launch(Slot slot, Waiting command);
+  void stop_slot(Slot slot, const std::string& stop_id);
+  void on_started(Slot slot, uint64_t generation, const SessionStarted& started);
+  void on_ended(Slot slot, uint64_t generation);
+  void schedule();
+  bool overlaps_continuous(const SessionSpec& spec) const;
+  void cancel(Waiting& waiting, const std::string& why);
+  void complete(const std::string& command_id, Clock::time_point received,
+                std::optional<std::string> failure);
+  bool nothing_left() const;
+
+  const config::AgentConfig agent_;
+  const std::string hostname_;
+  CommandJournal& journal_;
+  Hooks hooks_;
+  std::optional<Active> slots_[2];
+  std::optional<Waiting> paused_continuous_;
+  std::deque<Waiting> queued_one_shots_;
+  std::map<std::string, PendingStop> stops_;
+  uint64_t generations_ = 0;
+  std::vector<ProfilerOutcome> last_outcomes_;
+  std::function<void()> shut_down_done_;
+  bool shutting_down_ = false;
+};
+
+}  // namespace dormant::agent

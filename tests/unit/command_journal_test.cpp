@@ -1,0 +1,91 @@
+#include "agent/command_journal.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace dormant::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string id(int n) {
+  char text[40];
+  std::snprintf(text, sizeof(text), "00000000-0000-4000-8000-%012d", n);
+  return text;
+}
+
+class CommandJournalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = fs::temp_directory_path() / ("dormant-journal-" + std::to_string(::getpid()));
+    fs::create_directories(directory_);
+    path_ = directory_ / "journal.json";
+  }
+  void TearDown() override { fs::remove_all(directory_); }
+  void write(const std::string& text) { std::ofstream(path_) << text; }
+
+  fs::path directory_;
+  fs::path path_;
+};
+
+TEST_F(CommandJournalTest, WhatIsWrittenIsReadBackByTheNextRun) {
+  {
+    auto journal = CommandJournal::open(path_);
+    journal.add_received(id(1));
+    journal.add_executed(id(1));
+    journal.add_session(id(1));
+    heartbeat::CommandCompletion owed{id(1), "web-01",     heartbeat::CompletionStatus::kCompleted,
+                                      2.0,   std::nullopt, std::nullopt};
+    journal.owe(owed);
+  }
+  auto journal = CommandJournal::open(path_);
+  EXPECT_TRUE(journal.was_received(id(1)));
+  EXPECT_FALSE(journal.was_received(id(2)));
+  EXPECT_EQ(journal.last_command_id(), id(1));
+  EXPECT_EQ(journal.executed_ids().front(), id(1));
+  EXPECT_EQ(journal.sessions(), std::vector<std::string>{id(1)});
+  ASSERT_EQ(journal.owed().size(), 1u);
+  EXPECT_EQ(journal.owed().front().execution_time, 2.0);  // whole seconds on the wire
+  journal.settle(id(1));
+  EXPECT_TRUE(CommandJournal::open(path_).owed().empty());
+}
+
+TEST_F(CommandJournalTest, KeepsTheLatestThousandIds) {
+  auto journal = CommandJournal::open(path_);
+  for (int n = 0; n < 1200; ++n) journal.add_received(id(n));
+  EXPECT_EQ(journal.received_ids().size(), CommandJournal::kMaxIds);
+  EXPECT_FALSE(journal.was_received(id(199)));
+  EXPECT_TRUE(journal.was_received(id(200)));
+  EXPECT_TRUE(journal.was_received(id(1199)));
+}
+
+TEST_F(CommandJournalTest, ACorruptFileIsSetAsideAndTheAgentStartsEmpty) {
+  for (const char* bad : {"{not json", "[]", R"({"version":1,"received":["nope"]})",
+                          R"({"version":2})", R"({"version":1,"owed":[{"command_id":1}]})"}) {
+    write(bad);
+    auto journal = CommandJournal::open(path_);
+    EXPECT_TRUE(journal.received_ids().empty()) << bad;
+    EXPECT_TRUE(fs::exists(directory_ / "journal.json.corrupt")) << bad;
+    fs::remove(directory_ / "journal.json.corrupt");
+  }
+}
+
+TEST_F(CommandJournalTest, OrphanedSessionsAreOwedAFailureThatReplacesTheirStartReport) {
+  auto journal = CommandJournal::open(path_);
+  journal.add_session(id(1));
+  journal.owe(
+      {id(1), "web-01", heartbeat::CompletionStatus::kCompleted, 0, std::nullopt, std::nullopt});
+  auto orphans = CommandJournal::open(path_).fail_orphaned_sessions("web-01");
+  EXPECT_EQ(orphans, std::vector<std::string>{id(1)});
+  auto reread = CommandJournal::open(path_);
+  EXPECT_TRUE(reread.sessions().empty());
+  ASSERT_EQ(reread.owed().size(), 1u);
+  EXPECT_EQ(reread.owed().front().status, heartbeat::CompletionStatus::kFailed);
+  EXPECT_EQ(reread.owed().front().error_message, "agent restarted during session");
+}
+
+}  // namespace
+}  // namespace dormant::agent
