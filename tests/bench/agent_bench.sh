@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The heartbeat agent's figures (issue 5), against a real dormant-server on loopback TLS:
+#   idle    VmRSS, RssAnon, threads, fds and CPU over 60 s of heartbeats every second
+#   latency from the curl that creates a start request to perf recording, and from the curl of
+#           the stop request to the end of teardown, at heartbeat intervals of 1 s and 5 s
+# Usage: agent_bench.sh BUILD_DIR [idle|latency|all]. Needs root (perf -a).
+set -euo pipefail
+build=${1:?usage: agent_bench.sh BUILD_DIR [idle|latency|all]}
+what=${2:-all}
+agent_bin="$build/agent/dormant-agent"
+server_bin="$build/server/dormant-server"
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+server_pid=
+agent_pid=
+cleanup() {
+  [[ -n $agent_pid ]] && kill -TERM "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+  [[ -n $server_pid ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$here/../../scripts/gen-certs" "$work/certs" >/dev/null
+echo "bench-token" >"$work/tokens"
+"$server_bin" --listen 127.0.0.1 --port 0 --data-dir "$work/data" --tokens-file "$work/tokens" \
+  --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" --log-level warn \
+  >"$work/server.out" &
+server_pid=$!
+for _ in $(seq 100); do grep -q listening "$work/server.out" 2>/dev/null && break; sleep 0.1; done
+port=$(sed -n 's/.*://p' "$work/server.out")
+url="https://localhost:$port"
+host=$(hostname)
+
+api() {  # api PATH [JSON]
+  local args=(-s --cacert "$work/certs/ca.pem" -H "Authorization: Bearer bench-token")
+  [[ $# -gt 1 ]] && args+=(-d "$2")
+  curl "${args[@]}" "$url$1"
+}
+
+start_agent() {  # start_agent INTERVAL
+  rm -rf "$work/state"
+  "$agent_bin" --enable-heartbeat-server --api-server "$url" --tls-ca-bundle "$work/certs/ca.pem" \
+    --token bench-token --service-name bench --heartbeat-interval "$1" -u \
+    --state-dir "$work/state" --log-level info 2>"$work/agent.log" &
+  agent_pid=$!
+  until grep -q "idle baseline" "$work/agent.log"; do sleep 0.1; done
+}
+
+stop_agent() {
+  kill -TERM "$agent_pid"
+  wait "$agent_pid"
+  agent_pid=
+}
+
+calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
+field() { awk -v key="$1:" '$1 == key { print $2 }' "/proc/$agent_pid/status"; }
+cpu_ns() { awk '{ print $1 }' "/proc/$agent_pid/schedstat"; }
+
+idle() {
+  echo "== dormant-agent idle: heartbeats every 1 s for 60 s (sampled every second)"
+  start_agent 1
+  local rss=0 anon=0 threads=0 fds=0 value
+  local cpu_before heartbeats_before
+  cpu_before=$(cpu_ns)
+  local started=$SECONDS
+  for _ in $(seq 60); do
+    sleep 1
+    value=$(field VmRSS) && ((value > rss)) && rss=$value
+    value=$(field RssAnon) && ((value > anon)) && anon=$value
+    value=$(field Threads) && ((value > threads)) && threads=$value
+    value=$(ls "/proc/$agent_pid/fd" | wc -l) && ((value > fds)) && fds=$value
+  done
+  local cpu_used=$(($(cpu_ns) - cpu_before))
+  local elapsed=$((SECONDS - started))
+  printf "peak VmRSS %.1f MB, peak RssAnon %.2f MB, at most %d threads, at most %d fds\n" \
+    "$(calc "$rss / 1024")" "$(calc "$anon / 1024")" "$threads" "$fds"
+  printf "CPU: %.1f ms in %d s = %.3f%% of one core\n" "$(calc "$cpu_used / 1000000")" \
+    "$elapsed" "$(calc "$cpu_used / ($elapsed * 10000000)")"
+  stop_agent
+}
+
+# Seconds since the epoch of the log line's ISO timestamp.
+line_time() { date -d "$(cut -d' ' -f1 <<<"$1")" +%s.%N; }
+
+# wait_for_line TEXT COUNT: waits until the log holds COUNT lines with TEXT, prints the last one.
+wait_for_line() {
+  until (($(grep -c -- "$1" "$work/agent.log" || true) >= $2)); do sleep 0.02; done
+  grep -- "$1" "$work/agent.log" | tail -n 1
+}
+
+latency() {  # latency INTERVAL ROUNDS
+  echo "== dormant-agent latency, heartbeat every $1 s, $2 start/stop rounds (values in s)"
+  start_agent "$1"
+  local starts=() stops=() before line
+  for round in $(seq "$2"); do
+    sleep "$(calc "$RANDOM / 32768 * $1")"  # requests land anywhere in the heartbeat period
+    before=$(date +%s.%N)
+    api /api/metrics/profile_request \
+      "{\"service_name\":\"bench\",\"request_type\":\"start\",\"continuous\":true,\"duration\":60,\"frequency\":99,\"target_hosts\":{\"$host\":null}}" >/dev/null
+    line=$(wait_for_line "perf: recording" "$round")
+    starts+=("$(calc "$(line_time "$line") - $before")")
+    sleep 1
+    before=$(date +%s.%N)
+    api /api/metrics/profile_request \
+      "{\"service_name\":\"bench\",\"request_type\":\"stop\",\"stop_level\":\"host\",\"target_hosts\":{\"$host\":null}}" >/dev/null
+    line=$(wait_for_line "teardown took" "$round")
+    stops+=("$(calc "$(line_time "$line") - $before")")
+  done
+  summary() { printf "%s\n" "$@" | sort -n | awk '{ v[NR] = $1 } END {
+    printf "min %.3f  median %.3f  max %.3f\n", v[1], v[int((NR + 1) / 2)], v[NR] }'; }
+  echo "curl start -> perf recording:  $(summary "${starts[@]}")"
+  echo "curl stop  -> teardown done:   $(summary "${stops[@]}")"
+  grep -q "teardown audit:" "$work/agent.log" && echo "the audit reported leaks: see above"
+  stop_agent
+}
+
+[[ $what == idle || $what == all ]] && idle
+if [[ $what == latency || $what == all ]]; then
+  latency 1 10
+  latency 5 10
+fi
