@@ -99,7 +99,7 @@ latency() {  # latency INTERVAL ROUNDS
       "{\"service_name\":\"bench\",\"request_type\":\"start\",\"continuous\":true,\"duration\":60,\"frequency\":99,\"target_hosts\":{\"$host\":null}}" >/dev/null
     line=$(wait_for_line "perf: recording" "$round")
     starts+=("$(calc "$(line_time "$line") - $before")")
-    sleep 1
+    sleep "$(calc "1 + $RANDOM / 32768 * $1")"
     before=$(date +%s.%N)
     api /api/metrics/profile_request \
       "{\"service_name\":\"bench\",\"request_type\":\"stop\",\"stop_level\":\"host\",\"target_hosts\":{\"$host\":null}}" >/dev/null

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/subprocess.h"
@@ -53,6 +54,30 @@ TEST(Procfs, ChildrenListsASpawnedChild) {
   EXPECT_NE(std::find(kids.begin(), kids.end(), (*child)->pid()), kids.end());
   auto usage = resource_usage().value();
   EXPECT_EQ(usage.children, kids);
+}
+
+// Children are listed per thread by the kernel: one spawned by a thread that has ended since
+// must still be found, and so must one that has exited and is not reaped yet.
+TEST(Procfs, ChildrenOfEndedThreadsAndZombiesAreListed) {
+  std::unique_ptr<Subprocess> from_thread;
+  std::thread spawner([&] {
+    SpawnOptions options;
+    options.argv = {CHILD_HELPER, "sleep"};
+    auto child = Subprocess::spawn(options);
+    ASSERT_TRUE(child.ok());
+    from_thread = std::move(*child);
+  });
+  spawner.join();
+  ASSERT_TRUE(from_thread);
+  pid_t zombie = ::fork();
+  if (zombie == 0) ::_exit(0);
+  ASSERT_GT(zombie, 0);
+  siginfo_t info{};
+  ::waitid(P_PID, static_cast<id_t>(zombie), &info, WEXITED | WNOWAIT);  // exited, not reaped
+  auto kids = children().value();
+  EXPECT_NE(std::find(kids.begin(), kids.end(), from_thread->pid()), kids.end());
+  EXPECT_NE(std::find(kids.begin(), kids.end(), zombie), kids.end());
+  ::waitpid(zombie, nullptr, 0);
 }
 
 TEST(Procfs, StatOfThisProcess) {
