@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
+#include "common/json_text.h"
 #include "heartbeat/ids.h"
 
 namespace dormant::agent {
@@ -66,12 +67,15 @@ CommandJournal CommandJournal::open(std::filesystem::path path) {
   return journal;
 }
 
-Result<void> CommandJournal::load(const std::string& text) {
+Result<void> CommandJournal::load(const std::string& text) try {
   nlohmann::json body = nlohmann::json::parse(text, nullptr, false);
   if (body.is_discarded() || !body.is_object()) return Error::invalid_argument("not a JSON object");
-  if (body.value("version", 0) != kFormatVersion) {
-    return Error::invalid_argument("unknown format version " +
-                                   body.value("version", nlohmann::json()).dump());
+  auto version = body.find("version");
+  if (version == body.end() || !version->is_number_integer() ||
+      version->get<int64_t>() != kFormatVersion) {
+    return Error::invalid_argument("unknown format version " + (version == body.end()
+                                                                    ? std::string("(none)")
+                                                                    : json_text(*version)));
   }
   auto received = read_ids(body, "received");
   if (!received) return std::move(received).take_error();
@@ -79,6 +83,9 @@ Result<void> CommandJournal::load(const std::string& text) {
   if (!executed) return std::move(executed).take_error();
   auto sessions = read_ids(body, "sessions");
   if (!sessions) return std::move(sessions).take_error();
+  auto pending = read_ids(body, "pending");
+  if (!pending) return std::move(pending).take_error();
+  pending_ = std::move(*pending);
   for (const auto& id : *received) push_capped(received_, id);
   for (const auto& id : *executed) push_capped(executed_, id);
   sessions_ = std::move(*sessions);
@@ -97,6 +104,8 @@ Result<void> CommandJournal::load(const std::string& text) {
     }
   }
   return {};
+} catch (const nlohmann::json::exception& error) {
+  return Error::invalid_argument(error.what());
 }
 
 void CommandJournal::save() {
@@ -107,9 +116,10 @@ void CommandJournal::save() {
       {"received", received_},
       {"executed", executed_},
       {"last_command_id", last_command_id_ ? nlohmann::json(*last_command_id_) : nlohmann::json()},
+      {"pending", pending_},
       {"sessions", sessions_},
       {"owed", std::move(owed)}};
-  auto written = write_file_atomically(path_, body.dump() + "\n", 0600);
+  auto written = write_file_atomically(path_, json_text(body) + "\n", 0600);
   if (!written && !save_failing_) {
     spdlog::error("cannot write the command journal: {}; commands stay remembered in memory only",
                   written.error().message());
@@ -126,11 +136,15 @@ bool CommandJournal::was_received(std::string_view command_id) const {
 void CommandJournal::add_received(const std::string& command_id) {
   push_capped(received_, command_id);
   last_command_id_ = command_id;
+  pending_.push_back(command_id);
   save();
 }
 
-void CommandJournal::add_executed(const std::string& command_id) {
-  push_capped(executed_, command_id);
+void CommandJournal::record_completion(heartbeat::CommandCompletion completion) {
+  push_capped(executed_, completion.command_id);
+  std::erase(pending_, completion.command_id);
+  std::erase_if(owed_, [&](const auto& owed) { return owed.command_id == completion.command_id; });
+  owed_.push_back(std::move(completion));
   save();
 }
 
@@ -145,30 +159,37 @@ void CommandJournal::remove_session(const std::string& command_id) {
   if (erased > 0) save();
 }
 
-void CommandJournal::owe(heartbeat::CommandCompletion completion) {
-  std::erase_if(owed_, [&](const auto& owed) { return owed.command_id == completion.command_id; });
-  owed_.push_back(std::move(completion));
-  save();
-}
-
 void CommandJournal::settle(const std::string& command_id) {
   auto erased =
       std::erase_if(owed_, [&](const auto& owed) { return owed.command_id == command_id; });
   if (erased > 0) save();
 }
 
+void CommandJournal::owe_failure(const std::string& command_id, const std::string& hostname,
+                                 const std::string& why) {
+  heartbeat::CommandCompletion failed;
+  failed.command_id = command_id;
+  failed.hostname = hostname;
+  failed.status = heartbeat::CompletionStatus::kFailed;
+  failed.error_message = why;
+  push_capped(executed_, command_id);
+  std::erase_if(owed_, [&](const auto& owed) { return owed.command_id == command_id; });
+  owed_.push_back(std::move(failed));
+}
+
 std::vector<std::string> CommandJournal::fail_orphaned_sessions(const std::string& hostname) {
-  std::vector<std::string> orphans = std::move(sessions_);
-  sessions_.clear();
-  for (const auto& id : orphans) {
-    heartbeat::CommandCompletion failed;
-    failed.command_id = id;
-    failed.hostname = hostname;
-    failed.status = heartbeat::CompletionStatus::kFailed;
-    failed.error_message = "agent restarted during session";
-    std::erase_if(owed_, [&](const auto& owed) { return owed.command_id == id; });
-    owed_.push_back(std::move(failed));
+  std::vector<std::string> orphans;
+  for (const auto& id : sessions_) {
+    owe_failure(id, hostname, "agent restarted during session");
+    orphans.push_back(id);
   }
+  for (const auto& id : pending_) {
+    if (std::find(orphans.begin(), orphans.end(), id) != orphans.end()) continue;
+    owe_failure(id, hostname, "agent restarted before the command took effect");
+    orphans.push_back(id);
+  }
+  sessions_.clear();
+  pending_.clear();
   if (!orphans.empty()) save();
   return orphans;
 }

@@ -1,7 +1,8 @@
 // What the agent remembers across a restart, in one JSON file under --state-dir: the command ids
 // it has received and executed (the server re-sends the current command on every heartbeat, and
-// a restarted agent must not run it again), the sessions running now (reported failed when the
-// agent died during them) and the completions the server has not yet acknowledged.
+// a restarted agent must not run it again), the commands accepted but not yet carried out and the
+// sessions running now (both reported failed when the agent died meanwhile), and the completions
+// the server has not yet acknowledged.
 //
 // Every change is written at once, atomically; a write that fails is logged and retried with the
 // next change, and the agent goes on with what it holds in memory.
@@ -30,8 +31,12 @@ class CommandJournal {
   static CommandJournal open(std::filesystem::path path);
 
   bool was_received(std::string_view command_id) const;
-  void add_received(const std::string& command_id);  // also the last command id
-  void add_executed(const std::string& command_id);
+  // Also the last command id, and pending until its completion is recorded.
+  void add_received(const std::string& command_id);
+  // The command has taken effect (or failed): executed, no longer pending, its completion owed;
+  // one write for all three, so that a crash cannot keep one and lose another.
+  void record_completion(heartbeat::CommandCompletion completion);
+  const std::vector<std::string>& pending() const { return pending_; }
   const std::deque<std::string>& received_ids() const { return received_; }
   const std::deque<std::string>& executed_ids() const { return executed_; }
   const std::optional<std::string>& last_command_id() const { return last_command_id_; }
@@ -42,12 +47,12 @@ class CommandJournal {
   const std::vector<std::string>& sessions() const { return sessions_; }
 
   // Completions owed to the server, oldest first; one per command id (a newer one replaces it).
-  void owe(heartbeat::CommandCompletion completion);
   void settle(const std::string& command_id);
   const std::deque<heartbeat::CommandCompletion>& owed() const { return owed_; }
 
-  // For the sessions the previous run of the agent left running: owes a failed completion for
-  // each ("agent restarted during session") and forgets them. Returns their ids.
+  // For what the previous run of the agent left undone: owes a failed completion for each
+  // session it left running ("agent restarted during session") and each command it had accepted
+  // but not carried out, and forgets them. Returns their ids.
   std::vector<std::string> fail_orphaned_sessions(const std::string& hostname);
 
   const std::filesystem::path& path() const { return path_; }
@@ -56,11 +61,14 @@ class CommandJournal {
   explicit CommandJournal(std::filesystem::path path) : path_(std::move(path)) {}
   Result<void> load(const std::string& text);
   void save();
+  void owe_failure(const std::string& command_id, const std::string& hostname,
+                   const std::string& why);
 
   std::filesystem::path path_;
   std::deque<std::string> received_;
   std::deque<std::string> executed_;
   std::optional<std::string> last_command_id_;
+  std::vector<std::string> pending_;
   std::vector<std::string> sessions_;
   std::deque<heartbeat::CommandCompletion> owed_;
   bool save_failing_ = false;

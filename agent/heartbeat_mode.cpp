@@ -38,7 +38,8 @@ constexpr auto kDrainTime = 10s;
 constexpr size_t kServerConnections = 3;
 // Sockets open at idle that are not connections: the host lock.
 constexpr size_t kLockSockets = 1;
-constexpr uint64_t kAuditRssSlackKb = 1024;
+constexpr uint64_t kAuditAnonSlackKb = 1024;
+constexpr uint64_t kAuditRssSlackKb = 2048;
 
 heartbeat::RetryTimer retry_timer(const config::AgentConfig& config) {
   heartbeat::RetryPolicy policy;
@@ -57,7 +58,7 @@ class HeartbeatAgent {
         spool_(std::move(spool)),
         signals_(io_),
         drain_timer_(io_),
-        audit_(kServerConnections + kLockSockets, kAuditRssSlackKb),
+        audit_(kServerConnections + kLockSockets, kAuditAnonSlackKb, kAuditRssSlackKb),
         supervisor_(config, host_.hostname, journal_, supervisor_hooks()) {}
 
   Result<int> run() {
@@ -137,9 +138,8 @@ class HeartbeatAgent {
       environment.stop_deadline = std::chrono::seconds(config_.profiler_stop_timeout_s);
       return Session::launch(io_, std::move(spec), std::move(environment), std::move(events));
     };
-    hooks.complete = [this](heartbeat::CommandCompletion completion) {
-      journal_.owe(std::move(completion));
-      if (completions_) completions_->kick();
+    hooks.complete = [this](const heartbeat::CommandCompletion&) {
+      if (completions_) completions_->kick();  // the journal owes it already
     };
     hooks.idle = [this] { on_idle(); };
     return hooks;
@@ -213,8 +213,11 @@ class HeartbeatAgent {
 
   void on_signal(int signal) {
     if (shutting_down_) {
+      // Sessions may still be running: no destructor is to wait for them. Their perf children
+      // die with this process (PR_SET_PDEATHSIG).
       spdlog::warn("{} again: exiting now", signal == SIGINT ? "SIGINT" : "SIGTERM");
-      return io_.stop();
+      spdlog::shutdown();
+      std::_Exit(1);
     }
     shutting_down_ = true;
     spdlog::info("{} received: ending the sessions", signal == SIGINT ? "SIGINT" : "SIGTERM");
@@ -225,8 +228,8 @@ class HeartbeatAgent {
   // Gives the owed completions and profiles a few seconds to reach the server, then stops.
   void drain() {
     drain_until_ = SteadyClock::now() + kDrainTime;
-    completions_->kick();
-    if (uploads_) uploads_->kick();
+    completions_->flush();
+    if (uploads_) uploads_->flush();
     check_drained();
   }
 
@@ -258,10 +261,10 @@ class HeartbeatAgent {
   asio::steady_timer drain_timer_;
   ResourceAudit audit_;
   std::optional<AuditReport> last_audit_;
-  Supervisor supervisor_;
   std::shared_ptr<heartbeat::HeartbeatLoop> heartbeats_;
   std::shared_ptr<heartbeat::RetryingSender> completions_;
   std::shared_ptr<heartbeat::RetryingSender> uploads_;
+  Supervisor supervisor_;  // after the senders: its sessions call them until they are joined
   std::string ip_address_;
   std::vector<std::string> perf_events_;
   bool shutting_down_ = false;

@@ -33,7 +33,8 @@ int run_local_profiling(const config::AgentConfig& config) {
         "-u/--upload-results uploads in heartbeat mode only, for now: this run writes "
         "to -o alone");
   }
-  ProfilerSet profilers = ProfilerSet::start(build_profilers(config));
+  ProfilerSet profilers = ProfilerSet::start(build_profilers(config),
+                                             std::chrono::seconds(config.profiler_stop_timeout_s));
   if (!profilers.any_running()) {
     spdlog::warn("no profiler is running: the profiles will hold no samples");
   }

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/gzip.h"
+#include "common/json_text.h"
 #include "heartbeat/json_fields.h"
 
 namespace dormant::agent {
@@ -40,7 +41,7 @@ Result<PreparedUpload> prepare(const std::string& spooled, std::optional<int64_t
     return Error::invalid_argument("the spooled profile is not an upload body");
   }
   (*body)["gpid"] = gpid ? nlohmann::json(*gpid) : nlohmann::json("");
-  auto compressed = gzip_compress(body->dump());
+  auto compressed = gzip_compress(json_text(*body));
   if (!compressed) return std::move(compressed).take_error();
   return PreparedUpload{std::move(*compressed), (*body)["end_time"].get<std::string>()};
 }
@@ -55,10 +56,15 @@ std::shared_ptr<heartbeat::RetryingSender> make_completion_sender(
     heartbeat::CommandCompletion completion = journal.owed().front();
     std::string id = completion.command_id;
     heartbeat::RetryingSender::Message message;
-    message.post = {"/api/metrics/command_completion", heartbeat::to_json(completion).dump(), {}};
+    message.post = {
+        "/api/metrics/command_completion", json_text(heartbeat::to_json(completion)), {}};
     message.delivered = [&journal, id](const heartbeat::HttpReply& reply) {
       auto answer = heartbeat::parse_json_text(reply.body, "completion answer");
-      bool recorded = answer && answer->is_object() && answer->value("success", false);
+      bool recorded = false;
+      if (answer && answer->is_object()) {
+        auto success = answer->find("success");
+        recorded = success != answer->end() && success->is_boolean() && success->get<bool>();
+      }
       if (recorded) {
         spdlog::debug("completion of command {} recorded", id);
       } else {

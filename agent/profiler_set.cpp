@@ -14,11 +14,19 @@ void add_error_marker(profile::StackTable& stacks, std::string_view profiler,
 
 }  // namespace
 
-ProfilerSet ProfilerSet::start(std::vector<std::unique_ptr<profilers::Profiler>> built) {
+ProfilerSet ProfilerSet::start(std::vector<std::unique_ptr<profilers::Profiler>> built,
+                               std::chrono::milliseconds stop_deadline) {
   ProfilerSet set;
+  std::vector<std::unique_ptr<profilers::Profiler>> failed;
   for (auto& profiler : built) {
     ProfilerOutcome outcome{std::string(profiler->name()), true, ""};
-    if (auto started = profiler->start(); started) {
+    Result<void> started = Error(ErrorKind::kSystem, "start() threw");
+    try {
+      started = profiler->start();
+    } catch (const std::exception& thrown) {
+      started = Error(ErrorKind::kSystem, std::string("start() threw: ") + thrown.what());
+    }
+    if (started) {
       set.running_.push_back(std::move(profiler));
     } else {
       bool skipped = started.error().kind() == ErrorKind::kUnavailable;
@@ -26,10 +34,11 @@ ProfilerSet ProfilerSet::start(std::vector<std::unique_ptr<profilers::Profiler>>
                   started.error().message());
       outcome.running = false;
       outcome.reason = started.error().message();
-      profiler->stop();  // releases whatever a half-done start() left
+      failed.push_back(std::move(profiler));
     }
     set.outcomes_.push_back(std::move(outcome));
   }
+  if (!failed.empty()) (void)stop_profilers(std::move(failed), stop_deadline);
   return set;
 }
 

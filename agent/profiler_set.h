@@ -20,9 +20,11 @@ struct ProfilerOutcome {
 
 class ProfilerSet {
  public:
-  // Starts each of `built` in turn; one that does not start is logged (a warning for a skip, an
-  // error for a failure) and remembered with its reason.
-  static ProfilerSet start(std::vector<std::unique_ptr<profilers::Profiler>> built);
+  // Starts each of `built` in turn; one that does not start (or throws) is logged (a warning for a
+  // skip, an error for a failure), remembered with its reason and stopped like any other, within
+  // `stop_deadline`, to release what a half-done start() left.
+  static ProfilerSet start(std::vector<std::unique_ptr<profilers::Profiler>> built,
+                           std::chrono::milliseconds stop_deadline);
 
   ProfilerSet(ProfilerSet&&) = default;
   ProfilerSet& operator=(ProfilerSet&&) = default;

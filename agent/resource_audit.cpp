@@ -91,11 +91,14 @@ Result<AuditReport> ResourceAudit::audit() const {
     report.excess.push_back(std::to_string(report.now.threads - baseline_.threads) +
                             " threads more than at idle");
   }
-  if (report.memory_compared && report.now.rss_anon_kb > baseline_.rss_anon_kb + rss_slack_kb_) {
-    report.excess.push_back("RssAnon " + std::to_string(report.now.rss_anon_kb) + " kB, " +
-                            std::to_string(report.now.rss_anon_kb - baseline_.rss_anon_kb) +
-                            " kB above idle");
-  }
+  auto memory_above = [&](const char* what, uint64_t now, uint64_t idle, uint64_t slack) {
+    if (report.memory_compared && now > idle + slack) {
+      report.excess.push_back(std::string(what) + " " + std::to_string(now) + " kB, " +
+                              std::to_string(now - idle) + " kB above idle");
+    }
+  };
+  memory_above("VmRSS", report.now.rss_kb, baseline_.rss_kb, rss_slack_kb_);
+  memory_above("RssAnon", report.now.rss_anon_kb, baseline_.rss_anon_kb, anon_slack_kb_);
   for (const auto& excess : report.excess) spdlog::error("teardown audit: {}", excess);
   return report;
 }

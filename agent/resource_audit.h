@@ -46,9 +46,10 @@ struct AuditReport {
 class ResourceAudit {
  public:
   // `max_sockets`: the connections to the server the agent may keep open (one per client).
-  // `rss_slack_kb`: growth of RssAnon over the baseline that is not reported.
-  ResourceAudit(size_t max_sockets, uint64_t rss_slack_kb)
-      : max_sockets_(max_sockets), rss_slack_kb_(rss_slack_kb) {}
+  // Growth over the baseline that is not reported: `anon_slack_kb` for RssAnon (the heap),
+  // `rss_slack_kb` for VmRSS, which also counts the code pages a session has touched.
+  ResourceAudit(size_t max_sockets, uint64_t anon_slack_kb, uint64_t rss_slack_kb)
+      : max_sockets_(max_sockets), anon_slack_kb_(anon_slack_kb), rss_slack_kb_(rss_slack_kb) {}
 
   // Reads the process now as its idle baseline.
   Result<void> take_baseline();
@@ -60,6 +61,7 @@ class ResourceAudit {
 
  private:
   size_t max_sockets_;
+  uint64_t anon_slack_kb_;
   uint64_t rss_slack_kb_;
   bool has_baseline_ = false;
   IdleFootprint baseline_;

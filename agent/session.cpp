@@ -47,26 +47,31 @@ void Session::run() {
   spdlog::info("session {}: starting ({} s {}, {} Hz, {})", spec_.command_id, config.duration_s,
                config.continuous ? "snapshots until stopped" : "one-shot", config.frequency_hz,
                config.pids.empty() ? "whole host" : std::to_string(config.pids.size()) + " pids");
-  ProfilerSet profilers = ProfilerSet::start(build_profilers(config));
+  ProfilerSet profilers = ProfilerSet::start(build_profilers(config), environment_.stop_deadline);
   SessionStarted started{profilers.outcomes(), profilers.any_running()};
   boost::asio::post(io_, [events = events_, started] { events.started(started); });
 
   SessionEnded ended;
-  SnapshotOutput output(config, environment_.host, environment_.spool);
-  bool stopping = wait_for_stop(std::chrono::steady_clock::now()) || !started.any_running;
-  while (!stopping) {
-    auto begin = std::chrono::system_clock::now();
-    HostUsageMeter usage;
-    stopping =
-        wait_for_stop(std::chrono::steady_clock::now() + std::chrono::seconds(config.duration_s)) ||
-        !config.continuous;
-    profile::StackTable stacks = profilers.snapshot();
-    // A stop right after a snapshot leaves nothing worth a profile of its own.
-    if (stacks.total_samples() > 0 || !stopping || ended.snapshots == 0) {
-      output.write(stacks, begin, usage.cpu_percent());
-      if (environment_.spool && environment_.profile_spooled) environment_.profile_spooled();
+  try {
+    SnapshotOutput output(config, environment_.host, environment_.spool);
+    bool stopping = wait_for_stop(std::chrono::steady_clock::now()) || !started.any_running;
+    while (!stopping) {
+      auto begin = std::chrono::system_clock::now();
+      HostUsageMeter usage;
+      stopping = wait_for_stop(std::chrono::steady_clock::now() +
+                               std::chrono::seconds(config.duration_s)) ||
+                 !config.continuous;
+      profile::StackTable stacks = profilers.snapshot();
+      // A stop right after a snapshot leaves nothing worth a profile of its own.
+      if (stacks.total_samples() > 0 || !stopping || ended.snapshots == 0) {
+        output.write(stacks, begin, usage.cpu_percent());
+        if (environment_.spool && environment_.profile_spooled) environment_.profile_spooled();
+      }
+      ++ended.snapshots;
     }
-    ++ended.snapshots;
+  } catch (const std::exception& thrown) {
+    // Whatever went wrong, the profilers are still torn down and the supervisor told.
+    spdlog::error("session {}: {}; ending it", spec_.command_id, thrown.what());
   }
   ended.teardown = profilers.stop(environment_.stop_deadline);
   spdlog::info("session {}: ended after {} snapshots, teardown took {} ms", spec_.command_id,

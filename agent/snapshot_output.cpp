@@ -8,6 +8,7 @@
 
 #include "agent/run_arguments.h"
 #include "common/gzip.h"
+#include "common/json_text.h"
 #include "heartbeat/protocol.h"
 #include "profile/collapsed.h"
 
@@ -69,7 +70,7 @@ Result<UploadBody> make_upload_body(const profile::StackTable& stacks, nlohmann:
   UploadBody body;
   for (int attempt = 0;; ++attempt) {
     upload.profile = profile::write_collapsed(*sent, header);
-    auto compressed = gzip_compress(heartbeat::to_json(upload).dump());
+    auto compressed = gzip_compress(json_text(heartbeat::to_json(upload)));
     if (!compressed) return std::move(compressed).take_error();
     if (compressed->size() <= max_bytes) {
       body.gzip_json = std::move(*compressed);

@@ -116,6 +116,7 @@ void Supervisor::start(const std::string& command_id, Clock::time_point received
     }
     if (paused_continuous_) {
       cancel(*paused_continuous_, "replaced by " + command_id);
+      journal_.remove_session(paused_continuous_->spec.command_id);
       paused_continuous_.reset();
     }
     bool one_shot_overlaps = slots_[kOneShot] &&
@@ -225,7 +226,6 @@ void Supervisor::stop_slot(Slot slot, const std::string& stop_id) {
 
 void Supervisor::launch(Slot slot, Waiting command) {
   journal_.add_session(command.spec.command_id);
-  journal_.add_executed(command.spec.command_id);
   uint64_t generation = ++generations_;
   SessionEvents events{
       [this, slot, generation](const SessionStarted& started) {
@@ -332,7 +332,6 @@ void Supervisor::cancel(Waiting& waiting, const std::string& why) {
 
 void Supervisor::complete(const std::string& command_id, Clock::time_point received,
                           std::optional<std::string> failure) {
-  journal_.add_executed(command_id);
   heartbeat::CommandCompletion completion;
   completion.command_id = command_id;
   completion.hostname = hostname_;
@@ -345,6 +344,7 @@ void Supervisor::complete(const std::string& command_id, Clock::time_point recei
   } else {
     spdlog::info("command {} done in {:.3f} s", command_id, completion.execution_time);
   }
+  journal_.record_completion(completion);
   hooks_.complete(std::move(completion));
 }
 

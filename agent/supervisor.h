@@ -32,7 +32,7 @@ class Supervisor {
   struct Hooks {
     LaunchSession launch;
     // A completion to deliver (the caller journals it and sends it).
-    std::function<void(heartbeat::CommandCompletion)> complete;
+    std::function<void(const heartbeat::CommandCompletion&)> complete;
     // Every session has ended and nothing waits: the agent is back to Idle.
     std::function<void()> idle;
   };

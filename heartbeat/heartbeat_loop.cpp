@@ -1,5 +1,6 @@
 #include "heartbeat/heartbeat_loop.h"
 
+#include "common/json_text.h"
 #include "heartbeat/json_fields.h"
 
 namespace dormant::heartbeat {
@@ -48,7 +49,7 @@ void HeartbeatLoop::schedule(std::chrono::milliseconds delay) {
 }
 
 void HeartbeatLoop::send() {
-  client_->post(kPath, to_json(build_()).dump(),
+  client_->post(kPath, json_text(to_json(build_())),
                 [self = shared_from_this(), run = run_](Result<HttpReply> reply) {
                   if (run == self->run_) self->on_reply(std::move(reply));
                 });

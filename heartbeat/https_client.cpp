@@ -235,6 +235,8 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   }
 
   void finish(Result<HttpReply> result) {
+    request_ = {};  // an upload's body (up to 4 MiB) is not kept until the next request
+    parser_.reset();
     Callback done = std::move(callback_);
     callback_ = nullptr;
     done(std::move(result));

@@ -42,6 +42,20 @@ void RetryingSender::kick() {
   });
 }
 
+void RetryingSender::flush() {
+  boost::asio::post(io_, [self = shared_from_this()] {
+    if (self->stopped_ || self->sending_) return;
+    self->end_backoff();
+    self->send_next();
+  });
+}
+
+void RetryingSender::end_backoff() {
+  backing_off_ = false;
+  ++backoffs_;  // the cancelled wait must not touch the next one
+  timer_.cancel();
+}
+
 void RetryingSender::stop() {
   stopped_ = true;
   timer_.cancel();
@@ -68,9 +82,10 @@ void RetryingSender::on_reply(Message message, Result<HttpReply> reply) {
     last_error_ = std::move(error);
     backing_off_ = true;
     timer_.expires_after(delay);
-    timer_.async_wait([self = shared_from_this()](boost::system::error_code error) {
+    timer_.async_wait([self = shared_from_this(), backoff = backoffs_](boost::system::error_code) {
+      if (backoff != self->backoffs_ || self->stopped_) return;
       self->backing_off_ = false;
-      if (!error && !self->stopped_) self->send_next();
+      self->send_next();
     });
     return;
   }

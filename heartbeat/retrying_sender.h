@@ -6,6 +6,7 @@
 // io_context; kick() may be called from any thread.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -37,6 +38,8 @@ class RetryingSender : public std::enable_shared_from_this<RetryingSender> {
 
   // Something was queued: send it unless a send or a backoff is under way.
   void kick();
+  // Sends now, cutting a backoff short (shutdown: the server may be back already).
+  void flush();
   // Cancels the send in flight and the backoff; no callback runs after it.
   void stop();
 
@@ -48,6 +51,7 @@ class RetryingSender : public std::enable_shared_from_this<RetryingSender> {
   RetryingSender(boost::asio::io_context& io, std::shared_ptr<HttpsClient> client, RetryTimer retry,
                  std::string what, NextMessage next);
   void send_next();
+  void end_backoff();
   void on_reply(Message message, Result<HttpReply> reply);
 
   boost::asio::io_context& io_;
@@ -59,6 +63,7 @@ class RetryingSender : public std::enable_shared_from_this<RetryingSender> {
   OutageLog outages_;
   bool sending_ = false;
   bool backing_off_ = false;
+  uint64_t backoffs_ = 0;  // one per backoff begun or ended early
   bool stopped_ = false;
   std::string last_error_;
 };

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <vector>
 
+#include "common/json_text.h"
+
 namespace dormant::profile {
 namespace {
 
@@ -74,7 +76,7 @@ std::string write_collapsed(const StackTable& stacks, const nlohmann::json& head
   });
   std::sort(lines.begin(), lines.end());
 
-  std::string text = "# " + header.dump() + "\n";
+  std::string text = "# " + json_text(header) + "\n";
   for (const auto& [stack, count] : lines) {
     text += stack;
     text += ' ';

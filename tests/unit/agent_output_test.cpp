@@ -91,6 +91,20 @@ TEST(UploadBody, AProfileThatFitsGoesWhole) {
   EXPECT_EQ(profile->stacks.total_samples(), stacks.total_samples());
 }
 
+// The kernel cuts comm at 15 bytes, in the middle of a UTF-8 character if need be, and perf
+// prints it as it is: the upload must still be made, with U+FFFD in its place.
+TEST(UploadBody, BytesThatAreNotUtf8AreReplacedNotThrown) {
+  profile::StackTable stacks;
+  std::string_view frames[] = {"main", "caf\xc3"};
+  stacks.add("", "worker-\xe2\x82", frames, 3);
+  auto now = std::chrono::system_clock::now();
+  auto body = make_upload_body(stacks, {{"metadata", {}}}, "web-01", now - 60s, now, 0, 0);
+  ASSERT_TRUE(body.ok()) << body.error().message();
+  auto upload = read_body(*body);
+  EXPECT_NE(upload.profile.find("worker-\xef\xbf\xbd"), std::string::npos) << upload.profile;
+  EXPECT_NE(upload.profile.find("caf\xef\xbf\xbd 3"), std::string::npos) << upload.profile;
+}
+
 TEST(UploadBody, ATooLargeProfileLosesItsLightestStacksAndSaysSo) {
   auto stacks = many_stacks(20000);
   auto now = std::chrono::system_clock::now();

@@ -35,17 +35,17 @@ TEST_F(CommandJournalTest, WhatIsWrittenIsReadBackByTheNextRun) {
   {
     auto journal = CommandJournal::open(path_);
     journal.add_received(id(1));
-    journal.add_executed(id(1));
     journal.add_session(id(1));
     heartbeat::CommandCompletion owed{id(1), "web-01",     heartbeat::CompletionStatus::kCompleted,
                                       2.0,   std::nullopt, std::nullopt};
-    journal.owe(owed);
+    journal.record_completion(owed);
   }
   auto journal = CommandJournal::open(path_);
   EXPECT_TRUE(journal.was_received(id(1)));
   EXPECT_FALSE(journal.was_received(id(2)));
   EXPECT_EQ(journal.last_command_id(), id(1));
   EXPECT_EQ(journal.executed_ids().front(), id(1));
+  EXPECT_TRUE(journal.pending().empty());
   EXPECT_EQ(journal.sessions(), std::vector<std::string>{id(1)});
   ASSERT_EQ(journal.owed().size(), 1u);
   EXPECT_EQ(journal.owed().front().execution_time, 2.0);  // whole seconds on the wire
@@ -63,8 +63,10 @@ TEST_F(CommandJournalTest, KeepsTheLatestThousandIds) {
 }
 
 TEST_F(CommandJournalTest, ACorruptFileIsSetAsideAndTheAgentStartsEmpty) {
-  for (const char* bad : {"{not json", "[]", R"({"version":1,"received":["nope"]})",
-                          R"({"version":2})", R"({"version":1,"owed":[{"command_id":1}]})"}) {
+  for (const char* bad :
+       {"{not json", "[]", R"({"version":1,"received":["nope"]})", R"({"version":2})",
+        R"({"version":"1"})", R"({"version":null})", R"({"version":1,"owed":[{"command_id":1}]})",
+        R"({"version":1,"last_command_id":7})"}) {
     write(bad);
     auto journal = CommandJournal::open(path_);
     EXPECT_TRUE(journal.received_ids().empty()) << bad;
@@ -75,16 +77,21 @@ TEST_F(CommandJournalTest, ACorruptFileIsSetAsideAndTheAgentStartsEmpty) {
 
 TEST_F(CommandJournalTest, OrphanedSessionsAreOwedAFailureThatReplacesTheirStartReport) {
   auto journal = CommandJournal::open(path_);
+  journal.add_received(id(1));
   journal.add_session(id(1));
-  journal.owe(
+  journal.record_completion(
       {id(1), "web-01", heartbeat::CompletionStatus::kCompleted, 0, std::nullopt, std::nullopt});
+  journal.add_received(id(2));  // accepted, waiting its turn when the agent died
   auto orphans = CommandJournal::open(path_).fail_orphaned_sessions("web-01");
-  EXPECT_EQ(orphans, std::vector<std::string>{id(1)});
+  EXPECT_EQ(orphans, (std::vector<std::string>{id(1), id(2)}));
   auto reread = CommandJournal::open(path_);
   EXPECT_TRUE(reread.sessions().empty());
-  ASSERT_EQ(reread.owed().size(), 1u);
-  EXPECT_EQ(reread.owed().front().status, heartbeat::CompletionStatus::kFailed);
-  EXPECT_EQ(reread.owed().front().error_message, "agent restarted during session");
+  EXPECT_TRUE(reread.pending().empty());
+  ASSERT_EQ(reread.owed().size(), 2u);
+  EXPECT_EQ(reread.owed()[0].status, heartbeat::CompletionStatus::kFailed);
+  EXPECT_EQ(reread.owed()[0].error_message, "agent restarted during session");
+  EXPECT_EQ(reread.owed()[1].error_message, "agent restarted before the command took effect");
+  EXPECT_EQ(reread.executed_ids().back(), id(2));
 }
 
 }  // namespace

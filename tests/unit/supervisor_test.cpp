@@ -230,6 +230,20 @@ TEST_F(SupervisorTest, AnOverlappingOneShotPausesTheContinuousSessionWhichResume
   EXPECT_EQ(idles_, 0);
 }
 
+TEST_F(SupervisorTest, AContinuousStartReplacesAPausedOneWhichIsNoLongerASession) {
+  supervisor_->on_command(id(1), start_command(true));
+  report_started(*sessions_[0]);
+  supervisor_->on_command(id(2), start_command(false));
+  report_ended(*sessions_[0]);  // paused for the one-shot
+  supervisor_->on_command(id(3), start_command(true));
+  EXPECT_EQ(journal_->sessions(), std::vector<std::string>{id(2)})
+      << "a restart must not report the replaced session failed";
+  report_started(*sessions_[1]);
+  report_ended(*sessions_[1]);
+  ASSERT_EQ(sessions_.size(), 3u);
+  EXPECT_EQ(sessions_[2]->spec.command_id, id(3));
+}
+
 TEST_F(SupervisorTest, AOneShotThatDoesNotOverlapRunsBesideTheContinuousSession) {
   supervisor_->on_command(id(1),
                           start_command(true, {}, {{"profiler_configs", {{"perf", "disabled"}}}}));
