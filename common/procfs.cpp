@@ -126,14 +126,16 @@ Result<std::vector<pid_t>> children(pid_t pid) {
   return found;
 }
 
-Result<ResourceUsage> resource_usage(pid_t pid) {
+Result<ResourceUsage> resource_usage(pid_t pid, bool with_children) {
   ResourceUsage usage;
   auto fds = open_fds(pid);
   if (!fds) return fds.error();
   usage.fds = std::move(*fds);
-  auto kids = children(pid);
-  if (!kids) return kids.error();
-  usage.children = std::move(*kids);
+  if (with_children) {
+    auto kids = children(pid);
+    if (!kids) return kids.error();
+    usage.children = std::move(*kids);
+  }
   auto threads = thread_count(pid);
   if (!threads) return threads.error();
   usage.threads = *threads;

@@ -36,7 +36,9 @@ Result<int> thread_count(pid_t pid = 0);
 Result<MemoryUsage> memory_usage(pid_t pid = 0);
 // Live and zombie children whose parent is `pid`.
 Result<std::vector<pid_t>> children(pid_t pid = 0);
-Result<ResourceUsage> resource_usage(pid_t pid = 0);
+// Without `with_children`, children stays empty: finding them reads the stat of every process
+// on the host.
+Result<ResourceUsage> resource_usage(pid_t pid = 0, bool with_children = true);
 
 // Fields of /proc/PID/stat that callers need; comm may hold spaces and parentheses.
 struct ProcessStat {

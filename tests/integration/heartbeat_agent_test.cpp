@@ -185,11 +185,12 @@ class HeartbeatAgentTest : public ::testing::Test {
 TEST_F(HeartbeatAgentTest, TheFullFlowByCurl) {
   start_server();
   start_agent();
-  ASSERT_TRUE(eventually([&] { return agent_health().is_object(); }, 30s))
-      << "the agent never reported\n"
+  ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
+      << "the agent never reported its idle baseline\n"
       << agent_log();
   EXPECT_EQ(agent_health()["state"], "idle");
-  EXPECT_EQ(agent_health()["now"]["children"], 0);
+  EXPECT_EQ(agent_health()["idle_baseline"]["children"], 0);
+  EXPECT_FALSE(agent_health()["now"].contains("children")) << "counted at baseline and audits only";
 
   auto busy = spawn_busy(30);
   std::string start = request("start", {{"continuous", true}, {"duration", 3}, {"frequency", 99}});
