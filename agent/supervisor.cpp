@@ -272,8 +272,15 @@ void Supervisor::on_ended(Slot slot, uint64_t generation) {
       ended.pause || (ended.replacement && ended.replacement->spec.command_id == id);
   if (!same_command_goes_on) journal_.remove_session(id);
   if (ended.pause && !shutting_down_) {
-    ended.command.completion_owed = false;
-    paused_continuous_ = std::move(ended.command);
+    // What resumes after the one-shot is the command as a process-level stop during the pause
+    // left it, and nothing is launched meanwhile.
+    if (ended.replacement) {
+      paused_continuous_ = std::move(*ended.replacement);
+      ended.replacement.reset();
+    } else {
+      ended.command.completion_owed = false;
+      paused_continuous_ = std::move(ended.command);
+    }
   }
   if (ended.replacement && !shutting_down_) launch(slot, std::move(*ended.replacement));
   schedule();

@@ -298,6 +298,23 @@ TEST_F(SupervisorTest, AProcessStopTakesOnlyThosePidsOut) {
   EXPECT_EQ(supervisor_->state(), Supervisor::State::kIdle);
 }
 
+TEST_F(SupervisorTest, AProcessStopDuringAPauseChangesWhatResumes) {
+  supervisor_->on_command(id(1), start_command(true, {100, 200, 300}));
+  report_started(*sessions_[0]);
+  supervisor_->on_command(id(2), start_command(false, {100}));  // pauses the continuous one
+  supervisor_->on_command(id(3), stop_command({200}));          // before its teardown is done
+  report_ended(*sessions_[0]);
+  ASSERT_EQ(sessions_.size(), 2u) << "nothing but the one-shot is launched";
+  EXPECT_EQ(sessions_[1]->spec.command_id, id(2));
+  EXPECT_EQ(completion_of(id(3)).status, heartbeat::CompletionStatus::kCompleted);
+  report_started(*sessions_[1]);
+  report_ended(*sessions_[1]);
+  ASSERT_EQ(sessions_.size(), 3u);
+  EXPECT_EQ(sessions_[2]->spec.command_id, id(1));
+  EXPECT_EQ(sessions_[2]->spec.config.pids, (std::vector<int>{100, 300}))
+      << "the stopped pid must not be profiled again";
+}
+
 TEST_F(SupervisorTest, AProcessStopCannotTakePidsOutOfAWholeHostSession) {
   supervisor_->on_command(id(1), start_command(true));
   report_started(*sessions_[0]);
