@@ -141,11 +141,15 @@ void CommandJournal::add_received(const std::string& command_id) {
 }
 
 void CommandJournal::record_completion(heartbeat::CommandCompletion completion) {
+  record_unsaved(std::move(completion));
+  save();
+}
+
+void CommandJournal::record_unsaved(heartbeat::CommandCompletion completion) {
   push_capped(executed_, completion.command_id);
   std::erase(pending_, completion.command_id);
   std::erase_if(owed_, [&](const auto& owed) { return owed.command_id == completion.command_id; });
   owed_.push_back(std::move(completion));
-  save();
 }
 
 void CommandJournal::add_session(const std::string& command_id) {
@@ -172,24 +176,24 @@ void CommandJournal::owe_failure(const std::string& command_id, const std::strin
   failed.hostname = hostname;
   failed.status = heartbeat::CompletionStatus::kFailed;
   failed.error_message = why;
-  push_capped(executed_, command_id);
-  std::erase_if(owed_, [&](const auto& owed) { return owed.command_id == command_id; });
-  owed_.push_back(std::move(failed));
+  record_unsaved(std::move(failed));
 }
 
 std::vector<std::string> CommandJournal::fail_orphaned_sessions(const std::string& hostname) {
+  std::vector<std::string> sessions = std::move(sessions_);
+  std::vector<std::string> pending = std::move(pending_);
+  sessions_.clear();
+  pending_.clear();
   std::vector<std::string> orphans;
-  for (const auto& id : sessions_) {
+  for (const auto& id : sessions) {
     owe_failure(id, hostname, "agent restarted during session");
     orphans.push_back(id);
   }
-  for (const auto& id : pending_) {
+  for (const auto& id : pending) {
     if (std::find(orphans.begin(), orphans.end(), id) != orphans.end()) continue;
     owe_failure(id, hostname, "agent restarted before the command took effect");
     orphans.push_back(id);
   }
-  sessions_.clear();
-  pending_.clear();
   if (!orphans.empty()) save();
   return orphans;
 }

@@ -61,6 +61,8 @@ class CommandJournal {
   explicit CommandJournal(std::filesystem::path path) : path_(std::move(path)) {}
   Result<void> load(const std::string& text);
   void save();
+  // record_completion without the write, for callers that record several.
+  void record_unsaved(heartbeat::CommandCompletion completion);
   void owe_failure(const std::string& command_id, const std::string& hostname,
                    const std::string& why);
 

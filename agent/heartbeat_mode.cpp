@@ -184,8 +184,8 @@ class HeartbeatAgent {
   }
 
   void on_idle() {
+    if (!audit_.has_baseline()) return take_baseline();  // which trims first
     ::malloc_trim(0);
-    if (!audit_.has_baseline()) return take_baseline();
     auto report = audit_.audit();
     if (!report) {
       spdlog::warn("teardown audit failed: {}", report.error().message());
