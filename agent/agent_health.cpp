@@ -36,6 +36,12 @@ nlohmann::json agent_health(const HealthInputs& in) {
   health["idle_baseline"] =
       in.audit.has_baseline() ? in.audit.baseline().to_json() : nlohmann::json();
   health["last_teardown_audit"] = in.last_audit ? in.last_audit->to_json() : nlohmann::json();
+  if (const auto& teardown = in.supervisor.last_teardown()) {
+    health["last_teardown"] = {{"took_ms", teardown->took.count()},
+                               {"problems", teardown->problems}};
+  } else {
+    health["last_teardown"] = nullptr;
+  }
   nlohmann::json profilers = nlohmann::json::object();
   for (const auto& outcome : in.supervisor.last_outcomes()) {
     profilers[outcome.name] = {{"available", outcome.running}};

@@ -33,8 +33,8 @@ int run_local_profiling(const config::AgentConfig& config) {
         "-u/--upload-results uploads in heartbeat mode only, for now: this run writes "
         "to -o alone");
   }
-  ProfilerSet profilers = ProfilerSet::start(build_profilers(config),
-                                             std::chrono::seconds(config.profiler_stop_timeout_s));
+  ProfilerSet profilers =
+      ProfilerSet::start(build_profilers(config), config.profiler_stop_deadline());
   if (!profilers.any_running()) {
     spdlog::warn("no profiler is running: the profiles will hold no samples");
   }
@@ -51,7 +51,7 @@ int run_local_profiling(const config::AgentConfig& config) {
     stopping = stopping || wait_for_signal(SteadyClock::now());
     if (!output.write(stacks, begin, usage.cpu_percent())) exit_code = 1;
   }
-  profilers.stop(std::chrono::seconds(config.profiler_stop_timeout_s));
+  profilers.stop(config.profiler_stop_deadline());
   return exit_code;
 }
 

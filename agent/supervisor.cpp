@@ -231,7 +231,7 @@ void Supervisor::launch(Slot slot, Waiting command) {
       [this, slot, generation](const SessionStarted& started) {
         on_started(slot, generation, started);
       },
-      [this, slot, generation](const SessionEnded&) { on_ended(slot, generation); }};
+      [this, slot, generation](const SessionEnded& ended) { on_ended(slot, generation, ended); }};
   slots_[slot] = Active{};
   slots_[slot]->generation = generation;
   SessionSpec spec = command.spec;
@@ -252,9 +252,10 @@ void Supervisor::on_started(Slot slot, uint64_t generation, const SessionStarted
   }
 }
 
-void Supervisor::on_ended(Slot slot, uint64_t generation) {
+void Supervisor::on_ended(Slot slot, uint64_t generation, const SessionEnded& session) {
   auto& active = slots_[slot];
   if (!active || active->generation != generation) return;
+  last_teardown_ = session.teardown;
   Active ended = std::move(*active);
   active.reset();
   ended.session.reset();  // the worker has finished: this does not wait

@@ -52,6 +52,8 @@ class Supervisor {
   std::vector<std::string> running_commands() const;
   // What the profilers of the latest session said at start: for the agent's health report.
   const std::vector<ProfilerOutcome>& last_outcomes() const { return last_outcomes_; }
+  // How the latest session's profilers stopped; empty until one has ended.
+  const std::optional<TeardownReport>& last_teardown() const { return last_teardown_; }
 
  private:
   enum Slot { kContinuous = 0, kOneShot = 1 };
@@ -83,7 +85,7 @@ class Supervisor {
   void launch(Slot slot, Waiting command);
   void stop_slot(Slot slot, const std::string& stop_id);
   void on_started(Slot slot, uint64_t generation, const SessionStarted& started);
-  void on_ended(Slot slot, uint64_t generation);
+  void on_ended(Slot slot, uint64_t generation, const SessionEnded& session);
   void schedule();
   bool overlaps_continuous(const SessionSpec& spec) const;
   void cancel(Waiting& waiting, const std::string& why);
@@ -101,6 +103,7 @@ class Supervisor {
   std::map<std::string, PendingStop> stops_;
   uint64_t generations_ = 0;
   std::vector<ProfilerOutcome> last_outcomes_;
+  std::optional<TeardownReport> last_teardown_;
   std::function<void()> shut_down_done_;
   bool shutting_down_ = false;
 };

@@ -19,13 +19,17 @@ struct StopState {
   std::string error;
 };
 
+bool wait_done(StopState& state, SteadyClock::time_point until) {
+  std::unique_lock lock(state.mutex);
+  return state.done_changed.wait_until(lock, until, [&] { return state.done; });
+}
+
 }  // namespace
 
 TeardownReport stop_profilers(std::vector<std::unique_ptr<profilers::Profiler>> profilers,
                               std::chrono::milliseconds deadline) {
   TeardownReport report;
   auto began = SteadyClock::now();
-  auto until = began + deadline;
   std::vector<std::shared_ptr<StopState>> states;
   std::vector<std::thread> stoppers;
   for (auto& profiler : profilers) {
@@ -44,25 +48,38 @@ TeardownReport stop_profilers(std::vector<std::unique_ptr<profilers::Profiler>> 
       state->done_changed.notify_all();
     });
   }
+
+  std::vector<bool> aborted(profilers.size(), false);
   for (size_t i = 0; i < profilers.size(); ++i) {
-    std::unique_lock lock(states[i]->mutex);
-    bool done = states[i]->done_changed.wait_until(lock, until, [&] { return states[i]->done; });
+    if (!wait_done(*states[i], began + deadline)) {
+      profilers[i]->abort();
+      aborted[i] = true;
+    }
+  }
+  const std::string late =
+      ": stop() passed its " + std::to_string(deadline.count()) + " ms deadline";
+  auto abort_until = SteadyClock::now() + kAbortGrace;
+  for (size_t i = 0; i < profilers.size(); ++i) {
     std::string name(profilers[i]->name());
-    if (!done) {
-      lock.unlock();
+    if (!wait_done(*states[i], abort_until)) {
       stoppers[i].detach();
       (void)profilers[i].release();  // the abandoned stop() still uses it
-      report.problems.push_back(name + ": stop() did not end within " +
-                                std::to_string(deadline.count()) + " ms; abandoned");
+      report.problems.push_back(name + late + " and did not return once its processes were " +
+                                "killed; abandoned");
       spdlog::error("{}", report.problems.back());
       continue;
     }
+    stoppers[i].join();
+    std::string problem;
+    if (aborted[i]) problem = name + late + "; its processes were killed";
     if (!states[i]->error.empty()) {
-      report.problems.push_back(name + ": stop() failed: " + states[i]->error);
+      problem +=
+          (problem.empty() ? name + ": stop() failed: " : "; then it failed: ") + states[i]->error;
+    }
+    if (!problem.empty()) {
+      report.problems.push_back(std::move(problem));
       spdlog::error("{}", report.problems.back());
     }
-    lock.unlock();
-    stoppers[i].join();
   }
   profilers.clear();
   report.took = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - began);

@@ -1,8 +1,9 @@
 // Stops a session's profilers, each in isolation: all stop() calls run at once on threads of
 // their own, so an error or a hang in one never keeps another running. A stop() still running at
-// the deadline is abandoned: its thread and its profiler are left alone (never freed under it),
-// the children it spawned die with the session's thread (Subprocess sets PR_SET_PDEATHSIG), and
-// the report says so; the audit that follows counts what it still holds.
+// the deadline gets abort(), which kills the processes it waits on; once it returns, the profiler
+// is freed like the others. One that does not return even then (stuck in the kernel) is
+// abandoned: its thread and its profiler are left alone (never freed under it) and the report
+// says so; the audit that follows counts what it still holds.
 #pragma once
 
 #include <chrono>
@@ -15,9 +16,12 @@
 namespace dormant::agent {
 
 struct TeardownReport {
-  std::vector<std::string> problems;  // "perf: stop() did not end within 10 s; abandoned"
+  std::vector<std::string> problems;  // "perf: stop() passed its 10000 ms deadline; its ..."
   std::chrono::milliseconds took{0};
 };
+
+// How long a stop() has to return once abort() has killed its processes.
+inline constexpr std::chrono::seconds kAbortGrace{1};
 
 TeardownReport stop_profilers(std::vector<std::unique_ptr<profilers::Profiler>> profilers,
                               std::chrono::milliseconds deadline);

@@ -157,10 +157,6 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   return pointers;
 }
 
-void signal_group(pid_t pid, int sig) {
-  if (::kill(-pid, sig) != 0) ::kill(pid, sig);
-}
-
 bool wait_readable(int fd, Deadline deadline) {
   for (;;) {
     pollfd pfd{fd, POLLIN, 0};
@@ -240,14 +236,17 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(SpawnOptions options) {
     }
     return error;
   }
-  return std::unique_ptr<Subprocess>(new Subprocess(
-      pid, options.argv[0], std::move(pidfd), std::move(out->parent), std::move(err->parent)));
+  if (options.groups != nullptr) options.groups->add(pid);
+  return std::unique_ptr<Subprocess>(new Subprocess(pid, options.argv[0], options.groups,
+                                                    std::move(pidfd), std::move(out->parent),
+                                                    std::move(err->parent)));
 }
 
-Subprocess::Subprocess(pid_t pid, std::string program, UniqueFd pidfd, UniqueFd stdout_pipe,
-                       UniqueFd stderr_pipe)
+Subprocess::Subprocess(pid_t pid, std::string program, ChildGroups* groups, UniqueFd pidfd,
+                       UniqueFd stdout_pipe, UniqueFd stderr_pipe)
     : pid_(pid),
       program_(std::move(program)),
+      groups_(groups),
       pidfd_(std::move(pidfd)),
       stdout_pipe_(std::move(stdout_pipe)),
       stderr_pipe_(std::move(stderr_pipe)) {
@@ -272,6 +271,7 @@ std::optional<ExitStatus> Subprocess::reap_if_exited_locked() {
 
 ExitStatus Subprocess::kill_group_and_reap_locked() {
   signal_group(pid_, SIGKILL);
+  if (groups_ != nullptr) groups_->remove(pid_);  // while the unreaped leader keeps its group id
   int status = 0;
   while (::waitpid(pid_, &status, 0) < 0) {
     if (errno != EINTR) {
@@ -385,9 +385,10 @@ Result<void> Subprocess::for_each_stdout_line(const std::function<void(std::stri
 }
 
 Result<CommandOutput> run_command(std::vector<std::string> argv, Deadline deadline,
-                                  size_t max_output) {
+                                  size_t max_output, ChildGroups* groups) {
   SpawnOptions options;
   options.argv = std::move(argv);
+  options.groups = groups;
   auto child = Subprocess::spawn(std::move(options));
   if (!child) return child.error();
   Subprocess& process = **child;

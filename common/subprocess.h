@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 
+#include "common/child_groups.h"
 #include "common/deadline.h"
 #include "common/exit_status.h"
 #include "common/line_reader.h"
@@ -48,6 +49,7 @@ struct SpawnOptions {
   bool stdin_inherit = false;    // otherwise /dev/null
   Redirect stdout_to = Redirect::pipe();
   Redirect stderr_to = Redirect::pipe();
+  ChildGroups* groups = nullptr;  // registers the child's group there while it is unreaped
 };
 
 class Subprocess {
@@ -89,8 +91,8 @@ class Subprocess {
   Result<std::optional<std::string_view>> next_stdout_line(Deadline deadline = kNoDeadline);
 
  private:
-  Subprocess(pid_t pid, std::string program, UniqueFd pidfd, UniqueFd stdout_pipe,
-             UniqueFd stderr_pipe);
+  Subprocess(pid_t pid, std::string program, ChildGroups* groups, UniqueFd pidfd,
+             UniqueFd stdout_pipe, UniqueFd stderr_pipe);
   std::optional<ExitStatus> reap_if_exited_locked();
   ExitStatus kill_group_and_reap_locked();
   void append_stderr(std::string_view data);
@@ -98,6 +100,7 @@ class Subprocess {
 
   const pid_t pid_;
   const std::string program_;
+  ChildGroups* const groups_;
   UniqueFd pidfd_;
   UniqueFd stdout_pipe_;
   UniqueFd stderr_pipe_;
@@ -115,6 +118,6 @@ struct CommandOutput {
   std::string stderr_text;
 };
 Result<CommandOutput> run_command(std::vector<std::string> argv, Deadline deadline,
-                                  size_t max_output = 1 << 20);
+                                  size_t max_output = 1 << 20, ChildGroups* groups = nullptr);
 
 }  // namespace dormant

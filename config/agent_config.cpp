@@ -164,8 +164,10 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
           "Restart perf record when its RSS passes this many MB", "");
   add_int(app, "--perf-script-timeout", c.perf_script_timeout_s, 1, INT_MAX,
           "Seconds perf script may take for one snapshot", "");
-  add_int(app, "--profiler-stop-timeout", c.profiler_stop_timeout_s, 1, 3600,
-          "Seconds a profiler's stop may take before it is abandoned", "");
+  app.add_option("--profiler-stop-timeout", c.profiler_stop_timeout_s,
+                 "Seconds a profiler's stop may take before its processes are killed")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->group("");
   app.add_option("--host-lock", c.host_lock, "Name of the one-agent-per-host lock")->group("");
 
   add_int(app, "--skip-system-profilers-above", c.skip_system_profilers_above, 0, INT_MAX,

@@ -2,6 +2,8 @@
 // DORMANT_* environment variables and a config file (in that order of precedence).
 #pragma once
 
+#include <chrono>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -63,7 +65,11 @@ struct AgentConfig {
   int perf_restart_interval_s = 600;
   int perf_restart_rss_mb = 200;
   int perf_script_timeout_s = 300;
-  int profiler_stop_timeout_s = 10;
+  double profiler_stop_timeout_s = 10;
+
+  std::chrono::milliseconds profiler_stop_deadline() const {
+    return std::chrono::milliseconds(std::llround(profiler_stop_timeout_s * 1000));
+  }
   std::string host_lock = "dormant-agent";
 
   // Guard rails (0: off).

@@ -26,6 +26,11 @@ class Profiler {
   // Stops collecting and releases every process, file and kernel object it holds. Safe to call
   // after a failed start() and more than once.
   virtual void stop() = 0;
+
+  // Called from another thread while stop() runs past its deadline: kills every process this
+  // profiler started, so that a stop() waiting on them returns. Must not block. A profiler with
+  // no processes of its own has nothing to do here.
+  virtual void abort() = 0;
 };
 
 }  // namespace dormant::profilers

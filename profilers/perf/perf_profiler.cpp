@@ -108,7 +108,8 @@ Result<std::string> PerfProfiler::discover_event(const Target& target) {
     auto targeted = event_and_target_args(event, target);
     argv.insert(argv.end(), targeted.begin(), targeted.end());
     argv.insert(argv.end(), {"--", "sleep", "0.5"});
-    auto recorded = run_command(argv, deadline_after(std::chrono::seconds(30)));
+    auto recorded =
+        run_command(argv, deadline_after(std::chrono::seconds(30)), 1 << 20, &children_);
     std::string outcome;
     if (!recorded && recorded.error().kind() == ErrorKind::kNotFound) {
       return Error(ErrorKind::kUnavailable, "perf is not installed (" + recorded.error().message() +
@@ -125,7 +126,8 @@ Result<std::string> PerfProfiler::discover_event(const Target& target) {
     } else {
       profile::StackTable table;
       PerfScriptParser parser(table);
-      auto script = run_perf_script(options_.perf_path, data, parser, std::chrono::seconds(30));
+      auto script =
+          run_perf_script(options_.perf_path, data, parser, std::chrono::seconds(30), &children_);
       if (!script) {
         outcome = script.error().message();
       } else if (!script->complete) {
@@ -199,6 +201,7 @@ Result<void> PerfProfiler::start_recorder(Recorder& recorder) {
   options.perf_path = options_.perf_path;
   options.directory = directory_;
   options.name = recorder.name;
+  options.groups = &children_;
   options.args = record_args_;
   options.args.insert(options.args.end(), recorder.call_graph_args.begin(),
                       recorder.call_graph_args.end());
@@ -216,7 +219,8 @@ Result<std::map<int, profile::StackTable>> PerfProfiler::collect(Recorder& recor
   for (const std::filesystem::path& file : *files) {
     if (!failure) {
       PerfScriptParser parser([&](int pid) -> profile::StackTable& { return per_pid[pid]; });
-      auto script = run_perf_script(options_.perf_path, file, parser, options_.script_timeout);
+      auto script =
+          run_perf_script(options_.perf_path, file, parser, options_.script_timeout, &children_);
       if (!script) {
         failure = script.error();
       } else if (!script->complete) {

@@ -48,6 +48,7 @@ class PerfProfiler final : public Profiler {
   Result<void> start() override;
   Result<profile::StackTable> snapshot() override;
   void stop() override;
+  void abort() override { children_.kill_all(); }
 
   // The event start() settled on ("cpu-clock", "cycles"), for the heartbeat and the logs.
   const std::string& event() const { return event_; }
@@ -75,6 +76,7 @@ class PerfProfiler final : public Profiler {
   void restart_if_due(Recorder& recorder);
 
   PerfProfilerOptions options_;
+  ChildGroups children_;  // every perf this profiler runs, for abort(); outlives them
   std::filesystem::path directory_;
   std::vector<std::string> record_args_;  // event, frequency and target
   std::string event_;

@@ -32,6 +32,7 @@ Result<std::unique_ptr<PerfRecord>> PerfRecord::start(const PerfRecordOptions& o
   spawn.argv.insert(spawn.argv.end(), options.args.begin(), options.args.end());
   spawn.stdout_to = Redirect::null();
   spawn.stderr_to = Redirect::file(options.directory / (options.name + ".log"));
+  spawn.groups = options.groups;
   auto process = Subprocess::spawn(spawn);
   if (!process) return process.error();
   std::unique_ptr<PerfRecord> record(new PerfRecord(options, std::move(*process)));

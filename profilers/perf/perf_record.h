@@ -19,6 +19,7 @@ struct PerfRecordOptions {
   std::filesystem::path directory;  // private, owned by the caller
   std::string name = "perf";        // file prefix and log name ("perf-fp", "perf-dwarf")
   std::vector<std::string> args;    // event, frequency, call graph and target arguments
+  ChildGroups* groups = nullptr;    // where perf's process group is registered
 };
 
 class PerfRecord {

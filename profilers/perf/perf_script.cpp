@@ -24,9 +24,10 @@ std::string last_line(std::string text) {
 
 Result<ScriptOutcome> run_perf_script(const std::string& perf_path,
                                       const std::filesystem::path& data, PerfScriptParser& parser,
-                                      std::chrono::seconds timeout) {
+                                      std::chrono::seconds timeout, ChildGroups* groups) {
   SpawnOptions options;
   options.argv = {perf_path, "script", "-F", "+pid", "-i", data.string()};
+  options.groups = groups;
   auto spawned = Subprocess::spawn(options);
   if (!spawned) return spawned.error();
   Subprocess& script = **spawned;

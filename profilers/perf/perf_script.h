@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 
+#include "common/child_groups.h"
 #include "common/result.h"
 #include "profilers/perf/perf_script_parser.h"
 
@@ -18,9 +19,9 @@ struct ScriptOutcome {
 
 // Feeds `perf script -F +pid -i data` to `parser` line by line. Death by signal is an outcome
 // (seed 000: known on some GPU hosts), not an error; a non-zero exit or running past `timeout`
-// is an error that carries perf's stderr.
+// is an error that carries perf's stderr. `groups`, when given, registers the child there.
 Result<ScriptOutcome> run_perf_script(const std::string& perf_path,
                                       const std::filesystem::path& data, PerfScriptParser& parser,
-                                      std::chrono::seconds timeout);
+                                      std::chrono::seconds timeout, ChildGroups* groups = nullptr);
 
 }  // namespace dormant::profilers::perf

@@ -7,12 +7,24 @@
 #   fail                 complain on stderr and exit with code 1
 #   slow                 wait 3 s, then do its work
 # `perf record` fails at once while the file named by FAKE_PERF_RECORD_FAILS_IF exists.
+# FAKE_PERF_RECORD=deaf: the recording `perf record` (not discovery's trials) records, but its
+# process outlives SIGTERM until SIGKILL, as a perf stuck in the kernel would.
 # Anything else, and every other subcommand, runs the real perf. Each call is appended to
 # $FAKE_PERF_LOG when that is set.
 [ -n "$FAKE_PERF_LOG" ] && echo "$*" >> "$FAKE_PERF_LOG"
 if [ "$1" = record ] && [ -n "$FAKE_PERF_RECORD_FAILS_IF" ] && [ -e "$FAKE_PERF_RECORD_FAILS_IF" ]; then
   echo "fake perf: failed to open the perf event (broken on purpose)" >&2
   exit 1
+fi
+if [ "$1" = record ] && [ "$FAKE_PERF_RECORD" = deaf ]; then
+  case "$*" in *--switch-output*)
+    trap '' TERM
+    perf "$@" &
+    recording=$!
+    trap 'kill -USR2 $recording' USR2  # the agent's "switch output" goes to the real perf
+    while kill -0 $recording 2>/dev/null; do wait $recording; done
+    while :; do sleep 1; done ;;
+  esac
 fi
 if [ "$1" = script ]; then
   case "$*" in *trial-*) trial=1 ;; *) trial=0 ;; esac

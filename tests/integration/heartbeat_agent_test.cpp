@@ -363,6 +363,40 @@ TEST_F(HeartbeatAgentTest, TwoHundredStartStopCyclesReturnToTheIdleBaseline) {
   stop_agent();
 }
 
+// perf record outlives SIGTERM, so the profiler's stop() would wait out its 2 s grace, far past the
+// 0.2 s deadline: its processes are killed at the deadline, the profiler is freed, and the agent
+// is back to its idle baseline with the reason told. (Without the kill, stop() would return only
+// after the 1 s that teardown waits past the deadline, and be abandoned.)
+TEST_F(HeartbeatAgentTest, AProfilerWhoseStopHangsIsKilledAndReleased) {
+  start_server();
+  auto args = agent_args(server_->port());
+  args.insert(args.end(), {"--perf-path", FAKE_PERF, "--profiler-stop-timeout", "0.2"});
+  start_agent(args, {"FAKE_PERF_RECORD=deaf"});
+  ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
+      << agent_log();
+  json baseline = agent_health()["idle_baseline"];
+  std::string start = request("start", {{"continuous", true}, {"duration", 60}, {"frequency", 11}});
+  ASSERT_TRUE(command_reaches(start, "completed")) << agent_log();
+  std::string stop = request("stop", {{"stop_level", "host"}});
+  ASSERT_TRUE(command_reaches(stop, "completed")) << agent_log();
+  ASSERT_TRUE(back_to_idle()) << agent_log();
+
+  json teardown = agent_health()["last_teardown"];
+  ASSERT_EQ(teardown["problems"].size(), 1u) << teardown.dump();
+  EXPECT_EQ(teardown["problems"][0],
+            "perf: stop() passed its 200 ms deadline; its processes were killed");
+  json audit = agent_health()["last_teardown_audit"];
+  EXPECT_EQ(audit["clean"], true) << audit.dump() << "\n" << agent_log();
+  for (const char* key : {"open_fds", "children", "threads"}) {
+    EXPECT_EQ(audit["after"][key], baseline[key]) << key;
+  }
+  auto left =
+      run_command({"pgrep", "-f", "perf record.*" + (root_ / "tmp").string()}, deadline_after(10s));
+  ASSERT_TRUE(left.ok());
+  EXPECT_EQ(left->status.code, 1) << "perf record is still running: " << left->stdout_text;
+  stop_agent();
+}
+
 // The server re-sends the current command in every answer; the agent runs it once.
 TEST_F(HeartbeatAgentTest, TheSameCommandDeliveredAHundredTimesRunsOnce) {
   start_server();

@@ -124,6 +124,8 @@ class EveryFlag : public AgentConfigTest {
         {"server-host", "https://up.example",
          [](auto& c) { return c.upload_server() == "https://up.example"; }},
         {"heartbeat-interval", "5", [](auto& c) { return c.heartbeat_interval_s == 5; }},
+        {"profiler-stop-timeout", "0.25",
+         [](auto& c) { return c.profiler_stop_deadline() == std::chrono::milliseconds(250); }},
         {"server-upload-timeout", "9", [](auto& c) { return c.server_upload_timeout_s == 9; }},
         {"token", "t0ken", [](auto& c) { return c.token == "t0ken"; }},
         {"service-name", "web", [](auto& c) { return c.service_name == "web"; }},

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include <fcntl.h>
@@ -269,6 +270,46 @@ TEST(Subprocess, TerminateFromAnotherThreadEndsTheReader) {
   EXPECT_TRUE(read.ok());
   EXPECT_EQ(status.signal, SIGKILL);
   EXPECT_EQ(child->terminate(milliseconds(100)).signal, SIGKILL) << "a second call is harmless";
+}
+
+TEST(ChildGroups, AGroupIsRegisteredFromSpawnUntilItsLeaderIsReaped) {
+  ChildGroups groups;
+  SpawnOptions options = helper({"sleep"});
+  options.groups = &groups;
+  auto child = spawn_ok(options);
+  ASSERT_EQ(read_one_line(*child), "ready");
+  EXPECT_EQ(groups.size(), 1u);
+  child->terminate(milliseconds(500));
+  EXPECT_EQ(groups.size(), 0u);
+}
+
+// What a profiler's abort() relies on: a terminate() waiting out a long grace on a child that
+// ignores SIGTERM returns as soon as another thread kills the groups.
+TEST(ChildGroups, KillAllEndsATerminateWaitingOnAnotherThread) {
+  ChildGroups groups;
+  SpawnOptions options = helper({"ignore-term"});
+  options.groups = &groups;
+  auto child = spawn_ok(options);
+  ASSERT_EQ(read_one_line(*child), "ready");
+  auto terminated =
+      std::async(std::launch::async, [&] { return child->terminate(std::chrono::hours(1)); });
+  EXPECT_EQ(terminated.wait_for(milliseconds(200)), std::future_status::timeout);
+  EXPECT_EQ(groups.kill_all(), 1);
+  ASSERT_EQ(terminated.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "terminate() still waits out its grace";
+  EXPECT_EQ(terminated.get().signal, SIGKILL);
+  EXPECT_EQ(groups.size(), 0u);
+}
+
+TEST(ChildGroups, AChildSpawnedAfterKillAllIsKilledAtOnce) {
+  ChildGroups groups;
+  EXPECT_EQ(groups.kill_all(), 0);
+  SpawnOptions options = helper({"sleep"});
+  options.groups = &groups;
+  auto child = spawn_ok(options);
+  auto status = child->wait(deadline_after(std::chrono::seconds(60)));
+  ASSERT_TRUE(status.ok()) << "still running";
+  EXPECT_EQ(status->signal, SIGKILL) << status->describe();
 }
 
 TEST(RunCommand, CollectsOutputAndStatus) {
