@@ -76,7 +76,30 @@ idle() {
     "$(calc "$rss / 1024")" "$(calc "$anon / 1024")" "$threads" "$fds"
   printf "CPU: %.1f ms in %d s = %.3f%% of one core\n" "$(calc "$cpu_used / 1000000")" \
     "$elapsed" "$(calc "$cpu_used / ($elapsed * 10000000)")"
+  rss_by_mapping
   stop_agent
+}
+
+# Where VmRSS lies: the agent's own code, each shared library's mapped pages (shared with every
+# process that maps them; the kernel maps whole page-cache folios, not only the pages run), and
+# anonymous memory.
+rss_by_mapping() {
+  local agent by_mapping
+  agent=$(readlink -f "$agent_bin")
+  by_mapping=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { name = $6 == "" ? "[anonymous]" : $6 }
+                    /^Rss:/ { rss[name] += $2 }
+                    END { for (n in rss) if (rss[n] > 0) print rss[n], n }' "/proc/$agent_pid/smaps")
+  echo "VmRSS by mapping now (kB):"
+  grep '\.so' <<<"$by_mapping" | sort -nr | awk '{ printf "  %6d  %s\n", $1, $2 }'
+  awk -v agent="$agent" '
+    $2 ~ /\.so/ { libraries += $1; next }
+    $2 == agent { own += $1; next }
+    { other += $1 }
+    END {
+      printf "  %6d  = shared libraries in all\n", libraries
+      printf "  %6d  dormant-agent code and data\n", own
+      printf "  %6d  heap, stack and other anonymous memory\n", other
+    }' <<<"$by_mapping"
 }
 
 # Seconds since the epoch of the log line's ISO timestamp.
