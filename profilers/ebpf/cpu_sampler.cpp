@@ -1,0 +1,291 @@
+#include "profilers/ebpf/cpu_sampler.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <unordered_map>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/perf_event.h>
+#include <spdlog/spdlog.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cpu_sampler.skel.h"
+
+#include "bpf/cpu_sampler.h"
+#include "common/unique_fd.h"
+
+namespace dormant::profilers::ebpf {
+namespace {
+
+constexpr size_t kLogTailBytes = 4096;
+constexpr int kCapSysAdmin = 21;
+constexpr int kCapPerfmon = 38;
+constexpr int kCapBpf = 39;
+
+// libbpf's messages while this thread loads the program: the verifier's log among them.
+thread_local std::string* load_log = nullptr;
+
+int route_libbpf_message(libbpf_print_level level, const char* format, va_list args) {
+  if (level == LIBBPF_DEBUG) return 0;
+  char text[1024];
+  int length = std::vsnprintf(text, sizeof(text), format, args);
+  if (load_log != nullptr) {
+    load_log->append(text);
+    if (load_log->size() > 2 * kLogTailBytes) load_log->erase(0, load_log->size() - kLogTailBytes);
+  } else {
+    std::string_view line(text);
+    while (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+    spdlog::debug("libbpf: {}", line);
+  }
+  return length;
+}
+
+std::string tail_of(std::string log) {
+  if (log.size() > kLogTailBytes) log.erase(0, log.size() - kLogTailBytes);
+  while (!log.empty() && (log.back() == '\n' || log.back() == ' ')) log.pop_back();
+  return log;
+}
+
+// The effective capability set of this process, from /proc/self/status.
+uint64_t effective_capabilities() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("CapEff:")) return std::stoull(line.substr(7), nullptr, 16);
+  }
+  return 0;
+}
+
+bool has(uint64_t capabilities, int capability) { return (capabilities >> capability) & 1; }
+
+Result<UniqueFd> open_sampling_event(int cpu, int frequency_hz, bool cycles) {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = cycles ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
+  attr.config = cycles ? uint64_t{PERF_COUNT_HW_CPU_CYCLES} : uint64_t{PERF_COUNT_SW_CPU_CLOCK};
+  attr.freq = 1;
+  attr.sample_freq = static_cast<uint64_t>(frequency_hz);
+  int fd =
+      static_cast<int>(::syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+  if (fd < 0) return Error::from_errno("perf_event_open(cpu " + std::to_string(cpu) + ")");
+  return UniqueFd(fd);
+}
+
+int on_process_event(void* context, void* data, size_t size) {
+  if (size < sizeof(dormant_process_event)) return 0;
+  dormant_process_event event;
+  std::memcpy(&event, data, sizeof(event));
+  ProcessImage image;
+  image.pid = static_cast<int>(event.tgid);
+  image.generation = event.generation;
+  image.comm.assign(event.comm, strnlen(event.comm, sizeof(event.comm)));
+  auto& on_image = *static_cast<std::function<void(const ProcessImage&)>*>(context);
+  if (on_image) on_image(image);
+  return 0;
+}
+
+}  // namespace
+
+void CpuSampler::SkeletonDeleter::operator()(::cpu_sampler* skeleton) const {
+  cpu_sampler::destroy(skeleton);
+}
+void CpuSampler::LinkDeleter::operator()(::bpf_link* link) const { bpf_link__destroy(link); }
+void CpuSampler::RingDeleter::operator()(::ring_buffer* ring) const { ring_buffer__free(ring); }
+
+Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& options) {
+  uint64_t capabilities = effective_capabilities();
+  if (!has(capabilities, kCapSysAdmin) &&
+      !(has(capabilities, kCapBpf) && has(capabilities, kCapPerfmon))) {
+    return Error(ErrorKind::kUnavailable,
+                 "the eBPF sampler needs CAP_BPF and CAP_PERFMON (or root); this process has "
+                 "neither CAP_SYS_ADMIN nor both of them");
+  }
+  if (!std::filesystem::exists("/sys/kernel/btf/vmlinux")) {
+    return Error(ErrorKind::kUnavailable,
+                 "the kernel has no BTF (/sys/kernel/btf/vmlinux is missing; it needs "
+                 "CONFIG_DEBUG_INFO_BTF=y), which the eBPF sampler needs to load");
+  }
+  static std::once_flag print_routed;
+  std::call_once(print_routed, [] { libbpf_set_print(route_libbpf_message); });
+
+  std::unique_ptr<CpuSampler> sampler(new CpuSampler());
+  std::string log;
+  load_log = &log;
+  sampler->skeleton_.reset(cpu_sampler::open());
+  if (!sampler->skeleton_) {
+    load_log = nullptr;
+    Error error = Error::from_errno("opening the eBPF sampler");
+    return log.empty() ? error : std::move(error).with_context(tail_of(log));
+  }
+  ::cpu_sampler& skeleton = *sampler->skeleton_;
+  skeleton.rodata->filter = !options.pids.empty()         ? DORMANT_FILTER_PIDS
+                            : !options.cgroup_ids.empty() ? DORMANT_FILTER_CGROUPS
+                                                          : DORMANT_FILTER_ALL;
+  auto at_least_one = [](size_t n) { return static_cast<uint32_t>(std::max<size_t>(n, 1)); };
+  bpf_map__set_max_entries(skeleton.maps.stacks, options.max_stacks);
+  bpf_map__set_max_entries(skeleton.maps.counts, options.max_counted);
+  bpf_map__set_max_entries(skeleton.maps.processes, options.max_processes);
+  bpf_map__set_max_entries(skeleton.maps.target_pids, at_least_one(options.pids.size()));
+  bpf_map__set_max_entries(skeleton.maps.target_cgroups, at_least_one(options.cgroup_ids.size()));
+  int loaded = cpu_sampler::load(&skeleton);
+  load_log = nullptr;
+  if (loaded != 0) {
+    int error = -loaded;
+    std::string message = std::string("cannot load the eBPF sampler: ") + std::strerror(error);
+    if (!log.empty()) message += "; the kernel said:\n" + tail_of(log);
+    return Error(error == EPERM ? ErrorKind::kUnavailable : ErrorKind::kBpf, message);
+  }
+
+  uint8_t yes = 1;
+  for (int pid : options.pids) {
+    auto key = static_cast<uint32_t>(pid);
+    if (bpf_map__update_elem(skeleton.maps.target_pids, &key, sizeof(key), &yes, sizeof(yes),
+                             BPF_ANY) != 0) {
+      return Error::from_errno("filling the eBPF sampler's pid filter");
+    }
+  }
+  for (uint64_t cgroup : options.cgroup_ids) {
+    if (bpf_map__update_elem(skeleton.maps.target_cgroups, &cgroup, sizeof(cgroup), &yes,
+                             sizeof(yes), BPF_ANY) != 0) {
+      return Error::from_errno("filling the eBPF sampler's cgroup filter");
+    }
+  }
+
+  int possible = libbpf_num_possible_cpus();
+  if (possible <= 0) return Error::from_errno("counting the possible CPUs", -possible);
+  bool cycles = true;
+  for (int cpu = 0; cpu < possible; ++cpu) {
+    auto event = open_sampling_event(cpu, options.frequency_hz, cycles);
+    if (!event && cycles && sampler->links_.empty()) {
+      cycles = false;  // no hardware PMU (a VM, say): the cpu-clock software event
+      event = open_sampling_event(cpu, options.frequency_hz, cycles);
+    }
+    if (!event && event.error().sys_errno() == ENODEV) continue;  // an offline CPU
+    if (!event) return Error(event.error()).with_context("the eBPF sampler's sampling event");
+    ::bpf_link* link = bpf_program__attach_perf_event(skeleton.progs.on_cpu_sample, event->get());
+    if (link == nullptr) {
+      return Error::from_errno("attaching the eBPF sampler to CPU " + std::to_string(cpu));
+    }
+    (void)event->release();  // the link closes it
+    sampler->links_.emplace_back(link);
+  }
+  if (sampler->links_.empty()) {
+    return Error(ErrorKind::kUnavailable, "the eBPF sampler found no online CPU to sample");
+  }
+  sampler->event_ = cycles ? "cycles" : "cpu-clock";
+
+  sampler->ring_.reset(ring_buffer__new(bpf_map__fd(skeleton.maps.process_events), on_process_event,
+                                        &sampler->on_image_, nullptr));
+  if (!sampler->ring_) return Error::from_errno("reading the eBPF sampler's process events");
+  return sampler;
+}
+
+CpuSampler::~CpuSampler() {
+  ring_.reset();
+  links_.clear();
+  skeleton_.reset();
+}
+
+Result<int> CpuSampler::poll_images(std::chrono::milliseconds timeout,
+                                    const std::function<void(const ProcessImage&)>& on_image) {
+  on_image_ = on_image;
+  int polled = ring_buffer__poll(ring_.get(), static_cast<int>(timeout.count()));
+  on_image_ = nullptr;
+  if (polled < 0 && polled != -EINTR) {
+    return Error::from_errno("reading the eBPF sampler's process events", -polled);
+  }
+  return std::max(polled, 0);
+}
+
+Result<void> CpuSampler::drain(const std::function<void(const CountedStack&)>& on_stack) {
+  const size_t capacity = bpf_map__max_entries(skeleton_->maps.counts);
+  std::vector<dormant_sample_key> keys(capacity);
+  std::vector<uint64_t> counts(capacity);
+  size_t taken = 0;
+  int counts_fd = bpf_map__fd(skeleton_->maps.counts);
+  uint64_t batch[4] = {};  // the kernel's opaque position in the map (a bucket index)
+  uint64_t next_batch[4] = {};
+  for (bool first = true; taken < capacity; first = false) {
+    auto chunk = static_cast<uint32_t>(capacity - taken);
+    LIBBPF_OPTS(bpf_map_batch_opts, batch_options);
+    int result =
+        bpf_map_lookup_and_delete_batch(counts_fd, first ? nullptr : batch, next_batch,
+                                        &keys[taken], &counts[taken], &chunk, &batch_options);
+    int error = errno;
+    taken += chunk;
+    if (result != 0 && error == ENOENT) break;  // the whole map has been read
+    if (result != 0) return Error::from_errno("draining the eBPF sampler's counts", error);
+    std::memcpy(batch, next_batch, sizeof(batch));
+  }
+
+  int stacks_fd = bpf_map__fd(skeleton_->maps.stacks);
+  std::unordered_map<int32_t, std::vector<uint64_t>> stacks;  // empty: gone
+  auto stack_of = [&](int32_t id) -> const std::vector<uint64_t>& {
+    auto [found, added] = stacks.try_emplace(id);
+    if (added) {
+      std::vector<uint64_t> frames(DORMANT_MAX_STACK_DEPTH, 0);
+      if (bpf_map_lookup_elem(stacks_fd, &id, frames.data()) == 0) {
+        frames.erase(std::find(frames.begin(), frames.end(), 0), frames.end());
+        found->second = std::move(frames);
+      }
+    }
+    return found->second;
+  };
+  for (size_t i = 0; i < taken; ++i) {
+    const dormant_sample_key& key = keys[i];
+    CountedStack stack;
+    stack.pid = static_cast<int>(key.tgid);
+    stack.generation = key.generation;
+    stack.count = counts[i];
+    if (key.user_stack_id >= 0) {
+      stack.user = stack_of(key.user_stack_id);
+      stack.user_lost = stack.user.empty();
+    } else {
+      stack.user_lost = key.user_stack_id != -EFAULT;
+    }
+    if (key.kernel_stack_id >= 0) {
+      stack.kernel = stack_of(key.kernel_stack_id);
+      stack.kernel_lost = stack.kernel.empty();
+    } else {
+      stack.kernel_lost = key.kernel_stack_id != -EFAULT;
+    }
+    on_stack(stack);
+  }
+  for (const auto& [id, frames] : stacks) (void)bpf_map_delete_elem(stacks_fd, &id);
+  return ok();
+}
+
+SamplerDrops CpuSampler::take_drops() {
+  int possible = libbpf_num_possible_cpus();
+  std::vector<dormant_drops> per_cpu(static_cast<size_t>(std::max(possible, 1)));
+  uint32_t zero = 0;
+  SamplerDrops drops;
+  if (bpf_map_lookup_elem(bpf_map__fd(skeleton_->maps.drops), &zero, per_cpu.data()) != 0) {
+    return drops;
+  }
+  for (const dormant_drops& cpu : per_cpu) {
+    drops.counts_full += cpu.counts_full;
+    drops.stack_collisions += cpu.stack_collision;
+    drops.stacks_lost += cpu.stack_lost;
+    drops.processes_full += cpu.processes_full;
+    drops.events_lost += cpu.events_lost;
+  }
+  // The counters only grow; what is new is the difference from the previous call.
+  SamplerDrops since = drops;
+  since.counts_full -= reported_.counts_full;
+  since.stack_collisions -= reported_.stack_collisions;
+  since.stacks_lost -= reported_.stacks_lost;
+  since.processes_full -= reported_.processes_full;
+  since.events_lost -= reported_.events_lost;
+  reported_ = drops;
+  return since;
+}
+
+}  // namespace dormant::profilers::ebpf

@@ -1,0 +1,105 @@
+// CpuSampler: the loaded and attached cpu_sampler BPF program. It owns the skeleton (programs and
+// maps), one perf event and BPF link per CPU, and the ring buffer reader; destroying it releases
+// all of them in reverse order, so no BPF object of ours outlives it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+struct cpu_sampler;
+struct ring_buffer;
+struct bpf_link;
+
+namespace dormant::profilers::ebpf {
+
+struct CpuSamplerOptions {
+  int frequency_hz = 11;
+  std::vector<int> pids;             // filter on these processes; empty: no pid filter
+  std::vector<uint64_t> cgroup_ids;  // or on these cgroup v2 ids; empty: no cgroup filter
+  uint32_t max_stacks = 16384;       // distinct user and kernel stacks per snapshot
+  uint32_t max_counted = 16384;      // distinct {process, user stack, kernel stack} per snapshot
+  uint32_t max_processes = 32768;    // process images tracked per session
+};
+
+// A process image the program saw for the first time (a new process, or one that exec'd).
+struct ProcessImage {
+  int pid = 0;
+  uint32_t generation = 0;
+  std::string comm;
+};
+
+// One counted stack, innermost frame first. An empty span: no such stack (a kernel thread has no
+// user stack; a sample taken in user mode has no kernel stack) or a lost one (see `lost`).
+struct CountedStack {
+  int pid = 0;
+  uint32_t generation = 0;
+  uint64_t count = 0;
+  std::span<const uint64_t> user;
+  std::span<const uint64_t> kernel;
+  bool user_lost = false;  // the stack could not be recorded or was gone when read
+  bool kernel_lost = false;
+};
+
+// Samples not counted exactly, summed over CPUs since the previous snapshot.
+struct SamplerDrops {
+  uint64_t counts_full = 0;
+  uint64_t stack_collisions = 0;
+  uint64_t stacks_lost = 0;
+  uint64_t processes_full = 0;
+  uint64_t events_lost = 0;
+  uint64_t total() const {
+    return counts_full + stack_collisions + stacks_lost + processes_full + events_lost;
+  }
+};
+
+class CpuSampler {
+ public:
+  // Loads the program with `options` and attaches it to a cpu-clock (or cycles) event on every
+  // online CPU. Errors say why in words a user can act on: privileges, BTF, the verifier's log.
+  static Result<std::unique_ptr<CpuSampler>> make(const CpuSamplerOptions& options);
+  ~CpuSampler();
+  CpuSampler(const CpuSampler&) = delete;
+  CpuSampler& operator=(const CpuSampler&) = delete;
+
+  const std::string& event() const { return event_; }  // "cpu-clock" or "cycles"
+  int cpus() const { return static_cast<int>(links_.size()); }
+
+  // Waits up to `timeout` for process images, calling `on_image` for each one that arrived.
+  Result<int> poll_images(std::chrono::milliseconds timeout,
+                          const std::function<void(const ProcessImage&)>& on_image);
+
+  // Takes every counted stack out of the kernel's maps (they start empty again) and hands each
+  // to `on_stack`.
+  Result<void> drain(const std::function<void(const CountedStack&)>& on_stack);
+  // The samples dropped since the previous call.
+  SamplerDrops take_drops();
+
+ private:
+  CpuSampler() = default;
+
+  struct SkeletonDeleter {
+    void operator()(::cpu_sampler* skeleton) const;
+  };
+  struct LinkDeleter {
+    void operator()(::bpf_link* link) const;
+  };
+  struct RingDeleter {
+    void operator()(::ring_buffer* ring) const;
+  };
+
+  std::unique_ptr<::cpu_sampler, SkeletonDeleter> skeleton_;
+  std::vector<std::unique_ptr<::bpf_link, LinkDeleter>> links_;  // each owns its perf event
+  std::unique_ptr<::ring_buffer, RingDeleter> ring_;
+  std::function<void(const ProcessImage&)> on_image_;  // during poll_images() only
+  std::string event_;
+  SamplerDrops reported_;  // the totals the previous take_drops() saw
+};
+
+}  // namespace dormant::profilers::ebpf
