@@ -22,6 +22,9 @@
 #include "common/unique_fd.h"
 
 namespace dormant::profilers::ebpf {
+
+static_assert(CpuSampler::kMaxStackDepth == DORMANT_MAX_STACK_DEPTH);
+
 namespace {
 
 constexpr size_t kLogTailBytes = 4096;
@@ -260,6 +263,14 @@ Result<void> CpuSampler::drain(const std::function<void(const CountedStack&)>& o
   }
   for (const auto& [id, frames] : stacks) (void)bpf_map_delete_elem(stacks_fd, &id);
   return ok();
+}
+
+void CpuSampler::forget_processes(const std::vector<int>& pids) {
+  int processes_fd = bpf_map__fd(skeleton_->maps.processes);
+  for (int pid : pids) {
+    auto key = static_cast<uint32_t>(pid);
+    (void)bpf_map_delete_elem(processes_fd, &key);
+  }
 }
 
 SamplerDrops CpuSampler::take_drops() {

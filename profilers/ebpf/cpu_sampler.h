@@ -61,6 +61,8 @@ struct SamplerDrops {
 
 class CpuSampler {
  public:
+  static constexpr size_t kMaxStackDepth = 127;  // frames the kernel keeps per stack
+
   // Loads the program with `options` and attaches it to a cpu-clock (or cycles) event on every
   // online CPU. Errors say why in words a user can act on: privileges, BTF, the verifier's log.
   static Result<std::unique_ptr<CpuSampler>> make(const CpuSamplerOptions& options);
@@ -78,6 +80,10 @@ class CpuSampler {
   // Takes every counted stack out of the kernel's maps (they start empty again) and hands each
   // to `on_stack`.
   Result<void> drain(const std::function<void(const CountedStack&)>& on_stack);
+  // Forgets processes that have exited, so that their slots serve new ones and a pid used again
+  // starts a new image.
+  void forget_processes(const std::vector<int>& pids);
+
   // The samples dropped since the previous call.
   SamplerDrops take_drops();
 

@@ -5,12 +5,15 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/atomic_file.h"
 #include "common/procfs.h"
 #include "common/subprocess.h"
 #include "profilers/ebpf/cpu_sampler.h"
+#include "profilers/ebpf/ebpf_profiler.h"
+#include "profilers/system/cgroups.h"
 
 namespace dormant::profilers::ebpf {
 namespace {
@@ -40,9 +43,10 @@ class EbpfSamplerTest : public ::testing::Test {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to load BPF programs";
   }
 
-  static std::unique_ptr<Subprocess> busy(int seconds) {
+  static std::unique_ptr<Subprocess> busy(double seconds,
+                                          const std::string& program = KNOWN_RATIO) {
     SpawnOptions options;
-    options.argv = {KNOWN_RATIO, std::to_string(seconds)};
+    options.argv = {program, std::to_string(seconds)};
     options.stdout_to = Redirect::null();
     auto child = Subprocess::spawn(options);
     EXPECT_TRUE(child.ok());
@@ -105,6 +109,170 @@ TEST_F(EbpfSamplerTest, NoBpfObjectOrPerfEventRemainsOnceDestroyed) {
     ASSERT_TRUE((*sampler)->drain([](const CountedStack&) {}).ok());
   }
   EXPECT_EQ(kernel_objects(), before);
+}
+
+// Each frame of a stack by name, root first.
+std::vector<std::string_view> frames_of(const profile::StackTable& table,
+                                        const profile::StackView& stack) {
+  std::vector<std::string_view> frames;
+  for (auto id : stack.frame_ids) frames.push_back(table.string(id));
+  return frames;
+}
+
+bool has_frame(const std::vector<std::string_view>& frames, std::string_view name) {
+  return std::find(frames.begin(), frames.end(), name) != frames.end();
+}
+
+profile::StackTable profile_for(EbpfProfilerOptions options, std::chrono::milliseconds length,
+                                const std::function<void()>& meanwhile = {}) {
+  EbpfProfiler profiler(std::move(options));
+  auto started = profiler.start();
+  EXPECT_TRUE(started.ok()) << started.error().message();
+  if (!started) return {};
+  if (meanwhile) meanwhile();
+  std::this_thread::sleep_for(length);
+  auto snapshot = profiler.snapshot();
+  EXPECT_TRUE(snapshot.ok()) << snapshot.error().message();
+  profiler.stop();
+  return snapshot.ok() ? std::move(*snapshot) : profile::StackTable();
+}
+
+TEST_F(EbpfSamplerTest, TheKnownWorkloadComesOutInItsRatioWithEveryFrameNamed) {
+  auto workload = busy(7);
+  ASSERT_NE(workload, nullptr);
+  EbpfProfilerOptions options;
+  options.frequency_hz = 499;  // enough samples for the ratio to be known within 5%
+  options.pids = {workload->pid()};
+  profile::StackTable table = profile_for(options, 6s);
+  uint64_t one = 0, two = 0, total = 0, named = 0;
+  table.for_each([&](const profile::StackView& stack) {
+    if (stack.comm != "known_ratio") return;
+    auto frames = frames_of(table, stack);
+    total += stack.count;
+    one += has_frame(frames, "hot_one") ? stack.count : 0;
+    two += has_frame(frames, "hot_two") ? stack.count : 0;
+    bool all_named = has_frame(frames, "main");
+    for (std::string_view frame : frames) {
+      if (frame.starts_with("[") || frame.find("known_ratio)") != std::string_view::npos) {
+        all_named = false;
+      }
+    }
+    named += all_named ? stack.count : 0;
+  });
+  double ratio = static_cast<double>(two) / static_cast<double>(std::max<uint64_t>(one, 1));
+  std::cout << "known_ratio by eBPF: hot_two " << two << ", hot_one " << one << ", ratio " << ratio
+            << "; " << named << " of " << total << " samples fully named\n";
+  EXPECT_NEAR(ratio, 2.0, 0.1);
+  EXPECT_GE(named * 100, total * 99);
+}
+
+TEST_F(EbpfSamplerTest, APieProgramAndItsSharedLibraryResolveAndAStrippedOneGivesDsoFrames) {
+  for (bool stripped : {false, true}) {
+    SCOPED_TRACE(stripped ? "stripped" : "with symbols");
+    std::string program = std::string(SYMBOL_TARGET) + (stripped ? "_stripped" : "");
+    auto workload = busy(3, program);
+    ASSERT_NE(workload, nullptr);
+    EbpfProfilerOptions options;
+    options.frequency_hz = 99;
+    options.pids = {workload->pid()};
+    profile::StackTable table = profile_for(options, 2s);
+    uint64_t in_program = 0, in_library = 0, as_dso = 0, other = 0;
+    std::string dso = "(" + std::filesystem::canonical(program).string() + ")";
+    table.for_each([&](const profile::StackView& stack) {
+      auto frames = frames_of(table, stack);
+      if (has_frame(frames, "program_work")) {
+        in_program += stack.count;
+      } else if (has_frame(frames, "library_work")) {
+        in_library += stack.count;
+      } else if (has_frame(frames, dso)) {
+        as_dso += stack.count;
+      } else {
+        other += stack.count;
+      }
+    });
+    std::cout << program << ": program_work " << in_program << ", library_work " << in_library
+              << ", " << dso << " " << as_dso << ", other " << other << "\n";
+    EXPECT_GT(in_library, 20u) << "the shared library's function is found by its .dynsym";
+    if (stripped) {
+      EXPECT_EQ(in_program, 0u);
+      EXPECT_GT(as_dso, 20u) << "a stripped program's own frames are named after it";
+    } else {
+      EXPECT_GT(in_program, 20u);
+      EXPECT_EQ(as_dso, 0u);
+    }
+  }
+}
+
+// A cgroup v2 of its own for the test's processes, removed at the end.
+class TestCgroup {
+ public:
+  static std::optional<TestCgroup> make() {
+    auto layout = system::detect_cgroup_layout();
+    if (!layout || !layout->unified) return std::nullopt;
+    TestCgroup cgroup;
+    cgroup.path_ =
+        layout->unified->mount_point / ("dormant-ebpf-test-" + std::to_string(::getpid()));
+    std::error_code error;
+    std::filesystem::create_directory(cgroup.path_, error);
+    if (error) return std::nullopt;
+    return cgroup;
+  }
+  TestCgroup(TestCgroup&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+  ~TestCgroup() {
+    if (path_.empty()) return;
+    for (int i = 0; i < 100 && ::rmdir(path_.c_str()) != 0 && errno == EBUSY; ++i) {
+      std::this_thread::sleep_for(50ms);  // its last process is still being reaped
+    }
+  }
+  uint64_t id() const { return inode(); }
+  std::string procs() const { return (path_ / "cgroup.procs").string(); }
+
+ private:
+  TestCgroup() = default;
+  uint64_t inode() const {
+    struct stat info {};
+    return ::stat(path_.c_str(), &info) == 0 ? info.st_ino : 0;
+  }
+  std::filesystem::path path_;
+};
+
+// 100 processes of about 50 ms each, started by a shell in a cgroup of their own while the
+// profiler samples that cgroup: every sample not of the shell is one of theirs, and at least 95%
+// of those carry their name (from the kernel) and their symbols (from maps read while they ran).
+// Samples of their exec and exit carry kernel frames only, as in perf.
+TEST_F(EbpfSamplerTest, ShortLivedProcessesKeepTheirNameAndSymbols) {
+  auto cgroup = TestCgroup::make();
+  if (!cgroup) GTEST_SKIP() << "no cgroup v2 hierarchy to make a test cgroup in";
+  EbpfProfilerOptions options;
+  options.frequency_hz = 99;
+  options.cgroup_ids = {cgroup->id()};
+  profile::StackTable table = profile_for(options, 0ms, [&] {
+    std::string script =
+        "echo $$ > " + cgroup->procs() + " && for i in $(seq 100); do " KNOWN_RATIO " 0.05; done";
+    auto run = run_command({"sh", "-c", script}, deadline_after(120s));
+    ASSERT_TRUE(run.ok() && run->status.success()) << (run.ok() ? run->stderr_text : "");
+  });
+  // Symbolized: no "[unknown]" or "[lost user stack]" frame. Frames of the dynamic loader are
+  // "(ld-linux-x86-64.so.2)" for want of symbols there, as in the perf path.
+  uint64_t theirs = 0, named = 0, with_symbols = 0, burning = 0;
+  table.for_each([&](const profile::StackView& stack) {
+    if (stack.comm == "sh" || stack.comm == "seq") return;  // the launcher, and its forks
+    theirs += stack.count;
+    if (stack.comm != "known_ratio") return;
+    named += stack.count;
+    auto frames = frames_of(table, stack);
+    with_symbols += std::none_of(frames.begin(), frames.end(),
+                                 [](std::string_view frame) { return frame.starts_with("["); })
+                        ? stack.count
+                        : 0;
+    burning += has_frame(frames, "burn") ? stack.count : 0;
+  });
+  std::cout << "100 short-lived processes: " << theirs << " samples, " << named
+            << " under their name, " << with_symbols << " of those symbolized (" << burning
+            << " in burn())\n";
+  EXPECT_GT(theirs, 200u) << "100 x 50 ms at 99 Hz";
+  EXPECT_GE(named * 100, theirs * 95);
+  EXPECT_GE(with_symbols * 100, theirs * 95);
 }
 
 }  // namespace

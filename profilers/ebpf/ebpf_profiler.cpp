@@ -1,0 +1,148 @@
+#include "profilers/ebpf/ebpf_profiler.h"
+
+#include <algorithm>
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include "profilers/system/processes.h"
+
+namespace dormant::profilers::ebpf {
+namespace {
+
+constexpr std::chrono::milliseconds kPollInterval{100};
+// A process is announced at its first sample, which may come while the dynamic loader is still
+// mapping its libraries; its maps are read once more this much later.
+constexpr std::chrono::milliseconds kRereadAfter{20};
+
+std::string drops_text(const SamplerDrops& drops) {
+  std::string text;
+  auto add = [&](uint64_t count, const char* what) {
+    if (count == 0) return;
+    text += (text.empty() ? "" : ", ") + std::to_string(count) + " " + what;
+  };
+  add(drops.counts_full, "samples not counted (the counts map was full)");
+  add(drops.stack_collisions, "stacks lost to a stack-map collision");
+  add(drops.stacks_lost, "stacks lost otherwise");
+  add(drops.processes_full, "samples of processes past the process map's size");
+  add(drops.events_lost, "process announcements lost");
+  return text;
+}
+
+void add_marker(profile::StackTable& stacks, const std::string& text, uint64_t count) {
+  std::string frame = "[Profiling ebpf: " + text + "]";
+  std::string_view frames[] = {frame};
+  stacks.add("", "ebpf", frames, count);
+}
+
+}  // namespace
+
+Result<void> EbpfProfiler::start() {
+  CpuSamplerOptions sampler_options = options_.limits;
+  sampler_options.frequency_hz = options_.frequency_hz;
+  if (!options_.pids.empty()) {
+    auto split = system::split_live_pids(options_.pids);
+    if (split.live.empty()) {
+      return Error(ErrorKind::kUnavailable, "ebpf skipped: none of the pids to profile runs");
+    }
+    sampler_options.pids = split.live;
+  }
+  sampler_options.cgroup_ids = options_.cgroup_ids;
+  auto kernel = system::KernelSymbols::load();
+  if (!kernel) spdlog::warn("ebpf: kernel frames stay unnamed: {}", kernel.error().message());
+  auto sampler = CpuSampler::make(sampler_options);
+  if (!sampler) return sampler.error();
+  sampler_ = std::move(*sampler);
+  system::SymbolizerLimits limits;
+  limits.max_images = sampler_options.max_processes;
+  symbolizer_ = std::make_unique<system::Symbolizer>(
+      kernel ? std::optional(std::move(*kernel)) : std::nullopt, limits);
+  stopping_ = false;
+  reader_ = std::thread([this] { read_process_images(); });
+  spdlog::info(
+      "ebpf: sampling {} at {} Hz on {} CPUs ({})", sampler_->event(), options_.frequency_hz,
+      sampler_->cpus(),
+      options_.pids.empty() ? "whole host" : std::to_string(sampler_options.pids.size()) + " pids");
+  return ok();
+}
+
+void EbpfProfiler::read_process_images() {
+  pthread_setname_np(pthread_self(), "ebpf-images");
+  while (!stopping_) {
+    auto timeout = kPollInterval;
+    if (!young_.empty()) {
+      timeout = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(
+                               young_.front().reread_at - SteadyClock::now()),
+                           std::chrono::milliseconds(0), kPollInterval);
+    }
+    auto polled = sampler_->poll_images(timeout, [this](const ProcessImage& image) {
+      symbolizer_->remember(image.pid, image.generation, image.comm);
+      young_.push_back({image, SteadyClock::now() + kRereadAfter});
+    });
+    if (!polled) {
+      spdlog::error("ebpf: {}; processes are now named at the snapshot only",
+                    polled.error().message());
+      return;
+    }
+    reread_young_images();
+  }
+}
+
+void EbpfProfiler::reread_young_images() {
+  auto now = SteadyClock::now();
+  while (!young_.empty() && young_.front().reread_at <= now) {
+    const ProcessImage& image = young_.front().image;
+    symbolizer_->remember(image.pid, image.generation, image.comm);
+    young_.pop_front();
+  }
+}
+
+Result<profile::StackTable> EbpfProfiler::snapshot() {
+  if (!sampler_) return Error(ErrorKind::kUnavailable, "ebpf is not running");
+  profile::StackTable stacks;
+  std::vector<std::string> frames;
+  std::vector<std::string_view> views;
+  uint64_t truncated = 0;
+  auto drained = sampler_->drain([&](const CountedStack& stack) {
+    frames.clear();
+    if (stack.user.size() >= CpuSampler::kMaxStackDepth) {
+      frames.push_back("[truncated]");
+      truncated += stack.count;
+    }
+    if (stack.user_lost) frames.push_back("[lost user stack]");
+    symbolizer_->append_user_frames(stack.pid, stack.generation, stack.user, frames);
+    if (stack.kernel_lost) frames.push_back("[lost kernel stack]");
+    symbolizer_->append_kernel_frames(stack.kernel, frames);
+    if (frames.empty()) frames.push_back("[unknown]");
+    views.assign(frames.begin(), frames.end());
+    std::string comm = symbolizer_->comm(stack.pid, stack.generation);
+    std::string container = stack.pid > 0 ? container_names_.of_pid(stack.pid) : "";
+    stacks.add(container, comm, views, stack.count);
+  });
+  if (!drained) return drained.error();
+  SamplerDrops drops = sampler_->take_drops();
+  if (drops.total() > 0) {
+    spdlog::warn("ebpf: this snapshot lost samples or stacks: {}", drops_text(drops));
+    if (drops.counts_full > 0) {
+      add_marker(stacks, "samples not counted, the counts map was full", drops.counts_full);
+    }
+  }
+  if (truncated > 0) spdlog::info("ebpf: {} samples had user stacks cut at 127 frames", truncated);
+  sampler_->forget_processes(symbolizer_->forget_exited());
+  return stacks;
+}
+
+void EbpfProfiler::stop() {
+  stopping_ = true;
+  if (reader_.joinable()) reader_.join();
+  young_.clear();
+  sampler_.reset();
+  symbolizer_.reset();
+}
+
+const std::string& EbpfProfiler::event() const {
+  static const std::string none;
+  return sampler_ ? sampler_->event() : none;
+}
+
+}  // namespace dormant::profilers::ebpf

@@ -1,0 +1,63 @@
+// The eBPF system profiler: CpuSampler counts stacks in the kernel; a reader thread remembers
+// each new process image as the kernel announces it; each snapshot drains the counts and names
+// their frames with the Symbolizer.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "common/deadline.h"
+#include "profilers/ebpf/cpu_sampler.h"
+#include "profilers/profiler.h"
+#include "profilers/system/containers.h"
+#include "profilers/system/symbolizer.h"
+
+namespace dormant::profilers::ebpf {
+
+struct EbpfProfilerOptions {
+  int frequency_hz = 11;
+  std::vector<int> pids;             // empty: the whole host (or the cgroups below)
+  std::vector<uint64_t> cgroup_ids;  // cgroup v2 ids (the directory's inode number)
+  CpuSamplerOptions limits;          // map sizes; what is above overrides the rest
+  std::filesystem::path docker_root = "/var/lib/docker";
+};
+
+class EbpfProfiler final : public Profiler {
+ public:
+  explicit EbpfProfiler(EbpfProfilerOptions options)
+      : options_(std::move(options)), container_names_(options_.docker_root) {}
+  ~EbpfProfiler() override { stop(); }
+
+  std::string_view name() const override { return "ebpf"; }
+  Result<void> start() override;
+  Result<profile::StackTable> snapshot() override;
+  void stop() override;
+  // It runs no process: stop() only joins a reader that wakes every 100 ms.
+  void abort() override {}
+
+  const std::string& event() const;
+
+ private:
+  void read_process_images();
+  // Images first seen recently are read again once their loader has mapped their libraries.
+  void reread_young_images();
+
+  EbpfProfilerOptions options_;
+  system::ContainerNames container_names_;
+  std::unique_ptr<system::Symbolizer> symbolizer_;
+  std::unique_ptr<CpuSampler> sampler_;
+  std::atomic<bool> stopping_ = false;
+  std::thread reader_;
+  struct YoungImage {
+    ProcessImage image;
+    SteadyClock::time_point reread_at;
+  };
+  std::deque<YoungImage> young_;  // reader thread only
+};
+
+}  // namespace dormant::profilers::ebpf

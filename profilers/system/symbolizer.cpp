@@ -1,0 +1,128 @@
+#include "profilers/system/symbolizer.h"
+
+#include <algorithm>
+
+#include <signal.h>
+
+#include "common/atomic_file.h"
+
+namespace dormant::profilers::system {
+namespace {
+
+std::string read_comm(pid_t pid) {
+  auto text = read_file("/proc/" + std::to_string(pid) + "/comm");
+  if (!text) return "";
+  while (!text->empty() && text->back() == '\n') text->pop_back();
+  return *text;
+}
+
+bool runs(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+}  // namespace
+
+Symbolizer::Symbolizer(std::optional<KernelSymbols> kernel, SymbolizerLimits limits)
+    : kernel_(std::move(kernel)), limits_(limits) {}
+
+void Symbolizer::remember(pid_t pid, uint32_t generation, std::string comm) {
+  auto mappings = executable_mappings(pid);  // outside the lock: a snapshot may hold it
+  if (mappings) load_binaries(pid, *mappings);
+  std::lock_guard lock(mutex_);
+  auto known = images_.find({pid, generation});
+  if (known != images_.end()) {
+    if (mappings) known->second.mappings = std::move(*mappings);  // gone: keep what was read
+    return;
+  }
+  if (images_.size() >= limits_.max_images) return;
+  images_[{pid, generation}] =
+      Image{std::move(comm), mappings ? std::move(*mappings) : std::vector<Mapping>()};
+}
+
+void Symbolizer::load_binaries(pid_t pid, const std::vector<Mapping>& mappings) {
+  for (const Mapping& mapping : mappings) {
+    if (!mapping.is_file()) continue;
+    BinaryKey key{mapping.device, mapping.inode};
+    {
+      std::lock_guard lock(mutex_);
+      if (binaries_.contains(key)) continue;
+    }
+    // Through the process's own view of its files: right in another mount namespace too.
+    std::string through_process = "/proc/" + std::to_string(pid) + "/root" + mapping.path;
+    auto loaded = ElfSymbols::load(through_process);
+    if (!loaded) loaded = ElfSymbols::load(mapping.path);
+    std::lock_guard lock(mutex_);
+    if (binaries_.size() >= limits_.max_binaries) binaries_.erase(binaries_.begin());
+    binaries_[key] = loaded ? std::move(*loaded) : nullptr;
+  }
+}
+
+std::string Symbolizer::comm(pid_t pid, uint32_t generation) {
+  if (pid == 0) return "swapper";
+  {
+    std::lock_guard lock(mutex_);
+    auto found = images_.find({pid, generation});
+    if (found != images_.end()) return found->second.comm;
+  }
+  std::string name = read_comm(pid);
+  if (name.empty()) return "[unknown]";
+  remember(pid, generation, name);  // its process event was lost: read its maps now
+  return name;
+}
+
+std::string Symbolizer::user_frame(const Image* image, uint64_t address) {
+  if (image == nullptr) return "[unknown]";
+  auto after = std::upper_bound(
+      image->mappings.begin(), image->mappings.end(), address,
+      [](uint64_t wanted, const Mapping& mapping) { return wanted < mapping.start; });
+  if (after == image->mappings.begin()) return "[unknown]";
+  const Mapping& mapping = *std::prev(after);
+  if (address >= mapping.end || mapping.path.empty()) return "[unknown]";
+  if (!mapping.is_file()) return mapping.path;  // [vdso], [vsyscall]
+  auto binary = binaries_.find({mapping.device, mapping.inode});
+  if (binary != binaries_.end() && binary->second) {
+    auto name = binary->second->function_at_file_offset(address - mapping.start + mapping.offset);
+    if (name) return std::string(*name);
+  }
+  return "(" + mapping.path + ")";
+}
+
+void Symbolizer::append_user_frames(pid_t pid, uint32_t generation, std::span<const uint64_t> user,
+                                    std::vector<std::string>& frames) {
+  std::lock_guard lock(mutex_);
+  auto found = images_.find({pid, generation});
+  const Image* image = found == images_.end() ? nullptr : &found->second;
+  for (size_t i = user.size(); i-- > 0;) {
+    frames.push_back(user_frame(image, i == 0 ? user[i] : user[i] - 1));
+  }
+}
+
+void Symbolizer::append_kernel_frames(std::span<const uint64_t> kernel,
+                                      std::vector<std::string>& frames) {
+  for (size_t i = kernel.size(); i-- > 0;) {
+    auto name = kernel_ ? kernel_->function_at(kernel[i]) : std::nullopt;
+    frames.push_back(name ? std::string(*name) + "_[k]" : "(kernel.kallsyms)");
+  }
+}
+
+std::vector<pid_t> Symbolizer::forget_exited() {
+  std::lock_guard lock(mutex_);
+  std::vector<pid_t> exited;
+  std::erase_if(images_, [&](const auto& entry) {
+    pid_t pid = entry.first.first;
+    if (runs(pid)) return false;
+    if (exited.empty() || exited.back() != pid) exited.push_back(pid);
+    return true;
+  });
+  return exited;
+}
+
+size_t Symbolizer::images() const {
+  std::lock_guard lock(mutex_);
+  return images_.size();
+}
+
+size_t Symbolizer::binaries() const {
+  std::lock_guard lock(mutex_);
+  return binaries_.size();
+}
+
+}  // namespace dormant::profilers::system

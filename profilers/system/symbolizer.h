@@ -1,0 +1,74 @@
+// Names the frames of sampled stacks: kernel addresses from /proc/kallsyms, user addresses from
+// the process's mappings and the ELF symbols of the files mapped there. A process's mappings are
+// read when it is first seen (remember()), so a process that exits before the snapshot is still
+// named. Frames that cannot be named look as they do in the perf path: "(dso path)" where the
+// mapping is known, "[unknown]" where it is not. Caches are bounded. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "profilers/system/elf_symbols.h"
+#include "profilers/system/kernel_symbols.h"
+#include "profilers/system/process_maps.h"
+
+namespace dormant::profilers::system {
+
+struct SymbolizerLimits {
+  size_t max_images = 32768;   // process images remembered
+  size_t max_binaries = 1024;  // ELF files whose symbols are kept
+};
+
+class Symbolizer {
+ public:
+  explicit Symbolizer(std::optional<KernelSymbols> kernel, SymbolizerLimits limits = {});
+
+  // Reads the mappings of `pid` (as image `generation`, named `comm`) and the symbols of the files
+  // they map, now, while the process lives.
+  void remember(pid_t pid, uint32_t generation, std::string comm);
+
+  // The process name of an image; one never remembered is looked up now, if it still runs.
+  std::string comm(pid_t pid, uint32_t generation);
+
+  // Root-first frame names of a stack whose frames are given innermost first. `user` frames
+  // after the first are return addresses: they are looked up one byte back, inside the call.
+  void append_user_frames(pid_t pid, uint32_t generation, std::span<const uint64_t> user,
+                          std::vector<std::string>& frames);
+  void append_kernel_frames(std::span<const uint64_t> kernel, std::vector<std::string>& frames);
+
+  // Drops the images of processes that no longer run (once a snapshot has used them); returns
+  // their pids.
+  std::vector<pid_t> forget_exited();
+
+  size_t images() const;
+  size_t binaries() const;
+
+ private:
+  struct Image {
+    std::string comm;
+    std::vector<Mapping> mappings;
+  };
+  using ImageKey = std::pair<pid_t, uint32_t>;
+  using BinaryKey = std::pair<uint64_t, uint64_t>;  // device, inode
+
+  void load_binaries(pid_t pid, const std::vector<Mapping>& mappings);
+  std::string user_frame(const Image* image, uint64_t address);
+
+  const std::optional<KernelSymbols> kernel_;
+  const SymbolizerLimits limits_;
+  mutable std::mutex mutex_;
+  std::map<ImageKey, Image> images_;
+  std::map<BinaryKey, std::unique_ptr<ElfSymbols>> binaries_;  // null: not an ELF we can read
+};
+
+}  // namespace dormant::profilers::system
