@@ -37,9 +37,18 @@ Result<config::AgentConfig> settings_for(const config::AgentConfig& agent,
         session.perf_max_docker_containers = agent.heartbeat_perf_aggressive_max_containers;
         break;
       case heartbeat::PerfSetting::kDisabled:
+        // Studio's "no system profiler": eBPF is off too, unless the command asks for it below.
         session.perf_mode = config::PerfMode::kDisabled;
+        session.system_profiler = config::SystemProfiler::kDisabled;
         break;
     }
+  }
+  if (command.ebpf == heartbeat::EbpfSetting::kEnabled) {
+    session.system_profiler = config::SystemProfiler::kEbpf;
+    session.perf_mode = config::PerfMode::kFp;  // perf's unwinding modes do not apply to eBPF
+  } else if (command.ebpf == heartbeat::EbpfSetting::kDisabled &&
+             session.system_profiler != config::SystemProfiler::kDisabled) {
+    session.system_profiler = config::SystemProfiler::kPerf;
   }
   if (auto valid = config::validate(session); !valid) {
     return std::move(valid).take_error().with_context("the command's settings");

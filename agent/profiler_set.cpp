@@ -19,13 +19,14 @@ ProfilerSet ProfilerSet::start(std::vector<std::unique_ptr<profilers::Profiler>>
   ProfilerSet set;
   std::vector<std::unique_ptr<profilers::Profiler>> failed;
   for (auto& profiler : built) {
-    ProfilerOutcome outcome{std::string(profiler->name()), true, ""};
     Result<void> started = Error(ErrorKind::kSystem, "start() threw");
     try {
       started = profiler->start();
     } catch (const std::exception& thrown) {
       started = Error(ErrorKind::kSystem, std::string("start() threw: ") + thrown.what());
     }
+    // Named after start(): a profiler with fallbacks is named after the one that runs.
+    ProfilerOutcome outcome{std::string(profiler->name()), true, ""};
     if (started) {
       set.running_.push_back(std::move(profiler));
     } else {

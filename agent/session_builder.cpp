@@ -1,6 +1,10 @@
 #include "agent/session_builder.h"
 
+#include "agent/first_that_starts.h"
 #include "profilers/perf/perf_profiler.h"
+#if DORMANT_WITH_EBPF
+#include "profilers/ebpf/ebpf_profiler.h"
+#endif
 
 namespace dormant::agent {
 namespace {
@@ -25,14 +29,48 @@ profilers::perf::PerfProfilerOptions perf_options(const config::AgentConfig& con
   return options;
 }
 
+std::unique_ptr<profilers::Profiler> perf_profiler(const config::AgentConfig& config) {
+  return std::make_unique<profilers::perf::PerfProfiler>(perf_options(config));
+}
+
+#if DORMANT_WITH_EBPF
+std::unique_ptr<profilers::Profiler> ebpf_profiler(const config::AgentConfig& config) {
+  profilers::ebpf::EbpfProfilerOptions options;
+  options.frequency_hz = config.frequency_hz;
+  options.pids = config.pids;
+  options.skip_above_processes = config.skip_system_profilers_above;
+  return std::make_unique<profilers::ebpf::EbpfProfiler>(std::move(options));
+}
+#endif
+
 }  // namespace
 
 std::vector<std::unique_ptr<profilers::Profiler>> build_profilers(
     const config::AgentConfig& config) {
   std::vector<std::unique_ptr<profilers::Profiler>> built;
-  if (config.mode == config::ProfilingMode::kCpu &&
-      config.perf_mode != config::PerfMode::kDisabled) {
-    built.push_back(std::make_unique<profilers::perf::PerfProfiler>(perf_options(config)));
+  switch (config::cpu_profilers(config)) {
+    case config::CpuProfilers::kNone:
+      break;
+    case config::CpuProfilers::kPerf:
+      built.push_back(perf_profiler(config));
+      break;
+#if DORMANT_WITH_EBPF
+    case config::CpuProfilers::kEbpf:
+      built.push_back(ebpf_profiler(config));
+      break;
+    case config::CpuProfilers::kEbpfElsePerf: {
+      std::vector<std::unique_ptr<profilers::Profiler>> candidates;
+      candidates.push_back(ebpf_profiler(config));
+      candidates.push_back(perf_profiler(config));
+      built.push_back(std::make_unique<FirstThatStarts>(std::move(candidates)));
+      break;
+    }
+#else
+    case config::CpuProfilers::kEbpf:  // refused by validation in a build without eBPF
+    case config::CpuProfilers::kEbpfElsePerf:
+      built.push_back(perf_profiler(config));
+      break;
+#endif
   }
   return built;
 }

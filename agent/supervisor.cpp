@@ -11,11 +11,10 @@ namespace {
 
 constexpr size_t kMaxQueuedOneShots = 10;
 
-// Whether a session with these settings runs the CPU system profiler (perf; ebpf later): the
+// Whether a session with these settings runs the CPU system profiler (ebpf or perf): the
 // profiler type two sessions cannot share.
 bool uses_system_profiler(const config::AgentConfig& config) {
-  return config.mode == config::ProfilingMode::kCpu &&
-         config.perf_mode != config::PerfMode::kDisabled;
+  return config::cpu_profilers(config) != config::CpuProfilers::kNone;
 }
 
 std::string join_pids(const std::vector<int>& pids) {

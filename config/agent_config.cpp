@@ -40,12 +40,20 @@ struct FlagTexts {
   std::vector<std::string> pids;
   std::string mode = "cpu";
   std::string perf_mode = "fp";
+  std::string system_profiler = "auto";
 };
 
 ProfilingMode profiling_mode_from(const std::string& text) {
   if (text == "allocation") return ProfilingMode::kAllocation;
   if (text == "none") return ProfilingMode::kNone;
   return ProfilingMode::kCpu;
+}
+
+SystemProfiler system_profiler_from(const std::string& text) {
+  if (text == "ebpf") return SystemProfiler::kEbpf;
+  if (text == "perf") return SystemProfiler::kPerf;
+  if (text == "disabled") return SystemProfiler::kDisabled;
+  return SystemProfiler::kAuto;
 }
 
 PerfMode perf_mode_from(const std::string& text) {
@@ -141,6 +149,11 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
       ->check(CLI::IsMember({"cpu", "allocation", "none"}))
       ->group(kProfiling);
 
+  app.add_option("--system-profiler", texts.system_profiler,
+                 "auto (eBPF where it loads, else perf), ebpf, perf or disabled")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "ebpf", "perf", "disabled"}))
+      ->group(kProfiling);
   app.add_option("--perf-mode", texts.perf_mode,
                  "fp (frame pointers), dwarf, smart (both; the deeper stack wins), disabled")
       ->capture_default_str()
@@ -194,6 +207,38 @@ std::string_view to_string(PerfMode mode) {
   return "?";
 }
 
+std::string_view to_string(SystemProfiler profiler) {
+  switch (profiler) {
+    case SystemProfiler::kAuto:
+      return "auto";
+    case SystemProfiler::kEbpf:
+      return "ebpf";
+    case SystemProfiler::kPerf:
+      return "perf";
+    case SystemProfiler::kDisabled:
+      return "disabled";
+  }
+  return "?";
+}
+
+CpuProfilers cpu_profilers(const AgentConfig& c) {
+  if (c.mode != ProfilingMode::kCpu) return CpuProfilers::kNone;
+  bool perf_only = c.perf_mode == PerfMode::kDwarf || c.perf_mode == PerfMode::kSmart;
+  bool perf_off = c.perf_mode == PerfMode::kDisabled;
+  switch (c.system_profiler) {
+    case SystemProfiler::kEbpf:
+      return CpuProfilers::kEbpf;
+    case SystemProfiler::kPerf:
+      return perf_off ? CpuProfilers::kNone : CpuProfilers::kPerf;
+    case SystemProfiler::kDisabled:
+      return CpuProfilers::kNone;
+    case SystemProfiler::kAuto:
+      break;
+  }
+  if (perf_off) return CpuProfilers::kNone;
+  return perf_only ? CpuProfilers::kPerf : CpuProfilers::kEbpfElsePerf;
+}
+
 std::string_view to_string(ProfilingMode mode) {
   switch (mode) {
     case ProfilingMode::kCpu:
@@ -218,6 +263,15 @@ Result<void> validate(const AgentConfig& c) {
                    std::string(to_string(c.perf_mode)) + " (got " + std::to_string(c.frequency_hz) +
                    ")");
   }
+  if (dwarf && c.system_profiler == SystemProfiler::kEbpf) {
+    return invalid("--system-profiler ebpf cannot unwind without frame pointers: --perf-mode " +
+                   std::string(to_string(c.perf_mode)) + " needs --system-profiler perf or auto");
+  }
+#if !DORMANT_WITH_EBPF
+  if (c.system_profiler == SystemProfiler::kEbpf) {
+    return invalid("--system-profiler ebpf: this dormant-agent was built without eBPF");
+  }
+#endif
   if (c.duration_s < 1) return invalid("-d/--profiling-duration must be at least 1 second");
   if (c.perf_dwarf_stack_size < 8 || c.perf_dwarf_stack_size > kMaxDwarfStackSize) {
     return invalid("--perf-dwarf-stack-size must be 8-65528 bytes (got " +
@@ -264,6 +318,7 @@ std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* co
 
   config.mode = profiling_mode_from(texts.mode);
   config.perf_mode = perf_mode_from(texts.perf_mode);
+  config.system_profiler = system_profiler_from(texts.system_profiler);
   auto pids = parse_pids(texts.pids);
   if (!pids) return usage_error(app, pids.error().message());
   config.pids = std::move(*pids);

@@ -16,9 +16,13 @@ namespace dormant::config {
 
 enum class PerfMode { kFp, kDwarf, kSmart, kDisabled };
 enum class ProfilingMode { kCpu, kAllocation, kNone };
+// Which CPU profiler samples the host: eBPF where it loads and perf otherwise (auto), one of
+// them only, or none.
+enum class SystemProfiler { kAuto, kEbpf, kPerf, kDisabled };
 
 std::string_view to_string(PerfMode mode);
 std::string_view to_string(ProfilingMode mode);
+std::string_view to_string(SystemProfiler profiler);
 
 struct AgentConfig {
   // Heartbeat, server connection and TLS.
@@ -55,6 +59,7 @@ struct AgentConfig {
 
   // perf.
   PerfMode perf_mode = PerfMode::kFp;
+  SystemProfiler system_profiler = SystemProfiler::kAuto;
   int perf_dwarf_stack_size = 8192;
   bool perf_use_cgroups = false;
   int perf_max_cgroups = 50;
@@ -91,6 +96,11 @@ std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* co
 
 // The rules that involve several flags; run by parse_agent_args, exposed for other sources of
 // configuration (a heartbeat command builds an AgentConfig too).
+// What samples the CPU with these settings, once `--perf-mode dwarf|smart` (which only perf can
+// do) and `--perf-mode disabled` are taken into account.
+enum class CpuProfilers { kNone, kEbpf, kPerf, kEbpfElsePerf };
+CpuProfilers cpu_profilers(const AgentConfig& config);
+
 Result<void> validate(const AgentConfig& config);
 
 }  // namespace dormant::config

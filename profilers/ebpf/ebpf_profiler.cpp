@@ -38,6 +38,9 @@ void add_marker(profile::StackTable& stacks, const std::string& text, uint64_t c
 }  // namespace
 
 Result<void> EbpfProfiler::start() {
+  if (auto allowed = system::check_process_limit("ebpf", options_.skip_above_processes); !allowed) {
+    return allowed.error();
+  }
   CpuSamplerOptions sampler_options = options_.limits;
   sampler_options.frequency_hz = options_.frequency_hz;
   if (!options_.pids.empty()) {

@@ -23,6 +23,7 @@ struct EbpfProfilerOptions {
   int frequency_hz = 11;
   std::vector<int> pids;             // empty: the whole host (or the cgroups below)
   std::vector<uint64_t> cgroup_ids;  // cgroup v2 ids (the directory's inode number)
+  int skip_above_processes = 0;      // 0: no limit
   CpuSamplerOptions limits;          // map sizes; what is above overrides the rest
   std::filesystem::path docker_root = "/var/lib/docker";
 };

@@ -154,14 +154,8 @@ Result<std::string> PerfProfiler::discover_event(const Target& target) {
 }
 
 Result<void> PerfProfiler::start() {
-  if (options_.skip_above_processes > 0) {
-    auto count = system::process_count();
-    if (count && *count > static_cast<size_t>(options_.skip_above_processes)) {
-      return Error(ErrorKind::kUnavailable, "perf skipped: the host runs " +
-                                                std::to_string(*count) +
-                                                " processes, above --skip-system-profilers-above " +
-                                                std::to_string(options_.skip_above_processes));
-    }
+  if (auto allowed = system::check_process_limit("perf", options_.skip_above_processes); !allowed) {
+    return allowed.error();
   }
   auto target = choose_target();
   if (!target) return target.error();

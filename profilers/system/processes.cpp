@@ -22,4 +22,13 @@ PidSplit split_live_pids(const std::vector<int>& pids) {
   return split;
 }
 
+Result<void> check_process_limit(std::string_view profiler, int limit) {
+  if (limit <= 0) return ok();
+  auto count = process_count();
+  if (!count || *count <= static_cast<size_t>(limit)) return ok();
+  return Error(ErrorKind::kUnavailable,
+               std::string(profiler) + " skipped: the host runs " + std::to_string(*count) +
+                   " processes, above --skip-system-profilers-above " + std::to_string(limit));
+}
+
 }  // namespace dormant::profilers::system

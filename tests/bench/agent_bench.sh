@@ -120,7 +120,7 @@ latency() {  # latency INTERVAL ROUNDS
     before=$(date +%s.%N)
     api /api/metrics/profile_request \
       "{\"service_name\":\"bench\",\"request_type\":\"start\",\"continuous\":true,\"duration\":60,\"frequency\":99,\"target_hosts\":{\"$host\":null}}" >/dev/null
-    line=$(wait_for_line "perf: recording" "$round")
+    line=$(wait_for_line "perf: recording\|ebpf: sampling" "$round")
     starts+=("$(calc "$(line_time "$line") - $before")")
     sleep "$(calc "1 + $RANDOM / 32768 * $1")"
     before=$(date +%s.%N)

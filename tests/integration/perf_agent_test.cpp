@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -39,7 +40,8 @@ class PerfAgentTest : public ::testing::Test {
   // Runs the agent to its end with TMPDIR pointing at a directory of this test.
   CommandOutput run_agent(std::vector<std::string> args, std::vector<std::string> env = {}) {
     SpawnOptions options;
-    options.argv = {DORMANT_AGENT, "-o", (root_ / "out").string()};
+    options.argv = {DORMANT_AGENT, "--system-profiler", system_profiler_, "-o",
+                    (root_ / "out").string()};
     options.argv.insert(options.argv.end(), args.begin(), args.end());
     options.env = {"TMPDIR=" + (root_ / "tmp").string()};
     options.env.insert(options.env.end(), env.begin(), env.end());
@@ -74,7 +76,8 @@ class PerfAgentTest : public ::testing::Test {
   std::unique_ptr<Subprocess> start_agent(std::vector<std::string> args,
                                           std::vector<std::string> env = {}) {
     SpawnOptions options;
-    options.argv = {DORMANT_AGENT, "-o", (root_ / "out").string()};
+    options.argv = {DORMANT_AGENT, "--system-profiler", system_profiler_, "-o",
+                    (root_ / "out").string()};
     options.argv.insert(options.argv.end(), args.begin(), args.end());
     options.env = {"TMPDIR=" + (root_ / "tmp").string()};
     options.env.insert(options.env.end(), env.begin(), env.end());
@@ -155,7 +158,62 @@ class PerfAgentTest : public ::testing::Test {
   }
 
   fs::path root_;
+  std::string system_profiler_ = "perf";  // these tests are about perf, unless they say
 };
+
+// eBPF and perf, one after the other on the same workload at 999 Hz: each finds hot_two:hot_one
+// at 2:1 within 5%, and they agree with each other within 5%.
+TEST_F(PerfAgentTest, EbpfAndPerfMeasureTheKnownWorkloadAlike) {
+  auto program = spawn_busy(20);
+  ASSERT_NE(program, nullptr);
+  std::map<std::string, double> ratios;
+  for (const char* profiler : {"ebpf", "perf"}) {
+    SCOPED_TRACE(profiler);
+    system_profiler_ = profiler;
+    CommandOutput agent =
+        run_agent({"-d", "6", "-f", "999", "--pids", std::to_string(program->pid())});
+    ASSERT_EQ(agent.status.code, 0) << agent.stderr_text;
+    EXPECT_NE(agent.stderr_text.find(std::string(profiler) == "ebpf" ? "ebpf: sampling"
+                                                                     : "perf: recording"),
+              std::string::npos)
+        << agent.stderr_text;
+    profile::CollapsedProfile profile = last_profile();
+    uint64_t two = samples_with(profile.stacks, "known_ratio", "hot_two");
+    uint64_t one = samples_with(profile.stacks, "known_ratio", "hot_one");
+    ASSERT_GT(one, 1000u) << "too few samples of the workload: " << agent.stderr_text;
+    ratios[profiler] = static_cast<double>(two) / static_cast<double>(one);
+    std::printf("known_ratio by %s: hot_two %lu, hot_one %lu samples, ratio %.3f\n", profiler,
+                static_cast<unsigned long>(two), static_cast<unsigned long>(one), ratios[profiler]);
+    EXPECT_NEAR(ratios[profiler], 2.0, 0.1);
+  }
+  EXPECT_NEAR(ratios["ebpf"], ratios["perf"], ratios["perf"] * 0.05);
+  expect_nothing_left_behind();
+}
+
+// Without privileges, eBPF says what it needs; in auto the agent goes on with perf.
+TEST_F(PerfAgentTest, WithoutPrivilegesEbpfSaysWhyAndAutoFallsBackToPerf) {
+  for (const auto& dir : {root_, root_ / "out", root_ / "tmp"}) {
+    fs::permissions(dir, fs::perms::all);
+  }
+  auto as_nobody = [&](const std::string& profiler) {
+    return run_command(
+        {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", DORMANT_AGENT,
+         "--system-profiler", profiler, "-o", (root_ / "out").string(), "-d", "1"},
+        deadline_after(std::chrono::seconds(120)));
+  };
+  auto ebpf = as_nobody("ebpf");
+  ASSERT_TRUE(ebpf.ok()) << ebpf.error().message();
+  EXPECT_NE(ebpf->stderr_text.find("the eBPF sampler needs CAP_BPF and CAP_PERFMON (or root)"),
+            std::string::npos)
+      << ebpf->stderr_text;
+  auto automatic = as_nobody("auto");
+  ASSERT_TRUE(automatic.ok()) << automatic.error().message();
+  EXPECT_NE(automatic->stderr_text.find("ebpf does not run here (the eBPF sampler needs CAP_BPF"),
+            std::string::npos)
+      << automatic->stderr_text;
+  EXPECT_NE(automatic->stderr_text.find("trying perf"), std::string::npos)
+      << automatic->stderr_text;
+}
 
 TEST_F(PerfAgentTest, KnownRatioWorkloadShowsBothFunctionsInTheirRatio) {
   auto program = spawn_busy(12);

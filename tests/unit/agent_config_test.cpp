@@ -96,6 +96,7 @@ TEST_F(AgentConfigTest, DefaultsAreGprofilers) {
   EXPECT_TRUE(c.pids.empty());
   EXPECT_EQ(c.mode, ProfilingMode::kCpu);
   EXPECT_EQ(c.perf_mode, PerfMode::kFp);
+  EXPECT_EQ(c.system_profiler, SystemProfiler::kAuto);
   EXPECT_EQ(c.perf_dwarf_stack_size, 8192);
   EXPECT_FALSE(c.perf_use_cgroups);
   EXPECT_EQ(c.perf_max_cgroups, 50);
@@ -154,6 +155,8 @@ class EveryFlag : public AgentConfigTest {
          }},
         {"mode", "none", [](auto& c) { return c.mode == ProfilingMode::kNone; }},
         {"perf-mode", "dwarf", [](auto& c) { return c.perf_mode == PerfMode::kDwarf; }},
+        {"system-profiler", "perf",
+         [](auto& c) { return c.system_profiler == SystemProfiler::kPerf; }},
         {"perf-dwarf-stack-size", "16384",
          [](auto& c) { return c.perf_dwarf_stack_size == 16384; }},
         {"perf-use-cgroups", "", [](auto& c) { return c.perf_use_cgroups; }},
@@ -299,6 +302,28 @@ TEST_F(AgentConfigTest, FrequencyRange) {
   expect_rejected({"-o", "/x", "-f", "fast"}, "--profiling-frequency");
   EXPECT_TRUE(parse({"-o", "/x", "-f", "100", "--perf-mode", "dwarf"}).config);
   EXPECT_TRUE(parse({"-o", "/x", "-f", "1000"}).config);
+}
+
+// auto is eBPF where it loads, else perf; perf's unwinding modes and switches still rule perf.
+TEST_F(AgentConfigTest, TheSystemProfilerFollowsTheFlagsAndPerfsModes) {
+  auto choice = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"-o", "/x"});
+    auto outcome = parse(args);
+    return outcome.config ? cpu_profilers(*outcome.config) : CpuProfilers::kNone;
+  };
+  EXPECT_EQ(choice({}), CpuProfilers::kEbpfElsePerf);
+  EXPECT_EQ(choice({"--system-profiler", "ebpf"}), CpuProfilers::kEbpf);
+  EXPECT_EQ(choice({"--system-profiler", "perf"}), CpuProfilers::kPerf);
+  EXPECT_EQ(choice({"--system-profiler", "disabled"}), CpuProfilers::kNone);
+  EXPECT_EQ(choice({"--perf-mode", "dwarf", "-f", "99"}), CpuProfilers::kPerf);
+  EXPECT_EQ(choice({"--perf-mode", "smart", "-f", "99"}), CpuProfilers::kPerf);
+  EXPECT_EQ(choice({"--perf-mode", "disabled"}), CpuProfilers::kNone);
+  EXPECT_EQ(choice({"--perf-mode", "disabled", "--system-profiler", "ebpf"}), CpuProfilers::kEbpf);
+  EXPECT_EQ(choice({"--mode", "none"}), CpuProfilers::kNone);
+  expect_rejected({"-o", "/x", "--system-profiler", "ebpf", "--perf-mode", "dwarf", "-f", "99"},
+                  "--system-profiler ebpf cannot unwind without frame pointers: --perf-mode dwarf "
+                  "needs --system-profiler perf or auto");
+  expect_rejected({"-o", "/x", "--system-profiler", "bpf"}, "--system-profiler");
 }
 
 TEST_F(AgentConfigTest, InvalidValuesAreRejectedWithTheirFlag) {
