@@ -16,7 +16,13 @@ Result<void> FirstThatStarts::start() {
   ErrorKind kind = ErrorKind::kUnavailable;
   for (current_ = 0; current_ < candidates_.size(); ++current_) {
     profilers::Profiler& candidate = *candidates_[current_];
-    auto started = candidate.start();
+    Result<void> started = ok();
+    try {
+      started = candidate.start();
+    } catch (const std::exception& thrown) {
+      started = Error(ErrorKind::kSystem,
+                      std::string(candidate.name()) + ": start() threw: " + thrown.what());
+    }
     if (started) return ok();
     candidate.stop();
     reasons += (reasons.empty() ? "" : "; ") + started.error().message();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdarg>
 #include <cstring>
 #include <filesystem>
@@ -61,7 +62,12 @@ uint64_t effective_capabilities() {
   std::ifstream status("/proc/self/status");
   std::string line;
   while (std::getline(status, line)) {
-    if (line.starts_with("CapEff:")) return std::stoull(line.substr(7), nullptr, 16);
+    if (!line.starts_with("CapEff:")) continue;
+    std::string_view digits(line);
+    digits.remove_prefix(std::min(digits.find_first_not_of(" \t", 7), digits.size()));
+    uint64_t capabilities = 0;
+    std::from_chars(digits.data(), digits.data() + digits.size(), capabilities, 16);
+    return capabilities;
   }
   return 0;
 }
@@ -110,7 +116,8 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& op
                  "the eBPF sampler needs CAP_BPF and CAP_PERFMON (or root); this process has "
                  "neither CAP_SYS_ADMIN nor both of them");
   }
-  if (!std::filesystem::exists("/sys/kernel/btf/vmlinux")) {
+  std::error_code no_btf;
+  if (!std::filesystem::exists("/sys/kernel/btf/vmlinux", no_btf)) {
     return Error(ErrorKind::kUnavailable,
                  "the kernel has no BTF (/sys/kernel/btf/vmlinux is missing; it needs "
                  "CONFIG_DEBUG_INFO_BTF=y), which the eBPF sampler needs to load");
@@ -223,8 +230,15 @@ Result<void> CpuSampler::drain(const std::function<void(const CountedStack&)>& o
                                         &keys[taken], &counts[taken], &chunk, &batch_options);
     int error = errno;
     taken += chunk;
-    if (result != 0 && error == ENOENT) break;  // the whole map has been read
-    if (result != 0) return Error::from_errno("draining the eBPF sampler's counts", error);
+    // ENOENT: the whole map has been read. ENOSPC: the next bucket holds more than is left of
+    // the buffer (stacks counted while this drain runs); the rest waits for the next snapshot.
+    if (result != 0 && (error == ENOENT || error == ENOSPC)) break;
+    if (result != 0) {
+      // What was taken out of the kernel is delivered, not lost with the error.
+      if (taken == 0) return Error::from_errno("draining the eBPF sampler's counts", error);
+      spdlog::warn("ebpf: draining the counts stopped early: {}", std::strerror(error));
+      break;
+    }
     std::memcpy(batch, next_batch, sizeof(batch));
   }
 

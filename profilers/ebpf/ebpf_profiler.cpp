@@ -79,8 +79,12 @@ void EbpfProfiler::read_process_images() {
                            std::chrono::milliseconds(0), kPollInterval);
     }
     auto polled = sampler_->poll_images(timeout, [this](const ProcessImage& image) {
-      symbolizer_->remember(image.pid, image.generation, image.comm);
-      young_.push_back({image, SteadyClock::now() + kRereadAfter});
+      try {  // this runs under libbpf's C frames: nothing may unwind through them
+        symbolizer_->remember(image.pid, image.generation, image.comm);
+        young_.push_back({image, SteadyClock::now() + kRereadAfter});
+      } catch (const std::exception& thrown) {
+        spdlog::warn("ebpf: cannot remember process {}: {}", image.pid, thrown.what());
+      }
     });
     if (!polled) {
       spdlog::error("ebpf: {}; processes are now named at the snapshot only",
@@ -113,12 +117,13 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
       truncated += stack.count;
     }
     if (stack.user_lost) frames.push_back("[lost user stack]");
+    // First: for an image whose announcement was lost, this reads its maps now.
+    std::string comm = symbolizer_->comm(stack.pid, stack.generation);
     symbolizer_->append_user_frames(stack.pid, stack.generation, stack.user, frames);
     if (stack.kernel_lost) frames.push_back("[lost kernel stack]");
     symbolizer_->append_kernel_frames(stack.kernel, frames);
     if (frames.empty()) frames.push_back("[unknown]");
     views.assign(frames.begin(), frames.end());
-    std::string comm = symbolizer_->comm(stack.pid, stack.generation);
     std::string container = stack.pid > 0 ? container_names_.of_pid(stack.pid) : "";
     stacks.add(container, comm, views, stack.count);
   });

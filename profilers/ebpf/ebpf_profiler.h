@@ -38,8 +38,9 @@ class EbpfProfiler final : public Profiler {
   Result<void> start() override;
   Result<profile::StackTable> snapshot() override;
   void stop() override;
-  // It runs no process: stop() only joins a reader that wakes every 100 ms.
-  void abort() override {}
+  // It runs no process; stop() joins a reader that wakes every 100 ms, and this makes it leave
+  // at its next wake even when stop() has not got that far.
+  void abort() override { stopping_ = true; }
 
   const std::string& event() const;
 

@@ -8,11 +8,14 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/stat.h>
 
 #include "common/unique_fd.h"
 
 namespace dormant::profilers::system {
 namespace {
+
+constexpr off_t kMaxElfBytes = off_t{2} << 30;
 
 struct ElfCloser {
   void operator()(Elf* elf) const { elf_end(elf); }
@@ -51,9 +54,18 @@ std::string elf_error(const std::string& what) { return what + ": " + elf_errmsg
 Result<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::filesystem::path& path) {
   static std::once_flag initialised;
   std::call_once(initialised, [] { elf_version(EV_CURRENT); });
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // Files named by other processes: never block on a FIFO or a device, never map a file that
+  // could shrink under us (SIGBUS).
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!fd) return Error::from_errno("open(" + path.string() + ")");
-  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) return Error::from_errno("fstat(" + path.string() + ")");
+  if (!S_ISREG(info.st_mode)) return Error::parse(path.string() + " is not a regular file");
+  if (info.st_size > kMaxElfBytes) {
+    return Error::parse(path.string() + " is larger than " + std::to_string(kMaxElfBytes >> 20) +
+                        " MB; its symbols are not read");
+  }
+  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
   if (!elf || elf_kind(elf.get()) != ELF_K_ELF) {
     return Error::parse(path.string() + " is not an ELF file");
   }

@@ -1,6 +1,7 @@
 #include "profilers/system/symbolizer.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include <signal.h>
 
@@ -17,6 +18,13 @@ std::string read_comm(pid_t pid) {
 }
 
 bool runs(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+std::string map_files_path(pid_t pid, const Mapping& mapping) {
+  char range[64];
+  std::snprintf(range, sizeof(range), "%llx-%llx", static_cast<unsigned long long>(mapping.start),
+                static_cast<unsigned long long>(mapping.end));
+  return "/proc/" + std::to_string(pid) + "/map_files/" + range;
+}
 
 }  // namespace
 
@@ -45,10 +53,9 @@ void Symbolizer::load_binaries(pid_t pid, const std::vector<Mapping>& mappings) 
       std::lock_guard lock(mutex_);
       if (binaries_.contains(key)) continue;
     }
-    // Through the process's own view of its files: right in another mount namespace too.
-    std::string through_process = "/proc/" + std::to_string(pid) + "/root" + mapping.path;
-    auto loaded = ElfSymbols::load(through_process);
-    if (!loaded) loaded = ElfSymbols::load(mapping.path);
+    // The very file the process maps, whatever its mount namespace or symlinks say, and never
+    // a host file that a container named.
+    auto loaded = ElfSymbols::load(map_files_path(pid, mapping));
     std::lock_guard lock(mutex_);
     if (binaries_.size() >= limits_.max_binaries) binaries_.erase(binaries_.begin());
     binaries_[key] = loaded ? std::move(*loaded) : nullptr;
