@@ -3,16 +3,6 @@
 #include <spdlog/spdlog.h>
 
 namespace dormant::agent {
-namespace {
-
-void add_error_marker(profile::StackTable& stacks, std::string_view profiler,
-                      const std::string& reason) {
-  std::string frame = "[Profiling " + std::string(profiler) + ": " + reason + "]";
-  std::string_view frames[] = {frame};
-  stacks.add("", profiler, frames, 1);
-}
-
-}  // namespace
 
 ProfilerSet ProfilerSet::start(std::vector<std::unique_ptr<profilers::Profiler>> built,
                                std::chrono::milliseconds stop_deadline) {
@@ -55,11 +45,11 @@ profile::StackTable ProfilerSet::snapshot() {
       stacks.merge(*snapshot);
     } else {
       spdlog::error("{}: {}", profiler->name(), snapshot.error().message());
-      add_error_marker(stacks, profiler->name(), snapshot.error().message());
+      profilers::add_profiling_marker(stacks, profiler->name(), snapshot.error().message());
     }
   }
   for (const auto& outcome : outcomes_) {
-    if (!outcome.running) add_error_marker(stacks, outcome.name, outcome.reason);
+    if (!outcome.running) profilers::add_profiling_marker(stacks, outcome.name, outcome.reason);
   }
   return stacks;
 }

@@ -2,6 +2,7 @@
 // probing, spawning and loading happens in start().
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "common/result.h"
@@ -32,5 +33,14 @@ class Profiler {
   // no processes of its own has nothing to do here.
   virtual void abort() = 0;
 };
+
+// A stack that tells the reader of a profile what a profiler could not do:
+// "[Profiling perf: perf script died by SIGSEGV]", `count` samples wide, under the profiler's name.
+inline void add_profiling_marker(profile::StackTable& stacks, std::string_view profiler,
+                                 std::string_view text, uint64_t count = 1) {
+  std::string frame = "[Profiling " + std::string(profiler) + ": " + std::string(text) + "]";
+  std::string_view frames[] = {frame};
+  stacks.add("", profiler, frames, count);
+}
 
 }  // namespace dormant::profilers

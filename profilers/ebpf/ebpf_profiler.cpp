@@ -29,12 +29,6 @@ std::string drops_text(const SamplerDrops& drops) {
   return text;
 }
 
-void add_marker(profile::StackTable& stacks, const std::string& text, uint64_t count) {
-  std::string frame = "[Profiling ebpf: " + text + "]";
-  std::string_view frames[] = {frame};
-  stacks.add("", "ebpf", frames, count);
-}
-
 }  // namespace
 
 Result<void> EbpfProfiler::start() {
@@ -132,7 +126,8 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
   if (drops.total() > 0) {
     spdlog::warn("ebpf: this snapshot lost samples or stacks: {}", drops_text(drops));
     if (drops.counts_full > 0) {
-      add_marker(stacks, "samples not counted, the counts map was full", drops.counts_full);
+      add_profiling_marker(stacks, name(), "samples not counted, the counts map was full",
+                           drops.counts_full);
     }
   }
   if (truncated > 0) spdlog::info("ebpf: {} samples had user stacks cut at 127 frames", truncated);

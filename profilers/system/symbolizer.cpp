@@ -3,21 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 
-#include <signal.h>
-
-#include "common/atomic_file.h"
+#include "common/procfs.h"
+#include "profilers/system/processes.h"
 
 namespace dormant::profilers::system {
 namespace {
-
-std::string read_comm(pid_t pid) {
-  auto text = read_file("/proc/" + std::to_string(pid) + "/comm");
-  if (!text) return "";
-  while (!text->empty() && text->back() == '\n') text->pop_back();
-  return *text;
-}
-
-bool runs(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
 std::string map_files_path(pid_t pid, const Mapping& mapping) {
   char range[64];
@@ -69,8 +59,9 @@ std::string Symbolizer::comm(pid_t pid, uint32_t generation) {
     auto found = images_.find({pid, generation});
     if (found != images_.end()) return found->second.comm;
   }
-  std::string name = read_comm(pid);
-  if (name.empty()) return "[unknown]";
+  auto stat = procfs::process_stat(pid);
+  if (!stat || stat->comm.empty()) return "[unknown]";
+  std::string name = stat->comm;
   remember(pid, generation, name);  // its process event was lost: read its maps now
   return name;
 }
@@ -115,7 +106,7 @@ std::vector<pid_t> Symbolizer::forget_exited() {
   std::vector<pid_t> exited;
   std::erase_if(images_, [&](const auto& entry) {
     pid_t pid = entry.first.first;
-    if (runs(pid)) return false;
+    if (is_live_process(pid)) return false;
     if (exited.empty() || exited.back() != pid) exited.push_back(pid);
     return true;
   });

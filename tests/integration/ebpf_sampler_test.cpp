@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "workload.h"
+
 #include "common/atomic_file.h"
 #include "common/procfs.h"
 #include "common/subprocess.h"
@@ -20,6 +22,7 @@ namespace dormant::profilers::ebpf {
 namespace {
 
 using namespace std::chrono_literals;
+using dormant::testing::spawn_workload;
 
 // Descriptors of BPF objects and perf events this process holds.
 int kernel_objects() {
@@ -43,20 +46,10 @@ class EbpfSamplerTest : public ::testing::Test {
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to load BPF programs";
   }
-
-  static std::unique_ptr<Subprocess> busy(double seconds,
-                                          const std::string& program = KNOWN_RATIO) {
-    SpawnOptions options;
-    options.argv = {program, std::to_string(seconds)};
-    options.stdout_to = Redirect::null();
-    auto child = Subprocess::spawn(options);
-    EXPECT_TRUE(child.ok());
-    return child.ok() ? std::move(*child) : nullptr;
-  }
 };
 
 TEST_F(EbpfSamplerTest, CountsAWorkloadsStacksInTheKernelAndNamesItsProcess) {
-  auto workload = busy(4);
+  auto workload = spawn_workload(4);
   ASSERT_NE(workload, nullptr);
   CpuSamplerOptions options;
   options.frequency_hz = 99;
@@ -139,7 +132,7 @@ profile::StackTable profile_for(EbpfProfilerOptions options, std::chrono::millis
 }
 
 TEST_F(EbpfSamplerTest, TheKnownWorkloadComesOutInItsRatioWithEveryFrameNamed) {
-  auto workload = busy(7);
+  auto workload = spawn_workload(7);
   ASSERT_NE(workload, nullptr);
   EbpfProfilerOptions options;
   options.frequency_hz = 499;  // enough samples for the ratio to be known within 5%
@@ -171,7 +164,7 @@ TEST_F(EbpfSamplerTest, APieProgramAndItsSharedLibraryResolveAndAStrippedOneGive
   for (bool stripped : {false, true}) {
     SCOPED_TRACE(stripped ? "stripped" : "with symbols");
     std::string program = std::string(SYMBOL_TARGET) + (stripped ? "_stripped" : "");
-    auto workload = busy(3, program);
+    auto workload = spawn_workload(3, program);
     ASSERT_NE(workload, nullptr);
     EbpfProfilerOptions options;
     options.frequency_hz = 99;

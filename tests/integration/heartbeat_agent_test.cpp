@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "server_process.h"
+#include "workload.h"
 
 #include "common/atomic_file.h"
 #include "common/subprocess.h"
@@ -167,15 +168,6 @@ class HeartbeatAgentTest : public ::testing::Test {
         60s);
   }
 
-  static std::unique_ptr<Subprocess> spawn_busy(int seconds) {
-    SpawnOptions options;
-    options.argv = {KNOWN_RATIO, std::to_string(seconds)};
-    options.stdout_to = Redirect::null();
-    auto child = Subprocess::spawn(options);
-    EXPECT_TRUE(child.ok());
-    return child.ok() ? std::move(*child) : nullptr;
-  }
-
   void run_cycles(const std::string& profiler, std::optional<int64_t> rss_limit_kb);
 
   fs::path root_;
@@ -194,7 +186,7 @@ TEST_F(HeartbeatAgentTest, TheFullFlowByCurl) {
   EXPECT_EQ(agent_health()["idle_baseline"]["children"], 0);
   EXPECT_FALSE(agent_health()["now"].contains("children")) << "counted at baseline and audits only";
 
-  auto busy = spawn_busy(30);
+  auto busy = spawn_workload(30);
   std::string start = request("start", {{"continuous", true}, {"duration", 3}, {"frequency", 99}});
   ASSERT_FALSE(start.empty());
   ASSERT_TRUE(command_reaches(start, "completed")) << command_status(start) << "\n" << agent_log();
@@ -245,7 +237,7 @@ TEST_F(HeartbeatAgentTest, ServerAwayAtStartThenKilledMidSessionLosesNoProfile) 
       << "the agent did not come back by itself\n"
       << agent_log();
 
-  auto busy = spawn_busy(40);
+  auto busy = spawn_workload(40);
   std::string start = request("start", {{"continuous", true}, {"duration", 2}, {"frequency", 49}});
   ASSERT_TRUE(command_reaches(start, "completed")) << agent_log();
   ASSERT_TRUE(eventually([&] { return server_profiles() > 0; }, 60s)) << agent_log();

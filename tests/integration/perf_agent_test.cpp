@@ -9,6 +9,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "workload.h"
+
 #include "common/atomic_file.h"
 #include "common/subprocess.h"
 #include "profile/collapsed.h"
@@ -18,6 +20,7 @@ namespace dormant {
 namespace {
 
 namespace fs = std::filesystem;
+using dormant::testing::spawn_workload;
 
 class PerfAgentTest : public ::testing::Test {
  protected:
@@ -59,17 +62,6 @@ class PerfAgentTest : public ::testing::Test {
     output.status = status.ok() ? *status : (*agent)->terminate(std::chrono::seconds(1));
     output.stderr_text = (*agent)->stderr_tail();
     return output;
-  }
-
-  // The known-ratio workload (or `program`, a link to it with another name) for `seconds`.
-  static std::unique_ptr<Subprocess> spawn_busy(int seconds,
-                                                const std::string& program = KNOWN_RATIO) {
-    SpawnOptions options;
-    options.argv = {program, std::to_string(seconds)};
-    options.stdout_to = Redirect::null();
-    auto child = Subprocess::spawn(options);
-    EXPECT_TRUE(child.ok());
-    return child.ok() ? std::move(*child) : nullptr;
   }
 
   // Starts the agent in the background, its stderr going to agent.log.
@@ -164,7 +156,7 @@ class PerfAgentTest : public ::testing::Test {
 // eBPF and perf, one after the other on the same workload at 999 Hz: each finds hot_two:hot_one
 // at 2:1 within 5%, and they agree with each other within 5%.
 TEST_F(PerfAgentTest, EbpfAndPerfMeasureTheKnownWorkloadAlike) {
-  auto program = spawn_busy(20);
+  auto program = spawn_workload(20);
   ASSERT_NE(program, nullptr);
   std::map<std::string, double> ratios;
   for (const char* profiler : {"ebpf", "perf"}) {
@@ -216,7 +208,7 @@ TEST_F(PerfAgentTest, WithoutPrivilegesEbpfSaysWhyAndAutoFallsBackToPerf) {
 }
 
 TEST_F(PerfAgentTest, KnownRatioWorkloadShowsBothFunctionsInTheirRatio) {
-  auto program = spawn_busy(12);
+  auto program = spawn_workload(12);
   ASSERT_NE(program, nullptr);
   CommandOutput agent = run_agent({"-d", "6", "-f", "499"});
   ASSERT_EQ(agent.status.code, 0) << agent.stderr_text;
@@ -313,7 +305,7 @@ TEST_F(PerfAgentTest, MissingPerfIsOneClearLine) {
 }
 
 TEST_F(PerfAgentTest, PidsMixOfLiveAndDead) {
-  auto program = spawn_busy(8);
+  auto program = spawn_workload(8);
   ASSERT_NE(program, nullptr);
   std::string pids = std::to_string(program->pid()) + ",999999999";
   CommandOutput agent = run_agent({"-d", "3", "-f", "199", "--pids", pids});
@@ -368,7 +360,7 @@ TEST_F(PerfAgentTest, ContinuousModeWritesAProfilePerDurationUntilSigterm) {
 }
 
 TEST_F(PerfAgentTest, SigtermDuringASnapshotStillWritesWhatWasCollected) {
-  auto program = spawn_busy(30);
+  auto program = spawn_workload(30);
   ASSERT_NE(program, nullptr);
   auto agent = start_agent({"-d", "600", "-f", "199"});
   ASSERT_TRUE(eventually([&] { return agent_log().find("perf: recording") != std::string::npos; },
@@ -407,7 +399,7 @@ TEST_F(PerfAgentTest, RotatingOutputKeepsOnlyTheLastProfile) {
 }
 
 TEST_F(PerfAgentTest, PerfIsRestartedAfterItsIntervalAndKeepsProfiling) {
-  auto program = spawn_busy(30);
+  auto program = spawn_workload(30);
   ASSERT_NE(program, nullptr);
   auto agent = start_agent({"-c", "-d", "1", "-f", "99", "--perf-restart-interval", "1"});
   ASSERT_TRUE(eventually([&] { return count_lines_with(agent_log(), "wrote ") >= 3; },
@@ -428,7 +420,7 @@ TEST_F(PerfAgentTest, PerfIsRestartedAfterItsIntervalAndKeepsProfiling) {
 }
 
 TEST_F(PerfAgentTest, PerfThatCannotRestartIsRetriedAndReportedInTheProfile) {
-  auto program = spawn_busy(60);
+  auto program = spawn_workload(60);
   ASSERT_NE(program, nullptr);
   fs::path broken = root_ / "perf-record-is-broken";
   auto agent = start_agent(
@@ -466,7 +458,7 @@ TEST_F(PerfAgentTest, PerfThatCannotRestartIsRetriedAndReportedInTheProfile) {
 
 TEST_F(PerfAgentTest, DwarfAndSmartModesSeeBothFunctions) {
   for (const char* mode : {"dwarf", "smart"}) {
-    auto program = spawn_busy(20);
+    auto program = spawn_workload(20);
     ASSERT_NE(program, nullptr);
     // One process only: perf script unwinds every dwarf sample, which is slow host-wide.
     CommandOutput agent = run_agent(
@@ -488,6 +480,8 @@ TEST_F(PerfAgentTest, DwarfAndSmartModesSeeBothFunctions) {
 
 namespace dormant {
 namespace {
+
+using dormant::testing::spawn_workload;
 
 // A cgroup made for one test in perf's hierarchy, removed (with its processes killed) at the end.
 class ScopedCgroup {
@@ -522,7 +516,7 @@ class PerfCgroupTest : public PerfAgentTest {
     // A busy process outside every profiled cgroup: in the root cgroup, which is never picked.
     decoy_link_ = root_ / "decoy_busy";
     fs::create_symlink(KNOWN_RATIO, decoy_link_);
-    decoy_ = spawn_busy(30, decoy_link_.string());
+    decoy_ = spawn_workload(30, decoy_link_.string());
     std::ofstream(hierarchy_ / "cgroup.procs") << decoy_->pid();
   }
   void TearDown() override {
@@ -537,7 +531,7 @@ class PerfCgroupTest : public PerfAgentTest {
 
 TEST_F(PerfCgroupTest, BusyProcessInANewCgroupIsProfiledAndOthersAreNot) {
   ScopedCgroup cgroup(hierarchy_ / ("dormant-test-" + std::to_string(::getpid())));
-  auto busy = spawn_busy(30);
+  auto busy = spawn_workload(30);
   cgroup.add(busy->pid());
   CommandOutput agent = run_agent({"-d", "3", "-f", "199", "--perf-use-cgroups"});
   busy.reset();
@@ -553,7 +547,7 @@ TEST_F(PerfCgroupTest, DockerContainerStandInIsFoundRankedAndProfiled) {
   std::string id(64, 'a');
   for (size_t i = 0; i < id.size(); i += 7) id[i] = "0123456789abcdef"[i % 16];
   ScopedCgroup container(hierarchy_ / "system.slice" / ("docker-" + id + ".scope"));
-  auto busy = spawn_busy(30);
+  auto busy = spawn_workload(30);
   container.add(busy->pid());
   CommandOutput agent = run_agent({"-d", "3", "-f", "199", "--perf-use-cgroups",
                                    "--perf-max-docker-containers", "1", "--perf-max-cgroups", "0"});
