@@ -36,6 +36,8 @@ using namespace std::chrono_literals;
 constexpr auto kDrainTime = 10s;
 // The agent's connections to the server: heartbeats, completions, uploads.
 constexpr size_t kServerConnections = 3;
+// How long the connections for completions and uploads stay open after their last request.
+constexpr auto kKeepIdleBetweenBursts = 5s;
 // Sockets open at idle that are not connections: the host lock.
 constexpr size_t kLockSockets = 1;
 constexpr uint64_t kAuditAnonSlackKb = 1024;
@@ -87,13 +89,20 @@ class HeartbeatAgent {
 
     heartbeat::HttpsClient::Headers bearer = {{"Authorization", "Bearer " + config_.token}};
     auto heartbeat_client = heartbeat::HttpsClient::make(io_, *api, *tls, bearer);
-    auto control_client = heartbeat::HttpsClient::make(io_, *api, *tls, bearer);
-    heartbeat::PhaseTimeouts upload_timeouts;
+    // Completions and uploads come in bursts around sessions: their connections (and the TLS
+    // buffers, about 130 kB each) are let go between bursts, and the heap with them.
+    heartbeat::PhaseTimeouts control_timeouts;
+    control_timeouts.keep_idle = kKeepIdleBetweenBursts;
+    auto control_client = heartbeat::HttpsClient::make(io_, *api, *tls, bearer, control_timeouts);
+    heartbeat::PhaseTimeouts upload_timeouts = control_timeouts;
     upload_timeouts.write = upload_timeouts.read =
         std::chrono::seconds(config_.server_upload_timeout_s);
     auto upload_client = heartbeat::HttpsClient::make(io_, *upload, *tls, {}, upload_timeouts);
     for (const auto* made : {&heartbeat_client, &control_client, &upload_client}) {
       if (!*made) return made->error();
+    }
+    for (const auto* bursty : {&control_client, &upload_client}) {
+      (**bursty)->on_idle_close([] { ::malloc_trim(0); });
     }
 
     completions_ = make_completion_sender(io_, *control_client, retry_timer(config_), journal_);

@@ -15,6 +15,7 @@ nlohmann::json run_arguments(const config::AgentConfig& c) {
       {"frequency", c.frequency_hz},
       {"pids", c.pids},
       {"profiling_mode", config::to_string(c.mode)},
+      {"system_profiler", config::to_string(c.system_profiler)},
       {"perf_mode", config::to_string(c.perf_mode)},
       {"perf_dwarf_stack_size", c.perf_dwarf_stack_size},
       {"perf_use_cgroups", c.perf_use_cgroups},

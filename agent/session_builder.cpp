@@ -39,6 +39,9 @@ std::unique_ptr<profilers::Profiler> ebpf_profiler(const config::AgentConfig& co
   options.frequency_hz = config.frequency_hz;
   options.pids = config.pids;
   options.skip_above_processes = config.skip_system_profilers_above;
+  options.limits.max_stacks = static_cast<uint32_t>(config.ebpf_stack_map_entries);
+  options.limits.max_counted = static_cast<uint32_t>(config.ebpf_count_map_entries);
+  options.limits.max_processes = static_cast<uint32_t>(config.ebpf_process_map_entries);
   return std::make_unique<profilers::ebpf::EbpfProfiler>(std::move(options));
 }
 #endif

@@ -13,6 +13,7 @@ constexpr const char* kConnection = "Heartbeat, server connection and TLS";
 constexpr const char* kOutput = "Output and upload";
 constexpr const char* kProfiling = "Profiling";
 constexpr const char* kPerf = "perf";
+constexpr const char* kEbpf = "eBPF";
 constexpr const char* kGuardRails = "Guard rails";
 constexpr const char* kGeneral = "General";
 
@@ -168,6 +169,15 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
           "How many cgroups --perf-use-cgroups profiles", kPerf);
   add_int(app, "--perf-max-docker-containers", c.perf_max_docker_containers, 0, INT_MAX,
           "With --perf-use-cgroups, profile this many docker containers individually", kPerf);
+
+  // A stack-map entry holds 127 frames (about 1 kB of kernel memory): 2^18 of them is 256 MB.
+  add_int(app, "--ebpf-stack-map-entries", c.ebpf_stack_map_entries, 64, 1 << 18,
+          "Distinct user and kernel stacks the eBPF sampler keeps per snapshot", kEbpf);
+  add_int(app, "--ebpf-count-map-entries", c.ebpf_count_map_entries, 64, 1 << 20,
+          "Distinct (process, user stack, kernel stack) the eBPF sampler counts per snapshot",
+          kEbpf);
+  add_int(app, "--ebpf-process-map-entries", c.ebpf_process_map_entries, 64, 1 << 20,
+          "Processes the eBPF sampler tracks at once", kEbpf);
 
   // Hidden flags (empty group): what tests and unusual hosts need.
   app.add_option("--perf-path", c.perf_path, "The perf executable")->group("");

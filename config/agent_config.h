@@ -65,6 +65,11 @@ struct AgentConfig {
   int perf_max_cgroups = 50;
   int perf_max_docker_containers = 0;
 
+  // eBPF map sizes, fixed when the sampler loads.
+  int ebpf_stack_map_entries = 16384;
+  int ebpf_count_map_entries = 16384;
+  int ebpf_process_map_entries = 32768;
+
   // Hidden: for tests and for hosts with unusual perf builds.
   std::string perf_path = "perf";
   int perf_restart_interval_s = 600;

@@ -36,7 +36,8 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
         headers_(std::move(headers)),
         timeouts_(timeouts),
         resolver_(io),
-        resolve_timer_(io) {}
+        resolve_timer_(io),
+        idle_timer_(io) {}
 
   using HttpsClient::post;
   void post(Post call, Callback done) override {
@@ -48,6 +49,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     }
     callback_ = std::move(done);
     cancelled_ = false;
+    stop_idle_timer();
     request_ = {bhttp::verb::post, server_.base_path + call.path, 11};
     request_.set(bhttp::field::host, host_header());
     request_.set(bhttp::field::content_type, "application/json");
@@ -65,6 +67,8 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
       resolve();
     }
   }
+
+  void on_idle_close(std::function<void()> closed) override { idle_closed_ = std::move(closed); }
 
   void cancel() override {
     if (!callback_) return drop_connection();  // between requests: close the kept connection
@@ -224,6 +228,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   }
 
   void drop_connection() {
+    stop_idle_timer();
     if (tcp_ || ssl_) {
       beast::error_code ignored;
       lowest().socket().close(ignored);
@@ -239,7 +244,25 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     parser_.reset();
     Callback done = std::move(callback_);
     callback_ = nullptr;
+    if (connected_) start_idle_timer();
     done(std::move(result));
+  }
+
+  // A handler that was already due when the timer was stopped sees a newer round and does nothing.
+  void start_idle_timer() {
+    if (timeouts_.keep_idle.count() <= 0) return;
+    uint64_t round = ++idle_round_;
+    idle_timer_.expires_after(timeouts_.keep_idle);
+    idle_timer_.async_wait([this, self = shared_from_this(), round](beast::error_code error) {
+      if (error || round != idle_round_ || callback_ || !connected_) return;
+      drop_connection();
+      if (idle_closed_) idle_closed_();
+    });
+  }
+
+  void stop_idle_timer() {
+    ++idle_round_;
+    idle_timer_.cancel();
   }
 
   asio::io_context& io_;
@@ -249,6 +272,9 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   PhaseTimeouts timeouts_;
   tcp::resolver resolver_;
   asio::steady_timer resolve_timer_;
+  asio::steady_timer idle_timer_;
+  uint64_t idle_round_ = 0;
+  std::function<void()> idle_closed_;
   std::optional<beast::tcp_stream> tcp_;
   std::optional<beast::ssl_stream<beast::tcp_stream>> ssl_;
   bool connected_ = false;

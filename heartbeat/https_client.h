@@ -43,6 +43,8 @@ struct PhaseTimeouts {
   std::chrono::milliseconds handshake{10'000};
   std::chrono::milliseconds write{30'000};
   std::chrono::milliseconds read{30'000};
+  // How long a connection is kept between requests; 0: until the server closes it.
+  std::chrono::milliseconds keep_idle{0};
 };
 
 struct HttpReply {
@@ -79,6 +81,9 @@ class HttpsClient {
 
   // Ends the request in flight (its callback gets kCancelled) and closes the connection.
   virtual void cancel() = 0;
+
+  // Runs on the io_context each time a connection is closed for having been idle `keep_idle`.
+  virtual void on_idle_close(std::function<void()> closed) = 0;
 };
 
 }  // namespace dormant::heartbeat

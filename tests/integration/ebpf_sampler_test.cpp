@@ -230,6 +230,38 @@ class TestCgroup {
   std::filesystem::path path_;
 };
 
+// Maps far too small for the workload: what does not fit is counted as dropped, never silently
+// lost, and the profile says how many samples it lacks.
+TEST_F(EbpfSamplerTest, SamplesPastTheMapSizesAreReportedAsDrops) {
+  auto workload = spawn_workload(4);
+  ASSERT_NE(workload, nullptr);
+  EbpfProfilerOptions options;
+  options.frequency_hz = 99;
+  options.pids = {workload->pid()};
+  options.limits.max_counted = 1;
+  options.limits.max_stacks = 1;
+  profile::StackTable table = profile_for(options, 2s);
+  uint64_t counted = 0, marked = 0, lost_stacks = 0;
+  size_t distinct = 0;
+  table.for_each([&](const profile::StackView& stack) {
+    auto frames = frames_of(table, stack);
+    if (has_frame(frames, "[Profiling ebpf: samples not counted, the counts map was full]")) {
+      marked += stack.count;
+      return;
+    }
+    ++distinct;
+    counted += stack.count;
+    lost_stacks += has_frame(frames, "[lost user stack]") ? stack.count : 0;
+  });
+  std::cout << "counts map of 1, stack map of 1: " << counted << " samples counted in " << distinct
+            << " stacks (" << lost_stacks << " without their user stack), " << marked
+            << " not counted\n";
+  EXPECT_EQ(distinct, 1u);
+  EXPECT_GT(marked, 0u);
+  // About 2 s of one busy process at 99 Hz, none of it unaccounted for.
+  EXPECT_NEAR(static_cast<double>(counted + marked), 198, 198 * 0.25);
+}
+
 // 100 processes of about 50 ms each, started by a shell in a cgroup of their own while the
 // profiler samples that cgroup: every sample not of the shell is one of theirs, and at least 95%
 // of those carry their name (from the kernel) and their symbols (from maps read while they ran).

@@ -163,6 +163,12 @@ class EveryFlag : public AgentConfigTest {
         {"perf-max-cgroups", "7", [](auto& c) { return c.perf_max_cgroups == 7; }},
         {"perf-max-docker-containers", "4",
          [](auto& c) { return c.perf_max_docker_containers == 4; }},
+        {"ebpf-stack-map-entries", "4096",
+         [](auto& c) { return c.ebpf_stack_map_entries == 4096; }},
+        {"ebpf-count-map-entries", "65536",
+         [](auto& c) { return c.ebpf_count_map_entries == 65536; }},
+        {"ebpf-process-map-entries", "1024",
+         [](auto& c) { return c.ebpf_process_map_entries == 1024; }},
         {"skip-system-profilers-above", "900",
          [](auto& c) { return c.skip_system_profilers_above == 900; }},
         {"max-processes-runtime-profiler", "8",
@@ -337,6 +343,9 @@ TEST_F(AgentConfigTest, InvalidValuesAreRejectedWithTheirFlag) {
   expect_rejected({"-o", "/x", "--perf-dwarf-stack-size", "65536"},
                   "--perf-dwarf-stack-size: Value 65536 not in range 8 to 65528");
   expect_rejected({"-o", "/x", "--perf-mode", "lbr"}, "--perf-mode");
+  expect_rejected({"-o", "/x", "--ebpf-stack-map-entries", "1000000"},
+                  "--ebpf-stack-map-entries: Value 1000000 not in range 64 to 262144");
+  expect_rejected({"-o", "/x", "--ebpf-count-map-entries", "0"}, "--ebpf-count-map-entries");
   expect_rejected({"-o", "/x", "--mode", "wall"}, "--mode");
   expect_rejected({"-o", "/x", "--heartbeat-interval", "0"}, "--heartbeat-interval");
   expect_rejected({"-o", "/x", "--perf-max-cgroups", "-1"}, "--perf-max-cgroups");

@@ -29,6 +29,7 @@ class ScriptedClient : public HttpsClient {
         io_, [done = std::move(done), next = std::move(next)]() mutable { done(std::move(next)); });
   }
   void cancel() override { ++cancels; }
+  void on_idle_close(std::function<void()>) override {}
 
   static constexpr const char* kNoCommand =
       R"({"success":true,"message":"Heartbeat received. No profiling commands.","command_id":null,"profiling_command":null})";

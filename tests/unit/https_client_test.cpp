@@ -217,6 +217,51 @@ TEST_F(HttpsClientTest, CancelBetweenRequestsClosesTheKeptConnection) {
   EXPECT_NE(json_of(second)["remote"], json_of(first)["remote"]) << "the connection was kept";
 }
 
+TEST_F(HttpsClientTest, AConnectionIdleForKeepIdleIsClosedAndSaysSo) {
+  start_server(true);
+  PhaseTimeouts timeouts;
+  timeouts.keep_idle = 200ms;
+  auto https = client(https_url(), {}, timeouts);
+  int closed = 0;
+  https->on_idle_close([&] { ++closed; });
+  auto first = post(*https);  // returns once the io_context is idle: after the 200 ms
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  EXPECT_EQ(closed, 1);
+  for (int wait = 0; wait < 100 && server_->open_connections() > 0; ++wait) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(server_->open_connections(), 0u);
+  auto second = post(*https);
+  ASSERT_TRUE(second.ok()) << second.error().message();
+  EXPECT_NE(json_of(second)["remote"], json_of(first)["remote"]) << "the connection was kept";
+  EXPECT_EQ(closed, 2);
+}
+
+TEST_F(HttpsClientTest, RequestsWithinKeepIdleShareTheConnection) {
+  start_server(true);
+  PhaseTimeouts timeouts;
+  timeouts.keep_idle = 30s;
+  auto https = client(https_url(), {}, timeouts);
+  int closed = 0;
+  https->on_idle_close([&] { ++closed; });
+  std::vector<std::string> remotes;
+  for (int round = 0; round < 3; ++round) {
+    std::optional<Result<HttpReply>> reply;
+    https->post("/api/metrics/heartbeat", "{}", [&](Result<HttpReply> r) { reply = std::move(r); });
+    io_.restart();
+    while (!reply) io_.run_one_for(30s);
+    ASSERT_TRUE(reply->ok()) << reply->error().message();
+    remotes.push_back(json_of(*reply)["remote"]);
+  }
+  EXPECT_EQ(remotes[0], remotes[1]);
+  EXPECT_EQ(remotes[1], remotes[2]);
+  EXPECT_EQ(closed, 0);
+  https->cancel();  // closes the connection and stops the idle timer
+  io_.restart();
+  io_.run_for(1s);
+  EXPECT_EQ(closed, 0);
+}
+
 TEST_F(HttpsClientTest, NobodyListeningIsANetworkError) {
   start_server(false);
   uint16_t port = server_->port();
