@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # What profiling the whole host costs (issue 6): CPU time of dormant-agent per second of profiling
 # at 99 Hz while both CPUs are busy, for the eBPF sampler and for the perf pipeline (perf record,
-# perf script, parse), one after the other under the same load.
+# perf script, parse), one after the other under the same load: a continuous session of SECONDS
+# with a snapshot every SECONDS/3, as Studio's continuous profiling runs, start and stop included.
 #   cost = user + sys of the agent and every child it reaped (perf record, perf script)
 #        + the run time of its BPF program (kernel.bpf_stats_enabled; the program runs in the
 #          interrupted task's context, so no rusage holds it)
 # perf's own in-kernel sampling (the callchain walk at each sample) is charged to the interrupted
 # tasks and is not counted: the comparison favours perf.
-# Usage: cpu_profiler_bench.sh BUILD_DIR [SECONDS]. Needs root.
+# Usage: cpu_profiler_bench.sh BUILD_DIR [SECONDS (default 60)]. Needs root.
 set -euo pipefail
 build=${1:?usage: cpu_profiler_bench.sh BUILD_DIR [SECONDS]}
-seconds=${2:-30}
+seconds=${2:-60}
 agent_bin="$build/agent/dormant-agent"
 known_ratio="$build/tests/fakes/known_ratio"
 child_cpu="$build/tests/bench/child_cpu"
@@ -72,47 +73,26 @@ EOF
   done
 }
 
-# The run time of the BPF programs `pid` holds now, in ns (0 while it holds none).
-bpf_run_time_ns() {
-  local total=0 fd value
-  for fd in /proc/"$1"/fd/*; do
-    [[ $(readlink "$fd" 2>/dev/null) == "anon_inode:bpf-prog" ]] || continue
-    value=$(awk '$1 == "run_time_ns:" { print $2 }' "/proc/$1/fdinfo/${fd##*/}" 2>/dev/null)
-    total=$((total + ${value:-0}))
-  done
-  echo "$total"
-}
-
-# profile LOAD PROFILER: one snapshot of `seconds` s of the whole host at 99 Hz; prints the cost.
+# profile LOAD PROFILER: `seconds` s of the whole host at 99 Hz in 3 snapshots; prints the cost.
 profile() {
-  local out="$work/out-$2" agent="" bpf_ns=0 now started elapsed user sys samples
-  rm -rf "$out" "$work/pid"
+  local out="$work/out-$2" started elapsed user sys bpf samples snapshots
+  rm -rf "$out"
   started=$(date +%s.%N)
-  "$child_cpu" "$work/pid" "$agent_bin" -d "$seconds" -f 99 -o "$out" --no-flamegraph \
-    --system-profiler "$2" --log-level warn >"$work/cpu" 2>"$work/agent-$2.log" &
-  local timer=$!
-  # The last reading before the program is destroyed misses at most 0.2 s of its run time.
-  while kill -0 "$timer" 2>/dev/null; do
-    [[ -z $agent && -s $work/pid ]] && agent=$(cat "$work/pid")
-    if [[ -n $agent ]]; then
-      now=$(bpf_run_time_ns "$agent")
-      ((now > bpf_ns)) && bpf_ns=$now
-    fi
-    sleep 0.2
-  done
-  wait "$timer"
+  # SIGTERM just after the third snapshot; the agent then stops without a fourth.
+  "$child_cpu" --term-after "$seconds.5" "$agent_bin" -c -d $((seconds / 3)) -f 99 -o "$out" \
+    --no-flamegraph --system-profiler "$2" --log-level info >"$work/cpu" 2>"$work/agent-$2.log"
   elapsed=$(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')
-  read -r user sys <"$work/cpu"
+  read -r user sys bpf <"$work/cpu"
   samples=$(find "$out" -type f -name '*.col' -exec cat {} + | awk '!/^#/ { n += $NF } END { print n + 0 }')
-  awk -v p="$2" -v u="$user" -v s="$sys" -v b="$bpf_ns" -v d="$seconds" -v e="$elapsed" \
-    -v n="$samples" 'BEGIN {
-      cpu = u + s + b / 1e9
-      printf "  %-5s %6d samples; user %.3f s + sys %.3f s + BPF %.3f s = %.3f s in %.1f s wall",
-        p, n, u, s, b / 1e9, cpu, e
-      printf " -> %.3f%% of one core per second profiled\n", 100 * cpu / d
+  snapshots=$(grep -c "wrote .*\.col" "$work/agent-$2.log" || true)
+  awk -v p="$2" -v u="$user" -v s="$sys" -v b="$bpf" -v d="$seconds" -v e="$elapsed" \
+    -v n="$samples" -v k="$snapshots" 'BEGIN {
+      cpu = u + s + b
+      printf "  %-5s %d snapshots, %6d samples; user %.3f s + sys %.3f s + BPF %.3f s = %.3f s in %.1f s wall",
+        p, k, n, u, s, b, cpu, e
+      printf " -> %.3f%% of one core\n", 100 * cpu / d
     }'
-  awk -v u="$user" -v s="$sys" -v b="$bpf_ns" 'BEGIN { print u + s + b / 1e9 }' \
-    >"$work/cost-$1-$2"
+  awk -v u="$user" -v s="$sys" -v b="$bpf" 'BEGIN { print u + s + b }' >"$work/cost-$1-$2"
   if ((samples == 0)); then
     echo "  $2 produced no profile:" && cat "$work/agent-$2.log"
   fi
