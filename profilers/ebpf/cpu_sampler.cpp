@@ -3,11 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cstdarg>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <unordered_map>
 
 #include <bpf/bpf.h>
@@ -21,6 +19,7 @@
 
 #include "bpf/cpu_sampler.h"
 #include "common/unique_fd.h"
+#include "profilers/ebpf/libbpf_log.h"
 
 namespace dormant::profilers::ebpf {
 
@@ -28,34 +27,9 @@ static_assert(CpuSampler::kMaxStackDepth == DORMANT_MAX_STACK_DEPTH);
 
 namespace {
 
-constexpr size_t kLogTailBytes = 4096;
 constexpr int kCapSysAdmin = 21;
 constexpr int kCapPerfmon = 38;
 constexpr int kCapBpf = 39;
-
-// libbpf's messages while this thread loads the program: the verifier's log among them.
-thread_local std::string* load_log = nullptr;
-
-int route_libbpf_message(libbpf_print_level level, const char* format, va_list args) {
-  if (level == LIBBPF_DEBUG) return 0;
-  char text[1024];
-  int length = std::vsnprintf(text, sizeof(text), format, args);
-  if (load_log != nullptr) {
-    load_log->append(text);
-    if (load_log->size() > 2 * kLogTailBytes) load_log->erase(0, load_log->size() - kLogTailBytes);
-  } else {
-    std::string_view line(text);
-    while (!line.empty() && line.back() == '\n') line.remove_suffix(1);
-    spdlog::debug("libbpf: {}", line);
-  }
-  return length;
-}
-
-std::string tail_of(std::string log) {
-  if (log.size() > kLogTailBytes) log.erase(0, log.size() - kLogTailBytes);
-  while (!log.empty() && (log.back() == '\n' || log.back() == ' ')) log.pop_back();
-  return log;
-}
 
 // The effective capability set of this process, from /proc/self/status.
 uint64_t effective_capabilities() {
@@ -122,18 +96,12 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& op
                  "the kernel has no BTF (/sys/kernel/btf/vmlinux is missing; it needs "
                  "CONFIG_DEBUG_INFO_BTF=y), which the eBPF sampler needs to load");
   }
-  static std::once_flag print_routed;
-  std::call_once(print_routed, [] { libbpf_set_print(route_libbpf_message); });
-
   std::unique_ptr<CpuSampler> sampler(new CpuSampler());
-  std::string log;
-  load_log = &log;
-  sampler->skeleton_.reset(cpu_sampler::open());
-  if (!sampler->skeleton_) {
-    load_log = nullptr;
-    Error error = Error::from_errno("opening the eBPF sampler");
-    return log.empty() ? error : std::move(error).with_context(tail_of(log));
-  }
+  auto opened = with_libbpf_log("open the eBPF sampler", [&] {
+    sampler->skeleton_.reset(cpu_sampler::open());
+    return sampler->skeleton_ ? 0 : -errno;
+  });
+  if (!opened) return opened.error();
   ::cpu_sampler& skeleton = *sampler->skeleton_;
   skeleton.rodata->filter = !options.pids.empty()         ? DORMANT_FILTER_PIDS
                             : !options.cgroup_ids.empty() ? DORMANT_FILTER_CGROUPS
@@ -144,14 +112,9 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& op
   bpf_map__set_max_entries(skeleton.maps.processes, options.max_processes);
   bpf_map__set_max_entries(skeleton.maps.target_pids, at_least_one(options.pids.size()));
   bpf_map__set_max_entries(skeleton.maps.target_cgroups, at_least_one(options.cgroup_ids.size()));
-  int loaded = cpu_sampler::load(&skeleton);
-  load_log = nullptr;
-  if (loaded != 0) {
-    int error = -loaded;
-    std::string message = std::string("cannot load the eBPF sampler: ") + std::strerror(error);
-    if (!log.empty()) message += "; the kernel said:\n" + tail_of(log);
-    return Error(error == EPERM ? ErrorKind::kUnavailable : ErrorKind::kBpf, message);
-  }
+  auto loaded =
+      with_libbpf_log("load the eBPF sampler", [&] { return cpu_sampler::load(&skeleton); });
+  if (!loaded) return loaded.error();
 
   uint8_t yes = 1;
   for (int pid : options.pids) {

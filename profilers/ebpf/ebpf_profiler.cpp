@@ -68,8 +68,9 @@ void EbpfProfiler::read_process_images() {
   while (!stopping_) {
     auto timeout = kPollInterval;
     if (!young_.empty()) {
-      timeout = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(
-                               young_.front().reread_at - SteadyClock::now()),
+      // Rounded up: a wait rounded down to 0 ms would spin until the re-read is due.
+      timeout = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(young_.front().reread_at -
+                                                                        SteadyClock::now()),
                            std::chrono::milliseconds(0), kPollInterval);
     }
     auto polled = sampler_->poll_images(timeout, [this](const ProcessImage& image) {

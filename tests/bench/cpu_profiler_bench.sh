@@ -93,6 +93,11 @@ profile() {
       printf " -> %.3f%% of one core\n", 100 * cpu / d
     }'
   awk -v u="$user" -v s="$sys" -v b="$bpf" 'BEGIN { print u + s + b }' >"$work/cost-$1-$2"
+  # What the eBPF maps could not hold, summed over the snapshots' warnings.
+  awk -F'[:,] ' '/lost samples or stacks/ {
+      for (i = 3; i <= NF; ++i) { split($i, words, " "); lost[substr($i, length(words[1]) + 2)] += words[1] }
+    }
+    END { for (what in lost) printf "        %d %s\n", lost[what], what }' "$work/agent-$2.log"
   if ((samples == 0)); then
     echo "  $2 produced no profile:" && cat "$work/agent-$2.log"
   fi

@@ -1,0 +1,58 @@
+#include "profilers/ebpf/libbpf_log.h"
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include <bpf/libbpf.h>
+#include <spdlog/spdlog.h>
+
+namespace dormant::profilers::ebpf {
+namespace {
+
+// Enough for the verifier's explanation, which comes last.
+constexpr size_t kLogTailBytes = 4096;
+
+thread_local std::string* captured = nullptr;
+
+int route_libbpf_message(libbpf_print_level level, const char* format, va_list args) {
+  if (level == LIBBPF_DEBUG) return 0;
+  char text[1024];
+  int length = std::vsnprintf(text, sizeof(text), format, args);
+  if (captured != nullptr) {
+    captured->append(text);
+    if (captured->size() > 2 * kLogTailBytes) captured->erase(0, captured->size() - kLogTailBytes);
+  } else {
+    std::string_view line(text);
+    while (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+    spdlog::debug("libbpf: {}", line);
+  }
+  return length;
+}
+
+std::string tail_of(std::string log) {
+  if (log.size() > kLogTailBytes) log.erase(0, log.size() - kLogTailBytes);
+  while (!log.empty() && (log.back() == '\n' || log.back() == ' ')) log.pop_back();
+  return log;
+}
+
+}  // namespace
+
+Result<void> with_libbpf_log(std::string_view what, const std::function<int()>& step) {
+  static std::once_flag routed;
+  std::call_once(routed, [] { libbpf_set_print(route_libbpf_message); });
+  std::string log;
+  captured = &log;
+  int result = step();
+  captured = nullptr;
+  if (result == 0) return ok();
+  int error = result < 0 ? -result : EINVAL;
+  std::string message = "cannot " + std::string(what) + ": " + std::strerror(error);
+  if (!log.empty()) message += "; libbpf said:\n" + tail_of(std::move(log));
+  return Error(error == EPERM ? ErrorKind::kUnavailable : ErrorKind::kBpf, std::move(message));
+}
+
+}  // namespace dormant::profilers::ebpf
