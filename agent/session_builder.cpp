@@ -39,6 +39,10 @@ std::unique_ptr<profilers::Profiler> ebpf_profiler(const config::AgentConfig& co
   options.frequency_hz = config.frequency_hz;
   options.pids = config.pids;
   options.skip_above_processes = config.skip_system_profilers_above;
+  options.use_cgroups = config.perf_use_cgroups;
+  options.cgroup_limits.max_cgroups = static_cast<size_t>(std::max(0, config.perf_max_cgroups));
+  options.cgroup_limits.max_docker_containers =
+      static_cast<size_t>(std::max(0, config.perf_max_docker_containers));
   options.limits.max_stacks = static_cast<uint32_t>(config.ebpf_stack_map_entries);
   options.limits.max_counted = static_cast<uint32_t>(config.ebpf_count_map_entries);
   options.limits.max_processes = static_cast<uint32_t>(config.ebpf_process_map_entries);

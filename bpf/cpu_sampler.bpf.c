@@ -110,14 +110,24 @@ static __always_inline __u32 process_generation(__u32 tgid) {
   return now.generation;
 }
 
+// The task's cgroup v2 or one of its ancestors is a target: a target cgroup covers its subtree,
+// as a perf cgroup event does. Level 0 is the root, never a target.
+static __always_inline int in_target_cgroups(void) {
+  __u64 own = bpf_get_current_cgroup_id();
+  if (bpf_map_lookup_elem(&target_cgroups, &own)) return 1;
+  for (int level = 1; level <= DORMANT_MAX_CGROUP_DEPTH; ++level) {
+    __u64 ancestor = bpf_get_current_ancestor_cgroup_id(level);
+    if (ancestor == 0 || ancestor == own) return 0;
+    if (bpf_map_lookup_elem(&target_cgroups, &ancestor)) return 1;
+  }
+  return 0;
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   __u32 tgid = bpf_get_current_pid_tgid() >> 32;
   if (filter == DORMANT_FILTER_PIDS && !bpf_map_lookup_elem(&target_pids, &tgid)) return 0;
-  if (filter == DORMANT_FILTER_CGROUPS) {
-    __u64 cgroup = bpf_get_current_cgroup_id();
-    if (!bpf_map_lookup_elem(&target_cgroups, &cgroup)) return 0;
-  }
+  if (filter == DORMANT_FILTER_CGROUPS && !in_target_cgroups()) return 0;
   struct dormant_sample_key key = {
       .tgid = tgid,
       .generation = tgid == 0 ? 0 : process_generation(tgid),

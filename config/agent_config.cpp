@@ -246,8 +246,7 @@ CpuProfilers cpu_profilers(const AgentConfig& c) {
       break;
   }
   if (perf_off) return CpuProfilers::kNone;
-  // Cgroup targeting picks cgroups the way perf -G names them; eBPF does not take them yet.
-  if (perf_only || c.perf_use_cgroups) return CpuProfilers::kPerf;
+  if (perf_only) return CpuProfilers::kPerf;
   return CpuProfilers::kEbpfElsePerf;
 }
 
@@ -274,11 +273,6 @@ Result<void> validate(const AgentConfig& c) {
     return invalid("-f/--profiling-frequency must be 1-100 with --perf-mode " +
                    std::string(to_string(c.perf_mode)) + " (got " + std::to_string(c.frequency_hz) +
                    ")");
-  }
-  if (c.perf_use_cgroups && c.system_profiler == SystemProfiler::kEbpf) {
-    return invalid(
-        "--system-profiler ebpf does not take --perf-use-cgroups yet: use "
-        "--system-profiler perf or auto");
   }
   if (dwarf && c.system_profiler == SystemProfiler::kEbpf) {
     return invalid("--system-profiler ebpf cannot unwind without frame pointers: --perf-mode " +

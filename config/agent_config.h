@@ -101,8 +101,8 @@ std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* co
 
 // The rules that involve several flags; run by parse_agent_args, exposed for other sources of
 // configuration (a heartbeat command builds an AgentConfig too).
-// What samples the CPU with these settings, once `--perf-mode dwarf|smart` and
-// `--perf-use-cgroups` (which only perf does) and `--perf-mode disabled` are taken into account.
+// What samples the CPU with these settings, once `--perf-mode dwarf|smart` (which only perf does)
+// and `--perf-mode disabled` are taken into account.
 enum class CpuProfilers { kNone, kEbpf, kPerf, kEbpfElsePerf };
 CpuProfilers cpu_profilers(const AgentConfig& config);
 

@@ -45,6 +45,21 @@ Result<void> EbpfProfiler::start() {
     sampler_options.pids = split.live;
   }
   sampler_options.cgroup_ids = options_.cgroup_ids;
+  if (options_.use_cgroups) {
+    auto picks = system::choose_unified_cgroups(options_.cgroup_limits);
+    if (!picks) return Error(ErrorKind::kUnavailable, "ebpf skipped: " + picks.error().message());
+    if (picks->empty()) {
+      return Error(ErrorKind::kUnavailable,
+                   "ebpf skipped: --perf-use-cgroups found no cgroup with processes to profile "
+                   "(it never falls back to the whole host)");
+    }
+    for (const auto& pick : *picks) {
+      spdlog::info("ebpf: cgroup {} (cpu {:.1f} s, memory {} MB, score {:.2f}{})", pick.name,
+                   static_cast<double>(pick.cpu_ns) / 1e9, pick.memory_bytes >> 20, pick.score,
+                   pick.docker_container ? ", docker container" : "");
+      sampler_options.cgroup_ids.push_back(pick.id);
+    }
+  }
   auto kernel = system::KernelSymbols::load();
   if (!kernel) spdlog::warn("ebpf: kernel frames stay unnamed: {}", kernel.error().message());
   auto sampler = CpuSampler::make(sampler_options);
@@ -56,10 +71,12 @@ Result<void> EbpfProfiler::start() {
       kernel ? std::optional(std::move(*kernel)) : std::nullopt, limits);
   stopping_ = false;
   reader_ = std::thread([this] { read_process_images(); });
-  spdlog::info(
-      "ebpf: sampling {} at {} Hz on {} CPUs ({})", sampler_->event(), options_.frequency_hz,
-      sampler_->cpus(),
-      options_.pids.empty() ? "whole host" : std::to_string(sampler_options.pids.size()) + " pids");
+  spdlog::info("ebpf: sampling {} at {} Hz on {} CPUs ({})", sampler_->event(),
+               options_.frequency_hz, sampler_->cpus(),
+               !options_.pids.empty() ? std::to_string(sampler_options.pids.size()) + " pids"
+               : !sampler_options.cgroup_ids.empty()
+                   ? std::to_string(sampler_options.cgroup_ids.size()) + " cgroups"
+                   : "whole host");
   return ok();
 }
 

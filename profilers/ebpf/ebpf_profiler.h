@@ -14,6 +14,7 @@
 #include "common/deadline.h"
 #include "profilers/ebpf/cpu_sampler.h"
 #include "profilers/profiler.h"
+#include "profilers/system/cgroups.h"
 #include "profilers/system/containers.h"
 #include "profilers/system/symbolizer.h"
 
@@ -23,8 +24,10 @@ struct EbpfProfilerOptions {
   int frequency_hz = 11;
   std::vector<int> pids;             // empty: the whole host (or the cgroups below)
   std::vector<uint64_t> cgroup_ids;  // cgroup v2 ids (the directory's inode number)
-  int skip_above_processes = 0;      // 0: no limit
-  CpuSamplerOptions limits;          // map sizes; what is above overrides the rest
+  bool use_cgroups = false;          // or the busiest cgroups, chosen at start
+  system::CgroupLimits cgroup_limits;
+  int skip_above_processes = 0;  // 0: no limit
+  CpuSamplerOptions limits;      // map sizes; what is above overrides the rest
   std::filesystem::path docker_root = "/var/lib/docker";
 };
 

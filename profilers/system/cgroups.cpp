@@ -7,6 +7,7 @@
 #include <utility>
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include "common/atomic_file.h"
 
@@ -394,6 +395,32 @@ Result<std::vector<CgroupPick>> choose_perf_cgroups(const CgroupLimits& limits,
   std::vector<CgroupPick> picks = select_cgroups(*cgroups, limits);
   spdlog::debug("cgroups: {}; {} with processes, {} picked", describe(*layout), cgroups->size(),
                 picks.size());
+  return picks;
+}
+
+Result<std::vector<CgroupPick>> choose_unified_cgroups(const CgroupLimits& limits,
+                                                       const fs::path& fs_root) {
+  auto layout = detect_cgroup_layout(fs_root / "proc/self/mountinfo");
+  if (!layout) return layout.error();
+  if (!layout->unified) {
+    return Error(ErrorKind::kUnavailable,
+                 "no cgroup2 hierarchy is mounted (" + describe(*layout) +
+                     "), and cgroup v2 ids are what the eBPF sampler filters on");
+  }
+  CgroupLayout unified_only = *layout;
+  unified_only.perf_event.reset();  // which makes list_cgroups walk the cgroup2 hierarchy
+  auto cgroups = list_cgroups(unified_only, fs_root);
+  if (!cgroups) return cgroups.error();
+  std::vector<CgroupPick> picks = select_cgroups(*cgroups, limits);
+  const fs::path mount = fs_root / layout->unified->mount_point.relative_path();
+  std::erase_if(picks, [&](CgroupPick& pick) {
+    struct stat info {};
+    if (::stat((mount / pick.name).c_str(), &info) != 0) return true;  // removed meanwhile
+    pick.id = info.st_ino;
+    return false;
+  });
+  spdlog::debug("cgroups: {}; {} with processes in cgroup2, {} picked", describe(*layout),
+                cgroups->size(), picks.size());
   return picks;
 }
 

@@ -87,6 +87,7 @@ struct CgroupPick {
   uint64_t memory_bytes = 0;
   double score = 0;
   bool docker_container = false;
+  uint64_t id = 0;  // the cgroup v2 id (its directory's inode): set by choose_unified_cgroups
 };
 
 // The cgroups perf should watch, best score first; empty when nothing qualifies (the caller must
@@ -116,6 +117,12 @@ std::vector<CgroupPick> select_cgroups(const std::vector<CgroupUsage>& cgroups,
 // detect_cgroup_layout(fs_root/proc/self/mountinfo) + list_cgroups + select_cgroups.
 Result<std::vector<CgroupPick>> choose_perf_cgroups(const CgroupLimits& limits,
                                                     const std::filesystem::path& fs_root = "/");
+
+// The same choice made in the cgroup2 hierarchy, whatever perf would use, each pick with its id:
+// for the eBPF sampler, which filters on cgroup v2 ids. An unavailable error when no cgroup2
+// hierarchy is mounted.
+Result<std::vector<CgroupPick>> choose_unified_cgroups(const CgroupLimits& limits,
+                                                       const std::filesystem::path& fs_root = "/");
 
 std::vector<std::string> perf_cgroup_names(const std::vector<CgroupPick>& picks);
 

@@ -505,14 +505,22 @@ class ScopedCgroup {
   std::vector<fs::path> created_;  // deepest first
 };
 
-class PerfCgroupTest : public PerfAgentTest {
+// --perf-use-cgroups with perf (cgroups named as perf -G takes them) and with eBPF (cgroup v2 ids).
+class CgroupTargetTest : public PerfAgentTest, public ::testing::WithParamInterface<const char*> {
  protected:
   void SetUp() override {
     PerfAgentTest::SetUp();
     if (IsSkipped()) return;
+    system_profiler_ = GetParam();
+#if !DORMANT_WITH_EBPF
+    if (system_profiler_ == "ebpf") GTEST_SKIP() << "this build has no eBPF sampler";
+#endif
     auto layout = profilers::system::detect_cgroup_layout();
-    if (!layout || !layout->perf_hierarchy()) GTEST_SKIP() << "no cgroup hierarchy for perf -G";
-    hierarchy_ = layout->perf_hierarchy()->mount_point;
+    auto hierarchy = !layout                      ? std::nullopt
+                     : system_profiler_ == "perf" ? layout->perf_hierarchy()
+                                                  : layout->unified;
+    if (!hierarchy) GTEST_SKIP() << "no cgroup hierarchy for " << system_profiler_;
+    hierarchy_ = hierarchy->mount_point;
     // A busy process outside every profiled cgroup: in the root cgroup, which is never picked.
     decoy_link_ = root_ / "decoy_busy";
     fs::create_symlink(KNOWN_RATIO, decoy_link_);
@@ -529,7 +537,7 @@ class PerfCgroupTest : public PerfAgentTest {
   std::unique_ptr<Subprocess> decoy_;
 };
 
-TEST_F(PerfCgroupTest, BusyProcessInANewCgroupIsProfiledAndOthersAreNot) {
+TEST_P(CgroupTargetTest, BusyProcessInANewCgroupIsProfiledAndOthersAreNot) {
   ScopedCgroup cgroup(hierarchy_ / ("dormant-test-" + std::to_string(::getpid())));
   auto busy = spawn_workload(30);
   cgroup.add(busy->pid());
@@ -543,12 +551,14 @@ TEST_F(PerfCgroupTest, BusyProcessInANewCgroupIsProfiledAndOthersAreNot) {
   expect_nothing_left_behind();
 }
 
-TEST_F(PerfCgroupTest, DockerContainerStandInIsFoundRankedAndProfiled) {
+TEST_P(CgroupTargetTest, DockerContainerStandInIsFoundRankedAndProfiled) {
   std::string id(64, 'a');
   for (size_t i = 0; i < id.size(); i += 7) id[i] = "0123456789abcdef"[i % 16];
   ScopedCgroup container(hierarchy_ / "system.slice" / ("docker-" + id + ".scope"));
+  // The workload runs in a cgroup below the container's, which the pick of the container covers.
+  ScopedCgroup inside(hierarchy_ / "system.slice" / ("docker-" + id + ".scope") / "payload");
   auto busy = spawn_workload(30);
-  container.add(busy->pid());
+  inside.add(busy->pid());
   CommandOutput agent = run_agent({"-d", "3", "-f", "199", "--perf-use-cgroups",
                                    "--perf-max-docker-containers", "1", "--perf-max-cgroups", "0"});
   busy.reset();
@@ -568,7 +578,7 @@ TEST_F(PerfCgroupTest, DockerContainerStandInIsFoundRankedAndProfiled) {
   expect_nothing_left_behind();
 }
 
-TEST_F(PerfCgroupTest, NothingQualifyingSkipsPerfInsteadOfProfilingTheHost) {
+TEST_P(CgroupTargetTest, NothingQualifyingSkipsPerfInsteadOfProfilingTheHost) {
   fs::path log = root_ / "perf-calls.log";
   CommandOutput agent = run_agent(
       {"-d", "1", "--perf-use-cgroups", "--perf-max-cgroups", "0", "--perf-path", FAKE_PERF},
@@ -577,7 +587,11 @@ TEST_F(PerfCgroupTest, NothingQualifyingSkipsPerfInsteadOfProfilingTheHost) {
   EXPECT_EQ(count_lines_with(agent.stderr_text, "never falls back to the whole host"), 1)
       << agent.stderr_text;
   EXPECT_FALSE(fs::exists(log)) << "perf was run";
+  EXPECT_EQ(count_lines_with(agent.stderr_text, "ebpf: sampling"), 0) << agent.stderr_text;
 }
+
+INSTANTIATE_TEST_SUITE_P(Profilers, CgroupTargetTest, ::testing::Values("perf", "ebpf"),
+                         [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
 }  // namespace dormant

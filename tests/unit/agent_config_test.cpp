@@ -324,15 +324,14 @@ TEST_F(AgentConfigTest, TheSystemProfilerFollowsTheFlagsAndPerfsModes) {
   EXPECT_EQ(choice({"--perf-mode", "dwarf", "-f", "99"}), CpuProfilers::kPerf);
   EXPECT_EQ(choice({"--perf-mode", "smart", "-f", "99"}), CpuProfilers::kPerf);
   EXPECT_EQ(choice({"--perf-mode", "disabled"}), CpuProfilers::kNone);
-  EXPECT_EQ(choice({"--perf-use-cgroups"}), CpuProfilers::kPerf);
+  EXPECT_EQ(choice({"--perf-use-cgroups"}), CpuProfilers::kEbpfElsePerf);
+  EXPECT_EQ(choice({"--perf-use-cgroups", "--system-profiler", "ebpf"}), CpuProfilers::kEbpf);
   EXPECT_EQ(choice({"--perf-mode", "disabled", "--system-profiler", "ebpf"}), CpuProfilers::kEbpf);
   EXPECT_EQ(choice({"--mode", "none"}), CpuProfilers::kNone);
   expect_rejected({"-o", "/x", "--system-profiler", "ebpf", "--perf-mode", "dwarf", "-f", "99"},
                   "--system-profiler ebpf cannot unwind without frame pointers: --perf-mode dwarf "
                   "needs --system-profiler perf or auto");
   expect_rejected({"-o", "/x", "--system-profiler", "bpf"}, "--system-profiler");
-  expect_rejected({"-o", "/x", "--system-profiler", "ebpf", "--perf-use-cgroups"},
-                  "--system-profiler ebpf does not take --perf-use-cgroups yet");
 }
 
 TEST_F(AgentConfigTest, InvalidValuesAreRejectedWithTheirFlag) {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 #include <linux/magic.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -365,6 +366,35 @@ TEST_F(FakeHost, HybridReadsCpuFromUnifiedAndMemoryFromV1) {
   EXPECT_EQ((*picks)[1].name, "system.slice/cron.service");
   EXPECT_EQ((*picks)[1].memory_bytes, 0u);
   EXPECT_FALSE((*picks)[1].docker_container);
+}
+
+// eBPF picks in the cgroup2 hierarchy even where perf would use v1 perf_event, and gives each pick
+// its cgroup v2 id: the inode of its directory.
+TEST_F(FakeHost, UnifiedChoiceIgnoresPerfEventAndCarriesIds) {
+  mountinfo(kHybridWithPerfEventMountinfo);
+  cgroup("/sys/fs/cgroup/perf_event", "");
+  cgroup("/sys/fs/cgroup/perf_event", "only.v1", {{"cgroup.procs", "700\n"}});
+  cgroup("/sys/fs/cgroup/unified", "");
+  cgroup("/sys/fs/cgroup/unified", "system.slice/cron.service",
+         {{"cgroup.procs", "600\n"}, {"cpu.stat", "usage_usec 1000000\n"}});
+  auto picks = choose_unified_cgroups({5, 0}, root_);
+  ASSERT_TRUE(picks.ok()) << picks.error().message();
+  ASSERT_EQ(picks->size(), 1u);
+  EXPECT_EQ((*picks)[0].name, "system.slice/cron.service");
+  struct stat directory {};
+  ASSERT_EQ(::stat((root_ / "sys/fs/cgroup/unified/system.slice/cron.service").c_str(), &directory),
+            0);
+  EXPECT_EQ((*picks)[0].id, directory.st_ino);
+  EXPECT_EQ(names(choose(5)), std::vector<std::string>{"only.v1"}) << "perf's choice";
+}
+
+TEST_F(FakeHost, UnifiedChoiceWithoutCgroup2SaysWhy) {
+  mountinfo(kV1Mountinfo);
+  auto picks = choose_unified_cgroups({5, 0}, root_);
+  ASSERT_FALSE(picks.ok());
+  EXPECT_EQ(picks.error().kind(), ErrorKind::kUnavailable);
+  EXPECT_NE(picks.error().message().find("no cgroup2 hierarchy"), std::string::npos)
+      << picks.error().message();
 }
 
 TEST_F(FakeHost, V1DockerContainersWithMissingFiles) {
