@@ -6,8 +6,8 @@
 
 #define DORMANT_COMM_LEN 16
 #define DORMANT_MAX_STACK_DEPTH 127
-// Cgroup levels below the root searched for a target cgroup.
-#define DORMANT_MAX_CGROUP_DEPTH 16
+// Cgroup levels below the root searched for a target cgroup: as deep as list_cgroups walks.
+#define DORMANT_MAX_CGROUP_DEPTH 32
 
 enum dormant_filter {
   DORMANT_FILTER_ALL = 0,

@@ -253,8 +253,10 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     if (timeouts_.keep_idle.count() <= 0) return;
     uint64_t round = ++idle_round_;
     idle_timer_.expires_after(timeouts_.keep_idle);
-    idle_timer_.async_wait([this, self = shared_from_this(), round](beast::error_code error) {
-      if (error || round != idle_round_ || callback_ || !connected_) return;
+    // Weak: a client its owner has let go of is not kept alive by its own idle timer.
+    idle_timer_.async_wait([this, weak = weak_from_this(), round](beast::error_code error) {
+      auto self = weak.lock();
+      if (error || !self || round != idle_round_ || callback_ || !connected_) return;
       drop_connection();
       if (idle_closed_) idle_closed_();
     });

@@ -37,7 +37,7 @@ Result<void> EbpfProfiler::start() {
   }
   CpuSamplerOptions sampler_options = options_.limits;
   sampler_options.frequency_hz = options_.frequency_hz;
-  if (!options_.pids.empty()) {
+  if (!options_.pids.empty() && !options_.use_cgroups) {  // cgroups first, as for perf
     auto split = system::split_live_pids(options_.pids);
     if (split.live.empty()) {
       return Error(ErrorKind::kUnavailable, "ebpf skipped: none of the pids to profile runs");
@@ -54,9 +54,7 @@ Result<void> EbpfProfiler::start() {
                    "(it never falls back to the whole host)");
     }
     for (const auto& pick : *picks) {
-      spdlog::info("ebpf: cgroup {} (cpu {:.1f} s, memory {} MB, score {:.2f}{})", pick.name,
-                   static_cast<double>(pick.cpu_ns) / 1e9, pick.memory_bytes >> 20, pick.score,
-                   pick.docker_container ? ", docker container" : "");
+      spdlog::info("ebpf: cgroup {}", system::describe(pick));
       sampler_options.cgroup_ids.push_back(pick.id);
     }
   }
@@ -73,7 +71,7 @@ Result<void> EbpfProfiler::start() {
   reader_ = std::thread([this] { read_process_images(); });
   spdlog::info("ebpf: sampling {} at {} Hz on {} CPUs ({})", sampler_->event(),
                options_.frequency_hz, sampler_->cpus(),
-               !options_.pids.empty() ? std::to_string(sampler_options.pids.size()) + " pids"
+               !sampler_options.pids.empty() ? std::to_string(sampler_options.pids.size()) + " pids"
                : !sampler_options.cgroup_ids.empty()
                    ? std::to_string(sampler_options.cgroup_ids.size()) + " cgroups"
                    : "whole host");

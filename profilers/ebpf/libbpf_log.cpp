@@ -18,15 +18,21 @@ constexpr size_t kLogTailBytes = 4096;
 
 thread_local std::string* captured = nullptr;
 
+// The verifier's log comes as one message of many kB, its reason last: formatted whole.
 int route_libbpf_message(libbpf_print_level level, const char* format, va_list args) {
   if (level == LIBBPF_DEBUG) return 0;
-  char text[1024];
-  int length = std::vsnprintf(text, sizeof(text), format, args);
+  va_list measuring;
+  va_copy(measuring, args);
+  int length = std::vsnprintf(nullptr, 0, format, measuring);
+  va_end(measuring);
+  if (length <= 0) return length;
+  std::string text(static_cast<size_t>(length), '\0');
+  std::vsnprintf(text.data(), text.size() + 1, format, args);
   if (captured != nullptr) {
     captured->append(text);
     if (captured->size() > 2 * kLogTailBytes) captured->erase(0, captured->size() - kLogTailBytes);
   } else {
-    std::string_view line(text);
+    std::string_view line = text;
     while (!line.empty() && line.back() == '\n') line.remove_suffix(1);
     spdlog::debug("libbpf: {}", line);
   }
@@ -46,6 +52,9 @@ Result<void> with_libbpf_log(std::string_view what, const std::function<int()>& 
   std::call_once(routed, [] { libbpf_set_print(route_libbpf_message); });
   std::string log;
   captured = &log;
+  struct Release {
+    ~Release() { captured = nullptr; }
+  } release;
   int result = step();
   captured = nullptr;
   if (result == 0) return ok();

@@ -58,9 +58,7 @@ Result<PerfProfiler::Target> PerfProfiler::choose_target() {
     }
     Target target{{"-a"}, system::perf_cgroup_names(*picks), ""};
     for (const auto& pick : *picks) {
-      spdlog::info("perf: cgroup {} (cpu {:.1f} s, memory {} MB, score {:.2f}{})", pick.name,
-                   static_cast<double>(pick.cpu_ns) / 1e9, pick.memory_bytes >> 20, pick.score,
-                   pick.docker_container ? ", docker container" : "");
+      spdlog::info("perf: cgroup {}", system::describe(pick));
     }
     target.description = std::to_string(target.cgroups.size()) + " cgroups";
     return target;

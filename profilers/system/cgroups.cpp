@@ -424,6 +424,12 @@ Result<std::vector<CgroupPick>> choose_unified_cgroups(const CgroupLimits& limit
   return picks;
 }
 
+std::string describe(const CgroupPick& pick) {
+  return fmt::format("{} (cpu {:.1f} s, memory {} MB, score {:.2f}{})", pick.name,
+                     static_cast<double>(pick.cpu_ns) / 1e9, pick.memory_bytes >> 20, pick.score,
+                     pick.docker_container ? ", docker container" : "");
+}
+
 std::vector<std::string> perf_cgroup_names(const std::vector<CgroupPick>& picks) {
   std::vector<std::string> names;
   names.reserve(picks.size());

@@ -126,6 +126,9 @@ Result<std::vector<CgroupPick>> choose_unified_cgroups(const CgroupLimits& limit
 
 std::vector<std::string> perf_cgroup_names(const std::vector<CgroupPick>& picks);
 
+// "system.slice/x.service (cpu 12.0 s, memory 34 MB, score 10.20, docker container)".
+std::string describe(const CgroupPick& pick);
+
 // perf pairs the k-th -G name with the k-th event and rejects more names than events, so watching
 // N cgroups takes the event N times: {"-e", event, …, "-e", event, "-G", "a,b,…"}. Empty for no
 // names. perf accepts -G only together with -a (per-CPU mode).

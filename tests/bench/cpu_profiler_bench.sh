@@ -75,15 +75,19 @@ EOF
 
 # profile LOAD PROFILER: `seconds` s of the whole host at 99 Hz in 3 snapshots; prints the cost.
 profile() {
-  local out="$work/out-$2" started elapsed user sys bpf samples snapshots
+  local out="$work/out-$2" started elapsed user=0 sys=0 bpf=0 samples snapshots status=0
   rm -rf "$out"
   started=$(date +%s.%N)
-  # SIGTERM just after the third snapshot; the agent then stops without a fourth.
+  # SIGTERM half a second after the third snapshot is due. On it the agent writes what it holds:
+  # eBPF a short fourth snapshot; perf, whose snapshots come later by the time perf script takes,
+  # the rest of its third. The cost is divided by `seconds` for both.
   "$child_cpu" --term-after "$seconds.5" "$agent_bin" -c -d $((seconds / 3)) -f 99 -o "$out" \
-    --no-flamegraph --system-profiler "$2" --log-level info >"$work/cpu" 2>"$work/agent-$2.log"
+    --no-flamegraph --system-profiler "$2" --log-level info >"$work/cpu" 2>"$work/agent-$2.log" ||
+    status=$?
   elapsed=$(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')
-  read -r user sys bpf <"$work/cpu"
-  samples=$(find "$out" -type f -name '*.col' -exec cat {} + | awk '!/^#/ { n += $NF } END { print n + 0 }')
+  read -r user sys bpf <"$work/cpu" || true
+  samples=$( (find "$out" -type f -name '*.col' -exec cat {} + 2>/dev/null || true) |
+    awk '!/^#/ { n += $NF } END { print n + 0 }')
   snapshots=$(grep -c "wrote .*\.col" "$work/agent-$2.log" || true)
   awk -v p="$2" -v u="$user" -v s="$sys" -v b="$bpf" -v d="$seconds" -v e="$elapsed" \
     -v n="$samples" -v k="$snapshots" 'BEGIN {
@@ -98,8 +102,8 @@ profile() {
       for (i = 3; i <= NF; ++i) { split($i, words, " "); lost[substr($i, length(words[1]) + 2)] += words[1] }
     }
     END { for (what in lost) printf "        %d %s\n", lost[what], what }' "$work/agent-$2.log"
-  if ((samples == 0)); then
-    echo "  $2 produced no profile:" && cat "$work/agent-$2.log"
+  if ((samples == 0 || status != 0)); then
+    echo "  $2 exited with $status, $samples samples:" && cat "$work/agent-$2.log"
   fi
 }
 
@@ -111,5 +115,5 @@ for load in busy build; do
   profile "$load" perf
   stop_load
   awk -v e="$(cat "$work/cost-$load-ebpf")" -v p="$(cat "$work/cost-$load-perf")" \
-    'BEGIN { printf "  perf costs %.1f times what eBPF costs\n", p / e }'
+    'BEGIN { if (e > 0) printf "  perf costs %.1f times what eBPF costs\n", p / e }'
 done
