@@ -9,6 +9,14 @@
 namespace dormant::agent {
 namespace {
 
+profilers::system::CgroupLimits cgroup_limits(const config::AgentConfig& config) {
+  profilers::system::CgroupLimits limits;
+  limits.max_cgroups = static_cast<size_t>(std::max(0, config.perf_max_cgroups));
+  limits.max_docker_containers =
+      static_cast<size_t>(std::max(0, config.perf_max_docker_containers));
+  return limits;
+}
+
 profilers::perf::PerfProfilerOptions perf_options(const config::AgentConfig& config) {
   using profilers::perf::CallGraph;
   profilers::perf::PerfProfilerOptions options;
@@ -20,8 +28,7 @@ profilers::perf::PerfProfilerOptions perf_options(const config::AgentConfig& con
   options.dwarf_stack_size = config.perf_dwarf_stack_size;
   options.pids = config.pids;
   options.use_cgroups = config.perf_use_cgroups;
-  options.max_cgroups = config.perf_max_cgroups;
-  options.max_docker_containers = config.perf_max_docker_containers;
+  options.cgroup_limits = cgroup_limits(config);
   options.skip_above_processes = config.skip_system_profilers_above;
   options.restart_after = std::chrono::seconds(config.perf_restart_interval_s);
   options.restart_above_rss_bytes = static_cast<uint64_t>(config.perf_restart_rss_mb) << 20;
@@ -40,9 +47,7 @@ std::unique_ptr<profilers::Profiler> ebpf_profiler(const config::AgentConfig& co
   options.pids = config.pids;
   options.skip_above_processes = config.skip_system_profilers_above;
   options.use_cgroups = config.perf_use_cgroups;
-  options.cgroup_limits.max_cgroups = static_cast<size_t>(std::max(0, config.perf_max_cgroups));
-  options.cgroup_limits.max_docker_containers =
-      static_cast<size_t>(std::max(0, config.perf_max_docker_containers));
+  options.cgroup_limits = cgroup_limits(config);
   options.limits.max_stacks = static_cast<uint32_t>(config.ebpf_stack_map_entries);
   options.limits.max_counted = static_cast<uint32_t>(config.ebpf_count_map_entries);
   options.limits.max_processes = static_cast<uint32_t>(config.ebpf_process_map_entries);

@@ -46,17 +46,10 @@ Result<void> EbpfProfiler::start() {
   }
   sampler_options.cgroup_ids = options_.cgroup_ids;
   if (options_.use_cgroups) {
-    auto picks = system::choose_unified_cgroups(options_.cgroup_limits);
-    if (!picks) return Error(ErrorKind::kUnavailable, "ebpf skipped: " + picks.error().message());
-    if (picks->empty()) {
-      return Error(ErrorKind::kUnavailable,
-                   "ebpf skipped: --perf-use-cgroups found no cgroup with processes to profile "
-                   "(it never falls back to the whole host)");
-    }
-    for (const auto& pick : *picks) {
-      spdlog::info("ebpf: cgroup {}", system::describe(pick));
-      sampler_options.cgroup_ids.push_back(pick.id);
-    }
+    auto picks =
+        system::cgroups_to_profile("ebpf", system::choose_unified_cgroups(options_.cgroup_limits));
+    if (!picks) return picks.error();
+    for (const auto& pick : *picks) sampler_options.cgroup_ids.push_back(pick.id);
   }
   auto kernel = system::KernelSymbols::load();
   if (!kernel) spdlog::warn("ebpf: kernel frames stay unnamed: {}", kernel.error().message());

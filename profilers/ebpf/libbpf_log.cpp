@@ -56,7 +56,6 @@ Result<void> with_libbpf_log(std::string_view what, const std::function<int()>& 
     ~Release() { captured = nullptr; }
   } release;
   int result = step();
-  captured = nullptr;
   if (result == 0) return ok();
   int error = result < 0 ? -result : EINVAL;
   std::string message = "cannot " + std::string(what) + ": " + std::strerror(error);

@@ -44,22 +44,10 @@ double average_depth(const profile::StackTable& table) {
 
 Result<PerfProfiler::Target> PerfProfiler::choose_target() {
   if (options_.use_cgroups) {
-    system::CgroupLimits limits;
-    limits.max_cgroups = static_cast<size_t>(std::max(0, options_.max_cgroups));
-    limits.max_docker_containers = static_cast<size_t>(std::max(0, options_.max_docker_containers));
-    auto picks = system::choose_perf_cgroups(limits);
-    if (!picks) {
-      return Error(ErrorKind::kUnavailable, "perf skipped: " + picks.error().message());
-    }
-    if (picks->empty()) {
-      return Error(ErrorKind::kUnavailable,
-                   "perf skipped: --perf-use-cgroups found no cgroup with processes to profile "
-                   "(it never falls back to the whole host)");
-    }
+    auto picks =
+        system::cgroups_to_profile("perf", system::choose_perf_cgroups(options_.cgroup_limits));
+    if (!picks) return picks.error();
     Target target{{"-a"}, system::perf_cgroup_names(*picks), ""};
-    for (const auto& pick : *picks) {
-      spdlog::info("perf: cgroup {}", system::describe(pick));
-    }
     target.description = std::to_string(target.cgroups.size()) + " cgroups";
     return target;
   }

@@ -11,6 +11,7 @@
 
 #include "profilers/perf/perf_record.h"
 #include "profilers/profiler.h"
+#include "profilers/system/cgroups.h"
 #include "profilers/system/containers.h"
 
 namespace dormant::profilers::perf {
@@ -28,8 +29,7 @@ struct PerfProfilerOptions {
   int dwarf_stack_size = 8192;
   std::vector<int> pids;  // empty: the whole host (or the cgroups below)
   bool use_cgroups = false;
-  int max_cgroups = 50;
-  int max_docker_containers = 0;
+  system::CgroupLimits cgroup_limits;
   int skip_above_processes = 0;  // 0: no limit
   std::chrono::seconds restart_after{600};
   uint64_t restart_above_rss_bytes = 200ULL << 20;

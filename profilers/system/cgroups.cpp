@@ -386,16 +386,26 @@ std::vector<CgroupPick> select_cgroups(const std::vector<CgroupUsage>& cgroups,
   return picks;
 }
 
+namespace {
+
+// list_cgroups in the hierarchy `layout` makes perf use, then select_cgroups.
+Result<std::vector<CgroupPick>> choose_in(const CgroupLayout& layout, const CgroupLimits& limits,
+                                          const fs::path& fs_root) {
+  auto cgroups = list_cgroups(layout, fs_root);
+  if (!cgroups) return cgroups.error();
+  std::vector<CgroupPick> picks = select_cgroups(*cgroups, limits);
+  spdlog::debug("cgroups under {}: {} with processes, {} picked",
+                layout.perf_hierarchy()->mount_point.string(), cgroups->size(), picks.size());
+  return picks;
+}
+
+}  // namespace
+
 Result<std::vector<CgroupPick>> choose_perf_cgroups(const CgroupLimits& limits,
                                                     const fs::path& fs_root) {
   auto layout = detect_cgroup_layout(fs_root / "proc/self/mountinfo");
   if (!layout) return layout.error();
-  auto cgroups = list_cgroups(*layout, fs_root);
-  if (!cgroups) return cgroups.error();
-  std::vector<CgroupPick> picks = select_cgroups(*cgroups, limits);
-  spdlog::debug("cgroups: {}; {} with processes, {} picked", describe(*layout), cgroups->size(),
-                picks.size());
-  return picks;
+  return choose_in(*layout, limits, fs_root);
 }
 
 Result<std::vector<CgroupPick>> choose_unified_cgroups(const CgroupLimits& limits,
@@ -409,18 +419,15 @@ Result<std::vector<CgroupPick>> choose_unified_cgroups(const CgroupLimits& limit
   }
   CgroupLayout unified_only = *layout;
   unified_only.perf_event.reset();  // which makes list_cgroups walk the cgroup2 hierarchy
-  auto cgroups = list_cgroups(unified_only, fs_root);
-  if (!cgroups) return cgroups.error();
-  std::vector<CgroupPick> picks = select_cgroups(*cgroups, limits);
+  auto picks = choose_in(unified_only, limits, fs_root);
+  if (!picks) return picks.error();
   const fs::path mount = fs_root / layout->unified->mount_point.relative_path();
-  std::erase_if(picks, [&](CgroupPick& pick) {
+  std::erase_if(*picks, [&](CgroupPick& pick) {
     struct stat info {};
     if (::stat((mount / pick.name).c_str(), &info) != 0) return true;  // removed meanwhile
     pick.id = info.st_ino;
     return false;
   });
-  spdlog::debug("cgroups: {}; {} with processes in cgroup2, {} picked", describe(*layout),
-                cgroups->size(), picks.size());
   return picks;
 }
 
@@ -428,6 +435,20 @@ std::string describe(const CgroupPick& pick) {
   return fmt::format("{} (cpu {:.1f} s, memory {} MB, score {:.2f}{})", pick.name,
                      static_cast<double>(pick.cpu_ns) / 1e9, pick.memory_bytes >> 20, pick.score,
                      pick.docker_container ? ", docker container" : "");
+}
+
+Result<std::vector<CgroupPick>> cgroups_to_profile(std::string_view profiler,
+                                                   Result<std::vector<CgroupPick>> chosen) {
+  const std::string skipped = std::string(profiler) + " skipped: ";
+  if (!chosen) return Error(ErrorKind::kUnavailable, skipped + chosen.error().message());
+  if (chosen->empty()) {
+    return Error(ErrorKind::kUnavailable,
+                 skipped +
+                     "--perf-use-cgroups found no cgroup with processes to profile (it never "
+                     "falls back to the whole host)");
+  }
+  for (const auto& pick : *chosen) spdlog::info("{}: cgroup {}", profiler, describe(pick));
+  return chosen;
 }
 
 std::vector<std::string> perf_cgroup_names(const std::vector<CgroupPick>& picks) {

@@ -129,6 +129,12 @@ std::vector<std::string> perf_cgroup_names(const std::vector<CgroupPick>& picks)
 // "system.slice/x.service (cpu 12.0 s, memory 34 MB, score 10.20, docker container)".
 std::string describe(const CgroupPick& pick);
 
+// A choice as `profiler` takes it for --perf-use-cgroups: each pick logged as "PROFILER: cgroup
+// …"; an unavailable "PROFILER skipped: …" error when choosing failed or picked nothing, since a
+// cgroup target never widens to the whole host.
+Result<std::vector<CgroupPick>> cgroups_to_profile(std::string_view profiler,
+                                                   Result<std::vector<CgroupPick>> chosen);
+
 // perf pairs the k-th -G name with the k-th event and rejects more names than events, so watching
 // N cgroups takes the event N times: {"-e", event, …, "-e", event, "-G", "a,b,…"}. Empty for no
 // names. perf accepts -G only together with -a (per-CPU mode).
