@@ -1,12 +1,19 @@
 // Samples on-CPU stacks from a perf_event (one per CPU) and counts them in the kernel: user space
 // reads one entry per distinct stack per snapshot, never one per sample.
 //
-// UAPI headers describe the program's context and maps; the one kernel structure it reads (a
-// task's group leader and comm) is declared in kernel_types.h for CO-RE, not taken from vmlinux.h.
+// User stacks are walked here, by frame pointer, rather than by bpf_get_stackid: the kernel's
+// walk reads on until a read faults, and every chain ends in a null frame pointer, so every
+// sample paid for a page fault; this walk stops at the null. Stacks are kept under a seeded hash
+// of their frames in a hash map, where two stacks never evict one another as they do in a
+// stack-trace map.
+//
+// UAPI headers describe the program's context and maps; the kernel structures it reads are
+// declared in kernel_types.h for CO-RE, not taken from vmlinux.h.
 #include "cpu_sampler.h"
 
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <linux/errno.h>
@@ -14,14 +21,23 @@
 #include "kernel_types.h"
 
 const volatile __u32 filter = DORMANT_FILTER_ALL;
+const volatile __u64 stack_hash_seed = 0;  // random per load: frames cannot be chosen to collide
 
 // Sizes are set by the loader between open and load.
 struct {
-  __uint(type, BPF_MAP_TYPE_STACK_TRACE);
+  __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 16384);
-  __uint(key_size, sizeof(__u32));
-  __uint(value_size, DORMANT_MAX_STACK_DEPTH * sizeof(__u64));
+  __type(key, __u64);
+  __type(value, struct dormant_stack);
 } stacks SEC(".maps");
+
+// Where a stack is put together before it is hashed (too large for the BPF stack).
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct dormant_stack);
+} scratch SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -68,41 +84,120 @@ static __always_inline struct dormant_drops* drop_counters(void) {
   return bpf_map_lookup_elem(&drops, &zero);
 }
 
-static __always_inline int stack_id(struct bpf_perf_event_data* ctx, __u64 flags) {
-  int id = bpf_get_stackid(ctx, &stacks, flags);
-  if (id >= 0 || id == -EFAULT) return id;  // -EFAULT: no stack of that kind here
+static __always_inline __u64 mix(__u64 hash, __u64 value) {
+  hash ^= value;
+  hash *= 0x9e3779b97f4a7c15ULL;
+  return hash ^ (hash >> 32);
+}
+
+// The stack's id: its hash, with the stack stored under it unless it is there already.
+static __always_inline __u64 keep_stack(struct dormant_stack* stack, __u64 hash) {
+  if (stack->depth == 0) return DORMANT_STACK_NONE;
+  hash = mix(hash, stack->depth);
+  if (hash <= DORMANT_STACK_LOST) hash += DORMANT_STACK_LOST + 1;
+  if (bpf_map_lookup_elem(&stacks, &hash)) return hash;
+  long stored = bpf_map_update_elem(&stacks, &hash, stack, BPF_NOEXIST);
+  if (stored == 0 || stored == -EEXIST) return hash;  // -EEXIST: another CPU stored it
   struct dormant_drops* dropped = drop_counters();
-  if (dropped) {
-    if (id == -EEXIST)
-      __sync_fetch_and_add(&dropped->stack_collision, 1);
-    else
-      __sync_fetch_and_add(&dropped->stack_lost, 1);
+  if (dropped) __sync_fetch_and_add(&dropped->stacks_full, 1);
+  return DORMANT_STACK_LOST;
+}
+
+// A frame record: where the caller's record is, and where the caller resumes.
+struct frame_record {
+  __u64 next;
+  __u64 return_address;
+};
+
+struct user_registers {
+  __u64 ip;
+  __u64 sp;
+  __u64 fp;
+};
+
+// The registers the current task entered the kernel with: where its user code was when a sample
+// comes in kernel mode. Kernel threads and user workers have none.
+static __always_inline int saved_user_registers(struct user_registers* at) {
+  struct task_struct* task = bpf_get_current_task_btf();
+  if (BPF_CORE_READ(task, flags) & (DORMANT_PF_KTHREAD | DORMANT_PF_USER_WORKER)) return 0;
+  struct pt_regs___kernel* regs = (struct pt_regs___kernel*)bpf_task_pt_regs(task);
+  if (!regs) return 0;
+  at->ip = DORMANT_USER_IP(regs);
+  at->sp = DORMANT_USER_SP(regs);
+  at->fp = DORMANT_USER_FP(regs);
+  return 1;
+}
+
+// The current task's user stack, walked by frame pointer.
+static __always_inline __u64 user_stack(struct bpf_perf_event_data* ctx,
+                                        struct dormant_stack* stack) {
+  struct user_registers at;
+  if (DORMANT_IN_USER_MODE(ctx)) {
+    at.ip = PT_REGS_IP(&ctx->regs);
+    at.sp = PT_REGS_SP(&ctx->regs);
+    at.fp = PT_REGS_FP(&ctx->regs);
+  } else if (!saved_user_registers(&at)) {
+    return DORMANT_STACK_NONE;
   }
-  return id;
+  if (at.ip == 0) return DORMANT_STACK_NONE;
+  __u64 hash = mix(stack_hash_seed, at.ip);
+  stack->ips[0] = at.ip;
+  __u32 depth = 1;
+  __u64 fp = at.fp;
+  __u64 floor = at.sp;
+  for (int i = 1; i < DORMANT_MAX_STACK_DEPTH; ++i) {
+    // A record lies above the last one, 8-aligned; anything else ends the chain unread.
+    if (fp < floor || (fp & 7) != 0) break;
+    struct frame_record record;
+    if (bpf_probe_read_user(&record, sizeof(record), (const void*)fp) != 0) break;
+    if (record.return_address == 0) break;
+    stack->ips[i] = record.return_address;
+    hash = mix(hash, record.return_address);
+    depth = i + 1;
+    floor = fp + sizeof(record);
+    fp = record.next;
+  }
+  stack->depth = depth;
+  return keep_stack(stack, hash);
 }
 
-static __always_inline int same_comm(const char* a, const char* b) {
-  const __u64* x = (const __u64*)a;
-  const __u64* y = (const __u64*)b;
-  return x[0] == y[0] && x[1] == y[1];
+// The kernel stack of the interrupted code; none when the sample came in user mode.
+static __always_inline __u64 kernel_stack(struct bpf_perf_event_data* ctx,
+                                          struct dormant_stack* stack) {
+  if (DORMANT_IN_USER_MODE(ctx)) return DORMANT_STACK_NONE;  // spares bpf_get_stack's 1 kB memset
+  long bytes = bpf_get_stack(ctx, stack->ips, sizeof(stack->ips), 0);
+  if (bytes <= 0) return DORMANT_STACK_NONE;
+  __u32 depth = (__u32)bytes / sizeof(__u64);
+  __u64 hash = stack_hash_seed;
+  for (int i = 0; i < DORMANT_MAX_STACK_DEPTH; ++i) {
+    if (i >= depth) break;
+    hash = mix(hash, stack->ips[i]);
+  }
+  stack->depth = depth;
+  return keep_stack(stack, hash);
 }
 
-// The generation of the current process image, announcing the image when it is new. The comm is
-// the process's (its main thread's): other threads may carry names of their own.
+// The generation of the current process image, announcing the image when it is new.
 static __always_inline __u32 process_generation(__u32 tgid) {
-  struct dormant_process now = {};
-  struct task_struct* task = (struct task_struct*)bpf_get_current_task();
-  BPF_CORE_READ_INTO(&now.comm, task, group_leader, comm);
+  struct task_struct* leader =
+      BPF_CORE_READ((struct task_struct*)bpf_get_current_task(), group_leader);
+  struct dormant_process now = {
+      .start_time = BPF_CORE_READ(leader, start_time),
+      .exec_id = BPF_CORE_READ(leader, self_exec_id),
+  };
   struct dormant_process* known = bpf_map_lookup_elem(&processes, &tgid);
-  if (known && same_comm(known->comm, now.comm)) return known->generation;
+  if (known && known->start_time == now.start_time && known->exec_id == now.exec_id) {
+    return known->generation;
+  }
   now.generation = known ? known->generation + 1 : 1;
   if (bpf_map_update_elem(&processes, &tgid, &now, BPF_ANY) != 0) {
     struct dormant_drops* dropped = drop_counters();
     if (dropped) __sync_fetch_and_add(&dropped->processes_full, 1);
     return 0;
   }
+  // The comm is the process's (its main thread's): other threads may carry names of their own.
   struct dormant_process_event event = {.tgid = tgid, .generation = now.generation};
-  __builtin_memcpy(event.comm, now.comm, sizeof(event.comm));
+  BPF_CORE_READ_INTO(&event.comm, leader, comm);
   if (bpf_ringbuf_output(&process_events, &event, sizeof(event), 0) != 0) {
     struct dormant_drops* dropped = drop_counters();
     if (dropped) __sync_fetch_and_add(&dropped->events_lost, 1);
@@ -128,12 +223,15 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   __u32 tgid = bpf_get_current_pid_tgid() >> 32;
   if (filter == DORMANT_FILTER_PIDS && !bpf_map_lookup_elem(&target_pids, &tgid)) return 0;
   if (filter == DORMANT_FILTER_CGROUPS && !in_target_cgroups()) return 0;
+  __u32 zero = 0;
+  struct dormant_stack* stack = bpf_map_lookup_elem(&scratch, &zero);
+  if (!stack) return 0;
   struct dormant_sample_key key = {
       .tgid = tgid,
       .generation = tgid == 0 ? 0 : process_generation(tgid),
-      .user_stack_id = stack_id(ctx, BPF_F_USER_STACK),
-      .kernel_stack_id = stack_id(ctx, 0),
   };
+  key.user_stack = user_stack(ctx, stack);
+  key.kernel_stack = kernel_stack(ctx, stack);
   __u64* count = bpf_map_lookup_elem(&counts, &key);
   if (count) {
     __sync_fetch_and_add(count, 1);

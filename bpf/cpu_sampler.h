@@ -15,17 +15,30 @@ enum dormant_filter {
   DORMANT_FILTER_CGROUPS = 2,  // cgroup v2 ids in target_cgroups
 };
 
-// One counted stack. A process image is (tgid, generation): the generation changes when the
-// process's comm does (an exec), so samples taken before and after an exec are kept apart.
+// Stack ids are seeded 64-bit hashes of the frames; these two never name a stack.
+#define DORMANT_STACK_NONE 0  // no stack of that kind: a kernel thread, or a sample in user mode
+#define DORMANT_STACK_LOST 1  // the stack map had no room for it
+
+// One counted stack. A process image is (tgid, generation): the generation changes at an exec,
+// so samples taken before and after it are kept apart.
 struct dormant_sample_key {
   __u32 tgid;
   __u32 generation;
-  __s32 user_stack_id;    // < 0: none (a kernel thread) or lost; see dormant_drops
-  __s32 kernel_stack_id;  // < 0: none (sampled in user mode) or lost
+  __u64 user_stack;
+  __u64 kernel_stack;
 };
 
+// Innermost frame first.
+struct dormant_stack {
+  __u32 depth;
+  __u32 pad;
+  __u64 ips[DORMANT_MAX_STACK_DEPTH];
+};
+
+// What identifies a process image: a pid used again has a later start, an exec a new exec id.
 struct dormant_process {
-  char comm[DORMANT_COMM_LEN];
+  __u64 start_time;
+  __u64 exec_id;
   __u32 generation;
   __u32 pad;
 };
@@ -39,11 +52,10 @@ struct dormant_process_event {
 
 // Per CPU; every sample that could not be counted exactly is counted here.
 struct dormant_drops {
-  __u64 counts_full;      // the counts map had no room for a new stack
-  __u64 stack_collision;  // a stack's slot in the stack map held another stack (-EEXIST)
-  __u64 stack_lost;       // bpf_get_stackid failed otherwise (map full, no memory)
-  __u64 processes_full;   // the process map had no room: the sample is counted as generation 0
-  __u64 events_lost;      // the ring buffer was full: that process's maps may be read late
+  __u64 counts_full;     // the counts map had no room for a new stack
+  __u64 stacks_full;     // the stack map had no room for a new stack
+  __u64 processes_full;  // the process map had no room: the sample is counted as generation 0
+  __u64 events_lost;     // the ring buffer was full: that process's maps may be read late
 };
 
 #endif

@@ -4,9 +4,46 @@
 #ifndef DORMANT_BPF_KERNEL_TYPES_H
 #define DORMANT_BPF_KERNEL_TYPES_H
 
+// task_struct.flags
+#define DORMANT_PF_USER_WORKER 0x00004000  // io_uring and vhost workers: no user stack of their own
+#define DORMANT_PF_KTHREAD 0x00200000
+
+struct mm_struct;
+
 struct task_struct {
+  unsigned int flags;
+  struct mm_struct* mm;
+  unsigned long long start_time;    // ns since boot; a pid used again starts later
+  unsigned long long self_exec_id;  // grows at every exec
   struct task_struct* group_leader;
   char comm[16];
 } __attribute__((preserve_access_index));
+
+// The user registers saved on entry to the kernel (bpf_task_pt_regs). The "___kernel" flavour
+// keeps it apart from the UAPI struct pt_regs of <asm/ptrace.h>; libbpf matches it to the
+// kernel's struct pt_regs.
+#if defined(__TARGET_ARCH_x86)
+struct pt_regs___kernel {
+  unsigned long bp;
+  unsigned long ip;
+  unsigned long sp;
+} __attribute__((preserve_access_index));
+#define DORMANT_USER_IP(regs) BPF_CORE_READ(regs, ip)
+#define DORMANT_USER_SP(regs) BPF_CORE_READ(regs, sp)
+#define DORMANT_USER_FP(regs) BPF_CORE_READ(regs, bp)
+#define DORMANT_IN_USER_MODE(ctx) (((ctx)->regs.cs & 3) == 3)
+#elif defined(__TARGET_ARCH_arm64)
+struct pt_regs___kernel {
+  unsigned long long regs[31];
+  unsigned long long sp;
+  unsigned long long pc;
+} __attribute__((preserve_access_index));
+#define DORMANT_USER_IP(regs) BPF_CORE_READ(regs, pc)
+#define DORMANT_USER_SP(regs) BPF_CORE_READ(regs, sp)
+#define DORMANT_USER_FP(regs) BPF_CORE_READ(regs, regs[29])
+#define DORMANT_IN_USER_MODE(ctx) (((ctx)->regs.pstate & 0xf) == 0)  // EL0t
+#else
+#error "the user stack walk knows x86_64 and arm64 registers only"
+#endif
 
 #endif

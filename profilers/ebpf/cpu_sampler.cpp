@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <unordered_map>
 
 #include <bpf/bpf.h>
@@ -61,6 +62,11 @@ Result<UniqueFd> open_sampling_event(int cpu, int frequency_hz, bool cycles) {
   return UniqueFd(fd);
 }
 
+uint64_t random_seed() {
+  std::random_device device;
+  return (uint64_t{device()} << 32) | device();
+}
+
 int on_process_event(void* context, void* data, size_t size) {
   if (size < sizeof(dormant_process_event)) return 0;
   dormant_process_event event;
@@ -72,6 +78,39 @@ int on_process_event(void* context, void* data, size_t size) {
   auto& on_image = *static_cast<std::function<void(const ProcessImage&)>*>(context);
   if (on_image) on_image(image);
   return 0;
+}
+
+// Takes the stacks `keys` name out of the kernel's stack map.
+std::unordered_map<uint64_t, std::vector<uint64_t>> take_stacks(
+    int stacks_fd, int counts_fd, const std::vector<dormant_sample_key>& keys) {
+  std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;
+  auto take = [&](uint64_t id) {
+    if (id == DORMANT_STACK_NONE || id == DORMANT_STACK_LOST || stacks.contains(id)) return;
+    dormant_stack stack;
+    if (bpf_map_lookup_and_delete_elem(stacks_fd, &id, &stack) != 0) return;
+    size_t depth = std::min<size_t>(stack.depth, DORMANT_MAX_STACK_DEPTH);
+    stacks.try_emplace(id, stack.ips, stack.ips + depth);
+  };
+  for (const dormant_sample_key& key : keys) {
+    take(key.user_stack);
+    take(key.kernel_stack);
+  }
+  // Stacks counted while this drain ran may name a stack just taken, and the program stores a
+  // stack again only when a later sample finds it missing: put back every stack the counts left
+  // in the kernel still name, so that the next snapshot finds them.
+  dormant_sample_key key;
+  for (int more = bpf_map_get_next_key(counts_fd, nullptr, &key); more == 0;
+       more = bpf_map_get_next_key(counts_fd, &key, &key)) {
+    for (uint64_t id : {key.user_stack, key.kernel_stack}) {
+      auto found = stacks.find(id);
+      if (found == stacks.end()) continue;
+      dormant_stack stack{};
+      stack.depth = static_cast<uint32_t>(found->second.size());
+      std::copy(found->second.begin(), found->second.end(), stack.ips);
+      (void)bpf_map_update_elem(stacks_fd, &id, &stack, BPF_NOEXIST);
+    }
+  }
+  return stacks;
 }
 
 }  // namespace
@@ -103,6 +142,7 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& op
   });
   if (!opened) return opened.error();
   ::cpu_sampler& skeleton = *sampler->skeleton_;
+  skeleton.rodata->stack_hash_seed = random_seed();
   skeleton.rodata->filter = !options.pids.empty()         ? DORMANT_FILTER_PIDS
                             : !options.cgroup_ids.empty() ? DORMANT_FILTER_CGROUPS
                                                           : DORMANT_FILTER_ALL;
@@ -205,18 +245,17 @@ Result<void> CpuSampler::drain(const std::function<void(const CountedStack&)>& o
     std::memcpy(batch, next_batch, sizeof(batch));
   }
 
-  int stacks_fd = bpf_map__fd(skeleton_->maps.stacks);
-  std::unordered_map<int32_t, std::vector<uint64_t>> stacks;  // empty: gone
-  auto stack_of = [&](int32_t id) -> const std::vector<uint64_t>& {
-    auto [found, added] = stacks.try_emplace(id);
-    if (added) {
-      std::vector<uint64_t> frames(DORMANT_MAX_STACK_DEPTH, 0);
-      if (bpf_map_lookup_elem(stacks_fd, &id, frames.data()) == 0) {
-        frames.erase(std::find(frames.begin(), frames.end(), 0), frames.end());
-        found->second = std::move(frames);
-      }
+  keys.resize(taken);
+  std::unordered_map<uint64_t, std::vector<uint64_t>> stacks =
+      take_stacks(bpf_map__fd(skeleton_->maps.stacks), counts_fd, keys);
+  auto frames_of = [&](uint64_t id, std::span<const uint64_t>& frames, bool& lost) {
+    if (id == DORMANT_STACK_NONE) return;
+    auto found = stacks.find(id);
+    if (found == stacks.end()) {
+      lost = true;
+      return;
     }
-    return found->second;
+    frames = found->second;
   };
   for (size_t i = 0; i < taken; ++i) {
     const dormant_sample_key& key = keys[i];
@@ -224,21 +263,10 @@ Result<void> CpuSampler::drain(const std::function<void(const CountedStack&)>& o
     stack.pid = static_cast<int>(key.tgid);
     stack.generation = key.generation;
     stack.count = counts[i];
-    if (key.user_stack_id >= 0) {
-      stack.user = stack_of(key.user_stack_id);
-      stack.user_lost = stack.user.empty();
-    } else {
-      stack.user_lost = key.user_stack_id != -EFAULT;
-    }
-    if (key.kernel_stack_id >= 0) {
-      stack.kernel = stack_of(key.kernel_stack_id);
-      stack.kernel_lost = stack.kernel.empty();
-    } else {
-      stack.kernel_lost = key.kernel_stack_id != -EFAULT;
-    }
+    frames_of(key.user_stack, stack.user, stack.user_lost);
+    frames_of(key.kernel_stack, stack.kernel, stack.kernel_lost);
     on_stack(stack);
   }
-  for (const auto& [id, frames] : stacks) (void)bpf_map_delete_elem(stacks_fd, &id);
   return ok();
 }
 
@@ -260,16 +288,14 @@ SamplerDrops CpuSampler::take_drops() {
   }
   for (const dormant_drops& cpu : per_cpu) {
     drops.counts_full += cpu.counts_full;
-    drops.stack_collisions += cpu.stack_collision;
-    drops.stacks_lost += cpu.stack_lost;
+    drops.stacks_full += cpu.stacks_full;
     drops.processes_full += cpu.processes_full;
     drops.events_lost += cpu.events_lost;
   }
   // The counters only grow; what is new is the difference from the previous call.
   SamplerDrops since = drops;
   since.counts_full -= reported_.counts_full;
-  since.stack_collisions -= reported_.stack_collisions;
-  since.stacks_lost -= reported_.stacks_lost;
+  since.stacks_full -= reported_.stacks_full;
   since.processes_full -= reported_.processes_full;
   since.events_lost -= reported_.events_lost;
   reported_ = drops;

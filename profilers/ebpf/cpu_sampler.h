@@ -50,13 +50,10 @@ struct CountedStack {
 // Samples not counted exactly, summed over CPUs since the previous snapshot.
 struct SamplerDrops {
   uint64_t counts_full = 0;
-  uint64_t stack_collisions = 0;
-  uint64_t stacks_lost = 0;
+  uint64_t stacks_full = 0;
   uint64_t processes_full = 0;
   uint64_t events_lost = 0;
-  uint64_t total() const {
-    return counts_full + stack_collisions + stacks_lost + processes_full + events_lost;
-  }
+  uint64_t total() const { return counts_full + stacks_full + processes_full + events_lost; }
 };
 
 class CpuSampler {

@@ -22,8 +22,7 @@ std::string drops_text(const SamplerDrops& drops) {
     text += (text.empty() ? "" : ", ") + std::to_string(count) + " " + what;
   };
   add(drops.counts_full, "samples not counted (the counts map was full)");
-  add(drops.stack_collisions, "stacks lost to a stack-map collision");
-  add(drops.stacks_lost, "stacks lost otherwise");
+  add(drops.stacks_full, "stacks lost (the stack map was full)");
   add(drops.processes_full, "samples of processes past the process map's size");
   add(drops.events_lost, "process announcements lost");
   return text;

@@ -1,9 +1,11 @@
 // Two hot functions in a known CPU ratio: hot_two does twice the work of hot_one.
-//   known_ratio SECONDS
+//   known_ratio SECONDS [PROGRAM ARGUMENTS...]
+// and then, given a PROGRAM, becomes it (exec) in the same process.
 // Built at -O0 with frame pointers (at -O1 GCC leaves them out of leaf functions even when told
 // not to), so that every sample's stack is main -> hot_two|hot_one -> burn.
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #define UNIT 2000000UL
 
@@ -29,5 +31,6 @@ int main(int argc, char** argv) {
     hot_two();
     hot_one();
   }
+  if (argc > 2) execv(argv[2], argv + 2);
   return (int)(sink & 1);
 }

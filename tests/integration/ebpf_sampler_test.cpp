@@ -96,6 +96,36 @@ TEST_F(EbpfSamplerTest, CountsAWorkloadsStacksInTheKernelAndNamesItsProcess) {
   EXPECT_LT(again, samples) << "a drain empties the kernel's counts";
 }
 
+// A thousand distinct stacks in a stack map of 2048: each one is kept. (A stack-trace map, which
+// keeps a stack in the slot its hash picks, lost about one in five of them to a slot taken.)
+TEST_F(EbpfSamplerTest, ThousandsOfDistinctStacksAreAllKeptWhileTheMapHasRoom) {
+  SpawnOptions spawn;
+  spawn.argv = {MANY_STACKS, "4", "10"};
+  auto workload = Subprocess::spawn(spawn);
+  ASSERT_TRUE(workload.ok()) << workload.error().message();
+  CpuSamplerOptions options;
+  options.frequency_hz = 999;
+  options.pids = {(*workload)->pid()};
+  options.max_stacks = 2048;
+  auto sampler = CpuSampler::make(options);
+  ASSERT_TRUE(sampler.ok()) << sampler.error().message();
+  std::this_thread::sleep_for(3s);
+  std::set<std::vector<uint64_t>> distinct;
+  uint64_t samples = 0, lost = 0;
+  auto drained = (*sampler)->drain([&](const CountedStack& stack) {
+    samples += stack.count;
+    if (stack.user_lost) lost += stack.count;
+    distinct.emplace(stack.user.begin(), stack.user.end());
+  });
+  ASSERT_TRUE(drained.ok()) << drained.error().message();
+  SamplerDrops drops = (*sampler)->take_drops();
+  std::cout << samples << " samples in " << distinct.size() << " distinct user stacks, " << lost
+            << " without their user stack; " << drops.stacks_full << " stacks past the map\n";
+  EXPECT_GE(distinct.size(), 500u) << "2^10 paths, sampled 3 s at 999 Hz";
+  EXPECT_EQ(lost, 0u);
+  EXPECT_EQ(drops.total(), 0u);
+}
+
 TEST_F(EbpfSamplerTest, NoBpfObjectOrPerfEventRemainsOnceDestroyed) {
   int before = kernel_objects();
   for (int round = 0; round < 3; ++round) {
@@ -198,6 +228,48 @@ TEST_F(EbpfSamplerTest, APieProgramAndItsSharedLibraryResolveAndAStrippedOneGive
       EXPECT_EQ(as_dso, 0u);
     }
   }
+}
+
+// A process that execs a program of the same name is two images: each is symbolized from its own
+// maps. (Told apart by name only, the second was looked up in the first one's maps.)
+TEST_F(EbpfSamplerTest, AnExecIntoAProgramOfTheSameNameStartsANewImage) {
+  auto directory =
+      std::filesystem::temp_directory_path() / ("dormant-exec-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory / "first");
+  std::filesystem::create_directories(directory / "second");
+  std::filesystem::create_symlink(KNOWN_RATIO, directory / "first" / "worker");
+  std::filesystem::create_symlink(SYMBOL_TARGET, directory / "second" / "worker");
+  std::string first = (directory / "first" / "worker").string();
+  std::string second = (directory / "second" / "worker").string();
+  SpawnOptions spawn;
+  spawn.argv = {first, "1.5", second, "1.5"};  // known_ratio, then exec symbol_target
+  spawn.stdout_to = Redirect::null();
+  auto workload = Subprocess::spawn(spawn);
+  ASSERT_TRUE(workload.ok()) << workload.error().message();
+  EbpfProfilerOptions options;
+  options.frequency_hz = 99;
+  options.pids = {(*workload)->pid()};
+  profile::StackTable table = profile_for(options, 2500ms);
+  std::filesystem::remove_all(directory);
+  uint64_t before_exec = 0, after_exec = 0, unnamed = 0;
+  table.for_each([&](const profile::StackView& stack) {
+    if (stack.comm != "worker") return;
+    auto frames = frames_of(table, stack);
+    if (has_frame(frames, "hot_one") || has_frame(frames, "hot_two")) {
+      before_exec += stack.count;
+    } else if (has_frame(frames, "program_work") || has_frame(frames, "library_work")) {
+      after_exec += stack.count;
+    } else if (has_frame(frames, "main")) {
+      unnamed += stack.count;  // in a function of the wrong program's name, or in none
+    } else {
+      unnamed += has_frame(frames, "[unknown]") ? stack.count : 0;
+    }
+  });
+  std::cout << "worker before its exec: " << before_exec << " samples, after: " << after_exec
+            << ", misnamed or unnamed: " << unnamed << "\n";
+  EXPECT_GT(before_exec, 50u);
+  EXPECT_GT(after_exec, 50u) << "the second program's frames were looked up in the first's maps";
+  EXPECT_LE(unnamed * 20, before_exec + after_exec);
 }
 
 // A cgroup v2 of its own for the test's processes, removed at the end.
