@@ -31,12 +31,22 @@ struct {
   __type(value, struct dormant_stack);
 } stacks SEC(".maps");
 
-// Where a stack is put together before it is hashed (too large for the BPF stack).
+// Per CPU: where a sample's stacks are put together (too large for the BPF stack), and the process
+// image the CPU last sampled, which spares most samples a look-up in the process map.
+struct cpu_scratch {
+  __u32 last_tgid;
+  __u32 last_generation;
+  __u64 last_start_time;
+  __u64 last_exec_id;
+  struct dormant_stack user;
+  struct dormant_stack kernel;
+};
+
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, 1);
   __type(key, __u32);
-  __type(value, struct dormant_stack);
+  __type(value, struct cpu_scratch);
 } scratch SEC(".maps");
 
 struct {
@@ -90,14 +100,17 @@ static __always_inline __u64 mix(__u64 hash, __u64 value) {
   return hash ^ (hash >> 32);
 }
 
-// The stack's id: its hash, with the stack stored under it unless it is there already.
-static __always_inline __u64 keep_stack(struct dormant_stack* stack, __u64 hash) {
-  if (stack->depth == 0) return DORMANT_STACK_NONE;
-  hash = mix(hash, stack->depth);
-  if (hash <= DORMANT_STACK_LOST) hash += DORMANT_STACK_LOST + 1;
-  if (bpf_map_lookup_elem(&stacks, &hash)) return hash;
-  long stored = bpf_map_update_elem(&stacks, &hash, stack, BPF_NOEXIST);
-  if (stored == 0 || stored == -EEXIST) return hash;  // -EEXIST: another CPU stored it
+// The stack's id: a hash of its frames, never one of the reserved ids.
+static __always_inline __u64 stack_id(__u64 hash, __u32 depth) {
+  hash = mix(hash, depth);
+  return hash <= DORMANT_STACK_LOST ? hash + DORMANT_STACK_LOST + 1 : hash;
+}
+
+// Stores the stack under `id` unless it is there already; DORMANT_STACK_LOST when it cannot.
+static __always_inline __u64 keep_stack(__u64 id, struct dormant_stack* stack) {
+  if (id == DORMANT_STACK_NONE || bpf_map_lookup_elem(&stacks, &id)) return id;
+  long stored = bpf_map_update_elem(&stacks, &id, stack, BPF_NOEXIST);
+  if (stored == 0 || stored == -EEXIST) return id;  // -EEXIST: another CPU stored it
   struct dormant_drops* dropped = drop_counters();
   if (dropped) __sync_fetch_and_add(&dropped->stacks_full, 1);
   return DORMANT_STACK_LOST;
@@ -128,7 +141,7 @@ static __always_inline int saved_user_registers(struct user_registers* at) {
   return 1;
 }
 
-// The current task's user stack, walked by frame pointer.
+// The current task's user stack, walked by frame pointer into `stack`; its id.
 static __always_inline __u64 user_stack(struct bpf_perf_event_data* ctx,
                                         struct dormant_stack* stack) {
   struct user_registers at;
@@ -158,10 +171,11 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data* ctx,
     fp = record.next;
   }
   stack->depth = depth;
-  return keep_stack(stack, hash);
+  return stack_id(hash, depth);
 }
 
-// The kernel stack of the interrupted code; none when the sample came in user mode.
+// The kernel stack of the interrupted code into `stack`, and its id; none when the sample came in
+// user mode.
 static __always_inline __u64 kernel_stack(struct bpf_perf_event_data* ctx,
                                           struct dormant_stack* stack) {
   if (DORMANT_IN_USER_MODE(ctx)) return DORMANT_STACK_NONE;  // spares bpf_get_stack's 1 kB memset
@@ -174,34 +188,48 @@ static __always_inline __u64 kernel_stack(struct bpf_perf_event_data* ctx,
     hash = mix(hash, stack->ips[i]);
   }
   stack->depth = depth;
-  return keep_stack(stack, hash);
+  return stack_id(hash, depth);
+}
+
+// Tells user space of a new process image, so that it reads the image's maps while it lives.
+static __always_inline void announce(__u32 tgid, __u32 generation, struct task_struct* leader) {
+  struct dormant_process_event event = {.tgid = tgid, .generation = generation};
+  // The comm is the process's (its main thread's): other threads may carry names of their own.
+  BPF_CORE_READ_INTO(&event.comm, leader, comm);
+  if (bpf_ringbuf_output(&process_events, &event, sizeof(event), 0) != 0) {
+    struct dormant_drops* dropped = drop_counters();
+    if (dropped) __sync_fetch_and_add(&dropped->events_lost, 1);
+  }
 }
 
 // The generation of the current process image, announcing the image when it is new.
-static __always_inline __u32 process_generation(__u32 tgid) {
+static __always_inline __u32 process_generation(__u32 tgid, struct cpu_scratch* cpu) {
   struct task_struct* leader =
       BPF_CORE_READ((struct task_struct*)bpf_get_current_task(), group_leader);
   struct dormant_process now = {
       .start_time = BPF_CORE_READ(leader, start_time),
       .exec_id = BPF_CORE_READ(leader, self_exec_id),
   };
+  if (cpu->last_tgid == tgid && cpu->last_start_time == now.start_time &&
+      cpu->last_exec_id == now.exec_id) {
+    return cpu->last_generation;
+  }
   struct dormant_process* known = bpf_map_lookup_elem(&processes, &tgid);
   if (known && known->start_time == now.start_time && known->exec_id == now.exec_id) {
-    return known->generation;
+    now.generation = known->generation;
+  } else {
+    now.generation = known ? known->generation + 1 : 1;
+    if (bpf_map_update_elem(&processes, &tgid, &now, BPF_ANY) != 0) {
+      struct dormant_drops* dropped = drop_counters();
+      if (dropped) __sync_fetch_and_add(&dropped->processes_full, 1);
+      return 0;
+    }
+    announce(tgid, now.generation, leader);
   }
-  now.generation = known ? known->generation + 1 : 1;
-  if (bpf_map_update_elem(&processes, &tgid, &now, BPF_ANY) != 0) {
-    struct dormant_drops* dropped = drop_counters();
-    if (dropped) __sync_fetch_and_add(&dropped->processes_full, 1);
-    return 0;
-  }
-  // The comm is the process's (its main thread's): other threads may carry names of their own.
-  struct dormant_process_event event = {.tgid = tgid, .generation = now.generation};
-  BPF_CORE_READ_INTO(&event.comm, leader, comm);
-  if (bpf_ringbuf_output(&process_events, &event, sizeof(event), 0) != 0) {
-    struct dormant_drops* dropped = drop_counters();
-    if (dropped) __sync_fetch_and_add(&dropped->events_lost, 1);
-  }
+  cpu->last_tgid = tgid;
+  cpu->last_start_time = now.start_time;
+  cpu->last_exec_id = now.exec_id;
+  cpu->last_generation = now.generation;
   return now.generation;
 }
 
@@ -224,19 +252,21 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   if (filter == DORMANT_FILTER_PIDS && !bpf_map_lookup_elem(&target_pids, &tgid)) return 0;
   if (filter == DORMANT_FILTER_CGROUPS && !in_target_cgroups()) return 0;
   __u32 zero = 0;
-  struct dormant_stack* stack = bpf_map_lookup_elem(&scratch, &zero);
-  if (!stack) return 0;
+  struct cpu_scratch* cpu = bpf_map_lookup_elem(&scratch, &zero);
+  if (!cpu) return 0;
   struct dormant_sample_key key = {
       .tgid = tgid,
-      .generation = tgid == 0 ? 0 : process_generation(tgid),
+      .generation = tgid == 0 ? 0 : process_generation(tgid, cpu),
+      .user_stack = user_stack(ctx, &cpu->user),
+      .kernel_stack = kernel_stack(ctx, &cpu->kernel),
   };
-  key.user_stack = user_stack(ctx, stack);
-  key.kernel_stack = kernel_stack(ctx, stack);
   __u64* count = bpf_map_lookup_elem(&counts, &key);
-  if (count) {
+  if (count) {  // a stack counted before: its frames are stored already
     __sync_fetch_and_add(count, 1);
     return 0;
   }
+  key.user_stack = keep_stack(key.user_stack, &cpu->user);
+  key.kernel_stack = keep_stack(key.kernel_stack, &cpu->kernel);
   __u64 one = 1;
   if (bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST) == 0) return 0;
   count = bpf_map_lookup_elem(&counts, &key);  // another CPU added it meanwhile
