@@ -192,8 +192,9 @@ static __always_inline __u64 kernel_stack(struct bpf_perf_event_data* ctx,
 }
 
 // Tells user space of a new process image, so that it reads the image's maps while it lives.
-static __always_inline void announce(__u32 tgid, __u32 generation, struct task_struct* leader) {
-  struct dormant_process_event event = {.tgid = tgid, .generation = generation};
+static __always_inline void announce(__u32 tgid, __u32 generation, __u64 user_ip,
+                                     struct task_struct* leader) {
+  struct dormant_process_event event = {.tgid = tgid, .generation = generation, .user_ip = user_ip};
   // The comm is the process's (its main thread's): other threads may carry names of their own.
   BPF_CORE_READ_INTO(&event.comm, leader, comm);
   if (bpf_ringbuf_output(&process_events, &event, sizeof(event), 0) != 0) {
@@ -203,7 +204,8 @@ static __always_inline void announce(__u32 tgid, __u32 generation, struct task_s
 }
 
 // The generation of the current process image, announcing the image when it is new.
-static __always_inline __u32 process_generation(__u32 tgid, struct cpu_scratch* cpu) {
+static __always_inline __u32 process_generation(__u32 tgid, __u64 user_ip,
+                                                struct cpu_scratch* cpu) {
   struct task_struct* leader =
       BPF_CORE_READ((struct task_struct*)bpf_get_current_task(), group_leader);
   struct dormant_process now = {
@@ -224,7 +226,7 @@ static __always_inline __u32 process_generation(__u32 tgid, struct cpu_scratch* 
       if (dropped) __sync_fetch_and_add(&dropped->processes_full, 1);
       return 0;
     }
-    announce(tgid, now.generation, leader);
+    announce(tgid, now.generation, user_ip, leader);
   }
   cpu->last_tgid = tgid;
   cpu->last_start_time = now.start_time;
@@ -254,10 +256,12 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   __u32 zero = 0;
   struct cpu_scratch* cpu = bpf_map_lookup_elem(&scratch, &zero);
   if (!cpu) return 0;
+  __u64 user = user_stack(ctx, &cpu->user);
+  __u64 user_ip = user == DORMANT_STACK_NONE ? 0 : cpu->user.ips[0];
   struct dormant_sample_key key = {
       .tgid = tgid,
-      .generation = tgid == 0 ? 0 : process_generation(tgid, cpu),
-      .user_stack = user_stack(ctx, &cpu->user),
+      .generation = tgid == 0 ? 0 : process_generation(tgid, user_ip, cpu),
+      .user_stack = user,
       .kernel_stack = kernel_stack(ctx, &cpu->kernel),
   };
   __u64* count = bpf_map_lookup_elem(&counts, &key);

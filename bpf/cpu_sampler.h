@@ -47,6 +47,7 @@ struct dormant_process {
 struct dormant_process_event {
   __u32 tgid;
   __u32 generation;
+  __u64 user_ip;  // where the announcing sample found its user code; 0: none
   char comm[DORMANT_COMM_LEN];
 };
 

@@ -1,5 +1,6 @@
 #include "common/line_reader.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <poll.h>
@@ -8,10 +9,13 @@
 namespace dormant {
 namespace {
 constexpr size_t kReadChunk = 64 * 1024;
-}
+// Most files hold short lines: the buffer starts small and grows only for a line that does not
+// fit, so reading a small file costs no megabyte to zero.
+constexpr size_t kFirstBuffer = 16 * 1024;
+}  // namespace
 
 LineReader::LineReader(int fd, size_t max_line)
-    : fd_(fd), max_line_(max_line), buffer_(max_line + kReadChunk) {}
+    : fd_(fd), max_line_(max_line), buffer_(std::min(kFirstBuffer, max_line + kReadChunk)) {}
 
 std::optional<std::string_view> LineReader::take_piece_or_last_line(const char* newline) {
   const char* data = buffer_.data();
@@ -39,6 +43,9 @@ Result<bool> LineReader::fill() {
     end_ -= begin_;
     scanned_ -= begin_;
     begin_ = 0;
+  }
+  if (end_ == buffer_.size()) {  // one line fills it
+    buffer_.resize(std::min(buffer_.size() * 2, max_line_ + kReadChunk));
   }
   for (;;) {
     ssize_t n = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);

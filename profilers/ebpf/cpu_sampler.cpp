@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -74,6 +75,7 @@ int on_process_event(void* context, void* data, size_t size) {
   ProcessImage image;
   image.pid = static_cast<int>(event.tgid);
   image.generation = event.generation;
+  image.user_ip = event.user_ip;
   image.comm.assign(event.comm, strnlen(event.comm, sizeof(event.comm)));
   auto& on_image = *static_cast<std::function<void(const ProcessImage&)>*>(context);
   if (on_image) on_image(image);
@@ -206,15 +208,25 @@ CpuSampler::~CpuSampler() {
   skeleton_.reset();
 }
 
-Result<int> CpuSampler::poll_images(std::chrono::milliseconds timeout,
+Result<int> CpuSampler::poll_images(std::chrono::milliseconds timeout, int wake_fd,
                                     const std::function<void(const ProcessImage&)>& on_image) {
-  on_image_ = on_image;
-  int polled = ring_buffer__poll(ring_.get(), static_cast<int>(timeout.count()));
-  on_image_ = nullptr;
-  if (polled < 0 && polled != -EINTR) {
-    return Error::from_errno("reading the eBPF sampler's process events", -polled);
+  pollfd waits[] = {{ring_buffer__epoll_fd(ring_.get()), POLLIN, 0}, {wake_fd, POLLIN, 0}};
+  int ready = ::poll(
+      waits, 2, timeout < std::chrono::milliseconds(0) ? -1 : static_cast<int>(timeout.count()));
+  if (ready < 0 && errno != EINTR) {
+    return Error::from_errno("waiting for the eBPF sampler's process events");
   }
-  return std::max(polled, 0);
+  if (waits[1].revents != 0) {
+    uint64_t wakes = 0;
+    (void)::read(wake_fd, &wakes, sizeof(wakes));
+  }
+  if (ready <= 0 || waits[0].revents == 0) return 0;
+  on_image_ = on_image;
+  int consumed = ring_buffer__consume(ring_.get());
+  on_image_ = nullptr;
+  if (consumed < 0)
+    return Error::from_errno("reading the eBPF sampler's process events", -consumed);
+  return consumed;
 }
 
 Result<void> CpuSampler::drain(const std::function<void(const CountedStack&)>& on_stack) {

@@ -33,6 +33,7 @@ struct ProcessImage {
   int pid = 0;
   uint32_t generation = 0;
   std::string comm;
+  uint64_t user_ip = 0;  // where the first sample found its user code; 0: in none
 };
 
 // One counted stack, innermost frame first. An empty span: no such stack (a kernel thread has no
@@ -70,8 +71,10 @@ class CpuSampler {
   const std::string& event() const { return event_; }  // "cpu-clock" or "cycles"
   int cpus() const { return static_cast<int>(links_.size()); }
 
-  // Waits up to `timeout` for process images, calling `on_image` for each one that arrived.
-  Result<int> poll_images(std::chrono::milliseconds timeout,
+  // Waits up to `timeout` (kNoTimeout: no limit) for process images, or until `wake_fd` (an
+  // eventfd, which it reads) is written, calling `on_image` for each image that arrived.
+  static constexpr std::chrono::milliseconds kNoTimeout{-1};
+  Result<int> poll_images(std::chrono::milliseconds timeout, int wake_fd,
                           const std::function<void(const ProcessImage&)>& on_image);
 
   // Takes every counted stack out of the kernel's maps (they start empty again) and hands each

@@ -1,18 +1,20 @@
 #include "profilers/ebpf/ebpf_profiler.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include <pthread.h>
 #include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "profilers/system/processes.h"
 
 namespace dormant::profilers::ebpf {
 namespace {
 
-constexpr std::chrono::milliseconds kPollInterval{100};
 // A process is announced at its first sample, which may come while the dynamic loader is still
-// mapping its libraries; its maps are read once more this much later.
+// mapping its libraries; its maps are then read once more this much later.
 constexpr std::chrono::milliseconds kRereadAfter{20};
 
 std::string drops_text(const SamplerDrops& drops) {
@@ -30,7 +32,18 @@ std::string drops_text(const SamplerDrops& drops) {
 
 }  // namespace
 
+EbpfProfiler::EbpfProfiler(EbpfProfilerOptions options)
+    : options_(std::move(options)),
+      container_names_(options_.docker_root),
+      wake_reader_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+void EbpfProfiler::wake_reader() {
+  uint64_t one = 1;
+  (void)::write(wake_reader_.get(), &one, sizeof(one));
+}
+
 Result<void> EbpfProfiler::start() {
+  if (!wake_reader_) return Error::from_errno("eventfd for the eBPF reader");
   if (auto allowed = system::check_process_limit("ebpf", options_.skip_above_processes); !allowed) {
     return allowed.error();
   }
@@ -73,21 +86,24 @@ Result<void> EbpfProfiler::start() {
 void EbpfProfiler::read_process_images() {
   pthread_setname_np(pthread_self(), "ebpf-images");
   while (!stopping_) {
-    auto timeout = kPollInterval;
+    auto timeout = CpuSampler::kNoTimeout;  // stop() and abort() wake it
     if (!young_.empty()) {
       // Rounded up: a wait rounded down to 0 ms would spin until the re-read is due.
-      timeout = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(young_.front().reread_at -
-                                                                        SteadyClock::now()),
-                           std::chrono::milliseconds(0), kPollInterval);
+      timeout = std::max(std::chrono::ceil<std::chrono::milliseconds>(young_.front().reread_at -
+                                                                      SteadyClock::now()),
+                         std::chrono::milliseconds(0));
     }
-    auto polled = sampler_->poll_images(timeout, [this](const ProcessImage& image) {
-      try {  // this runs under libbpf's C frames: nothing may unwind through them
-        symbolizer_->remember(image.pid, image.generation, image.comm);
-        young_.push_back({image, SteadyClock::now() + kRereadAfter});
-      } catch (const std::exception& thrown) {
-        spdlog::warn("ebpf: cannot remember process {}: {}", image.pid, thrown.what());
-      }
-    });
+    auto polled =
+        sampler_->poll_images(timeout, wake_reader_.get(), [this](const ProcessImage& image) {
+          try {  // this runs under libbpf's C frames: nothing may unwind through them
+            symbolizer_->remember(image.pid, image.generation, image.comm);
+            if (symbolizer_->may_be_loading(image.pid, image.generation, image.user_ip)) {
+              young_.push_back({image, SteadyClock::now() + kRereadAfter});
+            }
+          } catch (const std::exception& thrown) {
+            spdlog::warn("ebpf: cannot remember process {}: {}", image.pid, thrown.what());
+          }
+        });
     if (!polled) {
       spdlog::error("ebpf: {}; processes are now named at the snapshot only",
                     polled.error().message());
@@ -112,6 +128,7 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
   std::vector<std::string> frames;
   std::vector<std::string_view> views;
   uint64_t truncated = 0;
+  std::unordered_map<int, std::string> containers;  // by pid, read once per snapshot
   auto drained = sampler_->drain([&](const CountedStack& stack) {
     frames.clear();
     if (stack.user.size() >= CpuSampler::kMaxStackDepth) {
@@ -126,8 +143,9 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
     symbolizer_->append_kernel_frames(stack.kernel, frames);
     if (frames.empty()) frames.push_back("[unknown]");
     views.assign(frames.begin(), frames.end());
-    std::string container = stack.pid > 0 ? container_names_.of_pid(stack.pid) : "";
-    stacks.add(container, comm, views, stack.count);
+    auto [container, added] = containers.try_emplace(stack.pid);
+    if (added && stack.pid > 0) container->second = container_names_.of_pid(stack.pid);
+    stacks.add(container->second, comm, views, stack.count);
   });
   if (!drained) return drained.error();
   SamplerDrops drops = sampler_->take_drops();
@@ -143,8 +161,14 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
   return stacks;
 }
 
+void EbpfProfiler::abort() {
+  stopping_ = true;
+  wake_reader();
+}
+
 void EbpfProfiler::stop() {
   stopping_ = true;
+  wake_reader();
   if (reader_.joinable()) reader_.join();
   young_.clear();
   sampler_.reset();

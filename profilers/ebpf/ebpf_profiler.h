@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/deadline.h"
+#include "common/unique_fd.h"
 #include "profilers/ebpf/cpu_sampler.h"
 #include "profilers/profiler.h"
 #include "profilers/system/cgroups.h"
@@ -33,22 +34,22 @@ struct EbpfProfilerOptions {
 
 class EbpfProfiler final : public Profiler {
  public:
-  explicit EbpfProfiler(EbpfProfilerOptions options)
-      : options_(std::move(options)), container_names_(options_.docker_root) {}
+  explicit EbpfProfiler(EbpfProfilerOptions options);
   ~EbpfProfiler() override { stop(); }
 
   std::string_view name() const override { return "ebpf"; }
   Result<void> start() override;
   Result<profile::StackTable> snapshot() override;
   void stop() override;
-  // It runs no process; stop() joins a reader that wakes every 100 ms, and this makes it leave
-  // at its next wake even when stop() has not got that far.
-  void abort() override { stopping_ = true; }
+  // It runs no process; this wakes the reader that stop() joins, even when stop() has not got
+  // that far.
+  void abort() override;
 
   const std::string& event() const;
 
  private:
   void read_process_images();
+  void wake_reader();
   // Images first seen recently are read again once their loader has mapped their libraries.
   void reread_young_images();
 
@@ -57,6 +58,7 @@ class EbpfProfiler final : public Profiler {
   std::unique_ptr<system::Symbolizer> symbolizer_;
   std::unique_ptr<CpuSampler> sampler_;
   std::atomic<bool> stopping_ = false;
+  UniqueFd wake_reader_;  // an eventfd, for the life of the profiler: abort() may come any time
   std::thread reader_;
   struct YoungImage {
     ProcessImage image;

@@ -2,12 +2,28 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "common/procfs.h"
 #include "profilers/system/processes.h"
 
 namespace dormant::profilers::system {
 namespace {
+
+// The address a frame is looked up at: return addresses (every frame but the innermost) one byte
+// back, inside the call.
+uint64_t lookup_address(std::span<const uint64_t> user, size_t i) {
+  return i == 0 ? user[i] : user[i] - 1;
+}
+
+const Mapping* mapping_at(const std::vector<Mapping>& mappings, uint64_t address) {
+  auto after = std::upper_bound(
+      mappings.begin(), mappings.end(), address,
+      [](uint64_t wanted, const Mapping& mapping) { return wanted < mapping.start; });
+  if (after == mappings.begin()) return nullptr;
+  const Mapping& mapping = *std::prev(after);
+  return address < mapping.end ? &mapping : nullptr;
+}
 
 std::string map_files_path(pid_t pid, const Mapping& mapping) {
   char range[64];
@@ -47,9 +63,23 @@ void Symbolizer::load_binaries(pid_t pid, const std::vector<Mapping>& mappings) 
     // a host file that a container named.
     auto loaded = ElfSymbols::load(map_files_path(pid, mapping));
     std::lock_guard lock(mutex_);
-    if (binaries_.size() >= limits_.max_binaries) binaries_.erase(binaries_.begin());
-    binaries_[key] = loaded ? std::move(*loaded) : nullptr;
+    if (binaries_.size() >= limits_.max_binaries) {
+      binaries_.erase(std::min_element(
+          binaries_.begin(), binaries_.end(),
+          [](const auto& a, const auto& b) { return a.second.last_used < b.second.last_used; }));
+    }
+    binaries_[key] = Binary{loaded ? std::move(*loaded) : nullptr, ++uses_};
   }
+}
+
+bool Symbolizer::may_be_loading(pid_t pid, uint32_t generation, uint64_t user_ip) const {
+  std::lock_guard lock(mutex_);
+  auto found = images_.find({pid, generation});
+  if (found == images_.end() || user_ip == 0) return true;
+  const Mapping* mapping = mapping_at(found->second.mappings, user_ip);
+  if (mapping == nullptr) return true;
+  // ld-linux-x86-64.so.2, ld-linux-aarch64.so.1, ld-musl-x86_64.so.1
+  return std::filesystem::path(mapping->path).filename().string().starts_with("ld-");
 }
 
 std::string Symbolizer::comm(pid_t pid, uint32_t generation) {
@@ -67,30 +97,46 @@ std::string Symbolizer::comm(pid_t pid, uint32_t generation) {
 }
 
 std::string Symbolizer::user_frame(const Image* image, uint64_t address) {
-  if (image == nullptr) return "[unknown]";
-  auto after = std::upper_bound(
-      image->mappings.begin(), image->mappings.end(), address,
-      [](uint64_t wanted, const Mapping& mapping) { return wanted < mapping.start; });
-  if (after == image->mappings.begin()) return "[unknown]";
-  const Mapping& mapping = *std::prev(after);
-  if (address >= mapping.end || mapping.path.empty()) return "[unknown]";
-  if (!mapping.is_file()) return mapping.path;  // [vdso], [vsyscall]
-  auto binary = binaries_.find({mapping.device, mapping.inode});
-  if (binary != binaries_.end() && binary->second) {
-    auto name = binary->second->function_at_file_offset(address - mapping.start + mapping.offset);
+  const Mapping* mapping = image ? mapping_at(image->mappings, address) : nullptr;
+  if (mapping == nullptr || mapping->path.empty()) return "[unknown]";
+  if (!mapping->is_file()) return mapping->path;  // [vdso], [vsyscall]
+  auto binary = binaries_.find({mapping->device, mapping->inode});
+  if (binary != binaries_.end() && binary->second.symbols) {
+    binary->second.last_used = ++uses_;
+    auto name =
+        binary->second.symbols->function_at_file_offset(address - mapping->start + mapping->offset);
     if (name) return std::string(*name);
   }
-  return "(" + mapping.path + ")";
+  return "(" + mapping->path + ")";
+}
+
+bool Symbolizer::should_read_again(pid_t pid, uint32_t generation, std::span<const uint64_t> user) {
+  std::lock_guard lock(mutex_);
+  auto found = images_.find({pid, generation});
+  if (found == images_.end() || found->second.read_again_in == snapshot_) return false;
+  Image& image = found->second;
+  for (size_t i = 0; i < user.size(); ++i) {
+    if (mapping_at(image.mappings, lookup_address(user, i)) == nullptr) {
+      image.read_again_in = snapshot_;
+      return true;
+    }
+  }
+  return false;
 }
 
 void Symbolizer::append_user_frames(pid_t pid, uint32_t generation, std::span<const uint64_t> user,
                                     std::vector<std::string>& frames) {
+  if (should_read_again(pid, generation, user)) {
+    // The same image still, as far as its name tells: an exec would have brought other maps.
+    auto stat = procfs::process_stat(pid);
+    std::string comm = this->comm(pid, generation);
+    if (stat && stat->comm == comm) remember(pid, generation, comm);
+  }
   std::lock_guard lock(mutex_);
   auto found = images_.find({pid, generation});
   const Image* image = found == images_.end() ? nullptr : &found->second;
-  for (size_t i = user.size(); i-- > 0;) {
-    frames.push_back(user_frame(image, i == 0 ? user[i] : user[i] - 1));
-  }
+  for (size_t i = user.size(); i-- > 0;)
+    frames.push_back(user_frame(image, lookup_address(user, i)));
 }
 
 void Symbolizer::append_kernel_frames(std::span<const uint64_t> kernel,
@@ -103,6 +149,7 @@ void Symbolizer::append_kernel_frames(std::span<const uint64_t> kernel,
 
 std::vector<pid_t> Symbolizer::forget_exited() {
   std::lock_guard lock(mutex_);
+  ++snapshot_;
   std::vector<pid_t> exited;
   std::erase_if(images_, [&](const auto& entry) {
     pid_t pid = entry.first.first;

@@ -37,17 +37,23 @@ class Symbolizer {
   // they map, now, while the process lives.
   void remember(pid_t pid, uint32_t generation, std::string comm);
 
+  // Whether an image's mappings may lack libraries still to be loaded: the code at `user_ip` (0:
+  // none known) is the dynamic loader's, or outside every mapping read.
+  bool may_be_loading(pid_t pid, uint32_t generation, uint64_t user_ip) const;
+
   // The process name of an image; one never remembered is looked up now, if it still runs.
   std::string comm(pid_t pid, uint32_t generation);
 
   // Root-first frame names of a stack whose frames are given innermost first. `user` frames
   // after the first are return addresses: they are looked up one byte back, inside the call.
+  // A live image with a frame outside all its mappings (a library loaded since they were read)
+  // has them read again, once per snapshot.
   void append_user_frames(pid_t pid, uint32_t generation, std::span<const uint64_t> user,
                           std::vector<std::string>& frames);
   void append_kernel_frames(std::span<const uint64_t> kernel, std::vector<std::string>& frames);
 
-  // Drops the images of processes that no longer run (once a snapshot has used them); returns
-  // their pids.
+  // Ends a snapshot: drops the images of processes that no longer run (the snapshot has used
+  // them); returns their pids.
   std::vector<pid_t> forget_exited();
 
   size_t images() const;
@@ -57,18 +63,26 @@ class Symbolizer {
   struct Image {
     std::string comm;
     std::vector<Mapping> mappings;
+    uint64_t read_again_in = 0;  // the snapshot whose frames had its mappings read again
+  };
+  struct Binary {
+    std::unique_ptr<ElfSymbols> symbols;  // null: not an ELF we can read
+    uint64_t last_used = 0;
   };
   using ImageKey = std::pair<pid_t, uint32_t>;
   using BinaryKey = std::pair<uint64_t, uint64_t>;  // device, inode
 
   void load_binaries(pid_t pid, const std::vector<Mapping>& mappings);
+  bool should_read_again(pid_t pid, uint32_t generation, std::span<const uint64_t> user);
   std::string user_frame(const Image* image, uint64_t address);
 
   const std::optional<KernelSymbols> kernel_;
   const SymbolizerLimits limits_;
   mutable std::mutex mutex_;
   std::map<ImageKey, Image> images_;
-  std::map<BinaryKey, std::unique_ptr<ElfSymbols>> binaries_;  // null: not an ELF we can read
+  std::map<BinaryKey, Binary> binaries_;  // the least recently used goes first
+  uint64_t uses_ = 0;
+  uint64_t snapshot_ = 1;
 };
 
 }  // namespace dormant::profilers::system

@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
 # What profiling the whole host costs (issue 6): CPU time of dormant-agent per second of profiling
 # at 99 Hz while both CPUs are busy, for the eBPF sampler and for the perf pipeline (perf record,
-# perf script, parse), one after the other under the same load: a continuous session of SECONDS
-# with a snapshot every SECONDS/3, as Studio's continuous profiling runs, start and stop included.
+# perf script, parse), one after the other under the same load: continuous sessions with a
+# snapshot every 20 s, as Studio's continuous profiling runs, start and stop included.
+# Each profiler runs a SHORT and a LONG session; the difference between the two is the cost of
+# profiling on (per second, snapshots included), the rest the cost of starting and stopping.
 #   cost = user + sys of the agent and every child it reaped (perf record, perf script)
 #        + the run time of its BPF program (kernel.bpf_stats_enabled; the program runs in the
 #          interrupted task's context, so no rusage holds it)
 # perf's own in-kernel sampling (the callchain walk at each sample) is charged to the interrupted
 # tasks and is not counted: the comparison favours perf.
-# Usage: cpu_profiler_bench.sh BUILD_DIR [SECONDS (default 60)]. Needs root.
+# Usage: cpu_profiler_bench.sh BUILD_DIR [SHORT (default 40)] [LONG (default 100)]: seconds, in
+# whole snapshots of 20 s. Needs root.
 set -euo pipefail
-build=${1:?usage: cpu_profiler_bench.sh BUILD_DIR [SECONDS]}
-seconds=${2:-60}
+build=${1:?usage: cpu_profiler_bench.sh BUILD_DIR [SHORT] [LONG]}
+short=${2:-40}
+long=${3:-100}
+interval=20
+if ((short % interval || long % interval || long <= short)); then
+  echo "SHORT and LONG are multiples of $interval s, LONG the longer" >&2
+  exit 2
+fi
 agent_bin="$build/agent/dormant-agent"
 known_ratio="$build/tests/fakes/known_ratio"
 child_cpu="$build/tests/bench/child_cpu"
@@ -73,47 +82,70 @@ EOF
   done
 }
 
-# profile LOAD PROFILER: `seconds` s of the whole host at 99 Hz in 3 snapshots; prints the cost.
+# profile LOAD PROFILER SECONDS: a session of SECONDS at 99 Hz, a snapshot every `interval`; prints
+# the cost and keeps it in $work/cost-LOAD-PROFILER-SECONDS.
 profile() {
-  local out="$work/out-$2" started elapsed user=0 sys=0 bpf=0 samples snapshots status=0
+  local seconds=$3 out="$work/out-$2" log="$work/agent-$2-$3.log" started elapsed
+  local user=0 sys=0 bpf=0 samples snapshots status=0
   rm -rf "$out"
   started=$(date +%s.%N)
-  # SIGTERM half a second after the third snapshot is due. On it the agent writes what it holds:
-  # eBPF a short fourth snapshot; perf, whose snapshots come later by the time perf script takes,
-  # the rest of its third. The cost is divided by `seconds` for both.
-  "$child_cpu" --term-after "$seconds.5" "$agent_bin" -c -d $((seconds / 3)) -f 99 -o "$out" \
-    --no-flamegraph --system-profiler "$2" --log-level info >"$work/cpu" 2>"$work/agent-$2.log" ||
+  # SIGTERM half a second after the last snapshot is due. On it the agent writes what it holds:
+  # eBPF a short extra snapshot; perf, whose snapshots come later by the time perf script takes,
+  # the rest of its last one.
+  "$child_cpu" --term-after "$seconds.5" "$agent_bin" -c -d "$interval" -f 99 -o "$out" \
+    --no-flamegraph --system-profiler "$2" --log-level info >"$work/cpu" 2>"$log" ||
     status=$?
   elapsed=$(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')
   read -r user sys bpf <"$work/cpu" || true
   samples=$( (find "$out" -type f -name '*.col' -exec cat {} + 2>/dev/null || true) |
     awk '!/^#/ { n += $NF } END { print n + 0 }')
-  snapshots=$(grep -c "wrote .*\.col" "$work/agent-$2.log" || true)
+  snapshots=$(grep -c "wrote .*\.col" "$log" || true)
   awk -v p="$2" -v u="$user" -v s="$sys" -v b="$bpf" -v d="$seconds" -v e="$elapsed" \
     -v n="$samples" -v k="$snapshots" 'BEGIN {
       cpu = u + s + b
-      printf "  %-5s %d snapshots, %6d samples; user %.3f s + sys %.3f s + BPF %.3f s = %.3f s in %.1f s wall",
-        p, k, n, u, s, b, cpu, e
+      printf "  %-5s %3d s, %d snapshots, %6d samples; user %.3f s + sys %.3f s + BPF %.3f s = %.3f s",
+        p, d, k, n, u, s, b, cpu
       printf " -> %.3f%% of one core\n", 100 * cpu / d
     }'
-  awk -v u="$user" -v s="$sys" -v b="$bpf" 'BEGIN { print u + s + b }' >"$work/cost-$1-$2"
+  awk -v u="$user" -v s="$sys" -v b="$bpf" 'BEGIN { print u + s + b }' >"$work/cost-$1-$2-$3"
   # What the eBPF maps could not hold, summed over the snapshots' warnings.
   awk -F'[:,] ' '/lost samples or stacks/ {
       for (i = 3; i <= NF; ++i) { split($i, words, " "); lost[substr($i, length(words[1]) + 2)] += words[1] }
     }
-    END { for (what in lost) printf "        %d %s\n", lost[what], what }' "$work/agent-$2.log"
+    END { for (what in lost) printf "        %d %s\n", lost[what], what }' "$log"
   if ((samples == 0 || status != 0)); then
-    echo "  $2 exited with $status, $samples samples:" && cat "$work/agent-$2.log"
+    echo "  $2 exited with $status, $samples samples:" && cat "$log"
   fi
 }
 
+# summarize LOAD: each profiler's start-and-stop cost and steady cost per second, and the ratios.
+summarize() {
+  local profiler
+  for profiler in ebpf perf; do
+    awk -v p="$profiler" -v s="$short" -v l="$long" -v cs="$(cat "$work/cost-$1-$profiler-$short")" \
+      -v cl="$(cat "$work/cost-$1-$profiler-$long")" 'BEGIN {
+        per_second = (cl - cs) / (l - s)
+        printf "  %-5s steady %.2f ms per second (%.3f%% of one core); start and stop %.3f s\n",
+          p, 1000 * per_second, 100 * per_second, cs - per_second * s
+      }'
+  done
+  awk -v l="$long" -v s="$short" \
+    -v es="$(cat "$work/cost-$1-ebpf-$short")" -v el="$(cat "$work/cost-$1-ebpf-$long")" \
+    -v ps="$(cat "$work/cost-$1-perf-$short")" -v pl="$(cat "$work/cost-$1-perf-$long")" 'BEGIN {
+      if (el > 0) printf "  perf costs %.1f times what eBPF costs over a %d s session", pl / el, l
+      if (el - es > 0) printf ", %.1f times once profiling", (pl - ps) / (el - es)
+      print ""
+    }'
+}
+
 for load in busy build; do
-  echo "== whole host at 99 Hz for $seconds s, load: $load ($(nproc) CPUs busy)"
+  echo "== whole host at 99 Hz, a snapshot every $interval s, load: $load ($(nproc) CPUs busy)"
   "${load}_load"
   sleep 2  # the load settles
-  profile "$load" ebpf
-  profile "$load" perf
+  for seconds in "$short" "$long"; do
+    profile "$load" ebpf "$seconds"
+    profile "$load" perf "$seconds"
+  done
   stop_load
-  awk -v e="$(cat "$work/cost-$load-ebpf")" -v p="$(cat "$work/cost-$load-perf")" \
-    'BEGIN { if (e > 0) printf "  perf costs %.1f times what eBPF costs\n", p / e }'
+  summarize "$load"
 done

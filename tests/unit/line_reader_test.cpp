@@ -60,6 +60,23 @@ TEST(LineReader, CutsOverlongLinesIntoPieces) {
   EXPECT_EQ(reader.split_lines(), 2u);
 }
 
+// Lines longer than the buffer a reader starts with come whole, up to max_line.
+TEST(LineReader, ALineLongerThanItsFirstBufferComesWhole) {
+  Pipe pipe;
+  LineReader reader(pipe.read_end.get(), 300 * 1024);
+  std::string long_line(200 * 1024, 'x');
+  std::string longer_line(300 * 1024 + 5, 'y');
+  std::thread writer([&] {
+    pipe.write("short\n" + long_line + "\n" + longer_line + "\nlast\n");
+    pipe.write_end.reset();
+  });
+  auto lines = all_lines(reader);
+  writer.join();
+  EXPECT_EQ(lines, (std::vector<std::string>{"short", long_line, std::string(300 * 1024, 'y'),
+                                             "yyyyy", "last"}));
+  EXPECT_EQ(reader.split_lines(), 1u);
+}
+
 TEST(LineReader, DeadlineWithoutACompleteLine) {
   Pipe pipe;
   LineReader reader(pipe.read_end.get());

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -134,6 +135,24 @@ TEST(Symbolizer, NamesFramesOfThisProcessRootFirst) {
   symbolizer.append_kernel_frames(kernel, frames);
   EXPECT_EQ(frames, std::vector<std::string>{"(kernel.kallsyms)"}) << "no kernel symbols given";
   EXPECT_EQ(symbolizer.comm(0, 0), "swapper");
+}
+
+// A library loaded after the image's maps were read (dlopen) is found: a frame outside every
+// known mapping has them read again.
+TEST(Symbolizer, ALibraryLoadedAfterTheMapsWereReadIsFoundByReadingThemAgain) {
+  if (::geteuid() != 0) GTEST_SKIP() << "reading /proc/PID/map_files needs CAP_SYS_ADMIN";
+  std::ifstream comm_file("/proc/self/comm");
+  std::string comm;
+  std::getline(comm_file, comm);
+  Symbolizer symbolizer(std::nullopt);
+  symbolizer.remember(::getpid(), 1, comm);
+  void* library = ::dlopen(SYMBOL_TARGET_LIB, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << ::dlerror();
+  std::vector<uint64_t> stack = {reinterpret_cast<uint64_t>(::dlsym(library, "library_work"))};
+  std::vector<std::string> frames;
+  symbolizer.append_user_frames(::getpid(), 1, stack, frames);
+  ::dlclose(library);
+  EXPECT_EQ(frames, std::vector<std::string>{"library_work"});
 }
 
 TEST(Symbolizer, AnImageNeverAnnouncedIsReadWhenFirstNamed) {
