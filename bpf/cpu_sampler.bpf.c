@@ -22,6 +22,8 @@
 
 const volatile __u32 filter = DORMANT_FILTER_ALL;
 const volatile __u64 stack_hash_seed = 0;  // random per load: frames cannot be chosen to collide
+extern int LINUX_KERNEL_VERSION __kconfig;
+__u32 last_generation = 0;  // a process never gets a generation twice in a session
 
 // Sizes are set by the loader between open and load.
 struct {
@@ -126,18 +128,28 @@ struct user_registers {
   __u64 ip;
   __u64 sp;
   __u64 fp;
+  __u64 mode;  // x86: the code segment; arm64: pstate
 };
 
+static __always_inline __u32 workers_without_user_stack(void) {
+  if (LINUX_KERNEL_VERSION >= KERNEL_VERSION(6, 4, 0)) return DORMANT_PF_USER_WORKER;
+  if (LINUX_KERNEL_VERSION >= KERNEL_VERSION(5, 12, 0)) return DORMANT_PF_IO_WORKER;
+  return 0;
+}
+
 // The registers the current task entered the kernel with: where its user code was when a sample
-// comes in kernel mode. Kernel threads and user workers have none.
+// comes in kernel mode. Kernel threads and in-kernel workers have none; kernels before 5.15
+// (no bpf_task_pt_regs) give none either.
 static __always_inline int saved_user_registers(struct user_registers* at) {
+  if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) return 0;
   struct task_struct* task = bpf_get_current_task_btf();
-  if (BPF_CORE_READ(task, flags) & (DORMANT_PF_KTHREAD | DORMANT_PF_USER_WORKER)) return 0;
+  if (BPF_CORE_READ(task, flags) & (DORMANT_PF_KTHREAD | workers_without_user_stack())) return 0;
   struct pt_regs___kernel* regs = (struct pt_regs___kernel*)bpf_task_pt_regs(task);
   if (!regs) return 0;
   at->ip = DORMANT_USER_IP(regs);
   at->sp = DORMANT_USER_SP(regs);
   at->fp = DORMANT_USER_FP(regs);
+  at->mode = DORMANT_USER_MODE_OF(regs);
   return 1;
 }
 
@@ -149,6 +161,7 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data* ctx,
     at.ip = PT_REGS_IP(&ctx->regs);
     at.sp = PT_REGS_SP(&ctx->regs);
     at.fp = PT_REGS_FP(&ctx->regs);
+    at.mode = DORMANT_SAMPLE_MODE(ctx);
   } else if (!saved_user_registers(&at)) {
     return DORMANT_STACK_NONE;
   }
@@ -158,14 +171,16 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data* ctx,
   __u32 depth = 1;
   __u64 fp = at.fp;
   __u64 floor = at.sp;
-  for (int i = 1; i < DORMANT_MAX_STACK_DEPTH; ++i) {
+  // A 32-bit task's frame records are 32-bit: it gets its innermost frame only.
+  for (int i = 1; i < DORMANT_MAX_STACK_DEPTH && !DORMANT_IS_COMPAT(at.mode); ++i) {
     // A record lies above the last one, 8-aligned; anything else ends the chain unread.
     if (fp < floor || (fp & 7) != 0) break;
     struct frame_record record;
     if (bpf_probe_read_user(&record, sizeof(record), (const void*)fp) != 0) break;
-    if (record.return_address == 0) break;
-    stack->ips[i] = record.return_address;
-    hash = mix(hash, record.return_address);
+    __u64 return_address = DORMANT_CODE_ADDRESS(record.return_address);
+    if (return_address == 0) break;
+    stack->ips[i] = return_address;
+    hash = mix(hash, return_address);
     depth = i + 1;
     floor = fp + sizeof(record);
     fp = record.next;
@@ -220,7 +235,9 @@ static __always_inline __u32 process_generation(__u32 tgid, __u64 user_ip,
   if (known && known->start_time == now.start_time && known->exec_id == now.exec_id) {
     now.generation = known->generation;
   } else {
-    now.generation = known ? known->generation + 1 : 1;
+    // Not atomic (that needs BPF_FETCH, 5.12): two CPUs may give one number to two processes at
+    // once, which their pids keep apart; it never goes back, so no process gets one twice.
+    now.generation = ++last_generation;
     if (bpf_map_update_elem(&processes, &tgid, &now, BPF_ANY) != 0) {
       struct dormant_drops* dropped = drop_counters();
       if (dropped) __sync_fetch_and_add(&dropped->processes_full, 1);

@@ -38,7 +38,7 @@ std::optional<std::string_view> LineReader::take_piece_or_last_line(const char* 
 
 Result<bool> LineReader::fill() {
   if (eof_) return false;
-  if (begin_ > 0) {  // keep the partial line at the front so the buffer never grows
+  if (begin_ > 0) {  // keep the partial line at the front
     std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
     end_ -= begin_;
     scanned_ -= begin_;

@@ -82,24 +82,48 @@ int on_process_event(void* context, void* data, size_t size) {
   return 0;
 }
 
-// Takes the stacks `keys` name out of the kernel's stack map.
-std::unordered_map<uint64_t, std::vector<uint64_t>> take_stacks(
-    int stacks_fd, int counts_fd, const std::vector<dormant_sample_key>& keys) {
-  std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;
-  auto take = [&](uint64_t id) {
-    if (id == DORMANT_STACK_NONE || id == DORMANT_STACK_LOST || stacks.contains(id)) return;
-    dormant_stack stack;
-    if (bpf_map_lookup_and_delete_elem(stacks_fd, &id, &stack) != 0) return;
-    size_t depth = std::min<size_t>(stack.depth, DORMANT_MAX_STACK_DEPTH);
-    stacks.try_emplace(id, stack.ips, stack.ips + depth);
-  };
-  for (const dormant_sample_key& key : keys) {
-    take(key.user_stack);
-    take(key.kernel_stack);
+using Stacks = std::unordered_map<uint64_t, std::vector<uint64_t>>;
+
+void add_stack(Stacks& stacks, uint64_t id, const dormant_stack& stack) {
+  size_t depth = std::min<size_t>(stack.depth, DORMANT_MAX_STACK_DEPTH);
+  stacks.try_emplace(id, stack.ips, stack.ips + depth);
+}
+
+// Takes every stack out of the kernel's stack map, those `keys` name and any other (a stack whose
+// count found the counts map full), so that the map holds only what comes after.
+Stacks take_stacks(int stacks_fd, const std::vector<dormant_sample_key>& keys) {
+  constexpr uint32_t kChunk = 256;
+  std::vector<uint64_t> ids(kChunk);
+  std::vector<dormant_stack> values(kChunk);
+  Stacks stacks;
+  uint64_t batch[4] = {};  // the kernel's opaque position in the map
+  uint64_t next_batch[4] = {};
+  for (bool first = true;; first = false) {
+    uint32_t count = kChunk;
+    LIBBPF_OPTS(bpf_map_batch_opts, options);
+    int result = bpf_map_lookup_and_delete_batch(stacks_fd, first ? nullptr : batch, next_batch,
+                                                 ids.data(), values.data(), &count, &options);
+    for (uint32_t i = 0; i < count; ++i) add_stack(stacks, ids[i], values[i]);
+    if (result != 0) break;  // ENOENT: all read; on any other error, one by one below
+    std::memcpy(batch, next_batch, sizeof(batch));
   }
-  // Stacks counted while this drain ran may name a stack just taken, and the program stores a
-  // stack again only when a later sample finds it missing: put back every stack the counts left
-  // in the kernel still name, so that the next snapshot finds them.
+  for (const dormant_sample_key& key : keys) {
+    for (uint64_t id : {key.user_stack, key.kernel_stack}) {
+      if (id == DORMANT_STACK_NONE || id == DORMANT_STACK_LOST || stacks.contains(id)) continue;
+      dormant_stack stack;
+      if (bpf_map_lookup_elem(stacks_fd, &id, &stack) != 0) continue;
+      (void)bpf_map_delete_elem(stacks_fd, &id);
+      add_stack(stacks, id, stack);
+    }
+  }
+  return stacks;
+}
+
+// Counts added while a drain ran may name a stack it took, and the program stores a stack only
+// with a new count: puts back every stack that the counts left in the kernel name. Returns how
+// many could not be put back.
+uint64_t put_back_stacks(int stacks_fd, int counts_fd, const Stacks& stacks) {
+  uint64_t failed = 0;
   dormant_sample_key key;
   for (int more = bpf_map_get_next_key(counts_fd, nullptr, &key); more == 0;
        more = bpf_map_get_next_key(counts_fd, &key, &key)) {
@@ -109,10 +133,12 @@ std::unordered_map<uint64_t, std::vector<uint64_t>> take_stacks(
       dormant_stack stack{};
       stack.depth = static_cast<uint32_t>(found->second.size());
       std::copy(found->second.begin(), found->second.end(), stack.ips);
-      (void)bpf_map_update_elem(stacks_fd, &id, &stack, BPF_NOEXIST);
+      if (bpf_map_update_elem(stacks_fd, &id, &stack, BPF_NOEXIST) != 0 && errno != EEXIST) {
+        ++failed;
+      }
     }
   }
-  return stacks;
+  return failed;
 }
 
 }  // namespace
@@ -258,8 +284,9 @@ Result<void> CpuSampler::drain(const std::function<void(const CountedStack&)>& o
   }
 
   keys.resize(taken);
-  std::unordered_map<uint64_t, std::vector<uint64_t>> stacks =
-      take_stacks(bpf_map__fd(skeleton_->maps.stacks), counts_fd, keys);
+  int stacks_fd = bpf_map__fd(skeleton_->maps.stacks);
+  Stacks stacks = take_stacks(stacks_fd, keys);
+  stacks_not_put_back_ += put_back_stacks(stacks_fd, counts_fd, stacks);
   auto frames_of = [&](uint64_t id, std::span<const uint64_t>& frames, bool& lost) {
     if (id == DORMANT_STACK_NONE) return;
     auto found = stacks.find(id);
@@ -298,6 +325,7 @@ SamplerDrops CpuSampler::take_drops() {
   if (bpf_map_lookup_elem(bpf_map__fd(skeleton_->maps.drops), &zero, per_cpu.data()) != 0) {
     return drops;
   }
+  drops.stacks_full = stacks_not_put_back_;
   for (const dormant_drops& cpu : per_cpu) {
     drops.counts_full += cpu.counts_full;
     drops.stacks_full += cpu.stacks_full;

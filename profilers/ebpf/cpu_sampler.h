@@ -59,7 +59,7 @@ struct SamplerDrops {
 
 class CpuSampler {
  public:
-  static constexpr size_t kMaxStackDepth = 127;  // frames the kernel keeps per stack
+  static constexpr size_t kMaxStackDepth = 127;  // frames kept per stack, as perf keeps
 
   // Loads the program with `options` and attaches it to a cpu-clock (or cycles) event on every
   // online CPU. Errors say why in words a user can act on: privileges, BTF, the verifier's log.
@@ -105,7 +105,8 @@ class CpuSampler {
   std::unique_ptr<::ring_buffer, RingDeleter> ring_;
   std::function<void(const ProcessImage&)> on_image_;  // during poll_images() only
   std::string event_;
-  SamplerDrops reported_;  // the totals the previous take_drops() saw
+  SamplerDrops reported_;             // the totals the previous take_drops() saw
+  uint64_t stacks_not_put_back_ = 0;  // by drain(), for want of room: stacks_full too
 };
 
 }  // namespace dormant::profilers::ebpf

@@ -1,7 +1,8 @@
 #include "profilers/ebpf/ebpf_profiler.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <map>
+#include <utility>
 
 #include <pthread.h>
 #include <spdlog/spdlog.h>
@@ -14,7 +15,8 @@ namespace dormant::profilers::ebpf {
 namespace {
 
 // A process is announced at its first sample, which may come while the dynamic loader is still
-// mapping its libraries; its maps are then read once more this much later.
+// mapping its libraries; when that sample was in the loader, its maps are read once more this
+// much later.
 constexpr std::chrono::milliseconds kRereadAfter{20};
 
 std::string drops_text(const SamplerDrops& drops) {
@@ -35,7 +37,8 @@ std::string drops_text(const SamplerDrops& drops) {
 EbpfProfiler::EbpfProfiler(EbpfProfilerOptions options)
     : options_(std::move(options)),
       container_names_(options_.docker_root),
-      wake_reader_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+      wake_reader_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      wake_reader_errno_(wake_reader_ ? 0 : errno) {}
 
 void EbpfProfiler::wake_reader() {
   uint64_t one = 1;
@@ -43,7 +46,7 @@ void EbpfProfiler::wake_reader() {
 }
 
 Result<void> EbpfProfiler::start() {
-  if (!wake_reader_) return Error::from_errno("eventfd for the eBPF reader");
+  if (!wake_reader_) return Error::from_errno("eventfd for the eBPF reader", wake_reader_errno_);
   if (auto allowed = system::check_process_limit("ebpf", options_.skip_above_processes); !allowed) {
     return allowed.error();
   }
@@ -128,7 +131,7 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
   std::vector<std::string> frames;
   std::vector<std::string_view> views;
   uint64_t truncated = 0;
-  std::unordered_map<int, std::string> containers;  // by pid, read once per snapshot
+  std::map<std::pair<int, uint32_t>, std::string> containers;  // by image, read once per snapshot
   auto drained = sampler_->drain([&](const CountedStack& stack) {
     frames.clear();
     if (stack.user.size() >= CpuSampler::kMaxStackDepth) {
@@ -143,7 +146,7 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
     symbolizer_->append_kernel_frames(stack.kernel, frames);
     if (frames.empty()) frames.push_back("[unknown]");
     views.assign(frames.begin(), frames.end());
-    auto [container, added] = containers.try_emplace(stack.pid);
+    auto [container, added] = containers.try_emplace({stack.pid, stack.generation});
     if (added && stack.pid > 0) container->second = container_names_.of_pid(stack.pid);
     stacks.add(container->second, comm, views, stack.count);
   });

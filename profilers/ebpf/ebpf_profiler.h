@@ -59,6 +59,7 @@ class EbpfProfiler final : public Profiler {
   std::unique_ptr<CpuSampler> sampler_;
   std::atomic<bool> stopping_ = false;
   UniqueFd wake_reader_;  // an eventfd, for the life of the profiler: abort() may come any time
+  int wake_reader_errno_;
   std::thread reader_;
   struct YoungImage {
     ProcessImage image;

@@ -75,7 +75,8 @@ void Symbolizer::load_binaries(pid_t pid, const std::vector<Mapping>& mappings) 
 bool Symbolizer::may_be_loading(pid_t pid, uint32_t generation, uint64_t user_ip) const {
   std::lock_guard lock(mutex_);
   auto found = images_.find({pid, generation});
-  if (found == images_.end() || user_ip == 0) return true;
+  if (user_ip == 0) return false;  // no user code: a kernel thread
+  if (found == images_.end()) return true;
   const Mapping* mapping = mapping_at(found->second.mappings, user_ip);
   if (mapping == nullptr) return true;
   // ld-linux-x86-64.so.2, ld-linux-aarch64.so.1, ld-musl-x86_64.so.1
@@ -111,17 +112,15 @@ std::string Symbolizer::user_frame(const Image* image, uint64_t address) {
 }
 
 bool Symbolizer::should_read_again(pid_t pid, uint32_t generation, std::span<const uint64_t> user) {
+  if (user.empty()) return false;
   std::lock_guard lock(mutex_);
   auto found = images_.find({pid, generation});
   if (found == images_.end() || found->second.read_again_in == snapshot_) return false;
-  Image& image = found->second;
-  for (size_t i = 0; i < user.size(); ++i) {
-    if (mapping_at(image.mappings, lookup_address(user, i)) == nullptr) {
-      image.read_again_in = snapshot_;
-      return true;
-    }
-  }
-  return false;
+  // The innermost frame only: it is where the code ran, where return addresses further out may
+  // be garbage from code built without frame pointers.
+  if (mapping_at(found->second.mappings, user[0]) != nullptr) return false;
+  found->second.read_again_in = snapshot_;
+  return true;
 }
 
 void Symbolizer::append_user_frames(pid_t pid, uint32_t generation, std::span<const uint64_t> user,

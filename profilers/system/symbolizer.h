@@ -37,8 +37,8 @@ class Symbolizer {
   // they map, now, while the process lives.
   void remember(pid_t pid, uint32_t generation, std::string comm);
 
-  // Whether an image's mappings may lack libraries still to be loaded: the code at `user_ip` (0:
-  // none known) is the dynamic loader's, or outside every mapping read.
+  // Whether an image's mappings may lack libraries still to be loaded: the code at `user_ip` is
+  // the dynamic loader's, or outside every mapping read (0: no user code, nothing to load).
   bool may_be_loading(pid_t pid, uint32_t generation, uint64_t user_ip) const;
 
   // The process name of an image; one never remembered is looked up now, if it still runs.
@@ -46,8 +46,8 @@ class Symbolizer {
 
   // Root-first frame names of a stack whose frames are given innermost first. `user` frames
   // after the first are return addresses: they are looked up one byte back, inside the call.
-  // A live image with a frame outside all its mappings (a library loaded since they were read)
-  // has them read again, once per snapshot.
+  // A live image whose innermost frame is outside all its mappings (in a library loaded since
+  // they were read) has them read again, once per snapshot.
   void append_user_frames(pid_t pid, uint32_t generation, std::span<const uint64_t> user,
                           std::vector<std::string>& frames);
   void append_kernel_frames(std::span<const uint64_t> kernel, std::vector<std::string>& frames);

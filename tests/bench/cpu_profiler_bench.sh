@@ -17,7 +17,8 @@ build=${1:?usage: cpu_profiler_bench.sh BUILD_DIR [SHORT] [LONG]}
 short=${2:-40}
 long=${3:-100}
 interval=20
-if ((short % interval || long % interval || long <= short)); then
+if [[ ! $short =~ ^[0-9]+$ || ! $long =~ ^[0-9]+$ ]] ||
+  ((short == 0 || short % interval || long % interval || long <= short)); then
   echo "SHORT and LONG are multiples of $interval s, LONG the longer" >&2
   exit 2
 fi
@@ -125,6 +126,10 @@ summarize() {
     awk -v p="$profiler" -v s="$short" -v l="$long" -v cs="$(cat "$work/cost-$1-$profiler-$short")" \
       -v cl="$(cat "$work/cost-$1-$profiler-$long")" 'BEGIN {
         per_second = (cl - cs) / (l - s)
+        if (per_second <= 0) {
+          printf "  %-5s the longer session cost less: noise hides the cost per second\n", p
+          exit
+        }
         printf "  %-5s steady %.2f ms per second (%.3f%% of one core); start and stop %.3f s\n",
           p, 1000 * per_second, 100 * per_second, cs - per_second * s
       }'
@@ -133,7 +138,7 @@ summarize() {
     -v es="$(cat "$work/cost-$1-ebpf-$short")" -v el="$(cat "$work/cost-$1-ebpf-$long")" \
     -v ps="$(cat "$work/cost-$1-perf-$short")" -v pl="$(cat "$work/cost-$1-perf-$long")" 'BEGIN {
       if (el > 0) printf "  perf costs %.1f times what eBPF costs over a %d s session", pl / el, l
-      if (el - es > 0) printf ", %.1f times once profiling", (pl - ps) / (el - es)
+      if (el - es > 0 && pl - ps > 0) printf ", %.1f times once profiling", (pl - ps) / (el - es)
       print ""
     }'
 }
