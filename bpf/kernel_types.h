@@ -11,11 +11,8 @@
 #define DORMANT_PF_IO_WORKER 0x00000010    // 5.12 and later
 #define DORMANT_PF_USER_WORKER 0x00004000  // 6.4 and later
 
-struct mm_struct;
-
 struct task_struct {
   unsigned int flags;
-  struct mm_struct* mm;
   unsigned long long start_time;    // ns since boot; a pid used again starts later
   unsigned long long self_exec_id;  // grows at every exec
   struct task_struct* group_leader;
