@@ -82,6 +82,28 @@ int on_process_event(void* context, void* data, size_t size) {
   return 0;
 }
 
+// Takes every entry out of a hash map, `chunk` at a time, handing each to `take`. Returns 0 once
+// the map has been read through, else the errno that stopped it (ENOSPC: a bucket holds more
+// than `chunk`); what was taken before is handed over either way.
+template <typename Key, typename Value>
+int take_in_batches(int fd, uint32_t chunk,
+                    const std::function<void(const Key&, const Value&)>& take) {
+  std::vector<Key> keys(chunk);
+  std::vector<Value> values(chunk);
+  uint64_t batch[4] = {};  // the kernel's opaque position in the map (a bucket index)
+  uint64_t next_batch[4] = {};
+  for (bool first = true;; first = false) {
+    uint32_t count = chunk;
+    LIBBPF_OPTS(bpf_map_batch_opts, options);
+    int result = bpf_map_lookup_and_delete_batch(fd, first ? nullptr : batch, next_batch,
+                                                 keys.data(), values.data(), &count, &options);
+    int error = errno;
+    for (uint32_t i = 0; i < count; ++i) take(keys[i], values[i]);
+    if (result != 0) return error == ENOENT ? 0 : error;
+    std::memcpy(batch, next_batch, sizeof(batch));
+  }
+}
+
 using Stacks = std::unordered_map<uint64_t, std::vector<uint64_t>>;
 
 void add_stack(Stacks& stacks, uint64_t id, const dormant_stack& stack) {
@@ -92,21 +114,11 @@ void add_stack(Stacks& stacks, uint64_t id, const dormant_stack& stack) {
 // Takes every stack out of the kernel's stack map, those `keys` name and any other (a stack whose
 // count found the counts map full), so that the map holds only what comes after.
 Stacks take_stacks(int stacks_fd, const std::vector<dormant_sample_key>& keys) {
-  constexpr uint32_t kChunk = 256;
-  std::vector<uint64_t> ids(kChunk);
-  std::vector<dormant_stack> values(kChunk);
   Stacks stacks;
-  uint64_t batch[4] = {};  // the kernel's opaque position in the map
-  uint64_t next_batch[4] = {};
-  for (bool first = true;; first = false) {
-    uint32_t count = kChunk;
-    LIBBPF_OPTS(bpf_map_batch_opts, options);
-    int result = bpf_map_lookup_and_delete_batch(stacks_fd, first ? nullptr : batch, next_batch,
-                                                 ids.data(), values.data(), &count, &options);
-    for (uint32_t i = 0; i < count; ++i) add_stack(stacks, ids[i], values[i]);
-    if (result != 0) break;  // ENOENT: all read; on any other error, one by one below
-    std::memcpy(batch, next_batch, sizeof(batch));
-  }
+  // Whatever error ends the batches, the stacks the keys name are taken one by one below.
+  (void)take_in_batches<uint64_t, dormant_stack>(
+      stacks_fd, 256,
+      [&](const uint64_t& id, const dormant_stack& stack) { add_stack(stacks, id, stack); });
   for (const dormant_sample_key& key : keys) {
     for (uint64_t id : {key.user_stack, key.kernel_stack}) {
       if (id == DORMANT_STACK_NONE || id == DORMANT_STACK_LOST || stacks.contains(id)) continue;
@@ -256,34 +268,22 @@ Result<int> CpuSampler::poll_images(std::chrono::milliseconds timeout, int wake_
 }
 
 Result<void> CpuSampler::drain(const std::function<void(const CountedStack&)>& on_stack) {
-  const size_t capacity = bpf_map__max_entries(skeleton_->maps.counts);
-  std::vector<dormant_sample_key> keys(capacity);
-  std::vector<uint64_t> counts(capacity);
-  size_t taken = 0;
+  std::vector<dormant_sample_key> keys;
+  std::vector<uint64_t> counts;
   int counts_fd = bpf_map__fd(skeleton_->maps.counts);
-  uint64_t batch[4] = {};  // the kernel's opaque position in the map (a bucket index)
-  uint64_t next_batch[4] = {};
-  for (bool first = true; taken < capacity; first = false) {
-    auto chunk = static_cast<uint32_t>(capacity - taken);
-    LIBBPF_OPTS(bpf_map_batch_opts, batch_options);
-    int result =
-        bpf_map_lookup_and_delete_batch(counts_fd, first ? nullptr : batch, next_batch,
-                                        &keys[taken], &counts[taken], &chunk, &batch_options);
-    int error = errno;
-    taken += chunk;
-    // ENOENT: the whole map has been read. ENOSPC: the next bucket holds more than is left of
-    // the buffer (stacks counted while this drain runs); the rest waits for the next snapshot.
-    if (result != 0 && (error == ENOENT || error == ENOSPC)) break;
-    if (result != 0) {
-      // What was taken out of the kernel is delivered, not lost with the error.
-      if (taken == 0) return Error::from_errno("draining the eBPF sampler's counts", error);
-      spdlog::warn("ebpf: draining the counts stopped early: {}", std::strerror(error));
-      break;
-    }
-    std::memcpy(batch, next_batch, sizeof(batch));
+  int error = take_in_batches<dormant_sample_key, uint64_t>(
+      counts_fd, 1024, [&](const dormant_sample_key& key, const uint64_t& count) {
+        keys.push_back(key);
+        counts.push_back(count);
+      });
+  // ENOSPC: a bucket holds more than a batch (stacks counted while this drain ran); the rest
+  // waits for the next snapshot. What was taken out of the kernel is delivered, not lost with an
+  // error.
+  if (error != 0 && error != ENOSPC) {
+    if (keys.empty()) return Error::from_errno("draining the eBPF sampler's counts", error);
+    spdlog::warn("ebpf: draining the counts stopped early: {}", std::strerror(error));
   }
 
-  keys.resize(taken);
   int stacks_fd = bpf_map__fd(skeleton_->maps.stacks);
   Stacks stacks = take_stacks(stacks_fd, keys);
   stacks_not_put_back_ += put_back_stacks(stacks_fd, counts_fd, stacks);
@@ -296,7 +296,7 @@ Result<void> CpuSampler::drain(const std::function<void(const CountedStack&)>& o
     }
     frames = found->second;
   };
-  for (size_t i = 0; i < taken; ++i) {
+  for (size_t i = 0; i < keys.size(); ++i) {
     const dormant_sample_key& key = keys[i];
     CountedStack stack;
     stack.pid = static_cast<int>(key.tgid);

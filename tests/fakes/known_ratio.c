@@ -4,8 +4,9 @@
 // Built at -O0 with frame pointers (at -O1 GCC leaves them out of leaf functions even when told
 // not to), so that every sample's stack is main -> hot_two|hot_one -> burn.
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "monotonic_seconds.h"
 
 #define UNIT 2000000UL
 
@@ -18,16 +19,10 @@ __attribute__((noinline)) void burn(unsigned long iterations) {
 __attribute__((noinline)) void hot_two(void) { burn(2 * UNIT); }
 __attribute__((noinline)) void hot_one(void) { burn(UNIT); }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char** argv) {
   double seconds = argc > 1 ? atof(argv[1]) : 5;
-  double end = now() + seconds;
-  while (now() < end) {
+  double end = monotonic_seconds() + seconds;
+  while (monotonic_seconds() < end) {
     hot_two();
     hot_one();
   }

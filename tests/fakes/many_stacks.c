@@ -3,7 +3,8 @@
 //   many_stacks SECONDS LEVELS
 // Built like known_ratio (-O0, frame pointers, no sibling calls), so every path is its own stack.
 #include <stdlib.h>
-#include <time.h>
+
+#include "monotonic_seconds.h"
 
 volatile unsigned long sink;
 
@@ -27,17 +28,12 @@ static inline __attribute__((always_inline)) void down(int level, unsigned path)
 __attribute__((noinline)) void left(int level, unsigned path) { down(level, path); }
 __attribute__((noinline)) void right(int level, unsigned path) { down(level, path); }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char** argv) {
   double seconds = argc > 1 ? atof(argv[1]) : 5;
   int levels = argc > 2 ? atoi(argv[2]) : 10;
   if (levels < 0 || levels > 20) return 2;
-  double end = now() + seconds;
-  for (unsigned path = 0; now() < end; ++path) down(levels, path & ((1u << levels) - 1));
+  double end = monotonic_seconds() + seconds;
+  for (unsigned path = 0; monotonic_seconds() < end; ++path)
+    down(levels, path & ((1u << levels) - 1));
   return (int)(sink & 1);
 }
