@@ -14,6 +14,11 @@ namespace {
 // Text symbols: t/T functions, w/W weak ones (kallsyms lists data too).
 bool is_function(char type) { return type == 't' || type == 'T' || type == 'w' || type == 'W'; }
 
+// Room for a large kernel's table (about 120,000 functions, 3 MB of names, here). Reserved, not
+// touched: pages a table does not fill are never faulted in, and nothing is copied as it grows.
+constexpr size_t kExpectedSymbols = 256 * 1024;
+constexpr size_t kExpectedNameBytes = 8 * 1024 * 1024;
+
 }  // namespace
 
 Result<KernelSymbols> KernelSymbols::load(const std::filesystem::path& kallsyms) {
@@ -21,6 +26,8 @@ Result<KernelSymbols> KernelSymbols::load(const std::filesystem::path& kallsyms)
   if (!fd) return Error::from_errno("open(" + kallsyms.string() + ")");
   LineReader reader(fd.get());
   KernelSymbols table;
+  table.symbols_.reserve(kExpectedSymbols);
+  table.names_.reserve(kExpectedNameBytes);
   bool any_address = false;
   for (;;) {
     auto line = reader.next();
@@ -28,14 +35,17 @@ Result<KernelSymbols> KernelSymbols::load(const std::filesystem::path& kallsyms)
     if (!*line) break;
     // "ffffffff81000000 T _stext" or "ffffffffc0a01000 t name\t[module]"
     std::string_view text = **line;
-    size_t first_space = text.find(' ');
-    if (first_space == std::string_view::npos || first_space + 3 >= text.size()) continue;
-    if (!is_function(text[first_space + 1]) || text[first_space + 2] != ' ') continue;
+    const char* end = text.data() + text.size();
     uint64_t address = 0;
-    auto parsed = std::from_chars(text.data(), text.data() + first_space, address, 16);
-    if (parsed.ec != std::errc() || parsed.ptr != text.data() + first_space) continue;
-    std::string_view name = text.substr(first_space + 3);
-    name = name.substr(0, name.find_first_of("\t "));
+    auto parsed = std::from_chars(text.data(), end, address, 16);
+    if (parsed.ec != std::errc() || end - parsed.ptr < 4 || parsed.ptr[0] != ' ' ||
+        !is_function(parsed.ptr[1]) || parsed.ptr[2] != ' ') {
+      continue;
+    }
+    const char* name_begin = parsed.ptr + 3;
+    const char* name_end = name_begin;
+    while (name_end != end && *name_end != '\t' && *name_end != ' ') ++name_end;
+    std::string_view name(name_begin, static_cast<size_t>(name_end - name_begin));
     if (name.empty()) continue;
     any_address |= address != 0;
     table.symbols_.push_back(
@@ -48,10 +58,11 @@ Result<KernelSymbols> KernelSymbols::load(const std::filesystem::path& kallsyms)
                      " shows no kernel addresses (kernel.kptr_restrict hides them "
                      "from this process)");
   }
-  std::stable_sort(table.symbols_.begin(), table.symbols_.end(),
-                   [](const Symbol& a, const Symbol& b) { return a.address < b.address; });
-  table.symbols_.shrink_to_fit();
-  table.names_.shrink_to_fit();
+  auto by_address = [](const Symbol& a, const Symbol& b) { return a.address < b.address; };
+  // Usually in order already: the kernel lists its own functions by address.
+  if (!std::is_sorted(table.symbols_.begin(), table.symbols_.end(), by_address)) {
+    std::stable_sort(table.symbols_.begin(), table.symbols_.end(), by_address);
+  }
   return table;
 }
 
