@@ -20,6 +20,7 @@
 #include "cpu_sampler.skel.h"
 
 #include "bpf/cpu_sampler.h"
+#include "common/kernel_release.h"
 #include "common/unique_fd.h"
 #include "profilers/ebpf/libbpf_log.h"
 
@@ -49,6 +50,14 @@ uint64_t effective_capabilities() {
 }
 
 bool has(uint64_t capabilities, int capability) { return (capabilities >> capability) & 1; }
+
+// From 6.1 a perf_event program may use hash maps that allocate their elements as they fill
+// (BPF_F_NO_PREALLOC); before, the verifier refuses them. Preallocated, the maps hold 23 MB of
+// kernel memory from the start at their default sizes, most of it for stacks a session never has.
+bool kernel_allocates_map_elements_for_perf_events() {
+  auto version = running_kernel_version();
+  return version && *version >= KernelVersion{6, 1};
+}
 
 Result<UniqueFd> open_sampling_event(int cpu, int frequency_hz, bool cycles) {
   perf_event_attr attr{};
@@ -190,6 +199,11 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& op
   bpf_map__set_max_entries(skeleton.maps.stacks, options.max_stacks);
   bpf_map__set_max_entries(skeleton.maps.counts, options.max_counted);
   bpf_map__set_max_entries(skeleton.maps.processes, options.max_processes);
+  if (kernel_allocates_map_elements_for_perf_events()) {
+    for (::bpf_map* map : {skeleton.maps.stacks, skeleton.maps.counts, skeleton.maps.processes}) {
+      bpf_map__set_map_flags(map, bpf_map__map_flags(map) | BPF_F_NO_PREALLOC);
+    }
+  }
   bpf_map__set_max_entries(skeleton.maps.target_pids, at_least_one(options.pids.size()));
   bpf_map__set_max_entries(skeleton.maps.target_cgroups, at_least_one(options.cgroup_ids.size()));
   auto loaded =
