@@ -25,13 +25,17 @@ const volatile __u64 stack_hash_seed = 0;  // random per load: frames cannot be 
 extern int LINUX_KERNEL_VERSION __kconfig;
 __u32 last_generation = 0;  // a process never gets a generation twice in a session
 
-// Sizes are set by the loader between open and load.
-struct {
+// Sizes, and whether hash maps are preallocated, are set by the loader between open and load.
+// User and kernel stacks have a map each: a sample stores at most one stack in each, and a map
+// that allocates its entries as it fills has as few as one ready per CPU when it starts.
+struct stack_map {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 16384);
   __type(key, __u64);
   __type(value, struct dormant_stack);
-} stacks SEC(".maps");
+};
+struct stack_map user_stacks SEC(".maps");
+struct stack_map kernel_stacks SEC(".maps");
 
 // Per CPU: where a sample's stacks are put together (too large for the BPF stack), and the process
 // image the CPU last sampled, which spares most samples a look-up in the process map.
@@ -108,10 +112,11 @@ static __always_inline __u64 stack_id(__u64 hash, __u32 depth) {
   return hash <= DORMANT_STACK_LOST ? hash + DORMANT_STACK_LOST + 1 : hash;
 }
 
-// Stores the stack under `id` unless it is there already; DORMANT_STACK_LOST when it cannot.
-static __always_inline __u64 keep_stack(__u64 id, struct dormant_stack* stack) {
-  if (id == DORMANT_STACK_NONE || bpf_map_lookup_elem(&stacks, &id)) return id;
-  long stored = bpf_map_update_elem(&stacks, &id, stack, BPF_NOEXIST);
+// Stores the stack under `id` in `stacks` unless it is there already; DORMANT_STACK_LOST when it
+// cannot (the map is full, or has no memory for another entry).
+static __always_inline __u64 keep_stack(void* stacks, __u64 id, struct dormant_stack* stack) {
+  if (id == DORMANT_STACK_NONE || bpf_map_lookup_elem(stacks, &id)) return id;
+  long stored = bpf_map_update_elem(stacks, &id, stack, BPF_NOEXIST);
   if (stored == 0 || stored == -EEXIST) return id;  // -EEXIST: another CPU stored it
   struct dormant_drops* dropped = drop_counters();
   if (dropped) __sync_fetch_and_add(&dropped->stacks_full, 1);
@@ -286,8 +291,8 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
     __sync_fetch_and_add(count, 1);
     return 0;
   }
-  key.user_stack = keep_stack(key.user_stack, &cpu->user);
-  key.kernel_stack = keep_stack(key.kernel_stack, &cpu->kernel);
+  key.user_stack = keep_stack(&user_stacks, key.user_stack, &cpu->user);
+  key.kernel_stack = keep_stack(&kernel_stacks, key.kernel_stack, &cpu->kernel);
   __u64 one = 1;
   if (bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST) == 0) return 0;
   count = bpf_map_lookup_elem(&counts, &key);  // another CPU added it meanwhile

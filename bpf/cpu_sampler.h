@@ -17,7 +17,7 @@ enum dormant_filter {
 
 // Stack ids are seeded 64-bit hashes of the frames; these two never name a stack.
 #define DORMANT_STACK_NONE 0  // no stack of that kind: a kernel thread, or a sample in user mode
-#define DORMANT_STACK_LOST 1  // the stack map had no room for it
+#define DORMANT_STACK_LOST 1  // its stack map had no room for it
 
 // One counted stack. A process image is (tgid, generation): the generation changes at an exec,
 // so samples taken before and after it are kept apart.
@@ -53,9 +53,9 @@ struct dormant_process_event {
 
 // Per CPU; every sample that could not be counted exactly is counted here.
 struct dormant_drops {
-  __u64 counts_full;     // the counts map had no room for a new stack
-  __u64 stacks_full;     // the stack map had no room for a new stack
-  __u64 processes_full;  // the process map had no room: the sample is counted as generation 0
+  __u64 counts_full;     // the counts map had no room (or no memory) for a new stack
+  __u64 stacks_full;     // a stack map had no room (or no memory) for a new stack
+  __u64 processes_full;  // the process map had no room (or no memory): counted as generation 0
   __u64 events_lost;     // the ring buffer was full: that process's maps may be read late
 };
 

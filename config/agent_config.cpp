@@ -170,9 +170,12 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
   add_int(app, "--perf-max-docker-containers", c.perf_max_docker_containers, 0, INT_MAX,
           "With --perf-use-cgroups, profile this many docker containers individually", kPerf);
 
-  // A stack-map entry holds 127 frames (about 1 kB of kernel memory): 2^18 of them is 256 MB.
+  // A stack-map entry holds 127 frames (about 1 kB of kernel memory); there are two maps, user and
+  // kernel, of this size each: 2^18 entries is 512 MB at most (all of it from the start
+  // before 6.1).
   add_int(app, "--ebpf-stack-map-entries", c.ebpf_stack_map_entries, 64, 1 << 18,
-          "Distinct user and kernel stacks the eBPF sampler keeps per snapshot", kEbpf);
+          "Distinct user stacks, and as many kernel stacks, the eBPF sampler keeps per snapshot",
+          kEbpf);
   add_int(app, "--ebpf-count-map-entries", c.ebpf_count_map_entries, 64, 1 << 20,
           "Distinct (process, user stack, kernel stack) the eBPF sampler counts per snapshot",
           kEbpf);

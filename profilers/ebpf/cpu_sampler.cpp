@@ -54,6 +54,8 @@ bool has(uint64_t capabilities, int capability) { return (capabilities >> capabi
 // From 6.1 a perf_event program may use hash maps that allocate their elements as they fill
 // (BPF_F_NO_PREALLOC); before, the verifier refuses them. Preallocated, the maps hold 23 MB of
 // kernel memory from the start at their default sizes, most of it for stacks a session never has.
+// (Each map then allocates from a cache per CPU that holds as few as one entry at first, which is
+// why a sample stores no more than one entry in any map.)
 bool kernel_allocates_map_elements_for_perf_events() {
   auto version = running_kernel_version();
   return version && *version >= KernelVersion{6, 1};
@@ -120,20 +122,30 @@ void add_stack(Stacks& stacks, uint64_t id, const dormant_stack& stack) {
   stacks.try_emplace(id, stack.ips, stack.ips + depth);
 }
 
-// Takes every stack out of the kernel's stack map, those `keys` name and any other (a stack whose
-// count found the counts map full), so that the map holds only what comes after.
-Stacks take_stacks(int stacks_fd, const std::vector<dormant_sample_key>& keys) {
+// The kernel's two stack maps: a sample key's user stack id is in one, its kernel stack id in the
+// other.
+struct StackMaps {
+  int user_fd;
+  int kernel_fd;
+};
+
+// Takes every stack out of the kernel's stack maps, those `keys` name and any other (a stack whose
+// count found the counts map full), so that the maps hold only what comes after.
+Stacks take_stacks(StackMaps maps, const std::vector<dormant_sample_key>& keys) {
   Stacks stacks;
   // Whatever error ends the batches, the stacks the keys name are taken one by one below.
-  (void)take_in_batches<uint64_t, dormant_stack>(
-      stacks_fd, 256,
-      [&](const uint64_t& id, const dormant_stack& stack) { add_stack(stacks, id, stack); });
+  for (int fd : {maps.user_fd, maps.kernel_fd}) {
+    (void)take_in_batches<uint64_t, dormant_stack>(
+        fd, 256,
+        [&](const uint64_t& id, const dormant_stack& stack) { add_stack(stacks, id, stack); });
+  }
   for (const dormant_sample_key& key : keys) {
-    for (uint64_t id : {key.user_stack, key.kernel_stack}) {
+    for (auto [id, fd] :
+         {std::pair{key.user_stack, maps.user_fd}, std::pair{key.kernel_stack, maps.kernel_fd}}) {
       if (id == DORMANT_STACK_NONE || id == DORMANT_STACK_LOST || stacks.contains(id)) continue;
       dormant_stack stack;
-      if (bpf_map_lookup_elem(stacks_fd, &id, &stack) != 0) continue;
-      (void)bpf_map_delete_elem(stacks_fd, &id);
+      if (bpf_map_lookup_elem(fd, &id, &stack) != 0) continue;
+      (void)bpf_map_delete_elem(fd, &id);
       add_stack(stacks, id, stack);
     }
   }
@@ -143,18 +155,19 @@ Stacks take_stacks(int stacks_fd, const std::vector<dormant_sample_key>& keys) {
 // Counts added while a drain ran may name a stack it took, and the program stores a stack only
 // with a new count: puts back every stack that the counts left in the kernel name. Returns how
 // many could not be put back.
-uint64_t put_back_stacks(int stacks_fd, int counts_fd, const Stacks& stacks) {
+uint64_t put_back_stacks(StackMaps maps, int counts_fd, const Stacks& stacks) {
   uint64_t failed = 0;
   dormant_sample_key key;
   for (int more = bpf_map_get_next_key(counts_fd, nullptr, &key); more == 0;
        more = bpf_map_get_next_key(counts_fd, &key, &key)) {
-    for (uint64_t id : {key.user_stack, key.kernel_stack}) {
+    for (auto [id, fd] :
+         {std::pair{key.user_stack, maps.user_fd}, std::pair{key.kernel_stack, maps.kernel_fd}}) {
       auto found = stacks.find(id);
       if (found == stacks.end()) continue;
       dormant_stack stack{};
       stack.depth = static_cast<uint32_t>(found->second.size());
       std::copy(found->second.begin(), found->second.end(), stack.ips);
-      if (bpf_map_update_elem(stacks_fd, &id, &stack, BPF_NOEXIST) != 0 && errno != EEXIST) {
+      if (bpf_map_update_elem(fd, &id, &stack, BPF_NOEXIST) != 0 && errno != EEXIST) {
         ++failed;
       }
     }
@@ -169,6 +182,37 @@ void CpuSampler::SkeletonDeleter::operator()(::cpu_sampler* skeleton) const {
 }
 void CpuSampler::LinkDeleter::operator()(::bpf_link* link) const { bpf_link__destroy(link); }
 void CpuSampler::RingDeleter::operator()(::ring_buffer* ring) const { ring_buffer__free(ring); }
+
+Result<CpuSampler::Skeleton> CpuSampler::load_skeleton(const CpuSamplerOptions& options,
+                                                       bool allocate_as_filled) {
+  Skeleton skeleton;
+  auto opened = with_libbpf_log("open the eBPF sampler", [&] {
+    skeleton.reset(cpu_sampler::open());
+    return skeleton ? 0 : -errno;
+  });
+  if (!opened) return opened.error();
+  skeleton->rodata->stack_hash_seed = random_seed();
+  skeleton->rodata->filter = !options.pids.empty()         ? DORMANT_FILTER_PIDS
+                             : !options.cgroup_ids.empty() ? DORMANT_FILTER_CGROUPS
+                                                           : DORMANT_FILTER_ALL;
+  auto at_least_one = [](size_t n) { return static_cast<uint32_t>(std::max<size_t>(n, 1)); };
+  bpf_map__set_max_entries(skeleton->maps.user_stacks, options.max_stacks);
+  bpf_map__set_max_entries(skeleton->maps.kernel_stacks, options.max_stacks);
+  bpf_map__set_max_entries(skeleton->maps.counts, options.max_counted);
+  bpf_map__set_max_entries(skeleton->maps.processes, options.max_processes);
+  bpf_map__set_max_entries(skeleton->maps.target_pids, at_least_one(options.pids.size()));
+  bpf_map__set_max_entries(skeleton->maps.target_cgroups, at_least_one(options.cgroup_ids.size()));
+  if (allocate_as_filled) {
+    for (::bpf_map* map : {skeleton->maps.user_stacks, skeleton->maps.kernel_stacks,
+                           skeleton->maps.counts, skeleton->maps.processes}) {
+      bpf_map__set_map_flags(map, bpf_map__map_flags(map) | BPF_F_NO_PREALLOC);
+    }
+  }
+  auto loaded =
+      with_libbpf_log("load the eBPF sampler", [&] { return cpu_sampler::load(skeleton.get()); });
+  if (!loaded) return loaded.error();
+  return skeleton;
+}
 
 Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& options) {
   uint64_t capabilities = effective_capabilities();
@@ -185,30 +229,15 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& op
                  "CONFIG_DEBUG_INFO_BTF=y), which the eBPF sampler needs to load");
   }
   std::unique_ptr<CpuSampler> sampler(new CpuSampler());
-  auto opened = with_libbpf_log("open the eBPF sampler", [&] {
-    sampler->skeleton_.reset(cpu_sampler::open());
-    return sampler->skeleton_ ? 0 : -errno;
-  });
-  if (!opened) return opened.error();
-  ::cpu_sampler& skeleton = *sampler->skeleton_;
-  skeleton.rodata->stack_hash_seed = random_seed();
-  skeleton.rodata->filter = !options.pids.empty()         ? DORMANT_FILTER_PIDS
-                            : !options.cgroup_ids.empty() ? DORMANT_FILTER_CGROUPS
-                                                          : DORMANT_FILTER_ALL;
-  auto at_least_one = [](size_t n) { return static_cast<uint32_t>(std::max<size_t>(n, 1)); };
-  bpf_map__set_max_entries(skeleton.maps.stacks, options.max_stacks);
-  bpf_map__set_max_entries(skeleton.maps.counts, options.max_counted);
-  bpf_map__set_max_entries(skeleton.maps.processes, options.max_processes);
-  if (kernel_allocates_map_elements_for_perf_events()) {
-    for (::bpf_map* map : {skeleton.maps.stacks, skeleton.maps.counts, skeleton.maps.processes}) {
-      bpf_map__set_map_flags(map, bpf_map__map_flags(map) | BPF_F_NO_PREALLOC);
-    }
+  bool allocate_as_filled = kernel_allocates_map_elements_for_perf_events();
+  auto loaded = load_skeleton(options, allocate_as_filled);
+  if (!loaded && allocate_as_filled) {  // a kernel that refuses them after all
+    spdlog::warn("ebpf: {}; loading again with preallocated maps", loaded.error().message());
+    loaded = load_skeleton(options, false);
   }
-  bpf_map__set_max_entries(skeleton.maps.target_pids, at_least_one(options.pids.size()));
-  bpf_map__set_max_entries(skeleton.maps.target_cgroups, at_least_one(options.cgroup_ids.size()));
-  auto loaded =
-      with_libbpf_log("load the eBPF sampler", [&] { return cpu_sampler::load(&skeleton); });
   if (!loaded) return loaded.error();
+  sampler->skeleton_ = std::move(*loaded);
+  ::cpu_sampler& skeleton = *sampler->skeleton_;
 
   uint8_t yes = 1;
   for (int pid : options.pids) {
@@ -298,9 +327,10 @@ Result<void> CpuSampler::drain(const std::function<void(const CountedStack&)>& o
     spdlog::warn("ebpf: draining the counts stopped early: {}", std::strerror(error));
   }
 
-  int stacks_fd = bpf_map__fd(skeleton_->maps.stacks);
-  Stacks stacks = take_stacks(stacks_fd, keys);
-  stacks_not_put_back_ += put_back_stacks(stacks_fd, counts_fd, stacks);
+  StackMaps stack_maps{bpf_map__fd(skeleton_->maps.user_stacks),
+                       bpf_map__fd(skeleton_->maps.kernel_stacks)};
+  Stacks stacks = take_stacks(stack_maps, keys);
+  stacks_not_put_back_ += put_back_stacks(stack_maps, counts_fd, stacks);
   auto frames_of = [&](uint64_t id, std::span<const uint64_t>& frames, bool& lost) {
     if (id == DORMANT_STACK_NONE) return;
     auto found = stacks.find(id);

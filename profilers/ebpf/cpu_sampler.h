@@ -23,7 +23,7 @@ struct CpuSamplerOptions {
   int frequency_hz = 11;
   std::vector<int> pids;             // filter on these processes; empty: no pid filter
   std::vector<uint64_t> cgroup_ids;  // or on these cgroup v2 ids; empty: no cgroup filter
-  uint32_t max_stacks = 16384;       // distinct user and kernel stacks per snapshot
+  uint32_t max_stacks = 16384;       // distinct user stacks per snapshot, and as many kernel ones
   uint32_t max_counted = 16384;      // distinct {process, user stack, kernel stack} per snapshot
   uint32_t max_processes = 32768;    // process images tracked per session
 };
@@ -100,7 +100,12 @@ class CpuSampler {
     void operator()(::ring_buffer* ring) const;
   };
 
-  std::unique_ptr<::cpu_sampler, SkeletonDeleter> skeleton_;
+  using Skeleton = std::unique_ptr<::cpu_sampler, SkeletonDeleter>;
+  // Opens the program, sizes its maps (allocating their entries as they fill, or all at load) and
+  // loads it into the kernel.
+  static Result<Skeleton> load_skeleton(const CpuSamplerOptions& options, bool allocate_as_filled);
+
+  Skeleton skeleton_;
   std::vector<std::unique_ptr<::bpf_link, LinkDeleter>> links_;  // each owns its perf event
   std::unique_ptr<::ring_buffer, RingDeleter> ring_;
   std::function<void(const ProcessImage&)> on_image_;  // during poll_images() only

@@ -25,9 +25,9 @@ std::string drops_text(const SamplerDrops& drops) {
     if (count == 0) return;
     text += (text.empty() ? "" : ", ") + std::to_string(count) + " " + what;
   };
-  add(drops.counts_full, "samples not counted (the counts map was full)");
-  add(drops.stacks_full, "stacks lost (the stack map was full)");
-  add(drops.processes_full, "samples of processes past the process map's size");
+  add(drops.counts_full, "samples not counted (the counts map was full or out of memory)");
+  add(drops.stacks_full, "stacks lost (a stack map was full or out of memory)");
+  add(drops.processes_full, "samples of processes the process map had no room for");
   add(drops.events_lost, "process announcements lost");
   return text;
 }
@@ -155,7 +155,8 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
   if (drops.total() > 0) {
     spdlog::warn("ebpf: this snapshot lost samples or stacks: {}", drops_text(drops));
     if (drops.counts_full > 0) {
-      add_profiling_marker(stacks, name(), "samples not counted, the counts map was full",
+      add_profiling_marker(stacks, name(),
+                           "samples not counted, the counts map was full or out of memory",
                            drops.counts_full);
     }
   }
