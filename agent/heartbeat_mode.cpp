@@ -67,6 +67,11 @@ class HeartbeatAgent {
     auto started = start();
     if (!started) return std::move(started).take_error();
     io_.run();
+    // The stop cancels the requests in flight, but io_.stop() comes before their handlers run.
+    // Each such request's client holds its owner's callback, which holds the client: running the
+    // handlers that are ready lets both go before the io_context is destroyed.
+    io_.restart();
+    io_.poll();
     return 0;
   }
 
