@@ -52,7 +52,7 @@ uint64_t effective_capabilities() {
 bool has(uint64_t capabilities, int capability) { return (capabilities >> capability) & 1; }
 
 // From 6.1 a perf_event program may use hash maps that allocate their elements as they fill
-// (BPF_F_NO_PREALLOC); before, the verifier refuses them. Preallocated, the maps hold 23 MB of
+// (BPF_F_NO_PREALLOC); before, the verifier refuses them. Preallocated, the maps hold 40 MB of
 // kernel memory from the start at their default sizes, most of it for stacks a session never has.
 // (Each map then allocates from a cache per CPU that holds as few as one entry at first, which is
 // why a sample stores no more than one entry in any map.)
