@@ -462,7 +462,8 @@ TEST_F(ServerTest, MalformedAndHostileRequestsGetTheirStatusAndTheServerGoesOn) 
     std::vector<std::string> args = hostile.args;
     args.push_back(server_->url(hostile.path));
     HttpReply reply = server_->curl(args);
-    EXPECT_EQ(reply.status, hostile.status) << hostile.what << ": " << reply.body;
+    EXPECT_EQ(reply.status, hostile.status)
+        << hostile.what << ": curl exited " << reply.curl_exit << ": " << reply.body;
     EXPECT_NE(reply.body.find(hostile.says), std::string::npos)
         << hostile.what << ": " << reply.body;
     EXPECT_TRUE(reply.json().is_object())
