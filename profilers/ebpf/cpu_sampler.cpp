@@ -1,6 +1,7 @@
 #include "profilers/ebpf/cpu_sampler.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -127,6 +128,11 @@ void add_stack(Stacks& stacks, uint64_t id, const dormant_stack& stack) {
 struct StackMaps {
   int user_fd;
   int kernel_fd;
+
+  // Each of the key's stack ids with the map that holds it.
+  std::array<std::pair<uint64_t, int>, 2> of(const dormant_sample_key& key) const {
+    return {{{key.user_stack, user_fd}, {key.kernel_stack, kernel_fd}}};
+  }
 };
 
 // Takes every stack out of the kernel's stack maps, those `keys` name and any other (a stack whose
@@ -140,8 +146,7 @@ Stacks take_stacks(StackMaps maps, const std::vector<dormant_sample_key>& keys) 
         [&](const uint64_t& id, const dormant_stack& stack) { add_stack(stacks, id, stack); });
   }
   for (const dormant_sample_key& key : keys) {
-    for (auto [id, fd] :
-         {std::pair{key.user_stack, maps.user_fd}, std::pair{key.kernel_stack, maps.kernel_fd}}) {
+    for (auto [id, fd] : maps.of(key)) {
       if (id == DORMANT_STACK_NONE || id == DORMANT_STACK_LOST || stacks.contains(id)) continue;
       dormant_stack stack;
       if (bpf_map_lookup_elem(fd, &id, &stack) != 0) continue;
@@ -160,8 +165,7 @@ uint64_t put_back_stacks(StackMaps maps, int counts_fd, const Stacks& stacks) {
   dormant_sample_key key;
   for (int more = bpf_map_get_next_key(counts_fd, nullptr, &key); more == 0;
        more = bpf_map_get_next_key(counts_fd, &key, &key)) {
-    for (auto [id, fd] :
-         {std::pair{key.user_stack, maps.user_fd}, std::pair{key.kernel_stack, maps.kernel_fd}}) {
+    for (auto [id, fd] : maps.of(key)) {
       auto found = stacks.find(id);
       if (found == stacks.end()) continue;
       dormant_stack stack{};
