@@ -24,6 +24,7 @@ using tcp = boost::asio::ip::tcp;
 
 constexpr std::chrono::seconds kWriteTimeout{30};
 constexpr std::chrono::seconds kShutdownTimeout{5};
+constexpr std::chrono::seconds kDiscardTimeout{5};  // for the rest of a request refused unread
 constexpr size_t kFirstRead = 4096;  // what an idle connection reads when its next request starts
 
 class SessionBase {
@@ -179,9 +180,11 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     write();
   }
 
+  // The request was not read to its end: the client may be sending still.
   void reply_and_close(bhttp::status status, const std::string& message) {
     set_error_reply(status, message);
     response_.keep_alive(false);
+    request_unread_ = true;
     write();
   }
 
@@ -200,6 +203,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     bhttp::async_write(stream_, response_,
                        [self = this->shared_from_this()](beast::error_code error, size_t) {
                          if (error) return self->drop();
+                         if (self->request_unread_) return self->discard_until_closed();
                          if (!self->response_.keep_alive()) return self->close();
                          self->read();
                        });
@@ -213,6 +217,25 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     } else {
       drop();
     }
+  }
+
+  // A socket closed with bytes unread answers them with a reset, and a client still writing (curl
+  // uploading a body) fails on the reset before it reads the reply. So what the client still sends
+  // is read below TLS and thrown away until it closes, for kDiscardTimeout at most. No TLS
+  // close_notify follows: the reply has its Content-Length, so the client knows it has all of it.
+  void discard_until_closed() {
+    beast::get_lowest_layer(stream_).expires_after(kDiscardTimeout);
+    buffer_.clear();
+    discard_some();
+  }
+
+  void discard_some() {
+    beast::get_lowest_layer(stream_).async_read_some(
+        buffer_.prepare(kFirstRead),
+        [self = this->shared_from_this()](beast::error_code error, size_t) {
+          if (error) return self->drop();
+          self->discard_some();
+        });
   }
 
   void drop() {
@@ -229,6 +252,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   Response response_;
   uint64_t id_ = 0;
   uint64_t served_ = 0;  // requests answered on this connection
+  bool request_unread_ = false;
   bool idle_ = false;
 };
 

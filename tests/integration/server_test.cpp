@@ -507,6 +507,28 @@ TEST_F(ServerTest, MalformedAndHostileRequestsGetTheirStatusAndTheServerGoesOn) 
   EXPECT_NE(reply.body.find("more than"), std::string::npos) << reply.body;
 }
 
+// The server answers 413 as soon as it reads the Content-Length, while curl is still sending the
+// body. Were the connection closed on the unread rest, the kernel's reset would reach curl in the
+// middle of its upload, some runs in a hundred, and curl would give up without the reply.
+TEST_F(ServerTest, AClientStillSendingAnOversizedBodyGetsTheRefusalEveryTime) {
+  start({"--max-body-bytes", "65536"});
+  fs::path big = root_ / "big";
+  std::ofstream(big) << "{\"hostname\":\"" << std::string(100000, 'x') << "\"}";
+  constexpr int kUploads = 100;
+  int refused = 0;
+  for (int i = 0; i < kUploads; ++i) {
+    HttpReply reply = server_->curl(
+        {"--data-binary", "@" + big.string(), server_->url("/api/metrics/heartbeat")});
+    if (reply.status == 413 && reply.curl_exit == 0) {
+      ++refused;
+    } else {
+      ADD_FAILURE() << "upload " << i << ": status " << reply.status << ", curl exited "
+                    << reply.curl_exit << ": " << reply.body;
+    }
+  }
+  EXPECT_EQ(refused, kUploads);
+}
+
 TEST_F(ServerTest, MetricsCountWhatHappened) {
   start();
   request({{"service_name", "web"},
