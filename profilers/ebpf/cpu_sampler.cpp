@@ -21,8 +21,8 @@
 #include "cpu_sampler.skel.h"
 
 #include "bpf/cpu_sampler.h"
-#include "common/kernel_release.h"
 #include "common/unique_fd.h"
+#include "profilers/ebpf/kernel_probes.h"
 #include "profilers/ebpf/libbpf_log.h"
 
 namespace dormant::profilers::ebpf {
@@ -51,16 +51,6 @@ uint64_t effective_capabilities() {
 }
 
 bool has(uint64_t capabilities, int capability) { return (capabilities >> capability) & 1; }
-
-// From 6.1 a perf_event program may use hash maps that allocate their elements as they fill
-// (BPF_F_NO_PREALLOC); before, the verifier refuses them. Preallocated, the maps hold 40 MB of
-// kernel memory from the start at their default sizes, most of it for stacks a session never has.
-// (Each map then allocates from a cache per CPU that holds as few as one entry at first, which is
-// why a sample stores no more than one entry in any map.)
-bool kernel_allocates_map_elements_for_perf_events() {
-  auto version = running_kernel_version();
-  return version && *version >= KernelVersion{6, 1};
-}
 
 Result<UniqueFd> open_sampling_event(int cpu, int frequency_hz, bool cycles) {
   perf_event_attr attr{};
@@ -233,12 +223,20 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& op
                  "CONFIG_DEBUG_INFO_BTF=y), which the eBPF sampler needs to load");
   }
   std::unique_ptr<CpuSampler> sampler(new CpuSampler());
-  bool allocate_as_filled = kernel_allocates_map_elements_for_perf_events();
-  auto loaded = load_skeleton(options, allocate_as_filled);
-  if (!loaded && allocate_as_filled) {  // a kernel that refuses them after all
-    spdlog::warn("ebpf: {}; loading again with preallocated maps", loaded.error().message());
-    loaded = load_skeleton(options, false);
+  // Preallocated, the maps hold 40 MB of kernel memory from the start at their default sizes,
+  // most of it for stacks a session never has.
+  auto accepted = perf_event_programs_accept_unallocated_maps();
+  if (!accepted) {
+    spdlog::warn(
+        "ebpf: cannot tell whether the verifier takes maps that allocate as they fill "
+        "({}): the sampler's maps hold all their entries from the start",
+        accepted.error().message());
+  } else if (!*accepted) {
+    spdlog::info(
+        "ebpf: the verifier takes only preallocated hash maps in perf_event programs, as "
+        "before 6.1: the sampler's maps hold all their entries from the start");
   }
+  auto loaded = load_skeleton(options, accepted.value_or(false));
   if (!loaded) return loaded.error();
   sampler->skeleton_ = std::move(*loaded);
   ::cpu_sampler& skeleton = *sampler->skeleton_;

@@ -19,6 +19,7 @@
 #include "common/subprocess.h"
 #include "profilers/ebpf/cpu_sampler.h"
 #include "profilers/ebpf/ebpf_profiler.h"
+#include "profilers/ebpf/kernel_probes.h"
 #include "profilers/ebpf/libbpf_log.h"
 #include "profilers/system/cgroups.h"
 
@@ -145,6 +146,19 @@ TEST_F(EbpfSamplerTest, ThousandsOfDistinctStacksAreAllKeptWhileTheMapHasRoom) {
   EXPECT_GE(distinct.size(), 500u) << "2^10 paths, sampled 3 s at 999 Hz";
   EXPECT_EQ(lost, 0u);
   EXPECT_EQ(drops.total(), 0u);
+}
+
+// The verifier takes hash maps that allocate as they fill in perf_event programs from 6.1 on:
+// there the probe must say yes (a backport may make an older kernel say yes as well).
+TEST_F(EbpfSamplerTest, TheVerifierProbeFindsMapsThatAllocateAsTheyFillFromLinux61) {
+  auto version = running_kernel_version();
+  if (!version || *version < KernelVersion{6, 1}) {
+    GTEST_SKIP() << "before 6.1 the answer depends on what the distribution backported";
+  }
+  auto accepted = perf_event_programs_accept_unallocated_maps();
+  ASSERT_TRUE(accepted.ok()) << accepted.error().message();
+  EXPECT_TRUE(*accepted);
+  EXPECT_EQ(kernel_objects(), 0) << "the probe's map and program are closed";
 }
 
 // From 6.1 the hash maps hold memory for the entries they have, not for all they may have: 40 MB
