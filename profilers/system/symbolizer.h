@@ -58,6 +58,9 @@ class Symbolizer {
 
   size_t images() const;
   size_t binaries() const;
+  // Files read for their symbols: those not ELF, given up and read again, or read by two threads
+  // at once included.
+  uint64_t binaries_read() const;
 
  private:
   struct Image {
@@ -82,6 +85,7 @@ class Symbolizer {
   std::map<ImageKey, Image> images_;
   std::map<BinaryKey, Binary> binaries_;  // the least recently used goes first
   uint64_t uses_ = 0;
+  uint64_t binaries_read_ = 0;
   uint64_t snapshot_ = 1;
 };
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/subprocess.h"
 #include "profilers/system/elf_symbols.h"
 #include "profilers/system/kernel_symbols.h"
 #include "profilers/system/process_maps.h"
@@ -153,6 +154,63 @@ TEST(Symbolizer, ALibraryLoadedAfterTheMapsWereReadIsFoundByReadingThemAgain) {
   symbolizer.append_user_frames(::getpid(), 1, stack, frames);
   ::dlclose(library);
   EXPECT_EQ(frames, std::vector<std::string>{"library_work"});
+}
+
+// The binaries this process maps, as the symbolizer counts them.
+size_t binaries_of_this_process() {
+  Symbolizer counting(std::nullopt);
+  counting.remember(::getpid(), 1, "me");
+  return counting.binaries();
+}
+
+// The binary cache is bounded and gives up the binary least recently used, not the one read
+// first: here this test program, read first and used since to name a frame.
+TEST(Symbolizer, AFullBinaryCacheGivesUpTheLeastRecentlyUsed) {
+  if (::geteuid() != 0) GTEST_SKIP() << "reading /proc/PID/map_files needs CAP_SYS_ADMIN";
+  size_t mapped = binaries_of_this_process();
+  ASSERT_GE(mapped, 3u) << "this program, libc and zlib at least";
+  Symbolizer symbolizer(std::nullopt, SymbolizerLimits{.max_binaries = mapped});
+  symbolizer.remember(::getpid(), 1, "me");
+  uint64_t own = reinterpret_cast<uint64_t>(&symbols_test::a_function_of_this_test);
+  std::vector<std::string> frames;
+  symbolizer.append_user_frames(::getpid(), 1, std::vector<uint64_t>{own}, frames);
+  ASSERT_EQ(frames.size(), 1u);
+  ASSERT_NE(frames[0].find("a_function_of_this_test"), std::string::npos) << frames[0];
+
+  SpawnOptions sleep;
+  sleep.argv = {"sleep", "30"};
+  auto other = Subprocess::spawn(sleep);
+  ASSERT_TRUE(other.ok()) << other.error().message();
+  symbolizer.remember((*other)->pid(), 1, "sleep");  // sleep's own binary is one more
+  (void)(*other)->terminate(std::chrono::seconds(1));
+  EXPECT_EQ(symbolizer.binaries_read(), mapped + 1) << "sleep's own binary";
+  EXPECT_EQ(symbolizer.binaries(), mapped) << "the cache stays within its bound";
+  frames.clear();
+  symbolizer.append_user_frames(::getpid(), 1, std::vector<uint64_t>{own}, frames);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_NE(frames[0].find("a_function_of_this_test"), std::string::npos)
+      << "this program, used since it was read, was given up: " << frames[0];
+}
+
+// A process that maps more binaries than the cache holds has each read once: one is given up for
+// the one too many, and not read again in turn.
+TEST(Symbolizer, AProcessMappingMoreBinariesThanTheCacheHoldsHasEachReadOnce) {
+  if (::geteuid() != 0) GTEST_SKIP() << "reading /proc/PID/map_files needs CAP_SYS_ADMIN";
+  size_t mapped = binaries_of_this_process();
+  Symbolizer symbolizer(std::nullopt, SymbolizerLimits{.max_binaries = mapped});
+  symbolizer.remember(::getpid(), 1, "me");
+  ASSERT_EQ(symbolizer.binaries_read(), mapped);
+  // This program is used since it was read: the oldest in the cache is then a library, which a
+  // loop reading the binaries in turn could come to after the new one, give up, and read again.
+  uint64_t own = reinterpret_cast<uint64_t>(&symbols_test::a_function_of_this_test);
+  std::vector<std::string> frames;
+  symbolizer.append_user_frames(::getpid(), 1, std::vector<uint64_t>{own}, frames);
+  void* library = ::dlopen(SYMBOL_TARGET_LIB, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << ::dlerror();
+  symbolizer.remember(::getpid(), 1, "me");
+  ::dlclose(library);
+  EXPECT_EQ(symbolizer.binaries_read(), mapped + 1) << "the library, and nothing read twice";
+  EXPECT_EQ(symbolizer.binaries(), mapped);
 }
 
 TEST(Symbolizer, AnImageNeverAnnouncedIsReadWhenFirstNamed) {
