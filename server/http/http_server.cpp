@@ -25,6 +25,7 @@ using tcp = boost::asio::ip::tcp;
 constexpr std::chrono::seconds kWriteTimeout{30};
 constexpr std::chrono::seconds kShutdownTimeout{5};
 constexpr std::chrono::seconds kDiscardTimeout{5};  // for the rest of a request refused unread
+constexpr size_t kDiscardRead = 16 * 1024;
 constexpr size_t kFirstRead = 4096;  // what an idle connection reads when its next request starts
 
 class SessionBase {
@@ -231,7 +232,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void discard_some() {
     beast::get_lowest_layer(stream_).async_read_some(
-        buffer_.prepare(kFirstRead),
+        buffer_.prepare(kDiscardRead),
         [self = this->shared_from_this()](beast::error_code error, size_t) {
           if (error) return self->drop();
           self->discard_some();
