@@ -55,29 +55,27 @@ void Symbolizer::load_binaries(pid_t pid, const std::vector<Mapping>& mappings) 
   // The binaries the process maps are marked used, and those missing listed, before any is read:
   // reading one gives up a binary used less recently where the cache holds one, and never one that
   // the loop comes to later and reads again, giving up the next, and so on.
-  std::vector<const Mapping*> missing;
+  std::map<BinaryKey, const Mapping*> missing;
   {
     std::lock_guard lock(mutex_);
     uint64_t now = ++uses_;
     for (const Mapping& mapping : mappings) {
       if (!mapping.is_file()) continue;
-      auto known = binaries_.find({mapping.device, mapping.inode});
+      BinaryKey key{mapping.device, mapping.inode};
+      auto known = binaries_.find(key);
       if (known != binaries_.end()) {
         known->second.last_used = now;
-      } else if (std::none_of(missing.begin(), missing.end(), [&](const Mapping* other) {
-                   return other->device == mapping.device && other->inode == mapping.inode;
-                 })) {
-        missing.push_back(&mapping);
+      } else {
+        missing.try_emplace(key, &mapping);
       }
     }
   }
-  for (const Mapping* mapping : missing) {
+  for (const auto& [key, mapping] : missing) {
     // The very file the process maps, whatever its mount namespace or symlinks say, and never
     // a host file that a container named.
     auto loaded = ElfSymbols::load(map_files_path(pid, *mapping));
     std::lock_guard lock(mutex_);
     ++binaries_read_;
-    BinaryKey key{mapping->device, mapping->inode};
     if (binaries_.contains(key)) continue;  // read meanwhile for another process
     if (limits_.max_binaries == 0) continue;
     if (binaries_.size() >= limits_.max_binaries) {
