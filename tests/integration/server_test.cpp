@@ -77,6 +77,13 @@ class ServerTest : public ::testing::Test {
     return reply.json();
   }
 
+  // A heartbeat of some 100 kB, over the 64 kB body limit these tests give the server.
+  fs::path oversized_heartbeat() {
+    fs::path big = root_ / "big";
+    std::ofstream(big) << "{\"hostname\":\"" << std::string(100000, 'x') << "\"}";
+    return big;
+  }
+
   HttpReply upload(const std::string& body, std::vector<std::string> extra = {}) {
     fs::path file = root_ / "upload.gz";
     std::ofstream(file, std::ios::binary) << body;
@@ -311,9 +318,7 @@ struct Hostile {
 
 TEST_F(ServerTest, MalformedAndHostileRequestsGetTheirStatusAndTheServerGoesOn) {
   start({"--max-body-bytes", "65536", "--read-timeout", "2"});
-  std::string huge(100000, 'x');
-  fs::path big = root_ / "big";
-  std::ofstream(big) << "{\"hostname\":\"" << huge << "\"}";
+  fs::path big = oversized_heartbeat();
   fs::path not_gzip = root_ / "not-gzip";
   std::ofstream(not_gzip)
       << upload_body("web-01", collapsed_profile("web-01", "0;;a;b 1\n")).dump();
@@ -512,8 +517,7 @@ TEST_F(ServerTest, MalformedAndHostileRequestsGetTheirStatusAndTheServerGoesOn) 
 // middle of its upload, some runs in a hundred, and curl would give up without the reply.
 TEST_F(ServerTest, AClientStillSendingAnOversizedBodyGetsTheRefusalEveryTime) {
   start({"--max-body-bytes", "65536"});
-  fs::path big = root_ / "big";
-  std::ofstream(big) << "{\"hostname\":\"" << std::string(100000, 'x') << "\"}";
+  fs::path big = oversized_heartbeat();
   constexpr int kUploads = 100;
   int refused = 0;
   for (int i = 0; i < kUploads; ++i) {
