@@ -17,12 +17,6 @@ namespace {
 constexpr int kFormatVersion = 1;
 constexpr size_t kMaxFileBytes = 8 << 20;
 
-void push_capped(std::deque<std::string>& ids, const std::string& id) {
-  if (std::find(ids.begin(), ids.end(), id) != ids.end()) return;
-  ids.push_back(id);
-  while (ids.size() > CommandJournal::kMaxIds) ids.pop_front();
-}
-
 Result<std::vector<std::string>> read_ids(const nlohmann::json& body, const char* key) {
   std::vector<std::string> ids;
   auto found = body.find(key);
@@ -86,8 +80,8 @@ Result<void> CommandJournal::load(const std::string& text) try {
   auto pending = read_ids(body, "pending");
   if (!pending) return std::move(pending).take_error();
   pending_ = std::move(*pending);
-  for (const auto& id : *received) push_capped(received_, id);
-  for (const auto& id : *executed) push_capped(executed_, id);
+  for (const auto& id : *received) received_.push(id);
+  for (const auto& id : *executed) executed_.push(id);
   sessions_ = std::move(*sessions);
   if (auto last = body.find("last_command_id"); last != body.end() && !last->is_null()) {
     if (!last->is_string() || !heartbeat::is_uuid(last->get_ref<const std::string&>())) {
@@ -113,8 +107,8 @@ void CommandJournal::save() {
   for (const auto& completion : owed_) owed.push_back(heartbeat::to_json(completion));
   nlohmann::json body = {
       {"version", kFormatVersion},
-      {"received", received_},
-      {"executed", executed_},
+      {"received", received_.ids()},
+      {"executed", executed_.ids()},
       {"last_command_id", last_command_id_ ? nlohmann::json(*last_command_id_) : nlohmann::json()},
       {"pending", pending_},
       {"sessions", sessions_},
@@ -130,11 +124,11 @@ void CommandJournal::save() {
 }
 
 bool CommandJournal::was_received(std::string_view command_id) const {
-  return std::find(received_.begin(), received_.end(), command_id) != received_.end();
+  return received_.contains(command_id);
 }
 
 void CommandJournal::add_received(const std::string& command_id) {
-  push_capped(received_, command_id);
+  received_.push(command_id);
   last_command_id_ = command_id;
   pending_.push_back(command_id);
   save();
@@ -146,7 +140,7 @@ void CommandJournal::record_completion(heartbeat::CommandCompletion completion) 
 }
 
 void CommandJournal::record_unsaved(heartbeat::CommandCompletion completion) {
-  push_capped(executed_, completion.command_id);
+  executed_.push(completion.command_id);
   std::erase(pending_, completion.command_id);
   std::erase_if(owed_, [&](const auto& owed) { return owed.command_id == completion.command_id; });
   owed_.push_back(std::move(completion));

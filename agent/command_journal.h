@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/command_id_ring.h"
 #include "common/result.h"
 #include "heartbeat/protocol.h"
 
@@ -37,8 +38,8 @@ class CommandJournal {
   // one write for all three, so that a crash cannot keep one and lose another.
   void record_completion(heartbeat::CommandCompletion completion);
   const std::vector<std::string>& pending() const { return pending_; }
-  const std::deque<std::string>& received_ids() const { return received_; }
-  const std::deque<std::string>& executed_ids() const { return executed_; }
+  const CommandIdRing& received_ids() const { return received_; }
+  const CommandIdRing& executed_ids() const { return executed_; }
   const std::optional<std::string>& last_command_id() const { return last_command_id_; }
 
   // The start commands whose sessions run now.
@@ -67,8 +68,8 @@ class CommandJournal {
                    const std::string& why);
 
   std::filesystem::path path_;
-  std::deque<std::string> received_;
-  std::deque<std::string> executed_;
+  CommandIdRing received_{kMaxIds};
+  CommandIdRing executed_{kMaxIds};
   std::optional<std::string> last_command_id_;
   std::vector<std::string> pending_;
   std::vector<std::string> sessions_;

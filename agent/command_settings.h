@@ -6,6 +6,7 @@
 #include "common/result.h"
 #include "config/agent_config.h"
 #include "heartbeat/command_config.h"
+#include "module/api/profiler_module.h"
 
 namespace dormant::agent {
 
@@ -13,5 +14,9 @@ namespace dormant::agent {
 // configuration the agent would accept from its own flags.
 Result<config::AgentConfig> settings_for(const config::AgentConfig& agent,
                                          const heartbeat::CommandConfig& command);
+
+// What the profiler module is told of a configuration: what to profile and how, nothing of the
+// server, the token or TLS.
+module::SessionSettings session_settings(const config::AgentConfig& config);
 
 }  // namespace dormant::agent

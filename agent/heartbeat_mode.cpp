@@ -13,17 +13,18 @@
 #include "agent/agent_health.h"
 #include "agent/command_journal.h"
 #include "agent/host_lock.h"
+#include "agent/module_loader.h"
 #include "agent/outbox.h"
 #include "agent/resource_audit.h"
 #include "agent/session.h"
 #include "agent/snapshot_output.h"
 #include "agent/supervisor.h"
 #include "common/host_info.h"
+#include "common/iso_time.h"
+#include "common/procfs.h"
 #include "common/termination_signals.h"
 #include "heartbeat/heartbeat_loop.h"
 #include "heartbeat/https_client.h"
-#include "profile/profile_header.h"
-#include "profilers/perf/pmu_events.h"
 
 namespace dormant::agent {
 namespace {
@@ -40,8 +41,11 @@ constexpr size_t kServerConnections = 3;
 constexpr auto kKeepIdleBetweenBursts = 5s;
 // Sockets open at idle that are not connections: the host lock.
 constexpr size_t kLockSockets = 1;
-constexpr uint64_t kAuditAnonSlackKb = 1024;
-constexpr uint64_t kAuditRssSlackKb = 2048;
+// What the teardown audit lets pass over the idle baseline: pages of the agent's own code and data
+// that a session touched, and heap that malloc_trim cannot give back (fragmentation adds about
+// 2 kB a session over hundreds of them; see the 200-cycle tests).
+constexpr ResourceAudit::Limits kAuditLimits{
+    .max_sockets = kServerConnections + kLockSockets, .anon_slack_kb = 1024, .uss_slack_kb = 1024};
 
 heartbeat::RetryTimer retry_timer(const config::AgentConfig& config) {
   heartbeat::RetryPolicy policy;
@@ -60,7 +64,8 @@ class HeartbeatAgent {
         spool_(std::move(spool)),
         signals_(io_),
         drain_timer_(io_),
-        audit_(kServerConnections + kLockSockets, kAuditAnonSlackKb, kAuditRssSlackKb),
+        modules_(module_path(config.profiler_module)),
+        audit_(kAuditLimits),
         supervisor_(config, host_.hostname, journal_, supervisor_hooks()) {}
 
   Result<int> run() {
@@ -107,7 +112,10 @@ class HeartbeatAgent {
       if (!*made) return made->error();
     }
     for (const auto* bursty : {&control_client, &upload_client}) {
-      (**bursty)->on_idle_close([] { ::malloc_trim(0); });
+      (**bursty)->on_idle_close([this] {
+        ::malloc_trim(0);
+        audit_memory_when_quiet();
+      });
     }
 
     completions_ = make_completion_sender(io_, *control_client, retry_timer(config_), journal_);
@@ -130,7 +138,6 @@ class HeartbeatAgent {
     wait_for_signal();
 
     ip_address_ = default_route_ip();
-    perf_events_ = profilers::perf::pmu_events();
     spdlog::info("dormant-agent {} idle: heartbeats to {} every {} s as {}/{}", DORMANT_VERSION,
                  config_.api_server, config_.heartbeat_interval_s, config_.service_name,
                  host_.hostname);
@@ -143,7 +150,14 @@ class HeartbeatAgent {
   Supervisor::Hooks supervisor_hooks() {
     Supervisor::Hooks hooks;
     hooks.launch = [this](SessionSpec spec, SessionEvents events) {
+      // The PMU events are known once a session has loaded the profiler module: nothing is
+      // probed while idle.
+      events.started = [this, started = std::move(events.started)](const SessionStarted& s) {
+        if (s.perf_supported_events) perf_events_ = *s.perf_supported_events;
+        started(s);
+      };
       SessionEnvironment environment;
+      environment.modules = &modules_;
       environment.host = host_;
       environment.spool = spool_.get();
       environment.profile_spooled = [this] {
@@ -165,9 +179,9 @@ class HeartbeatAgent {
     request.hostname = host_.hostname;
     request.service_name = config_.service_name;
     request.last_command_id = journal_.last_command_id();
-    request.timestamp = profile::iso_utc(std::chrono::system_clock::now(), true);
-    request.received_command_ids = {journal_.received_ids().begin(), journal_.received_ids().end()};
-    request.executed_command_ids = {journal_.executed_ids().begin(), journal_.executed_ids().end()};
+    request.timestamp = iso_utc(std::chrono::system_clock::now(), true);
+    request.received_command_ids = journal_.received_ids().ids();
+    request.executed_command_ids = journal_.executed_ids().ids();
     request.perf_supported_events = perf_events_;
     request.agent_version = DORMANT_VERSION;
     request.run_mode = "standalone_executable";
@@ -193,22 +207,53 @@ class HeartbeatAgent {
       return;
     }
     const auto& idle = audit_.baseline();
-    spdlog::info("idle baseline: RSS {} kB (anon {} kB), {} threads, {} fds, {} children",
-                 idle.rss_kb, idle.rss_anon_kb, idle.threads, idle.fds, idle.children);
+    spdlog::info(
+        "idle baseline: USS {} kB, RssAnon {} kB, PSS {} kB, RSS {} kB, {} threads, {} fds, {} "
+        "children",
+        idle.uss_kb, idle.rss_anon_kb, idle.pss_kb, idle.rss_kb, idle.threads, idle.fds,
+        idle.children);
   }
 
+  // The audit after a teardown, in two steps: what the session held (fds, children, threads, BPF
+  // objects, mapped files) at once; memory once the connections that deliver the session's
+  // completion and profiles have closed, if the agent is still idle then.
   void on_idle() {
     if (!audit_.has_baseline()) return take_baseline();  // which trims first
     ::malloc_trim(0);
-    auto report = audit_.audit();
+    auto report = audit_.audit(/*with_memory=*/false);
     if (!report) {
       spdlog::warn("teardown audit failed: {}", report.error().message());
       return;
     }
     if (report->clean()) {
-      spdlog::info("back to idle: RSS {} kB (anon {} kB), {} threads, {} fds, {} children",
-                   report->now.rss_kb, report->now.rss_anon_kb, report->now.threads,
-                   report->now.fds, report->now.children);
+      spdlog::info("back to idle: {} threads, {} fds, {} children, {} BPF objects",
+                   report->now.threads, report->now.fds, report->now.children,
+                   report->now.bpf_objects);
+    }
+    last_audit_ = std::move(*report);
+    memory_audit_due_ = true;
+    audit_memory_when_quiet();
+  }
+
+  void audit_memory_when_quiet() {
+    if (!memory_audit_due_ || !last_audit_ || !last_audit_->clean()) return;
+    if (supervisor_.state() != Supervisor::State::kIdle) {
+      memory_audit_due_ = false;  // a session started: the next teardown audits again
+      return;
+    }
+    auto usage = procfs::resource_usage(0, /*with_children=*/false);
+    if (usage && IdleFootprint::of(*usage).sockets > audit_.baseline().sockets) return;
+    memory_audit_due_ = false;
+    ::malloc_trim(0);
+    auto report = audit_.audit(/*with_memory=*/true);
+    if (!report) {
+      spdlog::warn("teardown audit failed: {}", report.error().message());
+      return;
+    }
+    if (report->clean()) {
+      spdlog::info("idle memory as at the baseline: USS {} kB, RssAnon {} kB, PSS {} kB, RSS {} kB",
+                   report->now.uss_kb, report->now.rss_anon_kb, report->now.pss_kb,
+                   report->now.rss_kb);
     }
     last_audit_ = std::move(*report);
   }
@@ -273,8 +318,10 @@ class HeartbeatAgent {
   asio::io_context io_{1};
   asio::posix::stream_descriptor signals_;
   asio::steady_timer drain_timer_;
+  ModuleLoader modules_;  // before the supervisor: its sessions hold the module
   ResourceAudit audit_;
   std::optional<AuditReport> last_audit_;
+  bool memory_audit_due_ = false;
   std::shared_ptr<heartbeat::HeartbeatLoop> heartbeats_;
   std::shared_ptr<heartbeat::RetryingSender> completions_;
   std::shared_ptr<heartbeat::RetryingSender> uploads_;

@@ -3,9 +3,7 @@
 #include <unistd.h>
 
 #include "common/atomic_file.h"
-#include "profile/collapsed.h"
-#include "profile/flamegraph.h"
-#include "profile/profile_header.h"
+#include "common/iso_time.h"
 
 namespace dormant::agent {
 namespace {
@@ -26,10 +24,9 @@ Result<void> replace_link(const std::filesystem::path& link, const std::filesyst
 
 }  // namespace
 
-Result<WrittenProfile> LocalOutput::write(const profile::StackTable& stacks,
-                                          const nlohmann::json& header,
-                                          std::chrono::system_clock::time_point end,
-                                          const std::string& title) {
+Result<WrittenProfile> LocalOutput::write(const std::string& collapsed,
+                                          const std::string& flamegraph_svg,
+                                          std::chrono::system_clock::time_point end) {
   std::error_code error;
   std::filesystem::create_directories(directory_, error);
   if (error) {
@@ -37,25 +34,18 @@ Result<WrittenProfile> LocalOutput::write(const profile::StackTable& stacks,
                  "cannot create " + directory_.string() + ": " + error.message());
   }
   // Milliseconds, so that a snapshot cut short right after another keeps its own file.
-  std::string stem = "profile_" + profile::iso_utc(end, /*with_millis=*/true);
+  std::string stem = "profile_" + iso_utc(end, /*with_millis=*/true);
   WrittenProfile written;
   written.collapsed = directory_ / (stem + ".col");
-  if (auto saved =
-          write_file_atomically(written.collapsed, profile::write_collapsed(stacks, header));
-      !saved) {
+  if (auto saved = write_file_atomically(written.collapsed, collapsed); !saved) {
     return saved.error();
   }
   if (auto linked = replace_link(directory_ / "last_profile.col", written.collapsed); !linked) {
     return linked.error();
   }
-  if (flamegraph_) {
+  if (!flamegraph_svg.empty()) {
     written.flamegraph = directory_ / (stem + ".svg");
-    profile::FlamegraphOptions options;
-    options.title = title;
-    options.subtitle = profile::iso_utc(end) + " UTC";
-    if (auto saved =
-            write_file_atomically(written.flamegraph, profile::render_flamegraph(stacks, options));
-        !saved) {
+    if (auto saved = write_file_atomically(written.flamegraph, flamegraph_svg); !saved) {
       return saved.error();
     }
     if (auto linked = replace_link(directory_ / "last_flamegraph.svg", written.flamegraph);

@@ -6,30 +6,27 @@
 #include <filesystem>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "common/result.h"
-#include "profile/stack_table.h"
 
 namespace dormant::agent {
 
 struct WrittenProfile {
   std::filesystem::path collapsed;
-  std::filesystem::path flamegraph;  // empty without --flamegraph
+  std::filesystem::path flamegraph;  // empty when there was no flamegraph
 };
 
 class LocalOutput {
  public:
-  LocalOutput(std::filesystem::path directory, bool rotating, bool flamegraph)
-      : directory_(std::move(directory)), rotating_(rotating), flamegraph_(flamegraph) {}
+  LocalOutput(std::filesystem::path directory, bool rotating)
+      : directory_(std::move(directory)), rotating_(rotating) {}
 
-  Result<WrittenProfile> write(const profile::StackTable& stacks, const nlohmann::json& header,
-                               std::chrono::system_clock::time_point end, const std::string& title);
+  // `flamegraph_svg` empty: no flamegraph is written.
+  Result<WrittenProfile> write(const std::string& collapsed, const std::string& flamegraph_svg,
+                               std::chrono::system_clock::time_point end);
 
  private:
   std::filesystem::path directory_;
   bool rotating_;
-  bool flamegraph_;
   WrittenProfile previous_;
 };
 

@@ -36,13 +36,15 @@ IdleFootprint IdleFootprint::of(const procfs::ResourceUsage& usage) {
   footprint.threads = usage.threads;
   footprint.rss_kb = usage.memory.rss_kb;
   footprint.rss_anon_kb = usage.memory.rss_anon_kb;
+  footprint.uss_kb = usage.memory.uss_kb;
+  footprint.pss_kb = usage.memory.pss_kb;
   return footprint;
 }
 
 nlohmann::json IdleFootprint::to_json() const {
-  return {{"open_fds", fds},           {"sockets", sockets}, {"bpf_objects", bpf_objects},
-          {"children", children},      {"threads", threads}, {"rss_kb", rss_kb},
-          {"rss_anon_kb", rss_anon_kb}};
+  return {{"open_fds", fds},      {"sockets", sockets},         {"bpf_objects", bpf_objects},
+          {"children", children}, {"threads", threads},         {"rss_kb", rss_kb},
+          {"uss_kb", uss_kb},     {"rss_anon_kb", rss_anon_kb}, {"pss_kb", pss_kb}};
 }
 
 nlohmann::json AuditReport::to_json() const {
@@ -57,14 +59,18 @@ Result<void> ResourceAudit::take_baseline() {
   if (!usage) return std::move(usage).take_error();
   baseline_ = IdleFootprint::of(*usage);
   baseline_fd_targets_ = fd_targets(*usage);
+  auto mapped = procfs::mapped_files();
+  if (!mapped) return std::move(mapped).take_error();
+  baseline_mapped_files_ = std::move(*mapped);
   has_baseline_ = true;
   return {};
 }
 
-Result<AuditReport> ResourceAudit::audit() const {
+Result<AuditReport> ResourceAudit::audit(bool with_memory) const {
   auto usage = procfs::resource_usage();
   if (!usage) return std::move(usage).take_error();
   AuditReport report;
+  report.memory_compared = kMemoryAudited && with_memory;
   report.now = IdleFootprint::of(*usage);
   if (report.now.fds > baseline_.fds) {
     std::vector<std::string> extra;
@@ -76,9 +82,9 @@ Result<AuditReport> ResourceAudit::audit() const {
     report.excess.push_back(std::to_string(report.now.fds - baseline_.fds) +
                             " open fds more than at idle" + (listed.empty() ? "" : ": " + listed));
   }
-  if (report.now.sockets > std::max(baseline_.sockets, max_sockets_)) {
+  if (report.now.sockets > std::max(baseline_.sockets, limits_.max_sockets)) {
     report.excess.push_back(std::to_string(report.now.sockets) + " sockets open; at most " +
-                            std::to_string(std::max(baseline_.sockets, max_sockets_)) +
+                            std::to_string(std::max(baseline_.sockets, limits_.max_sockets)) +
                             " are the agent's connections to the server");
   }
   if (report.now.children > baseline_.children) {
@@ -91,14 +97,27 @@ Result<AuditReport> ResourceAudit::audit() const {
     report.excess.push_back(std::to_string(report.now.threads - baseline_.threads) +
                             " threads more than at idle");
   }
+  auto mapped = procfs::mapped_files();
+  if (!mapped) return std::move(mapped).take_error();
+  std::vector<std::string> extra_files;
+  std::set_difference(mapped->begin(), mapped->end(), baseline_mapped_files_.begin(),
+                      baseline_mapped_files_.end(), std::back_inserter(extra_files));
+  if (!extra_files.empty()) {
+    std::string listed;
+    for (size_t i = 0; i < extra_files.size() && i < 8; ++i) {
+      listed += (i ? ", " : "") + extra_files[i];
+    }
+    report.excess.push_back(std::to_string(extra_files.size()) +
+                            " files mapped that were not at idle: " + listed);
+  }
   auto memory_above = [&](const char* what, uint64_t now, uint64_t idle, uint64_t slack) {
     if (report.memory_compared && now > idle + slack) {
       report.excess.push_back(std::string(what) + " " + std::to_string(now) + " kB, " +
                               std::to_string(now - idle) + " kB above idle");
     }
   };
-  memory_above("VmRSS", report.now.rss_kb, baseline_.rss_kb, rss_slack_kb_);
-  memory_above("RssAnon", report.now.rss_anon_kb, baseline_.rss_anon_kb, anon_slack_kb_);
+  memory_above("USS", report.now.uss_kb, baseline_.uss_kb, limits_.uss_slack_kb);
+  memory_above("RssAnon", report.now.rss_anon_kb, baseline_.rss_anon_kb, limits_.anon_slack_kb);
   for (const auto& excess : report.excess) spdlog::error("teardown audit: {}", excess);
   return report;
 }

@@ -1,6 +1,6 @@
 // The teardown audit: after the last session ends, what the process holds is compared with the
-// idle baseline (open fds, child processes, threads, BPF objects, memory). Anything above it is a
-// leak of the session, logged as an error and reported in the agent's health.
+// idle baseline (open fds, child processes, threads, BPF objects, mapped files, memory). Anything
+// above it is a leak of the session, logged as an error and reported in the agent's health.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +20,10 @@ struct IdleFootprint {
   size_t bpf_objects = 0;  // fds of BPF programs, maps and links
   size_t children = 0;
   int threads = 0;
-  uint64_t rss_kb = 0;
+  uint64_t rss_kb = 0;  // reported, not compared: it counts pages shared with other processes
   uint64_t rss_anon_kb = 0;
+  uint64_t uss_kb = 0;
+  uint64_t pss_kb = 0;
 
   static IdleFootprint of(const procfs::ResourceUsage& usage);
   nlohmann::json to_json() const;
@@ -45,27 +47,31 @@ struct AuditReport {
 
 class ResourceAudit {
  public:
-  // `max_sockets`: the connections to the server the agent may keep open (one per client).
-  // Growth over the baseline that is not reported: `anon_slack_kb` for RssAnon (the heap),
-  // `rss_slack_kb` for VmRSS, which also counts the code pages a session has touched.
-  ResourceAudit(size_t max_sockets, uint64_t anon_slack_kb, uint64_t rss_slack_kb)
-      : max_sockets_(max_sockets), anon_slack_kb_(anon_slack_kb), rss_slack_kb_(rss_slack_kb) {}
+  struct Limits {
+    size_t max_sockets = 0;  // the connections to the server the agent may keep open
+    // Growth over the baseline that is not reported: for RssAnon (the heap) and for USS, which
+    // also counts the agent's own code pages a session has touched.
+    uint64_t anon_slack_kb = 0;
+    uint64_t uss_slack_kb = 0;
+  };
+  explicit ResourceAudit(Limits limits) : limits_(limits) {}
 
   // Reads the process now as its idle baseline.
   Result<void> take_baseline();
   bool has_baseline() const { return has_baseline_; }
   const IdleFootprint& baseline() const { return baseline_; }
 
-  // Compares the process now with the baseline; logs what is above it.
-  Result<AuditReport> audit() const;
+  // Compares the process now with the baseline; logs what is above it. Memory is compared only
+  // `with_memory` (and in builds without AddressSanitizer): right after a session, the
+  // connections that deliver its completion and profiles still hold their TLS buffers.
+  Result<AuditReport> audit(bool with_memory) const;
 
  private:
-  size_t max_sockets_;
-  uint64_t anon_slack_kb_;
-  uint64_t rss_slack_kb_;
+  Limits limits_;
   bool has_baseline_ = false;
   IdleFootprint baseline_;
   std::vector<std::string> baseline_fd_targets_;
+  std::vector<std::string> baseline_mapped_files_;
 };
 
 }  // namespace dormant::agent

@@ -5,7 +5,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include "agent/session_builder.h"
+#include "agent/command_settings.h"
 #include "agent/snapshot_output.h"
 
 namespace dormant::agent {
@@ -47,33 +47,40 @@ void Session::run() {
   spdlog::info("session {}: starting ({} s {}, {} Hz, {})", spec_.command_id, config.duration_s,
                config.continuous ? "snapshots until stopped" : "one-shot", config.frequency_hz,
                config.pids.empty() ? "whole host" : std::to_string(config.pids.size()) + " pids");
-  ProfilerSet profilers = ProfilerSet::start(build_profilers(config), environment_.stop_deadline);
-  SessionStarted started{profilers.outcomes(), profilers.any_running()};
+  SessionStarted started;
+  SessionEnded ended;
+  auto loaded = environment_.modules->acquire();
+  if (!loaded) {
+    spdlog::error("session {}: {}", spec_.command_id, loaded.error().message());
+    started.profilers.push_back({"profiler module", false, loaded.error().message()});
+    boost::asio::post(io_, [events = events_, started] { events.started(started); });
+    boost::asio::post(io_, [events = events_, ended] { events.ended(ended); });
+    return;
+  }
+  module_ = std::move(*loaded);
+  auto session = module_->profilers().start_session(session_settings(config),
+                                                    profile_facts(config, environment_.host));
+  started.profilers = session->outcomes();
+  started.any_running = session->any_running();
+  started.perf_supported_events = module_->profilers().perf_supported_events();
   boost::asio::post(io_, [events = events_, started] { events.started(started); });
 
-  SessionEnded ended;
   try {
-    SnapshotOutput output(config, environment_.host, environment_.spool);
-    bool stopping = wait_for_stop(std::chrono::steady_clock::now()) || !started.any_running;
-    while (!stopping) {
-      auto begin = std::chrono::system_clock::now();
-      HostUsageMeter usage;
-      stopping = wait_for_stop(std::chrono::steady_clock::now() +
-                               std::chrono::seconds(config.duration_s)) ||
-                 !config.continuous;
-      profile::StackTable stacks = profilers.snapshot();
-      // A stop right after a snapshot leaves nothing worth a profile of its own.
-      if (stacks.total_samples() > 0 || !stopping || ended.snapshots == 0) {
-        output.write(stacks, begin, usage.cpu_percent());
-        if (environment_.spool && environment_.profile_spooled) environment_.profile_spooled();
-      }
-      ++ended.snapshots;
+    SnapshotOutput output(config, environment_.host.hostname, environment_.spool,
+                          environment_.profile_spooled);
+    if (started.any_running) {
+      ended.snapshots =
+          run_snapshot_loop(*session, output, std::chrono::seconds(config.duration_s),
+                            config.continuous, [this](auto until) { return wait_for_stop(until); })
+              .snapshots;
     }
   } catch (const std::exception& thrown) {
     // Whatever went wrong, the profilers are still torn down and the supervisor told.
     spdlog::error("session {}: {}; ending it", spec_.command_id, thrown.what());
   }
-  ended.teardown = profilers.stop(environment_.stop_deadline);
+  ended.teardown = session->stop();
+  if (ended.teardown.abandoned_a_stop) module_->keep_loaded();
+  session.reset();
   spdlog::info("session {}: ended after {} snapshots, teardown took {} ms", spec_.command_id,
                ended.snapshots, ended.teardown.took.count());
   boost::asio::post(io_, [events = events_, ended] { events.ended(ended); });

@@ -1,24 +1,26 @@
-// One profiling session: the profilers one start command enables, built, started, snapshotted
-// and stopped on a worker thread of the session's own, so that the agent's I/O thread never
-// waits for perf. Children the profilers spawn are tied to that thread (PR_SET_PDEATHSIG): when
-// it ends, nothing it started can outlive it.
+// One profiling session: the profiler module loaded, the profilers one start command enables
+// built, started, snapshotted and stopped on a worker thread of the session's own, so that the
+// agent's I/O thread never waits for perf. Children the profilers spawn are tied to that thread
+// (PR_SET_PDEATHSIG): when it ends, nothing it started can outlive it. The session holds the
+// module until it is destroyed, after its worker has ended.
 #pragma once
 
 #include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
 
+#include "agent/module_loader.h"
 #include "agent/profile_spool.h"
-#include "agent/profiler_set.h"
-#include "agent/teardown.h"
 #include "common/host_info.h"
 #include "config/agent_config.h"
+#include "module/api/profiler_module.h"
 
 namespace dormant::agent {
 
@@ -27,9 +29,14 @@ struct SessionSpec {
   config::AgentConfig config;  // the command's settings over the agent's flags
 };
 
+using module::ProfilerOutcome;
+using module::TeardownReport;
+
 struct SessionStarted {
   std::vector<ProfilerOutcome> profilers;
   bool any_running = false;
+  // As the module found them; nothing when it did not load.
+  std::optional<std::vector<std::string>> perf_supported_events;
 };
 
 struct SessionEnded {
@@ -53,6 +60,7 @@ struct SessionEvents {
 };
 
 struct SessionEnvironment {
+  ModuleLoader* modules = nullptr;
   HostInfo host;
   ProfileSpool* spool = nullptr;  // null without -u
   std::function<void()> profile_spooled;
@@ -82,6 +90,7 @@ class Session final : public SessionControl {
   std::mutex mutex_;
   std::condition_variable stop_requested_changed_;
   bool stop_requested_ = false;
+  std::shared_ptr<LoadedModule> module_;  // set by the worker; let go after it has ended
   std::thread worker_;
 };
 

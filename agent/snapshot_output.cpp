@@ -1,16 +1,14 @@
 #include "agent/snapshot_output.h"
 
-#include <algorithm>
 #include <fstream>
-#include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "agent/run_arguments.h"
 #include "common/gzip.h"
+#include "common/iso_time.h"
 #include "common/json_text.h"
 #include "heartbeat/protocol.h"
-#include "profile/collapsed.h"
 
 namespace dormant::agent {
 namespace {
@@ -22,28 +20,6 @@ uint64_t uptime_ms() {
   return static_cast<uint64_t>(seconds * 1000);
 }
 
-// The `keep` stacks with the most samples.
-profile::StackTable heaviest(const profile::StackTable& stacks, size_t keep) {
-  std::vector<std::pair<uint64_t, size_t>> order;  // count, position in for_each's order
-  stacks.for_each(
-      [&](const profile::StackView& stack) { order.emplace_back(stack.count, order.size()); });
-  if (keep >= order.size()) return stacks;
-  std::nth_element(order.begin(), order.begin() + static_cast<ptrdiff_t>(keep), order.end(),
-                   std::greater<>());
-  std::vector<bool> keeps(order.size());
-  for (size_t i = 0; i < keep; ++i) keeps[order[i].second] = true;
-  profile::StackTable kept;
-  size_t position = 0;
-  std::vector<std::string_view> frames;
-  stacks.for_each([&](const profile::StackView& stack) {
-    if (!keeps[position++]) return;
-    frames.clear();
-    for (profile::StringId id : stack.frame_ids) frames.push_back(stacks.string(id));
-    kept.add(stack.container, stack.comm, frames, stack.count);
-  });
-  return kept;
-}
-
 }  // namespace
 
 const AgentStart& agent_start() {
@@ -53,74 +29,66 @@ const AgentStart& agent_start() {
   return start;
 }
 
-Result<UploadBody> make_upload_body(const profile::StackTable& stacks, nlohmann::json header,
-                                    const std::string& hostname,
+module::ProfileFacts profile_facts(const config::AgentConfig& config, HostInfo host) {
+  module::ProfileFacts facts;
+  facts.host = std::move(host);
+  facts.agent_version = DORMANT_VERSION;
+  facts.spawn_time = agent_start().time;
+  facts.spawn_uptime_ms = agent_start().uptime_ms;
+  facts.run_arguments = run_arguments(config);
+  facts.profiling_mode = std::string(config::to_string(config.mode));
+  return facts;
+}
+
+Result<UploadBody> make_upload_body(const module::Snapshot& snapshot, const std::string& hostname,
                                     std::chrono::system_clock::time_point start,
-                                    std::chrono::system_clock::time_point end, double cpu_avg,
-                                    double mem_avg, size_t max_bytes) {
+                                    const module::SnapshotTimes& times, size_t max_bytes) {
   heartbeat::ProfileUpload upload;
-  upload.start_time = profile::iso_utc(start);
-  upload.end_time = profile::iso_utc(end);
+  upload.start_time = iso_utc(start);
+  upload.end_time = iso_utc(times.end);
   upload.hostname = hostname;
-  upload.cpu_avg = cpu_avg;
-  upload.mem_avg = mem_avg;
+  upload.cpu_avg = times.cpu_avg;
+  upload.mem_avg = times.mem_avg;
   upload.spawn_time = agent_start().time;
-  const profile::StackTable* sent = &stacks;
-  profile::StackTable trimmed;
   UploadBody body;
-  for (int attempt = 0;; ++attempt) {
-    upload.profile = profile::write_collapsed(*sent, header);
+  auto room = [&](const std::string& collapsed) -> Result<double> {
+    upload.profile = collapsed;
     auto compressed = gzip_compress(json_text(heartbeat::to_json(upload)));
     if (!compressed) return std::move(compressed).take_error();
-    if (compressed->size() <= max_bytes) {
-      body.gzip_json = std::move(*compressed);
-      return body;
-    }
-    if (attempt == 8 || sent->distinct_stacks() <= 1) {
-      return Error::invalid_argument("the profile does not fit in " + std::to_string(max_bytes) +
-                                     " bytes even with its lightest stacks dropped");
-    }
-    // Aim below the limit by the share that was over it, with a margin.
-    double share = 0.9 * static_cast<double>(max_bytes) / static_cast<double>(compressed->size());
-    size_t keep = std::max<size_t>(
-        1, static_cast<size_t>(share * static_cast<double>(sent->distinct_stacks())));
-    trimmed = heaviest(stacks, keep);
-    sent = &trimmed;
-    body.dropped_stacks = stacks.distinct_stacks() - trimmed.distinct_stacks();
-    header["truncated"] = {
-        {"reason", "the compressed profile was larger than " + std::to_string(max_bytes) +
-                       " bytes; the stacks with the fewest samples were dropped"},
-        {"dropped_stacks", body.dropped_stacks},
-        {"dropped_samples", stacks.total_samples() - trimmed.total_samples()}};
+    body.gzip_json = std::move(*compressed);
+    return static_cast<double>(max_bytes) / static_cast<double>(body.gzip_json.size());
+  };
+  auto fitted = snapshot.collapsed_fitting(room);
+  if (!fitted) {
+    return std::move(fitted).take_error().with_context("the upload of at most " +
+                                                       std::to_string(max_bytes) + " bytes");
   }
+  body.dropped_stacks = fitted->dropped_stacks;
+  return body;  // the last body measured is the one that fits
 }
 
-SnapshotOutput::SnapshotOutput(const config::AgentConfig& config, HostInfo host,
-                               ProfileSpool* spool)
-    : host_(std::move(host)), spool_(spool) {
-  info_.agent_version = DORMANT_VERSION;
-  info_.spawn_time = agent_start().time;
-  info_.spawn_uptime_ms = agent_start().uptime_ms;
-  info_.run_arguments = run_arguments(config);
-  info_.profiling_mode = std::string(config::to_string(config.mode));
-  if (!config.output_dir.empty()) {
-    local_.emplace(config.output_dir, config.rotating_output, config.flamegraph);
-  }
+SnapshotOutput::SnapshotOutput(const config::AgentConfig& config, std::string hostname,
+                               ProfileSpool* spool, std::function<void()> spooled)
+    : hostname_(std::move(hostname)),
+      flamegraph_(config.flamegraph),
+      spool_(spool),
+      spooled_(std::move(spooled)) {
+  if (!config.output_dir.empty()) local_.emplace(config.output_dir, config.rotating_output);
 }
 
-bool SnapshotOutput::write(const profile::StackTable& stacks,
-                           std::chrono::system_clock::time_point start, double cpu_avg) {
-  info_.current_time = std::chrono::system_clock::now();
-  info_.cpu_avg = cpu_avg;
-  info_.mem_avg = HostUsageMeter::memory_percent();
-  info_.containers = stacks.containers();
-  nlohmann::json header = profile::make_profile_header(host_, info_);
+bool SnapshotOutput::write(const module::Snapshot& snapshot,
+                           std::chrono::system_clock::time_point start,
+                           const module::SnapshotTimes& times) {
   bool delivered = true;
   if (local_) {
-    auto written = local_->write(stacks, header, info_.current_time, "Dormant: " + host_.hostname);
+    std::string svg;
+    if (flamegraph_) {
+      svg = snapshot.flamegraph_svg("Dormant: " + hostname_, iso_utc(times.end) + " UTC");
+    }
+    auto written = local_->write(snapshot.collapsed(), svg, times.end);
     if (written) {
       spdlog::info(
-          "wrote {} ({} samples){}", written->collapsed.string(), stacks.total_samples(),
+          "wrote {} ({} samples){}", written->collapsed.string(), snapshot.samples(),
           written->flamegraph.empty() ? "" : ", flamegraph " + written->flamegraph.string());
     } else {
       spdlog::error("could not write the profile: {}", written.error().message());
@@ -128,19 +96,44 @@ bool SnapshotOutput::write(const profile::StackTable& stacks,
     }
   }
   if (spool_) {
-    auto body = make_upload_body(stacks, std::move(header), host_.hostname, start,
-                                 info_.current_time, info_.cpu_avg, info_.mem_avg);
+    auto body = make_upload_body(snapshot, hostname_, start, times);
     Result<void> spooled =
         body ? spool_->add(std::move(body->gzip_json)) : Result<void>(body.error());
     if (!spooled) {
       spdlog::error("could not queue the profile for upload: {}", spooled.error().message());
       delivered = false;
-    } else if (body->dropped_stacks > 0) {
-      spdlog::warn("the profile was too large to upload whole: dropped its {} lightest stacks",
-                   body->dropped_stacks);
+    } else {
+      if (body->dropped_stacks > 0) {
+        spdlog::warn("the profile was too large to upload whole: dropped its {} lightest stacks",
+                     body->dropped_stacks);
+      }
+      if (spooled_) spooled_();
     }
   }
   return delivered;
+}
+
+SnapshotLoopResult run_snapshot_loop(
+    module::ProfilingSession& session, SnapshotOutput& output, std::chrono::seconds duration,
+    bool continuous, const std::function<bool(SteadyClock::time_point until)>& stop_requested) {
+  SnapshotLoopResult result;
+  bool stopping = stop_requested(SteadyClock::now());
+  while (!stopping) {
+    auto begin = std::chrono::system_clock::now();
+    HostUsageMeter usage;
+    stopping = stop_requested(SteadyClock::now() + duration) || !continuous;
+    module::SnapshotTimes times;
+    times.cpu_avg = usage.cpu_percent();
+    times.mem_avg = HostUsageMeter::memory_percent();
+    times.end = std::chrono::system_clock::now();
+    auto snapshot = session.snapshot(times);
+    stopping = stopping || stop_requested(SteadyClock::now());
+    if (snapshot->samples() > 0 || !stopping || result.snapshots == 0) {
+      result.all_delivered = output.write(*snapshot, begin, times) && result.all_delivered;
+    }
+    ++result.snapshots;
+  }
+  return result;
 }
 
 }  // namespace dormant::agent

@@ -1,17 +1,19 @@
-// Where each snapshot's profile goes: the local directory (-o) and the upload spool (-u). The
-// header is filled here, with this host's facts and the snapshot's metrics.
+// Where each snapshot's profile goes: the local directory (-o) and the upload spool (-u), and
+// the loop that takes a session's snapshots one after another, for heartbeat sessions and local
+// runs alike.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "agent/local_output.h"
 #include "agent/profile_spool.h"
+#include "common/deadline.h"
 #include "common/host_info.h"
 #include "config/agent_config.h"
-#include "profile/profile_header.h"
-#include "profile/stack_table.h"
+#include "module/api/profiler_module.h"
 
 namespace dormant::agent {
 
@@ -26,6 +28,9 @@ struct AgentStart {
 // The first call records it; call it early in main().
 const AgentStart& agent_start();
 
+// The facts of this agent and host that every profile header of a session carries.
+module::ProfileFacts profile_facts(const config::AgentConfig& config, HostInfo host);
+
 // The upload body (gzip'd ProfileUpload JSON, gpid left for the uploader) for a profile that fits
 // in `max_bytes`: when it does not, the stacks with the fewest samples are dropped, and the
 // header's "truncated" object says how many stacks and samples went.
@@ -33,27 +38,40 @@ struct UploadBody {
   std::string gzip_json;
   size_t dropped_stacks = 0;
 };
-Result<UploadBody> make_upload_body(const profile::StackTable& stacks, nlohmann::json header,
-                                    const std::string& hostname,
+Result<UploadBody> make_upload_body(const module::Snapshot& snapshot, const std::string& hostname,
                                     std::chrono::system_clock::time_point start,
-                                    std::chrono::system_clock::time_point end, double cpu_avg,
-                                    double mem_avg, size_t max_bytes = kMaxUploadBytes);
+                                    const module::SnapshotTimes& times,
+                                    size_t max_bytes = kMaxUploadBytes);
 
 class SnapshotOutput {
  public:
-  // `spool` is null without -u.
-  SnapshotOutput(const config::AgentConfig& config, HostInfo host, ProfileSpool* spool);
+  // `spool` is null without -u; `spooled` runs after each profile put in it.
+  SnapshotOutput(const config::AgentConfig& config, std::string hostname, ProfileSpool* spool,
+                 std::function<void()> spooled = {});
 
-  // Writes one profile of the samples collected from `start` to now. Failures are logged;
-  // returns whether the profile reached every destination.
-  bool write(const profile::StackTable& stacks, std::chrono::system_clock::time_point start,
-             double cpu_avg);
+  // Writes one profile of the samples collected from `start` to `times.end`. Failures are
+  // logged; returns whether the profile reached every destination.
+  bool write(const module::Snapshot& snapshot, std::chrono::system_clock::time_point start,
+             const module::SnapshotTimes& times);
 
  private:
-  HostInfo host_;
-  profile::SnapshotInfo info_;
+  std::string hostname_;
   std::optional<LocalOutput> local_;
+  bool flamegraph_;
   ProfileSpool* spool_;
+  std::function<void()> spooled_;
 };
+
+struct SnapshotLoopResult {
+  int snapshots = 0;
+  bool all_delivered = true;
+};
+
+// Takes a snapshot every `duration` (once unless `continuous`) until `stop_requested(until)`,
+// which waits until `until` for a stop, says one came. A stop right after a snapshot leaves no
+// empty profile of its own; a stop during a snapshot ends the loop after that snapshot's profile.
+SnapshotLoopResult run_snapshot_loop(
+    module::ProfilingSession& session, SnapshotOutput& output, std::chrono::seconds duration,
+    bool continuous, const std::function<bool(SteadyClock::time_point until)>& stop_requested);
 
 }  // namespace dormant::agent

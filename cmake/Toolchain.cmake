@@ -14,6 +14,13 @@ if(CCACHE_PROGRAM AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
 endif()
 
 add_compile_options(-Wall -Wextra -fno-omit-frame-pointer)
+# The profiler module is a shared object built from the same static libraries as the programs.
+set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+# g++ marks the static locals of inline functions and templates STB_GNU_UNIQUE, and a library
+# holding such a symbol can never be unloaded: the profiler module must be.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fno-gnu-unique>)
+endif()
 
 if(DORMANT_SANITIZE)
   list(JOIN DORMANT_SANITIZE "," dormant_sanitizers)

@@ -1,5 +1,6 @@
 #include "common/procfs.h"
 
+#include <algorithm>
 #include <charconv>
 #include <memory>
 #include <string_view>
@@ -81,7 +82,30 @@ Result<MemoryUsage> memory_usage(pid_t pid) {
   usage.rss_anon_kb = status_kb(*status, "RssAnon:");
   usage.rss_file_kb = status_kb(*status, "RssFile:");
   usage.peak_rss_kb = status_kb(*status, "VmHWM:");
+  auto rollup = read_file(proc_dir(pid) + "/smaps_rollup");
+  if (!rollup) return rollup.error();
+  usage.uss_kb = status_kb(*rollup, "\nPrivate_Clean:") + status_kb(*rollup, "\nPrivate_Dirty:");
+  usage.pss_kb = status_kb(*rollup, "\nPss:");
   return usage;
+}
+
+Result<std::vector<std::string>> mapped_files(pid_t pid) {
+  auto maps = read_file(proc_dir(pid) + "/maps");
+  if (!maps) return maps.error();
+  // "start-end perms offset dev inode   /path": the path is all after the sixth column.
+  std::vector<std::string> files;
+  std::string_view rest = *maps;
+  while (!rest.empty()) {
+    std::string_view line = rest.substr(0, rest.find('\n'));
+    rest.remove_prefix(std::min(rest.size(), line.size() + 1));
+    size_t path = line.find('/');
+    if (path == std::string_view::npos) continue;  // anonymous, [heap], [stack], [vdso]...
+    std::string file(line.substr(path));
+    if (files.empty() || files.back() != file) files.push_back(std::move(file));
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
 }
 
 Result<ProcessStat> process_stat(pid_t pid) {

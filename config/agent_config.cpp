@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "config/cli.h"
+#include "config/token_file.h"
 
 namespace dormant::config {
 namespace {
@@ -89,8 +90,14 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
       ->group(kConnection);
   add_int(app, "--server-upload-timeout", c.server_upload_timeout_s, 1, 3600,
           "Seconds an upload may take", kConnection);
-  app.add_option("--token", c.token,
-                 "API token (Bearer on heartbeats, GPROFILER-API-KEY on uploads)")
+  auto* token =
+      app.add_option("--token", c.token,
+                     "API token (Bearer on heartbeats, GPROFILER-API-KEY on uploads); every local "
+                     "user can read a command line: prefer --token-file or DORMANT_TOKEN")
+          ->group(kConnection);
+  app.add_option("--token-file", c.token_file,
+                 "File whose first line is the API token (not readable by group or others)")
+      ->excludes(token)
       ->group(kConnection);
   app.add_option("--service-name", c.service_name, "Service this host belongs to")
       ->group(kConnection);
@@ -195,6 +202,10 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
       ->check(CLI::Range(0.1, 3600.0))
       ->group("");
   app.add_option("--host-lock", c.host_lock, "Name of the one-agent-per-host lock")->group("");
+  app.add_option("--profiler-module", c.profiler_module,
+                 "The profiler module to load for sessions (default: libdormant_profilers.so "
+                 "beside the executable)")
+      ->group("");
 
   add_int(app, "--skip-system-profilers-above", c.skip_system_profilers_above, 0, INT_MAX,
           "Skip perf and eBPF when the host has more processes than this (0: never)", kGuardRails);
@@ -337,6 +348,11 @@ std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* co
   if (!pids) return usage_error(app, pids.error().message());
   config.pids = std::move(*pids);
   if (config.log_level == "warning") config.log_level = "warn";
+  if (!config.token_file.empty()) {
+    auto token = read_token_file(config.token_file);
+    if (!token) return usage_error(app, token.error().message());
+    config.token = std::move(*token);
+  }
   if (auto valid = validate(config); !valid) {
     return usage_error(app, valid.error().message());
   }

@@ -32,6 +32,7 @@ struct AgentConfig {
   double heartbeat_interval_s = 30;  // fractions allowed, for tests and labs
   int server_upload_timeout_s = 120;
   std::string token;
+  std::string token_file;  // read into token by parse_agent_args
   std::string service_name;
   bool no_verify = false;
   std::string tls_ca_bundle;
@@ -81,6 +82,7 @@ struct AgentConfig {
     return std::chrono::milliseconds(std::llround(profiler_stop_timeout_s * 1000));
   }
   std::string host_lock = "dormant-agent";
+  std::string profiler_module;  // empty: libdormant_profilers.so beside the executable
 
   // Guard rails (0: off).
   int skip_system_profilers_above = 0;

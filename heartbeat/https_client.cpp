@@ -351,6 +351,8 @@ Result<std::shared_ptr<asio::ssl::context>> make_client_tls(const ClientTls& tls
   context->set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
                            asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1,
                        error);
+  // A connection kept open between requests gives its read and write buffers back meanwhile.
+  SSL_CTX_set_mode(context->native_handle(), SSL_MODE_RELEASE_BUFFERS);
   if (tls.verify) {
     context->set_verify_mode(asio::ssl::verify_peer);
     if (tls.ca_bundle.empty()) {

@@ -1,25 +1,10 @@
 #include "profile/profile_header.h"
 
-#include <cstdio>
-#include <ctime>
-
 #include <unistd.h>
 
-namespace dormant::profile {
+#include "common/iso_time.h"
 
-std::string iso_utc(std::chrono::system_clock::time_point time, bool with_millis) {
-  std::time_t seconds = std::chrono::system_clock::to_time_t(time);
-  std::tm utc{};
-  ::gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
-  if (!with_millis) return text;
-  auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()) % 1000;
-  char fraction[8];
-  std::snprintf(fraction, sizeof(fraction), ".%03d", static_cast<int>(millis.count()));
-  return std::string(text) + fraction;
-}
+namespace dormant::profile {
 
 nlohmann::json make_profile_header(const HostInfo& host, const SnapshotInfo& snapshot) {
   std::string deployment_type = snapshot.run_mode == "k8s"         ? "k8s"
@@ -55,7 +40,7 @@ nlohmann::json make_profile_header(const HostInfo& host, const SnapshotInfo& sna
       {"run_arguments", snapshot.run_arguments},
       {"big_data", nlohmann::json::object()},
       {"external_metadata", nlohmann::json::object()},
-      {"current_time", iso_utc(snapshot.current_time)},
+      {"current_time", dormant::iso_utc(snapshot.current_time)},
       {"profiling_mode", snapshot.profiling_mode},
   };
   return {

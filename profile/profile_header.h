@@ -27,7 +27,4 @@ struct SnapshotInfo {
 
 nlohmann::json make_profile_header(const HostInfo& host, const SnapshotInfo& snapshot);
 
-// "2026-11-22T10:00:00" (UTC, no fraction), as gProfiler writes times; with_millis adds ".123".
-std::string iso_utc(std::chrono::system_clock::time_point time, bool with_millis = false);
-
 }  // namespace dormant::profile

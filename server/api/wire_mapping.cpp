@@ -2,6 +2,7 @@
 
 #include <ctime>
 
+#include "common/iso_time.h"
 #include "profile/profile_header.h"
 
 namespace dormant::server::api {
@@ -237,9 +238,7 @@ nlohmann::json to_json(const storage::ProfilingRequestRecord& request) {
   return json;
 }
 
-std::string iso_time(storage::TimePoint time) {
-  return profile::iso_utc(time, /*with_millis=*/true) + "Z";
-}
+std::string iso_time(storage::TimePoint time) { return iso_utc(time, /*with_millis=*/true) + "Z"; }
 
 std::optional<storage::TimePoint> parse_iso_time(std::string_view text) {
   // YYYY-MM-DDTHH:MM:SS

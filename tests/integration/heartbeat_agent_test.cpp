@@ -169,7 +169,7 @@ class HeartbeatAgentTest : public ::testing::Test {
         60s);
   }
 
-  void run_cycles(const std::string& profiler, std::optional<int64_t> rss_limit_kb);
+  void run_cycles(const std::string& profiler);
 
   fs::path root_;
   std::string hostname_;
@@ -219,6 +219,32 @@ TEST_F(HeartbeatAgentTest, TheFullFlowByCurl) {
   EXPECT_EQ(audit["after"]["children"], 0);
   EXPECT_EQ(log_count("session " + start + ": starting"), 1)
       << "the command was re-sent every second; it must run once";
+  stop_agent();
+}
+
+// A module that cannot be loaded fails the start with the loader's words; the agent stays idle,
+// healthy and heartbeating, and a later start with nothing changed fails the same way.
+TEST_F(HeartbeatAgentTest, AProfilerModuleThatCannotLoadFailsTheStartAndTheAgentStaysIdle) {
+  start_server();
+  auto args = agent_args(server_->port());
+  args.insert(args.end(),
+              {"--profiler-module", (root_ / "missing" / "libdormant_profilers.so").string()});
+  start_agent(args);
+  ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
+      << agent_log();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::string start = request("start", {{"duration", 5}});
+    ASSERT_TRUE(command_reaches(start, "failed", 30s)) << agent_log();
+    json command = server_->get("/api/commands/" + start).json();
+    std::string error =
+        command["error_message"].is_string() ? command["error_message"].get<std::string>() : "";
+    EXPECT_NE(error.find("cannot open shared object file"), std::string::npos) << command.dump();
+  }
+  EXPECT_TRUE(back_to_idle()) << agent_log();
+  json health = agent_health();
+  EXPECT_EQ(health["state"], "idle");
+  EXPECT_EQ(health["last_teardown_audit"]["clean"], true) << health.dump();
+  EXPECT_EQ(health["heartbeat"]["consecutive_failures"], 0);
   stop_agent();
 }
 
@@ -313,15 +339,17 @@ std::string plain_agent() {
 
 // 200 start/stop cycles of one CPU profiler ("perf" or "ebpf", chosen by the command's
 // profiler_configs, as Studio sends them): the audit after each stop must find the process exactly
-// as it was at idle (fds, children, threads, BPF objects); with `rss_limit_kb`, VmRSS at the end
-// is within that of the first idle baseline.
-void HeartbeatAgentTest::run_cycles(const std::string& profiler,
-                                    std::optional<int64_t> rss_limit_kb) {
+// as it was at idle (fds, children, threads, BPF objects, mapped files), and at the end, with the
+// agent built as it ships, USS is within kUssSlackKb of the first idle baseline.
+void HeartbeatAgentTest::run_cycles(const std::string& profiler) {
+  // The target is 256 kB; heap fragmentation still adds about 2 kB a cycle (the figure printed
+  // below goes in the notes), so this bound is the audit's.
+  constexpr int64_t kUssSlackKb = 1024;
   const char* cycles_from_env = std::getenv("DORMANT_IT_CYCLES");  // shorter runs by hand
   const int kCycles = cycles_from_env != nullptr ? std::atoi(cycles_from_env) : 200;
   std::string agent = plain_agent();
   if (agent.empty()) {
-    std::cout << "VmRSS is not checked: this is an AddressSanitizer build and DORMANT_PLAIN_AGENT "
+    std::cout << "USS is not checked: this is an AddressSanitizer build and DORMANT_PLAIN_AGENT "
                  "names no agent built without it\n";
   }
   start_server();
@@ -367,35 +395,44 @@ void HeartbeatAgentTest::run_cycles(const std::string& profiler,
   };
   EXPECT_TRUE(eventually([&] { return sockets() <= baseline["sockets"].get<int>(); }, 30s))
       << sockets() << " sockets, " << baseline["sockets"] << " at the baseline";
+  // The profiler module and the libraries it brought are gone.
+  auto mapped = procfs::mapped_files(agent_->pid());
+  ASSERT_TRUE(mapped.ok());
+  for (const auto& file : *mapped) {
+    for (const char* gone : {"libdormant_profilers", "libbpf", "libelf"}) {
+      EXPECT_EQ(file.find(gone), std::string::npos) << file << " is still mapped";
+    }
+  }
   // The heap is trimmed just after the close.
   Result<procfs::MemoryUsage> memory = procfs::memory_usage(agent_->pid());
-  auto rss_growth = [&] {
+  auto uss_growth = [&] {
     memory = procfs::memory_usage(agent_->pid());
-    return memory ? static_cast<int64_t>(memory->rss_kb) - baseline["rss_kb"].get<int64_t>() : -1;
+    return memory ? static_cast<int64_t>(memory->uss_kb) - baseline["uss_kb"].get<int64_t>() : -1;
   };
-  if (rss_limit_kb) eventually([&] { return rss_growth() <= *rss_limit_kb; }, 5s);
+  if (!agent.empty()) eventually([&] { return uss_growth() <= kUssSlackKb; }, 5s);
   ASSERT_TRUE(memory.ok()) << memory.error().message();
-  int64_t rss_growth_kb = rss_growth();
-  std::cout << "after " << kCycles << " " << profiler << " cycles: VmRSS " << memory->rss_kb
-            << " kB, " << rss_growth_kb << " kB above the first idle baseline (RssAnon "
-            << memory->rss_anon_kb << " kB, baseline " << baseline["rss_anon_kb"] << " kB)\n";
+  int64_t uss_growth_kb = uss_growth();
+  std::cout << "after " << kCycles << " " << profiler << " cycles: USS " << memory->uss_kb
+            << " kB, " << uss_growth_kb << " kB above the first idle baseline; RssAnon "
+            << memory->rss_anon_kb << " kB (baseline " << baseline["rss_anon_kb"] << "), PSS "
+            << memory->pss_kb << " kB (baseline " << baseline["pss_kb"] << "), VmRSS "
+            << memory->rss_kb << " kB (baseline " << baseline["rss_kb"] << ")\n";
   if (!agent.empty()) {
-    EXPECT_EQ(agent_health()["last_teardown_audit"]["memory_compared"], true);
-    if (rss_limit_kb) {
-      EXPECT_LE(rss_growth_kb, *rss_limit_kb) << baseline.dump();
-    }
+    EXPECT_LE(uss_growth_kb, kUssSlackKb) << baseline.dump();
+    // The agent's own audit compares memory once those connections have closed.
+    EXPECT_TRUE(eventually(
+        [&] { return agent_health()["last_teardown_audit"]["memory_compared"] == true; }, 10s))
+        << agent_log();
+    EXPECT_EQ(agent_health()["last_teardown_audit"]["clean"], true)
+        << agent_health()["last_teardown_audit"].dump();
   }
   stop_agent();
 }
 
-TEST_F(HeartbeatAgentTest, TwoHundredStartStopCyclesReturnToTheIdleBaseline) {
-  run_cycles("perf", 1024);
-}
+TEST_F(HeartbeatAgentTest, TwoHundredStartStopCyclesReturnToTheIdleBaseline) { run_cycles("perf"); }
 
-// The memory check is the agent's own audit here (which allows for the code pages of libbpf and
-// libelf that the first session maps in and that stay mapped, shared, after it).
 TEST_F(HeartbeatAgentTest, TwoHundredEbpfCyclesLeaveNoBpfObjectAndACleanAudit) {
-  run_cycles("ebpf", std::nullopt);
+  run_cycles("ebpf");
 }
 
 // perf record outlives SIGTERM, so the profiler's stop() would wait out its 2 s grace, far past the

@@ -408,5 +408,60 @@ TEST(AgentBinary, InvalidFlagExitsWithCodeTwoAndOneClearMessage) {
   EXPECT_EQ(version->stdout_text, "dormant-agent " DORMANT_VERSION "\n");
 }
 
+TEST(AgentBinary, AOneShotRunWhoseModuleCannotLoadSaysWhyAndFails) {
+  auto output = run_command({DORMANT_AGENT, "-d", "1", "-o", "/tmp/dormant-unused",
+                             "--profiler-module", "/nonexistent/libdormant_profilers.so"},
+                            deadline_after(std::chrono::seconds(30)));
+  ASSERT_TRUE(output.ok()) << output.error().message();
+  EXPECT_EQ(output->status.code, 1);
+  EXPECT_NE(output->stderr_text.find("cannot load the profiler module "
+                                     "/nonexistent/libdormant_profilers.so"),
+            std::string::npos)
+      << output->stderr_text;
+  EXPECT_NE(output->stderr_text.find("cannot open shared object file"), std::string::npos);
+}
+
+class TokenFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ =
+        std::filesystem::temp_directory_path() / ("dormant-token-" + std::to_string(::getpid()));
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+  void write(const std::string& text, std::filesystem::perms perms) {
+    std::ofstream(path_) << text;
+    std::filesystem::permissions(path_, perms);
+  }
+  Outcome parse_with_file() {
+    return parse({"--enable-heartbeat-server", "--api-server", "https://x", "--service-name", "s",
+                  "--token-file", path_.string()});
+  }
+  std::filesystem::path path_;
+};
+
+TEST_F(TokenFileTest, TheFirstLineIsTheToken) {
+  using std::filesystem::perms;
+  write("  s3cret \nsecond line\n", perms::owner_read | perms::owner_write);
+  Outcome outcome = parse_with_file();
+  ASSERT_TRUE(outcome.config) << outcome.text;
+  EXPECT_EQ(outcome.config->token, "s3cret");
+}
+
+TEST_F(TokenFileTest, AFileOthersMayReadOrWithoutATokenIsRefused) {
+  using std::filesystem::perms;
+  write("s3cret\n", perms::owner_read | perms::owner_write | perms::group_read);
+  Outcome readable = parse_with_file();
+  EXPECT_FALSE(readable.config);
+  EXPECT_NE(readable.text.find("group or others may read it (mode 0640); chmod 600 it"),
+            std::string::npos)
+      << readable.text;
+  write(" \n", perms::owner_read);
+  Outcome empty = parse_with_file();
+  EXPECT_FALSE(empty.config);
+  EXPECT_NE(empty.text.find("holds no token"), std::string::npos) << empty.text;
+  Outcome both = parse({"--token", "t", "--token-file", path_.string(), "-o", "/tmp/x"});
+  EXPECT_FALSE(both.config) << "one or the other";
+}
+
 }  // namespace
 }  // namespace dormant::config

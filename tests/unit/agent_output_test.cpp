@@ -1,4 +1,4 @@
-// The upload spool, the upload body and its size limit, and the teardown of profilers.
+// The upload spool, and the upload body and its size limit.
 #include <atomic>
 #include <filesystem>
 #include <thread>
@@ -8,9 +8,9 @@
 
 #include "agent/profile_spool.h"
 #include "agent/snapshot_output.h"
-#include "agent/teardown.h"
 #include "common/gzip.h"
 #include "heartbeat/protocol.h"
+#include "module/stack_snapshot.h"
 #include "profile/collapsed.h"
 
 namespace dormant::agent {
@@ -69,6 +69,15 @@ profile::StackTable many_stacks(int count) {
   return stacks;
 }
 
+module::StackSnapshot snapshot_of(const profile::StackTable& stacks) {
+  return module::StackSnapshot(stacks, {{"metadata", nlohmann::json::object()}});
+}
+
+module::SnapshotTimes times_at(std::chrono::system_clock::time_point end, double cpu_avg = 0,
+                               double mem_avg = 0) {
+  return {end, cpu_avg, mem_avg};
+}
+
 heartbeat::ProfileUpload read_body(const UploadBody& body) {
   auto text = gzip_decompress_at_most(body.gzip_json, 256 << 20);
   EXPECT_TRUE(text.ok());
@@ -80,7 +89,7 @@ heartbeat::ProfileUpload read_body(const UploadBody& body) {
 TEST(UploadBody, AProfileThatFitsGoesWhole) {
   auto stacks = many_stacks(100);
   auto now = std::chrono::system_clock::now();
-  auto body = make_upload_body(stacks, {{"metadata", {}}}, "web-01", now - 60s, now, 12.5, 40);
+  auto body = make_upload_body(snapshot_of(stacks), "web-01", now - 60s, times_at(now, 12.5, 40));
   ASSERT_TRUE(body.ok());
   EXPECT_EQ(body->dropped_stacks, 0u);
   auto upload = read_body(*body);
@@ -98,7 +107,7 @@ TEST(UploadBody, BytesThatAreNotUtf8AreReplacedNotThrown) {
   std::string_view frames[] = {"main", "caf\xc3"};
   stacks.add("", "worker-\xe2\x82", frames, 3);
   auto now = std::chrono::system_clock::now();
-  auto body = make_upload_body(stacks, {{"metadata", {}}}, "web-01", now - 60s, now, 0, 0);
+  auto body = make_upload_body(snapshot_of(stacks), "web-01", now - 60s, times_at(now));
   ASSERT_TRUE(body.ok()) << body.error().message();
   auto upload = read_body(*body);
   EXPECT_NE(upload.profile.find("worker-\xef\xbf\xbd"), std::string::npos) << upload.profile;
@@ -109,7 +118,7 @@ TEST(UploadBody, ATooLargeProfileLosesItsLightestStacksAndSaysSo) {
   auto stacks = many_stacks(20000);
   auto now = std::chrono::system_clock::now();
   constexpr size_t kLimit = 64 << 10;
-  auto body = make_upload_body(stacks, {{"metadata", {}}}, "web-01", now - 60s, now, 0, 0, kLimit);
+  auto body = make_upload_body(snapshot_of(stacks), "web-01", now - 60s, times_at(now), kLimit);
   ASSERT_TRUE(body.ok()) << body.error().message();
   EXPECT_LE(body->gzip_json.size(), kLimit);
   EXPECT_GT(body->dropped_stacks, 0u);
@@ -122,72 +131,6 @@ TEST(UploadBody, ATooLargeProfileLosesItsLightestStacksAndSaysSo) {
   });
   EXPECT_EQ(lightest_kept, body->dropped_stacks + 1) << "not the lightest were dropped";
   EXPECT_EQ(profile->stacks.distinct_stacks() + body->dropped_stacks, 20000u);
-}
-
-// Profilers whose stop() behaves as the test says.
-class StopBehaviour : public profilers::Profiler {
- public:
-  enum class Kind {
-    kFine,
-    kThrows,
-    kHangsUntilAborted,  // waits on something abort() kills, as stop() waits on perf
-    kStuck,              // abort() does not help: stuck in the kernel, say
-  };
-  StopBehaviour(std::string name, Kind kind, std::shared_ptr<std::atomic<bool>> release)
-      : name_(std::move(name)), kind_(kind), release_(std::move(release)) {}
-  std::string_view name() const override { return name_; }
-  Result<void> start() override { return {}; }
-  Result<profile::StackTable> snapshot() override { return profile::StackTable(); }
-  void stop() override {
-    if (kind_ == Kind::kThrows) throw std::runtime_error("perf vanished");
-    while ((kind_ == Kind::kHangsUntilAborted && aborts == 0) ||
-           (kind_ == Kind::kStuck && !*release_)) {
-      std::this_thread::sleep_for(5ms);
-    }
-    stopped = true;
-  }
-  void abort() override { ++aborts; }
-  std::atomic<bool> stopped = false;
-  std::atomic<int> aborts = 0;
-
- private:
-  std::string name_;
-  Kind kind_;
-  std::shared_ptr<std::atomic<bool>> release_;
-};
-
-TEST(StopProfilers, AHangingOrFailingStopNeverKeepsAnotherRunning) {
-  auto release = std::make_shared<std::atomic<bool>>(false);
-  using Kind = StopBehaviour::Kind;
-  std::vector<std::unique_ptr<profilers::Profiler>> profilers;
-  profilers.push_back(std::make_unique<StopBehaviour>("hangs", Kind::kHangsUntilAborted, release));
-  profilers.push_back(std::make_unique<StopBehaviour>("throws", Kind::kThrows, release));
-  profilers.push_back(std::make_unique<StopBehaviour>("fine", Kind::kFine, release));
-  auto report = stop_profilers(std::move(profilers), 200ms);
-  ASSERT_EQ(report.problems.size(), 2u);
-  EXPECT_EQ(report.problems[0],
-            "hangs: stop() passed its 200 ms deadline; its processes were killed");
-  EXPECT_EQ(report.problems[1], "throws: stop() failed: perf vanished");
-}
-
-TEST(StopProfilers, AStopThatAbortCannotEndIsAbandonedNotFreedUnderIt) {
-  auto release = std::make_shared<std::atomic<bool>>(false);
-  std::vector<std::unique_ptr<profilers::Profiler>> profilers;
-  profilers.push_back(
-      std::make_unique<StopBehaviour>("stuck", StopBehaviour::Kind::kStuck, release));
-  profilers.push_back(std::make_unique<StopBehaviour>("fine", StopBehaviour::Kind::kFine, release));
-  auto* stuck = static_cast<StopBehaviour*>(profilers[0].get());
-  auto report = stop_profilers(std::move(profilers), 100ms);
-  ASSERT_EQ(report.problems.size(), 1u);
-  EXPECT_EQ(report.problems[0],
-            "stuck: stop() passed its 100 ms deadline and did not return once its processes were "
-            "killed; abandoned");
-  EXPECT_EQ(stuck->aborts, 1);
-  *release = true;  // the abandoned stop() ends; its profiler was never freed under it
-  for (int i = 0; i < 200 && !stuck->stopped; ++i) std::this_thread::sleep_for(5ms);
-  EXPECT_TRUE(stuck->stopped);
-  std::this_thread::sleep_for(50ms);  // for its thread to return from stop()
-  delete stuck;
 }
 
 }  // namespace

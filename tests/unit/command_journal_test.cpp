@@ -96,3 +96,29 @@ TEST_F(CommandJournalTest, OrphanedSessionsAreOwedAFailureThatReplacesTheirStart
 
 }  // namespace
 }  // namespace dormant::agent
+
+namespace dormant::agent {
+namespace {
+
+TEST(CommandIdRing, KeepsTheNewestIdsOnceEachOldestFirst) {
+  auto id = [](int n) {
+    char text[40];
+    std::snprintf(text, sizeof(text), "00000000-0000-4000-8000-%012d", n);
+    return std::string(text);
+  };
+  CommandIdRing ring(3);
+  EXPECT_TRUE(ring.empty());
+  for (int n : {1, 2, 2, 3, 4, 5}) ring.push(id(n));
+  ring.push("not-a-uuid");
+  EXPECT_EQ(ring.ids(), (std::vector<std::string>{id(3), id(4), id(5)}));
+  EXPECT_EQ(ring.front(), id(3));
+  EXPECT_EQ(ring.back(), id(5));
+  EXPECT_FALSE(ring.contains(id(2)));
+  EXPECT_TRUE(ring.contains(id(4)));
+  ring.push(id(4));
+  EXPECT_EQ(ring.size(), 3u);
+  EXPECT_EQ(ring.front(), id(3)) << "an id already there does not move";
+}
+
+}  // namespace
+}  // namespace dormant::agent

@@ -1,8 +1,8 @@
-#include "agent/profiler_set.h"
+#include "module/profiler_set.h"
 
 #include <spdlog/spdlog.h>
 
-namespace dormant::agent {
+namespace dormant::module {
 
 ProfilerSet ProfilerSet::start(std::vector<std::unique_ptr<profilers::Profiler>> built,
                                std::chrono::milliseconds stop_deadline) {
@@ -60,4 +60,4 @@ TeardownReport ProfilerSet::stop(std::chrono::milliseconds deadline) {
   return report;
 }
 
-}  // namespace dormant::agent
+}  // namespace dormant::module

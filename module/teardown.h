@@ -11,14 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "module/api/profiler_module.h"
 #include "profilers/profiler.h"
 
-namespace dormant::agent {
-
-struct TeardownReport {
-  std::vector<std::string> problems;  // "perf: stop() passed its 10000 ms deadline; its ..."
-  std::chrono::milliseconds took{0};
-};
+namespace dormant::module {
 
 // How long a stop() has to return once abort() has killed its processes.
 inline constexpr std::chrono::seconds kAbortGrace{1};
@@ -26,4 +22,4 @@ inline constexpr std::chrono::seconds kAbortGrace{1};
 TeardownReport stop_profilers(std::vector<std::unique_ptr<profilers::Profiler>> profilers,
                               std::chrono::milliseconds deadline);
 
-}  // namespace dormant::agent
+}  // namespace dormant::module

@@ -1,8 +1,8 @@
-#include "agent/first_that_starts.h"
+#include "module/first_that_starts.h"
 
 #include <spdlog/spdlog.h>
 
-namespace dormant::agent {
+namespace dormant::module {
 
 FirstThatStarts::FirstThatStarts(std::vector<std::unique_ptr<profilers::Profiler>> candidates)
     : candidates_(std::move(candidates)) {}
@@ -48,4 +48,4 @@ void FirstThatStarts::abort() {
   if (!candidates_.empty()) candidates_[current_]->abort();
 }
 
-}  // namespace dormant::agent
+}  // namespace dormant::module

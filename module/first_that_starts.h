@@ -9,7 +9,7 @@
 
 #include "profilers/profiler.h"
 
-namespace dormant::agent {
+namespace dormant::module {
 
 class FirstThatStarts final : public profilers::Profiler {
  public:
@@ -26,4 +26,4 @@ class FirstThatStarts final : public profilers::Profiler {
   size_t current_ = 0;  // the one running, or the last one tried
 };
 
-}  // namespace dormant::agent
+}  // namespace dormant::module

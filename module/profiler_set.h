@@ -6,17 +6,11 @@
 #include <utility>
 #include <vector>
 
-#include "agent/teardown.h"
+#include "module/teardown.h"
 #include "profile/stack_table.h"
 #include "profilers/profiler.h"
 
-namespace dormant::agent {
-
-struct ProfilerOutcome {
-  std::string name;
-  bool running = false;
-  std::string reason;  // why not, when not running
-};
+namespace dormant::module {
 
 class ProfilerSet {
  public:
@@ -47,4 +41,4 @@ class ProfilerSet {
   std::vector<ProfilerOutcome> outcomes_;
 };
 
-}  // namespace dormant::agent
+}  // namespace dormant::module

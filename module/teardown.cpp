@@ -1,4 +1,4 @@
-#include "agent/teardown.h"
+#include "module/teardown.h"
 
 #include <condition_variable>
 #include <mutex>
@@ -8,7 +8,7 @@
 
 #include "common/deadline.h"
 
-namespace dormant::agent {
+namespace dormant::module {
 namespace {
 
 // Shared by the waiting thread and one stopper, which may outlive the wait.
@@ -66,6 +66,7 @@ TeardownReport stop_profilers(std::vector<std::unique_ptr<profilers::Profiler>> 
       (void)profilers[i].release();  // the abandoned stop() still uses it
       report.problems.push_back(name + late + " and did not return once its processes were " +
                                 "killed; abandoned");
+      report.abandoned_a_stop = true;
       spdlog::error("{}", report.problems.back());
       continue;
     }
@@ -86,4 +87,4 @@ TeardownReport stop_profilers(std::vector<std::unique_ptr<profilers::Profiler>> 
   return report;
 }
 
-}  // namespace dormant::agent
+}  // namespace dormant::module

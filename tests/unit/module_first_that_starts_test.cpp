@@ -1,8 +1,8 @@
-#include "agent/first_that_starts.h"
-
 #include <gtest/gtest.h>
 
-namespace dormant::agent {
+#include "module/first_that_starts.h"
+
+namespace dormant::module {
 namespace {
 
 // A profiler whose start() succeeds or fails as told, and which records what was called.
@@ -69,4 +69,4 @@ TEST(FirstThatStarts, WhenNoneStartsTheErrorGivesEveryReason) {
 }
 
 }  // namespace
-}  // namespace dormant::agent
+}  // namespace dormant::module
