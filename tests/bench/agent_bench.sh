@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The heartbeat agent's figures (issue 5), against a real dormant-server on loopback TLS:
-#   idle    VmRSS, RssAnon, threads, fds and CPU over 60 s of heartbeats every second
+#   idle    USS, PSS and RssAnon (what the agent costs the host), VmRSS (reported only), threads,
+#           fds and CPU over 60 s of heartbeats every second
 #   latency from the curl that creates a start request to perf recording, and from the curl of
 #           the stop request to the end of teardown, at heartbeat intervals of 1 s and 5 s
 # Usage: agent_bench.sh BUILD_DIR [idle|latency|all]. Needs root (perf -a).
@@ -21,7 +22,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$here/../../scripts/gen-certs" "$work/certs" >/dev/null
-echo "bench-token" >"$work/tokens"
+(umask 077 && echo "bench-token" >"$work/tokens")
 "$server_bin" --listen 127.0.0.1 --port 0 --data-dir "$work/data" --tokens-file "$work/tokens" \
   --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" --log-level warn \
   >"$work/server.out" &
@@ -40,7 +41,7 @@ api() {  # api PATH [JSON]
 start_agent() {  # start_agent INTERVAL
   rm -rf "$work/state"
   "$agent_bin" --enable-heartbeat-server --api-server "$url" --tls-ca-bundle "$work/certs/ca.pem" \
-    --token bench-token --service-name bench --heartbeat-interval "$1" -u \
+    --token-file "$work/tokens" --service-name bench --heartbeat-interval "$1" -u \
     --state-dir "$work/state" --log-level info 2>"$work/agent.log" &
   agent_pid=$!
   until grep -q "idle baseline" "$work/agent.log"; do sleep 0.1; done
@@ -54,12 +55,15 @@ stop_agent() {
 
 calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 field() { awk -v key="$1:" '$1 == key { print $2 }' "/proc/$agent_pid/status"; }
+# USS (Private_Clean + Private_Dirty) and PSS, in kB.
+uss() { awk '$1 ~ /^Private_(Clean|Dirty):$/ { s += $2 } END { print s }' "/proc/$agent_pid/smaps_rollup"; }
+pss() { awk '$1 == "Pss:" { print $2 }' "/proc/$agent_pid/smaps_rollup"; }
 cpu_ns() { awk '{ print $1 }' "/proc/$agent_pid/schedstat"; }
 
 idle() {
   echo "== dormant-agent idle: heartbeats every 1 s for 60 s (sampled every second)"
   start_agent 1
-  local rss=0 anon=0 threads=0 fds=0 value
+  local rss=0 anon=0 uss_kb=0 pss_kb=0 threads=0 fds=0 value
   local cpu_before heartbeats_before
   cpu_before=$(cpu_ns)
   local started=$SECONDS
@@ -67,13 +71,17 @@ idle() {
     sleep 1
     value=$(field VmRSS) && ((value > rss)) && rss=$value
     value=$(field RssAnon) && ((value > anon)) && anon=$value
+    value=$(uss) && ((value > uss_kb)) && uss_kb=$value
+    value=$(pss) && ((value > pss_kb)) && pss_kb=$value
     value=$(field Threads) && ((value > threads)) && threads=$value
     value=$(ls "/proc/$agent_pid/fd" | wc -l) && ((value > fds)) && fds=$value
   done
   local cpu_used=$(($(cpu_ns) - cpu_before))
   local elapsed=$((SECONDS - started))
-  printf "peak VmRSS %.1f MB, peak RssAnon %.2f MB, at most %d threads, at most %d fds\n" \
-    "$(calc "$rss / 1024")" "$(calc "$anon / 1024")" "$threads" "$fds"
+  printf "peak USS %.2f MB, peak RssAnon %.2f MB, peak PSS %.2f MB (VmRSS %.1f MB, reported only)\n" \
+    "$(calc "$uss_kb / 1024")" "$(calc "$anon / 1024")" "$(calc "$pss_kb / 1024")" \
+    "$(calc "$rss / 1024")"
+  printf "at most %d threads, at most %d fds\n" "$threads" "$fds"
   printf "CPU: %.1f ms in %d s = %.3f%% of one core\n" "$(calc "$cpu_used / 1000000")" \
     "$elapsed" "$(calc "$cpu_used / ($elapsed * 10000000)")"
   rss_by_mapping
