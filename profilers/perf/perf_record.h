@@ -45,9 +45,6 @@ class PerfRecord {
 
  private:
   PerfRecord(PerfRecordOptions options, std::unique_ptr<Subprocess> process);
-  std::filesystem::path output_path() const {
-    return options_.directory / (options_.name + ".data");
-  }
   std::filesystem::path log_path() const { return options_.directory / (options_.name + ".log"); }
   std::vector<std::filesystem::path> rotated_files() const;
 

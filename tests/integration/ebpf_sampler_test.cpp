@@ -14,7 +14,7 @@
 #include "workload.h"
 
 #include "common/atomic_file.h"
-#include "common/kernel_release.h"
+#include "tests/support/kernel_release.h"
 #include "common/procfs.h"
 #include "common/subprocess.h"
 #include "profilers/ebpf/cpu_sampler.h"

@@ -1,4 +1,4 @@
-#include "common/kernel_release.h"
+#include "tests/support/kernel_release.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,5 @@
-// The running kernel's version, for features that depend on it: "6.1.0-18-amd64" is 6.1.
+// The running kernel's version, for tests whose expectations depend on it:
+// "6.1.0-18-amd64" is 6.1.
 #pragma once
 
 #include <compare>
