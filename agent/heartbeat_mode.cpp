@@ -219,18 +219,13 @@ class HeartbeatAgent {
   // completion and profiles have closed, if the agent is still idle then.
   void on_idle() {
     if (!audit_.has_baseline()) return take_baseline();  // which trims first
-    ::malloc_trim(0);
-    auto report = audit_.audit(/*with_memory=*/false);
-    if (!report) {
-      spdlog::warn("teardown audit failed: {}", report.error().message());
-      return;
-    }
+    const AuditReport* report = audit(/*with_memory=*/false);
+    if (report == nullptr) return;
     if (report->clean()) {
       spdlog::info("back to idle: {} threads, {} fds, {} children, {} BPF objects",
                    report->now.threads, report->now.fds, report->now.children,
                    report->now.bpf_objects);
     }
-    last_audit_ = std::move(*report);
     memory_audit_due_ = true;
     audit_memory_when_quiet();
   }
@@ -244,18 +239,24 @@ class HeartbeatAgent {
     auto usage = procfs::resource_usage(0, /*with_children=*/false);
     if (usage && IdleFootprint::of(*usage).sockets > audit_.baseline().sockets) return;
     memory_audit_due_ = false;
-    ::malloc_trim(0);
-    auto report = audit_.audit(/*with_memory=*/true);
-    if (!report) {
-      spdlog::warn("teardown audit failed: {}", report.error().message());
-      return;
-    }
-    if (report->clean()) {
+    const AuditReport* report = audit(/*with_memory=*/true);
+    if (report != nullptr && report->clean()) {
       spdlog::info("idle memory as at the baseline: USS {} kB, RssAnon {} kB, PSS {} kB, RSS {} kB",
                    report->now.uss_kb, report->now.rss_anon_kb, report->now.pss_kb,
                    report->now.rss_kb);
     }
+  }
+
+  // Trims the heap and audits; the report is kept for agent_health. Null when none could be made.
+  const AuditReport* audit(bool with_memory) {
+    ::malloc_trim(0);
+    auto report = audit_.audit(with_memory);
+    if (!report) {
+      spdlog::warn("teardown audit failed: {}", report.error().message());
+      return nullptr;
+    }
     last_audit_ = std::move(*report);
+    return &*last_audit_;
   }
 
   void wait_for_signal() {
