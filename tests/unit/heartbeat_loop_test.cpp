@@ -6,42 +6,15 @@
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
-#include <boost/asio/post.hpp>
+#include "tests/unit/scripted_client.h"
 
 namespace dormant::heartbeat {
 namespace {
 
 using namespace std::chrono_literals;
 
-// A transport that answers from a script, on the io_context as the real one does.
-class ScriptedClient : public HttpsClient {
- public:
-  explicit ScriptedClient(boost::asio::io_context& io) : io_(io) {}
-
-  using HttpsClient::post;
-  void post(Post request, Callback done) override {
-    paths.push_back(request.path);
-    bodies.push_back(std::move(request.body));
-    Result<HttpReply> next =
-        script.empty() ? Result<HttpReply>(HttpReply{200, kNoCommand}) : std::move(script.front());
-    if (!script.empty()) script.pop_front();
-    boost::asio::post(
-        io_, [done = std::move(done), next = std::move(next)]() mutable { done(std::move(next)); });
-  }
-  void cancel() override { ++cancels; }
-  void on_idle_close(std::function<void()>) override {}
-
-  static constexpr const char* kNoCommand =
-      R"({"success":true,"message":"Heartbeat received. No profiling commands.","command_id":null,"profiling_command":null})";
-
-  std::deque<Result<HttpReply>> script;
-  std::vector<std::string> paths;
-  std::vector<std::string> bodies;
-  int cancels = 0;
-
- private:
-  boost::asio::io_context& io_;
-};
+constexpr const char* kNoCommand =
+    R"({"success":true,"message":"Heartbeat received. No profiling commands.","command_id":null,"profiling_command":null})";
 
 class HeartbeatLoopTest : public ::testing::Test {
  protected:
@@ -51,7 +24,7 @@ class HeartbeatLoopTest : public ::testing::Test {
     auto logger = std::make_shared<spdlog::logger>("test", log_);
     logger->set_level(spdlog::level::debug);
     spdlog::set_default_logger(logger);
-    client_ = std::make_shared<ScriptedClient>(io_);
+    client_ = std::make_shared<ScriptedClient>(io_, HttpReply{200, kNoCommand});
     RetryPolicy policy;
     policy.interval = 5ms;
     policy.max_backoff = 20ms;
