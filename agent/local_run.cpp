@@ -6,7 +6,8 @@
 
 #include "agent/command_settings.h"
 #include "agent/module_loader.h"
-#include "agent/snapshot_output.h"
+#include "agent/profile_facts.h"
+#include "agent/snapshot_loop.h"
 #include "common/deadline.h"
 #include "common/exit_status.h"
 #include "common/host_info.h"

@@ -6,7 +6,8 @@
 #include <boost/asio/post.hpp>
 
 #include "agent/command_settings.h"
-#include "agent/snapshot_output.h"
+#include "agent/profile_facts.h"
+#include "agent/snapshot_loop.h"
 
 namespace dormant::agent {
 

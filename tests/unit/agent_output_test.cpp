@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "agent/profile_spool.h"
-#include "agent/snapshot_output.h"
+#include "agent/upload_body.h"
 #include "common/gzip.h"
 #include "heartbeat/protocol.h"
 #include "module/stack_snapshot.h"

@@ -1,4 +1,4 @@
-#include "agent/outbox.h"
+#include "agent/delivery_senders.h"
 
 #include <spdlog/spdlog.h>
 
