@@ -163,7 +163,6 @@ class HeartbeatAgent {
       environment.profile_spooled = [this] {
         if (uploads_) uploads_->kick();
       };
-      environment.stop_deadline = config_.profiler_stop_deadline();
       return Session::launch(io_, std::move(spec), std::move(environment), std::move(events));
     };
     hooks.complete = [this](const heartbeat::CommandCompletion&) {

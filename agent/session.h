@@ -64,7 +64,6 @@ struct SessionEnvironment {
   HostInfo host;
   ProfileSpool* spool = nullptr;  // null without -u
   std::function<void()> profile_spooled;
-  std::chrono::milliseconds stop_deadline{10'000};  // per profiler's stop()
 };
 
 class Session final : public SessionControl {

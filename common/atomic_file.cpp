@@ -30,7 +30,10 @@ Result<void> write_file_atomically(const std::filesystem::path& path, std::strin
                                    mode_t mode) {
   std::filesystem::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
-  std::string temp = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
+  std::string name = ".";  // appended to: g++ 12 warns (-Wrestrict) of "." + string&&
+  name += path.filename().string();
+  name += ".tmp.XXXXXX";
+  std::string temp = (dir / name).string();
   UniqueFd fd(::mkostemp(temp.data(), O_CLOEXEC));
   if (!fd) return Error::from_errno("mkostemp(" + temp + ")");
 

@@ -62,7 +62,12 @@ class RedactingSink final : public spdlog::sinks::base_sink<std::mutex> {
       std::lock_guard lock(secrets_mutex);
       line = redact(std::string_view(formatted.data(), formatted.size()), secrets());
     }
-    if (journal_) line.insert(0, "<" + std::to_string(syslog_priority(msg.level)) + ">");
+    if (journal_) {
+      std::string priority = "<";  // appended to: g++ 12 warns (-Wrestrict) of "<" + string&&
+      priority += std::to_string(syslog_priority(msg.level));
+      priority += '>';
+      line.insert(0, priority);
+    }
     std::fwrite(line.data(), 1, line.size(), out_);
   }
 

@@ -26,7 +26,7 @@ Result<void> read_stack_line(std::string_view line, size_t line_number, StackTab
   uint64_t count = 0;
   auto [end, ec] = std::from_chars(count_text.data(), count_text.data() + count_text.size(), count);
   if (ec != std::errc() || end != count_text.data() + count_text.size() || count == 0) {
-    return line_error(line_number, "'" + std::string(count_text) + "' is not a sample count");
+    return line_error(line_number, std::string("'").append(count_text) + "' is not a sample count");
   }
   fields.clear();
   std::string_view stack = line.substr(0, space);
@@ -42,7 +42,7 @@ Result<void> read_stack_line(std::string_view line, size_t line_number, StackTab
   const std::string_view index = fields[0];
   if (index.empty() || !std::all_of(index.begin(), index.end(), ::isdigit)) {
     return line_error(line_number,
-                      "'" + std::string(index) + "' is not an application-metadata index");
+                      std::string("'").append(index) + "' is not an application-metadata index");
   }
   stacks.add(fields[1], fields[2], std::span(fields).subspan(3), count);
   return ok();

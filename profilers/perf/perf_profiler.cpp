@@ -17,7 +17,10 @@ constexpr std::chrono::milliseconds kStopGrace{2000};
 
 std::string join(const std::vector<int>& values) {
   std::string text;
-  for (int value : values) text += (text.empty() ? "" : ",") + std::to_string(value);
+  for (int value : values) {
+    if (!text.empty()) text += ',';
+    text += std::to_string(value);
+  }
   return text;
 }
 
