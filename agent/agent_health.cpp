@@ -29,7 +29,10 @@ nlohmann::json agent_health(const HealthInputs& in) {
                            {"running_commands", in.supervisor.running_commands()}};
   // Children are counted by the baseline and the audits only: a count reads every process's
   // stat, most of an idle heartbeat's cost.
-  if (auto usage = procfs::resource_usage(0, /*with_children=*/false); usage) {
+  if (auto usage = procfs::resource_usage(0, /*with_children=*/false, /*with_rollup=*/false);
+      usage) {
+    usage->memory.uss_kb = in.rollup.uss_kb;
+    usage->memory.pss_kb = in.rollup.pss_kb;
     health["now"] = IdleFootprint::of(*usage).to_json();
     health["now"].erase("children");
   }

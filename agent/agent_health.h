@@ -10,6 +10,7 @@
 #include "agent/profile_spool.h"
 #include "agent/resource_audit.h"
 #include "agent/supervisor.h"
+#include "common/procfs.h"
 #include "heartbeat/heartbeat_loop.h"
 #include "heartbeat/retrying_sender.h"
 
@@ -23,6 +24,8 @@ struct HealthInputs {
   const heartbeat::HeartbeatLoop& heartbeats;
   const heartbeat::RetryingSender& completions;
   const heartbeat::RetryingSender* uploads;  // null without -u
+  // USS and PSS as last read (at most once a minute: reading them costs ten times the rest).
+  const procfs::MemoryUsage& rollup;
 };
 
 nlohmann::json agent_health(const HealthInputs& inputs);

@@ -37,6 +37,8 @@ using namespace std::chrono_literals;
 constexpr auto kDrainTime = 10s;
 // The agent's connections to the server: heartbeats, completions, uploads.
 constexpr size_t kServerConnections = 3;
+// How often agent_health's USS and PSS are read again.
+constexpr auto kRollupEvery = 60s;
 // How long the connections for completions and uploads stay open after their last request.
 constexpr auto kKeepIdleBetweenBursts = 5s;
 // Sockets open at idle that are not connections: the host lock.
@@ -184,8 +186,13 @@ class HeartbeatAgent {
     request.perf_supported_events = perf_events_;
     request.agent_version = DORMANT_VERSION;
     request.run_mode = "standalone_executable";
-    HealthInputs inputs{supervisor_,  audit_,        last_audit_,   spool_.get(),
-                        *heartbeats_, *completions_, uploads_.get()};
+    if (rollup_at_ == SteadyClock::time_point() ||
+        SteadyClock::now() - rollup_at_ >= kRollupEvery) {
+      if (auto memory = procfs::memory_usage(); memory) rollup_ = *memory;
+      rollup_at_ = SteadyClock::now();
+    }
+    HealthInputs inputs{supervisor_,  audit_,        last_audit_,    spool_.get(),
+                        *heartbeats_, *completions_, uploads_.get(), rollup_};
     request.agent_health = agent_health(inputs);
     return request;
   }
@@ -235,7 +242,7 @@ class HeartbeatAgent {
       memory_audit_due_ = false;  // a session started: the next teardown audits again
       return;
     }
-    auto usage = procfs::resource_usage(0, /*with_children=*/false);
+    auto usage = procfs::resource_usage(0, /*with_children=*/false, /*with_rollup=*/false);
     if (usage && IdleFootprint::of(*usage).sockets > audit_.baseline().sockets) return;
     memory_audit_due_ = false;
     const AuditReport* report = audit(/*with_memory=*/true);
@@ -322,6 +329,8 @@ class HeartbeatAgent {
   ResourceAudit audit_;
   std::optional<AuditReport> last_audit_;
   bool memory_audit_due_ = false;
+  procfs::MemoryUsage rollup_;  // for agent_health's USS and PSS
+  SteadyClock::time_point rollup_at_;
   std::shared_ptr<heartbeat::HeartbeatLoop> heartbeats_;
   std::shared_ptr<heartbeat::RetryingSender> completions_;
   std::shared_ptr<heartbeat::RetryingSender> uploads_;

@@ -74,7 +74,7 @@ Result<int> thread_count(pid_t pid) {
   return static_cast<int>(tasks->size());
 }
 
-Result<MemoryUsage> memory_usage(pid_t pid) {
+Result<MemoryUsage> memory_usage(pid_t pid, bool with_rollup) {
   auto status = read_file(proc_dir(pid) + "/status");
   if (!status) return status.error();
   MemoryUsage usage;
@@ -82,6 +82,7 @@ Result<MemoryUsage> memory_usage(pid_t pid) {
   usage.rss_anon_kb = status_kb(*status, "RssAnon:");
   usage.rss_file_kb = status_kb(*status, "RssFile:");
   usage.peak_rss_kb = status_kb(*status, "VmHWM:");
+  if (!with_rollup) return usage;
   auto rollup = read_file(proc_dir(pid) + "/smaps_rollup");
   if (!rollup) return rollup.error();
   usage.uss_kb = status_kb(*rollup, "\nPrivate_Clean:") + status_kb(*rollup, "\nPrivate_Dirty:");
@@ -150,7 +151,7 @@ Result<std::vector<pid_t>> children(pid_t pid) {
   return found;
 }
 
-Result<ResourceUsage> resource_usage(pid_t pid, bool with_children) {
+Result<ResourceUsage> resource_usage(pid_t pid, bool with_children, bool with_rollup) {
   ResourceUsage usage;
   auto fds = open_fds(pid);
   if (!fds) return fds.error();
@@ -163,7 +164,7 @@ Result<ResourceUsage> resource_usage(pid_t pid, bool with_children) {
   auto threads = thread_count(pid);
   if (!threads) return threads.error();
   usage.threads = *threads;
-  auto memory = memory_usage(pid);
+  auto memory = memory_usage(pid, with_rollup);
   if (!memory) return memory.error();
   usage.memory = *memory;
   return usage;
