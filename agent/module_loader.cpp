@@ -4,6 +4,8 @@
 
 #include <dlfcn.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace dormant::agent {
 namespace {
@@ -18,6 +20,14 @@ std::string loader_error(const char* what, const std::filesystem::path& path) {
 }  // namespace
 
 Result<std::shared_ptr<LoadedModule>> LoadedModule::load(const std::filesystem::path& path) {
+  // The agent runs as root: code it loads must be no one else's to change.
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0 &&
+      ((status.st_mode & (S_IWGRP | S_IWOTH)) != 0 ||
+       (status.st_uid != 0 && status.st_uid != ::geteuid()))) {
+    return Error(ErrorKind::kSystem, "cannot load the profiler module " + path.string() +
+                                         ": another user or group may change it");
+  }
   // RTLD_LOCAL: the module's symbols never resolve anything else's.
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) return Error(ErrorKind::kSystem, loader_error("dlopen failed", path));

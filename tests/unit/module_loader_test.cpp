@@ -4,8 +4,10 @@
 #include "agent/module_loader.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "common/procfs.h"
 
@@ -75,6 +77,22 @@ TEST(ModuleLoader, AModuleFromAnotherBuildIsRefusedAndUnloaded) {
   EXPECT_NE(loaded.error().message().find("from another build"), std::string::npos)
       << loaded.error().message();
   EXPECT_FALSE(mapped("foreign_module"));
+}
+
+TEST(ModuleLoader, AModuleOthersMayChangeIsRefusedBeforeItIsLoaded) {
+  namespace fs = std::filesystem;
+  fs::path copy = fs::temp_directory_path() / ("dormant-module-" + std::to_string(::getpid()));
+  fs::copy_file(PROFILER_MODULE, copy, fs::copy_options::overwrite_existing);
+  fs::permissions(copy, fs::perms::owner_all | fs::perms::group_all | fs::perms::others_all);
+  auto loaded = LoadedModule::load(copy);
+  EXPECT_FALSE(loaded.ok());
+  if (!loaded.ok()) {
+    EXPECT_NE(loaded.error().message().find("another user or group may change it"),
+              std::string::npos)
+        << loaded.error().message();
+  }
+  EXPECT_FALSE(mapped(copy.filename().string()));
+  fs::remove(copy);
 }
 
 TEST(ModuleLoader, AFileThatIsNoLibraryIsRefused) {
