@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/support/kernel_release.h"
 #include "workload.h"
 
 #include "common/atomic_file.h"
-#include "tests/support/kernel_release.h"
 #include "common/procfs.h"
 #include "common/subprocess.h"
 #include "profilers/ebpf/cpu_sampler.h"
