@@ -242,8 +242,7 @@ class HeartbeatAgent {
       memory_audit_due_ = false;  // a session started: the next teardown audits again
       return;
     }
-    auto usage = procfs::resource_usage(0, /*with_children=*/false, /*with_rollup=*/false);
-    if (usage && IdleFootprint::of(*usage).sockets > audit_.baseline().sockets) return;
+    if (auto busy = audit_.connections_above_baseline(); busy && *busy) return;
     memory_audit_due_ = false;
     const AuditReport* report = audit(/*with_memory=*/true);
     if (report != nullptr && report->clean()) {

@@ -20,6 +20,22 @@ std::vector<std::string> fd_targets(const procfs::ResourceUsage& usage) {
   return targets;
 }
 
+// What `now` holds that `baseline` does not; both sorted.
+std::vector<std::string> not_at_baseline(const std::vector<std::string>& now,
+                                         const std::vector<std::string>& baseline) {
+  std::vector<std::string> extra;
+  std::set_difference(now.begin(), now.end(), baseline.begin(), baseline.end(),
+                      std::back_inserter(extra));
+  return extra;
+}
+
+// The first few, joined for a log line.
+std::string first_few(const std::vector<std::string>& items) {
+  std::string listed;
+  for (size_t i = 0; i < items.size() && i < 8; ++i) listed += (i ? ", " : "") + items[i];
+  return listed;
+}
+
 }  // namespace
 
 IdleFootprint IdleFootprint::of(const procfs::ResourceUsage& usage) {
@@ -66,6 +82,14 @@ Result<void> ResourceAudit::take_baseline() {
   return {};
 }
 
+Result<bool> ResourceAudit::connections_above_baseline() const {
+  auto fds = procfs::open_fds();
+  if (!fds) return std::move(fds).take_error();
+  size_t sockets = std::count_if(fds->begin(), fds->end(),
+                                 [](const procfs::OpenFd& fd) { return is_socket(fd.target); });
+  return sockets > baseline_.sockets;
+}
+
 Result<AuditReport> ResourceAudit::audit(bool with_memory) const {
   auto usage = procfs::resource_usage();
   if (!usage) return std::move(usage).take_error();
@@ -73,12 +97,7 @@ Result<AuditReport> ResourceAudit::audit(bool with_memory) const {
   report.memory_compared = kMemoryAudited && with_memory;
   report.now = IdleFootprint::of(*usage);
   if (report.now.fds > baseline_.fds) {
-    std::vector<std::string> extra;
-    auto now = fd_targets(*usage);
-    std::set_difference(now.begin(), now.end(), baseline_fd_targets_.begin(),
-                        baseline_fd_targets_.end(), std::back_inserter(extra));
-    std::string listed;
-    for (size_t i = 0; i < extra.size() && i < 8; ++i) listed += (i ? ", " : "") + extra[i];
+    std::string listed = first_few(not_at_baseline(fd_targets(*usage), baseline_fd_targets_));
     report.excess.push_back(std::to_string(report.now.fds - baseline_.fds) +
                             " open fds more than at idle" + (listed.empty() ? "" : ": " + listed));
   }
@@ -99,16 +118,9 @@ Result<AuditReport> ResourceAudit::audit(bool with_memory) const {
   }
   auto mapped = procfs::mapped_files();
   if (!mapped) return std::move(mapped).take_error();
-  std::vector<std::string> extra_files;
-  std::set_difference(mapped->begin(), mapped->end(), baseline_mapped_files_.begin(),
-                      baseline_mapped_files_.end(), std::back_inserter(extra_files));
-  if (!extra_files.empty()) {
-    std::string listed;
-    for (size_t i = 0; i < extra_files.size() && i < 8; ++i) {
-      listed += (i ? ", " : "") + extra_files[i];
-    }
-    report.excess.push_back(std::to_string(extra_files.size()) +
-                            " files mapped that were not at idle: " + listed);
+  if (auto extra = not_at_baseline(*mapped, baseline_mapped_files_); !extra.empty()) {
+    report.excess.push_back(std::to_string(extra.size()) +
+                            " files mapped that were not at idle: " + first_few(extra));
   }
   auto memory_above = [&](const char* what, uint64_t now, uint64_t idle, uint64_t slack) {
     if (report.memory_compared && now > idle + slack) {

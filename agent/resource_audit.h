@@ -61,6 +61,9 @@ class ResourceAudit {
   bool has_baseline() const { return has_baseline_; }
   const IdleFootprint& baseline() const { return baseline_; }
 
+  // Whether more connections are open now than at the baseline (reads only the fd table).
+  Result<bool> connections_above_baseline() const;
+
   // Compares the process now with the baseline; logs what is above it. Memory is compared only
   // `with_memory` (and in builds without AddressSanitizer): right after a session, the
   // connections that deliver its completion and profiles still hold their TLS buffers.

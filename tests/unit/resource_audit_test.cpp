@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace dormant::agent {
@@ -33,6 +34,18 @@ TEST(ResourceAudit, AnFdLeftOpenIsNamedAndItsClosingCleansTheAudit) {
   ::close(fds[0]);
   ::close(fds[1]);
   EXPECT_EQ(excess_of(audit), "");
+}
+
+TEST(ResourceAudit, ConnectionsAboveTheBaselineAreSeenFromTheFdTable) {
+  ResourceAudit audit(kLimits);
+  ASSERT_TRUE(audit.take_baseline().ok());
+  EXPECT_FALSE(audit.connections_above_baseline().value());
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  EXPECT_TRUE(audit.connections_above_baseline().value());
+  ::close(pair[0]);
+  ::close(pair[1]);
+  EXPECT_FALSE(audit.connections_above_baseline().value());
 }
 
 TEST(ResourceAudit, AThreadStillRunningIsFound) {
