@@ -26,6 +26,9 @@ if(DORMANT_SANITIZE)
   list(JOIN DORMANT_SANITIZE "," dormant_sanitizers)
   add_compile_options(-fsanitize=${dormant_sanitizers} -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${dormant_sanitizers})
+  # Sanitized builds exist to run the tests: -O1, as AddressSanitizer advises, and line tables
+  # only (all its reports need) build in less than half the time of -O2 -g.
+  add_compile_options(-O1 -g1)
 endif()
 
 if(DORMANT_FUZZ)
