@@ -1,6 +1,5 @@
-// `dormant-agent --enable-heartbeat-server`: the idle daemon. One I/O thread polls the control
-// server, hands its commands to the Supervisor, delivers completions and profiles; sessions run
-// on worker threads of their own only while a command asks for them.
+// `dormant-agent --enable-heartbeat-server`: the host lock, the state directory, the journal and
+// the spool, then the idle daemon (AgentDaemon) until a termination signal.
 #pragma once
 
 #include "config/agent_config.h"

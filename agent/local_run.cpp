@@ -4,7 +4,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "agent/command_settings.h"
 #include "agent/module_loader.h"
 #include "agent/profile_facts.h"
 #include "agent/snapshot_loop.h"
@@ -41,14 +40,13 @@ int run_local_profiling(const config::AgentConfig& config) {
     return 1;
   }
   HostInfo host = read_host_info();
-  auto session =
-      (*loaded)->profilers().start_session(session_settings(config), profile_facts(config, host));
+  SessionPlan plan = plan_session(config);
+  auto session = (*loaded)->profilers().start_session(plan.profiling, profile_facts(plan, host));
   if (!session->any_running()) {
     spdlog::warn("no profiler is running: the profiles will hold no samples");
   }
-  SnapshotOutput output(config, host.hostname, nullptr);
-  auto ran = run_snapshot_loop(*session, output, std::chrono::seconds(config.duration_s),
-                               config.continuous, wait_for_signal);
+  SnapshotOutput output(plan, host.hostname, nullptr);
+  auto ran = run_snapshot_loop(*session, output, plan, wait_for_signal);
   if (session->stop().abandoned_a_stop) (*loaded)->keep_loaded();
   return ran.all_delivered ? 0 : 1;
 }

@@ -3,8 +3,6 @@
 #include <chrono>
 #include <fstream>
 
-#include "agent/run_arguments.h"
-
 namespace dormant::agent {
 namespace {
 
@@ -24,14 +22,15 @@ const AgentStart& agent_start() {
   return start;
 }
 
-module::ProfileFacts profile_facts(const config::AgentConfig& config, HostInfo host) {
+module::ProfileFacts profile_facts(const SessionPlan& plan, HostInfo host) {
   module::ProfileFacts facts;
   facts.host = std::move(host);
   facts.agent_version = DORMANT_VERSION;
   facts.spawn_time = agent_start().time;
   facts.spawn_uptime_ms = agent_start().uptime_ms;
-  facts.run_arguments = run_arguments(config);
-  facts.profiling_mode = std::string(config::to_string(config.mode));
+  facts.run_arguments = plan.run_arguments;
+  facts.run_arguments["pids"] = plan.profiling.pids;
+  facts.profiling_mode = plan.profiling_mode;
   return facts;
 }
 

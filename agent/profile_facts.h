@@ -1,11 +1,11 @@
 // What every profile header of a session says of this agent and host: when the agent started, its
-// version, the configuration it runs with.
+// version, the flags it runs with.
 #pragma once
 
 #include <cstdint>
 
+#include "agent/session_plan.h"
 #include "common/host_info.h"
-#include "config/agent_config.h"
 #include "module/api/profiler_module.h"
 
 namespace dormant::agent {
@@ -18,6 +18,6 @@ struct AgentStart {
 // The first call records it; call it early in main().
 const AgentStart& agent_start();
 
-module::ProfileFacts profile_facts(const config::AgentConfig& config, HostInfo host);
+module::ProfileFacts profile_facts(const SessionPlan& plan, HostInfo host);
 
 }  // namespace dormant::agent

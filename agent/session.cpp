@@ -5,7 +5,6 @@
 
 #include <boost/asio/post.hpp>
 
-#include "agent/command_settings.h"
 #include "agent/profile_facts.h"
 #include "agent/snapshot_loop.h"
 
@@ -44,10 +43,12 @@ bool Session::wait_for_stop(std::chrono::steady_clock::time_point until) {
 
 void Session::run() {
   pthread_setname_np(pthread_self(), "session");
-  const config::AgentConfig& config = spec_.config;
-  spdlog::info("session {}: starting ({} s {}, {} Hz, {})", spec_.command_id, config.duration_s,
-               config.continuous ? "snapshots until stopped" : "one-shot", config.frequency_hz,
-               config.pids.empty() ? "whole host" : std::to_string(config.pids.size()) + " pids");
+  const SessionPlan& plan = spec_.plan;
+  spdlog::info(
+      "session {}: starting ({} s {}, {} Hz, {})", spec_.command_id, plan.snapshot_every.count(),
+      plan.continuous ? "snapshots until stopped" : "one-shot", plan.profiling.frequency_hz,
+      plan.profiles_the_whole_host() ? "whole host"
+                                     : std::to_string(plan.profiling.pids.size()) + " pids");
   SessionStarted started;
   SessionEnded ended;
   auto loaded = environment_.modules->acquire();
@@ -59,21 +60,20 @@ void Session::run() {
     return;
   }
   module_ = std::move(*loaded);
-  auto session = module_->profilers().start_session(session_settings(config),
-                                                    profile_facts(config, environment_.host));
+  auto session =
+      module_->profilers().start_session(plan.profiling, profile_facts(plan, environment_.host));
   started.profilers = session->outcomes();
   started.any_running = session->any_running();
   started.perf_supported_events = module_->profilers().perf_supported_events();
   boost::asio::post(io_, [events = events_, started] { events.started(started); });
 
   try {
-    SnapshotOutput output(config, environment_.host.hostname, environment_.spool,
+    SnapshotOutput output(plan, environment_.host.hostname, environment_.spool,
                           environment_.profile_spooled);
     if (started.any_running) {
-      ended.snapshots =
-          run_snapshot_loop(*session, output, std::chrono::seconds(config.duration_s),
-                            config.continuous, [this](auto until) { return wait_for_stop(until); })
-              .snapshots;
+      ended.snapshots = run_snapshot_loop(*session, output, plan, [this](auto until) {
+                          return wait_for_stop(until);
+                        }).snapshots;
     }
   } catch (const std::exception& thrown) {
     // Whatever went wrong, the profilers are still torn down and the supervisor told.

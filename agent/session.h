@@ -18,15 +18,15 @@
 
 #include "agent/module_loader.h"
 #include "agent/profile_spool.h"
+#include "agent/session_plan.h"
 #include "common/host_info.h"
-#include "config/agent_config.h"
 #include "module/api/profiler_module.h"
 
 namespace dormant::agent {
 
 struct SessionSpec {
   std::string command_id;
-  config::AgentConfig config;  // the command's settings over the agent's flags
+  SessionPlan plan;
 };
 
 using module::ProfilerOutcome;

@@ -5,14 +5,14 @@
 namespace dormant::agent {
 
 SnapshotLoopResult run_snapshot_loop(
-    module::ProfilingSession& session, SnapshotOutput& output, std::chrono::seconds duration,
-    bool continuous, const std::function<bool(SteadyClock::time_point until)>& stop_requested) {
+    module::ProfilingSession& session, SnapshotOutput& output, const SessionPlan& plan,
+    const std::function<bool(SteadyClock::time_point until)>& stop_requested) {
   SnapshotLoopResult result;
   bool stopping = stop_requested(SteadyClock::now());
   while (!stopping) {
     auto begin = std::chrono::system_clock::now();
     HostUsageMeter usage;
-    stopping = stop_requested(SteadyClock::now() + duration) || !continuous;
+    stopping = stop_requested(SteadyClock::now() + plan.snapshot_every) || !plan.continuous;
     module::SnapshotTimes times;
     times.cpu_avg = usage.cpu_percent();
     times.mem_avg = HostUsageMeter::memory_percent();

@@ -7,13 +7,13 @@
 
 namespace dormant::agent {
 
-SnapshotOutput::SnapshotOutput(const config::AgentConfig& config, std::string hostname,
-                               ProfileSpool* spool, std::function<void()> spooled)
+SnapshotOutput::SnapshotOutput(const SessionPlan& plan, std::string hostname, ProfileSpool* spool,
+                               std::function<void()> spooled)
     : hostname_(std::move(hostname)),
-      flamegraph_(config.flamegraph),
+      flamegraph_(plan.flamegraph),
       spool_(spool),
       spooled_(std::move(spooled)) {
-  if (!config.output_dir.empty()) local_.emplace(config.output_dir, config.rotating_output);
+  if (!plan.output_dir.empty()) local_.emplace(plan.output_dir, plan.rotating_output);
 }
 
 bool SnapshotOutput::write(const module::Snapshot& snapshot,

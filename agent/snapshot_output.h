@@ -8,7 +8,7 @@
 
 #include "agent/local_output.h"
 #include "agent/profile_spool.h"
-#include "config/agent_config.h"
+#include "agent/session_plan.h"
 #include "module/api/profiler_module.h"
 
 namespace dormant::agent {
@@ -16,7 +16,7 @@ namespace dormant::agent {
 class SnapshotOutput {
  public:
   // `spool` is null without -u; `spooled` runs after each profile put in it.
-  SnapshotOutput(const config::AgentConfig& config, std::string hostname, ProfileSpool* spool,
+  SnapshotOutput(const SessionPlan& plan, std::string hostname, ProfileSpool* spool,
                  std::function<void()> spooled = {});
 
   // Writes one profile of the samples collected from `start` to `times.end`. Failures are

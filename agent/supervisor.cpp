@@ -11,12 +11,6 @@ namespace {
 
 constexpr size_t kMaxQueuedOneShots = 10;
 
-// Whether a session with these settings runs the CPU system profiler (ebpf or perf): the
-// profiler type two sessions cannot share.
-bool uses_system_profiler(const config::AgentConfig& config) {
-  return config::cpu_profilers(config) != config::CpuProfilers::kNone;
-}
-
 std::string join_pids(const std::vector<int>& pids) {
   std::string text;
   for (int pid : pids) text += (text.empty() ? "" : ", ") + std::to_string(pid);
@@ -32,6 +26,18 @@ std::string why_nothing_runs(const SessionStarted& started) {
   return reasons.empty() ? "the command enables no profiler this agent has" : reasons;
 }
 
+// The pids `spec` keeps once `stopped` are taken out of it; nullopt when it profiles none of
+// them (the whole host included).
+std::optional<std::vector<int>> pids_left(const SessionSpec& spec,
+                                          const std::vector<int>& stopped) {
+  std::vector<int> left = spec.plan.profiling.pids;
+  std::erase_if(left, [&](int pid) {
+    return std::find(stopped.begin(), stopped.end(), pid) != stopped.end();
+  });
+  if (left.size() == spec.plan.profiling.pids.size()) return std::nullopt;
+  return left;
+}
+
 }  // namespace
 
 Supervisor::Supervisor(config::AgentConfig agent, std::string hostname, CommandJournal& journal,
@@ -43,11 +49,13 @@ Supervisor::Supervisor(config::AgentConfig agent, std::string hostname, CommandJ
 
 Supervisor::~Supervisor() = default;
 
+bool Supervisor::Active::stopping() const { return !std::holds_alternative<RunningState>(state); }
+
 Supervisor::State Supervisor::state() const {
   bool any = false;
   for (const auto& slot : slots_) {
     if (!slot) continue;
-    if (slot->stopping) return State::kStopping;
+    if (slot->stopping()) return State::kStopping;
     any = true;
   }
   return any || paused_continuous_ || !queued_one_shots_.empty() ? State::kRunning : State::kIdle;
@@ -56,7 +64,7 @@ Supervisor::State Supervisor::state() const {
 std::vector<std::string> Supervisor::running_commands() const {
   std::vector<std::string> ids;
   for (const auto& slot : slots_) {
-    if (slot && !slot->stopping) ids.push_back(slot->command.spec.command_id);
+    if (slot && !slot->stopping()) ids.push_back(slot->command.spec.command_id);
   }
   return ids;
 }
@@ -85,142 +93,139 @@ void Supervisor::on_command(const std::string& command_id,
     return complete(command_id, received, "not run: target_hostnames does not name " + hostname_);
   }
   spdlog::info("command {}: {}", command_id, command.combined_config.dump());
-  if (parsed->command_type == heartbeat::CommandType::kStop) {
-    stop(command_id, received, *parsed);
-  } else {
+  if (parsed->command_type == heartbeat::CommandType::kStart) {
     start(command_id, received, *parsed);
+  } else if (parsed->stop_level == heartbeat::StopLevel::kProcess && !parsed->pids.empty()) {
+    stop_processes(command_id, received, parsed->pids);
+  } else {
+    stop_host(command_id, received);
   }
 }
 
 void Supervisor::start(const std::string& command_id, Clock::time_point received,
                        const heartbeat::CommandConfig& command) {
-  auto settings = settings_for(agent_, command);
-  if (!settings) {
-    spdlog::error("command {} refused: {}", command_id, settings.error().message());
-    return complete(command_id, received, settings.error().message());
+  auto plan = plan_for_command(agent_, command);
+  if (!plan) {
+    spdlog::error("command {} refused: {}", command_id, plan.error().message());
+    return complete(command_id, received, plan.error().message());
   }
-  Waiting waiting{SessionSpec{command_id, std::move(*settings)}, received, true};
-  if (command.continuous) {
-    if (auto& running = slots_[kContinuous]) {
-      if (running->replacement) cancel(*running->replacement, "replaced by " + command_id);
-      running->replacement = std::move(waiting);
-      running->pause = false;
-      if (!running->stopping) {
-        spdlog::info("command {} replaces the continuous session of {}", command_id,
-                     running->command.spec.command_id);
-        running->stopping = true;
-        running->session->request_stop();
-      }
-      return;
+  Waiting waiting{SessionSpec{command_id, std::move(*plan)}, received, true};
+  if (!waiting.spec.plan.continuous) {
+    if (queued_one_shots_.size() >= kMaxQueuedOneShots) {
+      return complete(
+          command_id, received,
+          "too many one-shot commands wait already (" + std::to_string(kMaxQueuedOneShots) + ")");
     }
-    if (paused_continuous_) {
-      cancel(*paused_continuous_, "replaced by " + command_id);
-      journal_.remove_session(paused_continuous_->spec.command_id);
-      paused_continuous_.reset();
-    }
-    bool one_shot_overlaps = slots_[kOneShot] &&
-                             uses_system_profiler(slots_[kOneShot]->command.spec.config) &&
-                             uses_system_profiler(waiting.spec.config);
-    if (one_shot_overlaps || !queued_one_shots_.empty()) {
-      spdlog::info("command {} waits for the one-shot session to end", command_id);
-      paused_continuous_ = std::move(waiting);
-      return;
-    }
-    return launch(kContinuous, std::move(waiting));
+    queued_one_shots_.push_back(std::move(waiting));
+    return schedule();
   }
-  if (queued_one_shots_.size() >= kMaxQueuedOneShots) {
-    return complete(
-        command_id, received,
-        "too many one-shot commands wait already (" + std::to_string(kMaxQueuedOneShots) + ")");
+  if (slots_[kContinuous]) {
+    spdlog::info("command {} replaces the continuous session of {}", command_id,
+                 slots_[kContinuous]->command.spec.command_id);
+    return stop_slot(kContinuous, StoppingThenReplacement{std::move(waiting)},
+                     "replaced by " + command_id);
   }
-  queued_one_shots_.push_back(std::move(waiting));
-  schedule();
-}
-
-void Supervisor::stop(const std::string& command_id, Clock::time_point received,
-                      const heartbeat::CommandConfig& command) {
-  bool by_process = command.stop_level == heartbeat::StopLevel::kProcess && !command.pids.empty();
-  auto without_stopped = [&](std::vector<int> pids) {
-    std::erase_if(pids, [&](int pid) {
-      return std::find(command.pids.begin(), command.pids.end(), pid) != command.pids.end();
-    });
-    return pids;
-  };
-  auto touched = [&](const SessionSpec& spec) {
-    return !by_process || without_stopped(spec.config.pids) != spec.config.pids;
-  };
-
-  // What has not started yet.
-  for (auto it = queued_one_shots_.begin(); it != queued_one_shots_.end();) {
-    auto left = by_process ? without_stopped(it->spec.config.pids) : std::vector<int>();
-    if (!touched(it->spec) || !left.empty()) {
-      if (touched(it->spec)) it->spec.config.pids = std::move(left);
-      ++it;
-      continue;
-    }
-    cancel(*it, "stopped by " + command_id + " before it started");
-    it = queued_one_shots_.erase(it);
-  }
-  if (paused_continuous_ && touched(paused_continuous_->spec)) {
-    auto left =
-        by_process ? without_stopped(paused_continuous_->spec.config.pids) : std::vector<int>();
-    if (!left.empty()) {
-      paused_continuous_->spec.config.pids = std::move(left);
-    } else {
-      cancel(*paused_continuous_, "stopped by " + command_id);
-      journal_.remove_session(paused_continuous_->spec.command_id);
-      paused_continuous_.reset();
-    }
-  }
-
-  // What runs.
-  int waiting_for = 0;
-  bool whole_host_left = false;
-  for (Slot slot : {kContinuous, kOneShot}) {
-    auto& active = slots_[slot];
-    if (!active) continue;
-    if (!touched(active->command.spec)) {
-      whole_host_left = whole_host_left || active->command.spec.config.pids.empty();
-      continue;
-    }
-    auto left = by_process ? without_stopped(active->command.spec.config.pids) : std::vector<int>();
-    if (!left.empty()) {
-      Waiting restart = active->command;
-      restart.spec.config.pids = std::move(left);
-      restart.completion_owed = false;
-      if (active->replacement) cancel(*active->replacement, "stopped by " + command_id);
-      active->replacement = std::move(restart);
-    } else {
-      if (active->replacement) {
-        cancel(*active->replacement, "stopped by " + command_id + " before it started");
-        active->replacement.reset();
-      }
-      active->pause = false;
-    }
-    stop_slot(slot, command_id);
-    ++waiting_for;
-  }
-  if (waiting_for > 0) {
-    stops_[command_id] = PendingStop{received, waiting_for};
+  if (paused_continuous_) drop_paused("replaced by " + command_id);
+  if (blocked_by_slot(kOneShot, waiting.spec) || !queued_one_shots_.empty()) {
+    spdlog::info("command {} waits for the one-shot session to end", command_id);
+    paused_continuous_ = std::move(waiting);
     return;
   }
-  if (by_process && whole_host_left) {
-    return complete(command_id, received,
-                    "pids " + join_pids(command.pids) +
-                        " are not profiled on their own: the running session profiles the whole "
-                        "host, and a process-level stop cannot take pids out of it; stop the "
-                        "host instead");
+  launch(kContinuous, std::move(waiting));
+}
+
+void Supervisor::stop_host(const std::string& command_id, Clock::time_point received) {
+  for (auto& queued : queued_one_shots_) {
+    cancel(queued, "stopped by " + command_id + " before it started");
+  }
+  queued_one_shots_.clear();
+  if (paused_continuous_) drop_paused("stopped by " + command_id);
+  int ending = 0;
+  for (Slot slot : kSlots) {
+    if (!slots_[slot]) continue;
+    stop_slot(slot, StoppingThenNothing{}, "stopped by " + command_id + " before it started");
+    slots_[slot]->stop_ids.push_back(command_id);
+    ++ending;
+  }
+  finish_stop(command_id, received, ending);
+}
+
+void Supervisor::stop_processes(const std::string& command_id, Clock::time_point received,
+                                const std::vector<int>& pids) {
+  const std::string before_start = "stopped by " + command_id + " before it started";
+  for (auto it = queued_one_shots_.begin(); it != queued_one_shots_.end();) {
+    auto left = pids_left(it->spec, pids);
+    if (left && left->empty()) {
+      cancel(*it, before_start);
+      it = queued_one_shots_.erase(it);
+      continue;
+    }
+    if (left) it->spec.plan.profiling.pids = std::move(*left);
+    ++it;
+  }
+  if (paused_continuous_) {
+    auto left = pids_left(paused_continuous_->spec, pids);
+    if (left && left->empty()) {
+      drop_paused("stopped by " + command_id);
+    } else if (left) {
+      paused_continuous_->spec.plan.profiling.pids = std::move(*left);
+    }
+  }
+
+  int ending = 0;
+  bool whole_host_left = false;
+  for (Slot slot : kSlots) {
+    auto& active = slots_[slot];
+    if (!active) continue;
+    auto left = pids_left(active->command.spec, pids);
+    if (!left) {
+      whole_host_left = whole_host_left || active->command.spec.plan.profiles_the_whole_host();
+      continue;
+    }
+    if (left->empty()) {
+      stop_slot(slot, StoppingThenNothing{}, before_start);
+    } else {
+      // The same command goes on with the pids left, after a pause if one was under way.
+      Waiting narrowed = active->command;
+      narrowed.spec.plan.profiling.pids = std::move(*left);
+      narrowed.completion_owed = false;
+      if (std::holds_alternative<StoppingThenPause>(active->state)) {
+        stop_slot(slot, StoppingThenPause{std::move(narrowed)}, before_start);
+      } else {
+        stop_slot(slot, StoppingThenReplacement{std::move(narrowed)}, "stopped by " + command_id);
+      }
+    }
+    active->stop_ids.push_back(command_id);
+    ++ending;
+  }
+  if (ending == 0 && whole_host_left) {
+    complete(command_id, received,
+             "pids " + join_pids(pids) +
+                 " are not profiled on their own: the running session profiles the whole host, "
+                 "and a process-level stop cannot take pids out of it; stop the host instead");
+    return schedule();
+  }
+  finish_stop(command_id, received, ending);
+}
+
+void Supervisor::finish_stop(const std::string& command_id, Clock::time_point received,
+                             int sessions) {
+  if (sessions > 0) {
+    stops_[command_id] = PendingStop{received, sessions};
+    return;
   }
   complete(command_id, received, std::nullopt);
   schedule();
 }
 
-void Supervisor::stop_slot(Slot slot, const std::string& stop_id) {
+void Supervisor::stop_slot(Slot slot, SlotState next, const std::string& why) {
   Active& active = *slots_[slot];
-  if (!stop_id.empty()) active.stop_ids.push_back(stop_id);
-  if (active.stopping) return;
-  active.stopping = true;
-  active.session->request_stop();
+  if (auto* replacing = std::get_if<StoppingThenReplacement>(&active.state)) {
+    cancel(replacing->replacement, why);
+  }
+  bool was_running = !active.stopping();
+  active.state = std::move(next);
+  if (was_running) active.session->request_stop();
 }
 
 void Supervisor::launch(Slot slot, Waiting command) {
@@ -268,28 +273,22 @@ void Supervisor::on_ended(Slot slot, uint64_t generation, const SessionEnded& se
     complete(stop_id, pending->second.received, std::nullopt);
     stops_.erase(pending);
   }
-  bool same_command_goes_on =
-      ended.pause || (ended.replacement && ended.replacement->spec.command_id == id);
-  if (!same_command_goes_on) journal_.remove_session(id);
-  if (ended.pause && !shutting_down_) {
-    // What resumes after the one-shot is the command as a process-level stop during the pause
-    // left it, and nothing is launched meanwhile.
-    if (ended.replacement) {
-      paused_continuous_ = std::move(*ended.replacement);
-      ended.replacement.reset();
-    } else {
-      ended.command.completion_owed = false;
-      paused_continuous_ = std::move(ended.command);
-    }
+  if (auto* pause = std::get_if<StoppingThenPause>(&ended.state)) {
+    // Nothing is launched meanwhile; the journal keeps the command, which resumes.
+    paused_continuous_ = std::move(pause->resume);
+  } else if (auto* next = std::get_if<StoppingThenReplacement>(&ended.state)) {
+    if (next->replacement.spec.command_id != id) journal_.remove_session(id);
+    launch(slot, std::move(next->replacement));
+  } else {
+    journal_.remove_session(id);
   }
-  if (ended.replacement && !shutting_down_) launch(slot, std::move(*ended.replacement));
   schedule();
 }
 
-bool Supervisor::overlaps_continuous(const SessionSpec& spec) const {
-  const auto& continuous = slots_[kContinuous];
-  return continuous && uses_system_profiler(continuous->command.spec.config) &&
-         uses_system_profiler(spec.config);
+bool Supervisor::blocked_by_slot(Slot slot, const SessionSpec& spec) const {
+  const auto& active = slots_[slot];
+  return active && active->command.spec.plan.uses_the_system_profiler() &&
+         spec.plan.uses_the_system_profiler();
 }
 
 void Supervisor::schedule() {
@@ -303,32 +302,33 @@ void Supervisor::schedule() {
   }
   if (!slots_[kOneShot] && !queued_one_shots_.empty()) {
     auto& continuous = slots_[kContinuous];
-    if (continuous && continuous->stopping) return;  // the one-shot waits for the teardown
-    if (overlaps_continuous(queued_one_shots_.front().spec)) {
+    if (continuous && continuous->stopping()) return;  // the one-shot waits for the teardown
+    if (blocked_by_slot(kContinuous, queued_one_shots_.front().spec)) {
       spdlog::info("pausing the continuous session of {} for the one-shot command {}",
                    continuous->command.spec.command_id, queued_one_shots_.front().spec.command_id);
-      continuous->pause = true;
-      continuous->stopping = true;
-      continuous->session->request_stop();
+      Waiting resume = continuous->command;
+      resume.completion_owed = false;
+      stop_slot(kContinuous, StoppingThenPause{std::move(resume)}, "");
       return;
     }
     Waiting next = std::move(queued_one_shots_.front());
     queued_one_shots_.pop_front();
     launch(kOneShot, std::move(next));
   }
-  if (!slots_[kContinuous] && paused_continuous_) {
-    bool blocked =
-        (slots_[kOneShot] && uses_system_profiler(slots_[kOneShot]->command.spec.config) &&
-         uses_system_profiler(paused_continuous_->spec.config)) ||
-        !queued_one_shots_.empty();
-    if (!blocked) {
-      spdlog::info("resuming the continuous session of {}", paused_continuous_->spec.command_id);
-      Waiting resumed = std::move(*paused_continuous_);
-      paused_continuous_.reset();
-      launch(kContinuous, std::move(resumed));
-    }
+  if (!slots_[kContinuous] && paused_continuous_ && queued_one_shots_.empty() &&
+      !blocked_by_slot(kOneShot, paused_continuous_->spec)) {
+    spdlog::info("resuming the continuous session of {}", paused_continuous_->spec.command_id);
+    Waiting resumed = std::move(*paused_continuous_);
+    paused_continuous_.reset();
+    launch(kContinuous, std::move(resumed));
   }
   if (nothing_left() && hooks_.idle) hooks_.idle();
+}
+
+void Supervisor::drop_paused(const std::string& why) {
+  cancel(*paused_continuous_, why);
+  journal_.remove_session(paused_continuous_->spec.command_id);
+  paused_continuous_.reset();
 }
 
 void Supervisor::cancel(Waiting& waiting, const std::string& why) {
@@ -360,19 +360,9 @@ void Supervisor::shut_down(std::function<void()> done) {
   shut_down_done_ = std::move(done);
   for (auto& queued : queued_one_shots_) cancel(queued, "the agent is shutting down");
   queued_one_shots_.clear();
-  if (paused_continuous_) {
-    journal_.remove_session(paused_continuous_->spec.command_id);
-    paused_continuous_.reset();
-  }
-  for (Slot slot : {kContinuous, kOneShot}) {
-    auto& active = slots_[slot];
-    if (!active) continue;
-    if (active->replacement) {
-      cancel(*active->replacement, "the agent is shutting down");
-      active->replacement.reset();
-    }
-    active->pause = false;
-    stop_slot(slot, "");
+  if (paused_continuous_) drop_paused("the agent is shutting down");
+  for (Slot slot : kSlots) {
+    if (slots_[slot]) stop_slot(slot, StoppingThenNothing{}, "the agent is shutting down");
   }
   schedule();
 }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "agent/command_journal.h"
@@ -57,6 +58,7 @@ class Supervisor {
 
  private:
   enum Slot { kContinuous = 0, kOneShot = 1 };
+  static constexpr Slot kSlots[] = {kContinuous, kOneShot};
 
   // A start command not running now: queued, paused, or about to replace a session.
   struct Waiting {
@@ -64,14 +66,26 @@ class Supervisor {
     Clock::time_point received;
     bool completion_owed = true;  // false when it ran before (resumed, restarted)
   };
+  // What a slot's session is doing. Once stopping, what follows its end: the slot empties, the
+  // replacement is launched in it, or the continuous command waits, paused, to resume as
+  // `resume` (itself, or narrowed by a process-level stop) after the one-shot.
+  struct RunningState {};
+  struct StoppingThenNothing {};
+  struct StoppingThenReplacement {
+    Waiting replacement;
+  };
+  struct StoppingThenPause {
+    Waiting resume;
+  };
+  using SlotState =
+      std::variant<RunningState, StoppingThenNothing, StoppingThenReplacement, StoppingThenPause>;
   struct Active {
     Waiting command;
     std::unique_ptr<SessionControl> session;
     uint64_t generation = 0;
-    bool stopping = false;
-    std::optional<Waiting> replacement;  // launched in this slot once this session has ended
-    bool pause = false;                  // once ended, waits as the paused continuous command
-    std::vector<std::string> stop_ids;   // stop commands waiting for this session's end
+    SlotState state;
+    std::vector<std::string> stop_ids;  // stop commands waiting for this session's end
+    bool stopping() const;
   };
   struct PendingStop {
     Clock::time_point received;
@@ -80,14 +94,21 @@ class Supervisor {
 
   void start(const std::string& command_id, Clock::time_point received,
              const heartbeat::CommandConfig& command);
-  void stop(const std::string& command_id, Clock::time_point received,
-            const heartbeat::CommandConfig& command);
+  void stop_host(const std::string& command_id, Clock::time_point received);
+  void stop_processes(const std::string& command_id, Clock::time_point received,
+                      const std::vector<int>& pids);
+  // Completes the stop once the `sessions` it ended have ended.
+  void finish_stop(const std::string& command_id, Clock::time_point received, int sessions);
   void launch(Slot slot, Waiting command);
-  void stop_slot(Slot slot, const std::string& stop_id);
+  // Asks the slot's session to stop, then to go on into `next`; a replacement it was to become
+  // is cancelled with `why`.
+  void stop_slot(Slot slot, SlotState next, const std::string& why);
   void on_started(Slot slot, uint64_t generation, const SessionStarted& started);
   void on_ended(Slot slot, uint64_t generation, const SessionEnded& session);
   void schedule();
-  bool overlaps_continuous(const SessionSpec& spec) const;
+  // The one conflict rule: two sessions cannot both run the system profiler.
+  bool blocked_by_slot(Slot slot, const SessionSpec& spec) const;
+  void drop_paused(const std::string& why);
   void cancel(Waiting& waiting, const std::string& why);
   void complete(const std::string& command_id, Clock::time_point received,
                 std::optional<std::string> failure);

@@ -5,7 +5,7 @@
 namespace dormant::agent {
 namespace {
 
-using config::CpuProfilers;
+using module::CpuProfilers;
 
 config::AgentConfig agent_flags() {
   config::AgentConfig agent;
@@ -15,9 +15,9 @@ config::AgentConfig agent_flags() {
 
 CpuProfilers profilers_for(const heartbeat::CommandConfig& command,
                            config::AgentConfig agent = agent_flags()) {
-  auto settings = settings_for(agent, command);
-  EXPECT_TRUE(settings.ok()) << settings.error().message();
-  return settings.ok() ? config::cpu_profilers(*settings) : CpuProfilers::kNone;
+  auto plan = plan_for_command(agent, command);
+  EXPECT_TRUE(plan.ok()) << plan.error().message();
+  return plan.ok() ? plan->profiling.cpu : CpuProfilers::kNone;
 }
 
 TEST(CommandSettings, TheCommandsPerfAndEbpfEntriesChooseTheSystemProfiler) {
@@ -38,6 +38,28 @@ TEST(CommandSettings, TheCommandsPerfAndEbpfEntriesChooseTheSystemProfiler) {
   EXPECT_EQ(profilers_for(command), CpuProfilers::kNone) << "Studio's perf off: no system profiler";
   command.ebpf = heartbeat::EbpfSetting::kEnabled;
   EXPECT_EQ(profilers_for(command), CpuProfilers::kEbpf);
+}
+
+TEST(CommandSettings, ThePlanHoldsTheCommandOverTheFlagsAndNothingOfTheServer) {
+  config::AgentConfig agent = agent_flags();
+  agent.token = "secret-token";
+  agent.tls_client_key = "/etc/dormant/client.key";
+  agent.frequency_hz = 99;
+  heartbeat::CommandConfig command;
+  command.duration = 30;
+  command.frequency = 49;
+  command.continuous = true;
+  command.pids = {7, 9};
+  auto plan = plan_for_command(agent, command);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_EQ(plan->snapshot_every, std::chrono::seconds(30));
+  EXPECT_EQ(plan->profiling.frequency_hz, 49);
+  EXPECT_TRUE(plan->continuous);
+  EXPECT_EQ(plan->profiling.pids, (std::vector<int>{7, 9}));
+  EXPECT_EQ(plan->output_dir, "/tmp/out");
+  std::string headers = plan->run_arguments.dump();
+  EXPECT_EQ(headers.find("secret-token"), std::string::npos) << headers;
+  EXPECT_EQ(headers.find("client.key"), std::string::npos) << headers;
 }
 
 }  // namespace

@@ -131,8 +131,8 @@ TEST_F(SupervisorTest, StartRunsASessionAndCompletesWhenItsProfilersRun) {
   supervisor_->on_command(id(1), start_command(true));
   ASSERT_EQ(sessions_.size(), 1u);
   EXPECT_EQ(sessions_[0]->spec.command_id, id(1));
-  EXPECT_TRUE(sessions_[0]->spec.config.continuous);
-  EXPECT_EQ(sessions_[0]->spec.config.duration_s, 30);
+  EXPECT_TRUE(sessions_[0]->spec.plan.continuous);
+  EXPECT_EQ(sessions_[0]->spec.plan.snapshot_every, std::chrono::seconds(30));
   EXPECT_TRUE(completions_.empty()) << "not before the profilers run";
   report_started(*sessions_[0]);
   EXPECT_EQ(completion_of(id(1)).status, heartbeat::CompletionStatus::kCompleted);
@@ -204,7 +204,7 @@ TEST_F(SupervisorTest, ANewContinuousStartReplacesTheRunningOne) {
   ASSERT_EQ(sessions_.size(), 1u) << "the new one waits for the old one's teardown";
   report_ended(*sessions_[0]);
   ASSERT_EQ(sessions_.size(), 2u);
-  EXPECT_EQ(sessions_[1]->spec.config.frequency_hz, 99);
+  EXPECT_EQ(sessions_[1]->spec.plan.profiling.frequency_hz, 99);
   report_started(*sessions_[1]);
   EXPECT_EQ(completion_of(id(2)).status, heartbeat::CompletionStatus::kCompleted);
   EXPECT_EQ(journal_->sessions(), std::vector<std::string>{id(2)});
@@ -219,7 +219,7 @@ TEST_F(SupervisorTest, AnOverlappingOneShotPausesTheContinuousSessionWhichResume
   report_ended(*sessions_[0]);
   ASSERT_EQ(sessions_.size(), 2u);
   EXPECT_EQ(sessions_[1]->spec.command_id, id(2));
-  EXPECT_FALSE(sessions_[1]->spec.config.continuous);
+  EXPECT_FALSE(sessions_[1]->spec.plan.continuous);
   report_started(*sessions_[1]);
   report_ended(*sessions_[1]);  // the one-shot's snapshot is done
   ASSERT_EQ(sessions_.size(), 3u);
@@ -286,7 +286,7 @@ TEST_F(SupervisorTest, AProcessStopTakesOnlyThosePidsOut) {
   report_ended(*sessions_[0]);
   EXPECT_EQ(completion_of(id(2)).status, heartbeat::CompletionStatus::kCompleted);
   ASSERT_EQ(sessions_.size(), 2u) << "the session goes on with the other pids";
-  EXPECT_EQ(sessions_[1]->spec.config.pids, (std::vector<int>{100, 300}));
+  EXPECT_EQ(sessions_[1]->spec.plan.profiling.pids, (std::vector<int>{100, 300}));
   EXPECT_EQ(sessions_[1]->spec.command_id, id(1));
   report_started(*sessions_[1]);
   EXPECT_EQ(completions_.size(), 2u);
@@ -311,7 +311,7 @@ TEST_F(SupervisorTest, AProcessStopDuringAPauseChangesWhatResumes) {
   report_ended(*sessions_[1]);
   ASSERT_EQ(sessions_.size(), 3u);
   EXPECT_EQ(sessions_[2]->spec.command_id, id(1));
-  EXPECT_EQ(sessions_[2]->spec.config.pids, (std::vector<int>{100, 300}))
+  EXPECT_EQ(sessions_[2]->spec.plan.profiling.pids, (std::vector<int>{100, 300}))
       << "the stopped pid must not be profiled again";
 }
 

@@ -1,0 +1,72 @@
+#include "agent/session_plan.h"
+
+#include "agent/run_arguments.h"
+
+namespace dormant::agent {
+namespace {
+
+module::CpuProfilers cpu_profilers_of(const config::AgentConfig& config) {
+  switch (config::cpu_profilers(config)) {
+    case config::CpuProfilers::kNone:
+      return module::CpuProfilers::kNone;
+    case config::CpuProfilers::kEbpf:
+      return module::CpuProfilers::kEbpf;
+    case config::CpuProfilers::kPerf:
+      return module::CpuProfilers::kPerf;
+    case config::CpuProfilers::kEbpfElsePerf:
+      return module::CpuProfilers::kEbpfElsePerf;
+  }
+  return module::CpuProfilers::kNone;
+}
+
+module::CallGraph call_graph_of(config::PerfMode mode) {
+  switch (mode) {
+    case config::PerfMode::kDwarf:
+      return module::CallGraph::kDwarf;
+    case config::PerfMode::kSmart:
+      return module::CallGraph::kSmart;
+    case config::PerfMode::kFp:
+    case config::PerfMode::kDisabled:
+      break;
+  }
+  return module::CallGraph::kFramePointer;
+}
+
+module::SessionSettings profiling_settings(const config::AgentConfig& config) {
+  module::SessionSettings settings;
+  settings.cpu = cpu_profilers_of(config);
+  settings.frequency_hz = config.frequency_hz;
+  settings.pids = config.pids;
+  settings.skip_above_processes = config.skip_system_profilers_above;
+  settings.use_cgroups = config.perf_use_cgroups;
+  settings.max_cgroups = config.perf_max_cgroups;
+  settings.max_docker_containers = config.perf_max_docker_containers;
+  settings.perf_path = config.perf_path;
+  settings.call_graph = call_graph_of(config.perf_mode);
+  settings.dwarf_stack_size = config.perf_dwarf_stack_size;
+  settings.perf_restart_after = std::chrono::seconds(config.perf_restart_interval_s);
+  settings.perf_restart_above_rss_bytes = static_cast<uint64_t>(config.perf_restart_rss_mb) << 20;
+  settings.perf_script_timeout = std::chrono::seconds(config.perf_script_timeout_s);
+  settings.ebpf_max_stacks = static_cast<uint32_t>(config.ebpf_stack_map_entries);
+  settings.ebpf_max_counted = static_cast<uint32_t>(config.ebpf_count_map_entries);
+  settings.ebpf_max_processes = static_cast<uint32_t>(config.ebpf_process_map_entries);
+  settings.stop_deadline = config.profiler_stop_deadline();
+  return settings;
+}
+
+}  // namespace
+
+SessionPlan plan_session(const config::AgentConfig& config) {
+  SessionPlan plan;
+  plan.profiling = profiling_settings(config);
+  plan.snapshot_every = std::chrono::seconds(config.duration_s);
+  plan.continuous = config.continuous;
+  plan.output_dir = config.output_dir;
+  plan.rotating_output = config.rotating_output;
+  plan.flamegraph = config.flamegraph;
+  plan.profiling_mode = std::string(config::to_string(config.mode));
+  plan.run_arguments = run_arguments(config);
+  return plan;
+}
+
+}  // namespace dormant::agent

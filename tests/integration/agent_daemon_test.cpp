@@ -1,0 +1,192 @@
+// The heartbeat daemon in this process, against a real dormant-server, on a clock the test moves:
+// what a shutdown delivers before exiting, where its drain ends, how often agent_health reads the
+// agent's memory.
+#include "agent/agent_daemon.h"
+
+#include <atomic>
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "server_process.h"
+
+#include "common/unique_fd.h"
+
+namespace dormant::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::ServerProcess;
+
+bool eventually(const std::function<bool()>& condition, std::chrono::seconds limit = 30s) {
+  Deadline deadline = deadline_after(limit);
+  while (SteadyClock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return condition();
+}
+
+// A loopback port nothing listens on: bound, never listened to, so connections are refused.
+class ClosedPort {
+ public:
+  ClosedPort() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    socklen_t length = sizeof(address);
+    ::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  UniqueFd fd_;
+  uint16_t port_ = 0;
+};
+
+// A steady clock that runs with the real one, plus whatever the test adds.
+class MovableClock {
+ public:
+  SteadyClock::time_point now() {
+    ++reads_;
+    return SteadyClock::now() + std::chrono::milliseconds(ahead_ms_.load());
+  }
+  void advance(std::chrono::milliseconds by) { ahead_ms_ += by.count(); }
+  int reads() const { return reads_.load(); }
+
+ private:
+  std::atomic<int64_t> ahead_ms_{0};
+  std::atomic<int> reads_{0};
+};
+
+class AgentDaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("dormant-daemon-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "state");
+    server_ = std::make_unique<ServerProcess>(root_);
+    config_.enable_heartbeat_server = true;
+    config_.tls_ca_bundle = (root_ / "certs" / "ca.pem").string();
+    config_.token = testing::kToken;
+    config_.service_name = "daemon";
+    config_.heartbeat_interval_s = 0.05;
+    config_.upload_results = true;
+    config_.state_dir = (root_ / "state").string();
+  }
+  void TearDown() override {
+    if (daemon_) {
+      daemon_->request_shutdown();
+      clock_.advance(1h);  // whatever it still owes
+      ran_.wait();
+    }
+    daemon_.reset();
+    server_.reset();
+    fs::remove_all(root_);
+  }
+
+  void set_server(uint16_t port) {
+    config_.api_server = "https://localhost:" + std::to_string(port);
+  }
+
+  // A profile waiting in the spool, as a session leaves it.
+  void spool_a_profile() {
+    auto spool = ProfileSpool::open(root_ / "state" / "spool", 1 << 20);
+    ASSERT_TRUE(spool.ok());
+    std::string hostname = read_host_info().hostname;
+    auto body = testing::upload_body(hostname, testing::collapsed_profile(hostname, "a;b 5\n"));
+    ASSERT_TRUE((*spool)->add(testing::gzip(body.dump())).ok());
+  }
+  size_t spooled_files() {
+    auto spool = ProfileSpool::open(root_ / "state" / "spool", 1 << 20);
+    return spool.ok() ? (*spool)->files() : 0;
+  }
+
+  void start_daemon() {
+    auto spool = ProfileSpool::open(root_ / "state" / "spool", 1 << 20);
+    ASSERT_TRUE(spool.ok());
+    DaemonEnvironment environment;
+    environment.drain_time = 1h;  // ends only when the test moves the clock
+    environment.now = [this] { return clock_.now(); };
+    environment.read_memory = [this]() -> Result<procfs::MemoryUsage> {
+      ++memory_reads_;
+      return procfs::MemoryUsage{};
+    };
+    daemon_ = std::make_unique<AgentDaemon>(config_, read_host_info(),
+                                            CommandJournal::open(root_ / "state" / "journal.json"),
+                                            std::move(*spool), environment);
+    ran_ = std::async(std::launch::async, [this] { return daemon_->run(); });
+  }
+  bool has_returned() { return ran_.wait_for(0s) == std::future_status::ready; }
+
+  fs::path root_;
+  std::unique_ptr<ServerProcess> server_;
+  config::AgentConfig config_;
+  MovableClock clock_;
+  std::atomic<int> memory_reads_{0};
+  std::unique_ptr<AgentDaemon> daemon_;
+  std::future<Result<int>> ran_;
+};
+
+TEST_F(AgentDaemonTest, AShutdownDeliversWhatIsOwedBeforeTheDaemonReturns) {
+  ASSERT_TRUE(server_->start()) << server_->log();
+  set_server(server_->port());
+  spool_a_profile();
+  start_daemon();
+  daemon_->request_shutdown();
+  // The clock does not move: only the delivery can end the drain.
+  ASSERT_TRUE(eventually([&] { return has_returned(); })) << "the drain never ended";
+  auto ran = ran_.get();
+  daemon_.reset();
+  ASSERT_TRUE(ran.ok()) << ran.error().message();
+  EXPECT_EQ(*ran, 0);
+  EXPECT_EQ(spooled_files(), 0u);
+  EXPECT_EQ(server_->get("/api/profiles?service=daemon").json()["profiles"].size(), 1u);
+}
+
+TEST_F(AgentDaemonTest, WithTheServerAwayTheDrainEndsAtItsDeadlineAndKeepsWhatIsOwed) {
+  ClosedPort away;
+  set_server(away.port());
+  config_.tls_ca_bundle.clear();  // no server made the test CA
+  config_.no_verify = true;
+  spool_a_profile();
+  start_daemon();
+  int reads_before = clock_.reads();
+  daemon_->request_shutdown();
+  // The drain looks at the clock every 100 ms.
+  ASSERT_TRUE(eventually([&] { return clock_.reads() >= reads_before + 3; }))
+      << "the drain never checked its deadline";
+  EXPECT_FALSE(has_returned()) << "the drain ended before its deadline";
+  clock_.advance(1h);
+  ASSERT_TRUE(eventually([&] { return has_returned(); })) << "the drain outlived its deadline";
+  auto ran = ran_.get();
+  daemon_.reset();
+  ASSERT_TRUE(ran.ok()) << ran.error().message();
+  EXPECT_EQ(spooled_files(), 1u) << "the undelivered profile is kept for the next run";
+}
+
+TEST_F(AgentDaemonTest, AgentHealthReadsTheAgentsMemoryOnceAMinute) {
+  ASSERT_TRUE(server_->start()) << server_->log();
+  set_server(server_->port());
+  start_daemon();
+  // Each heartbeat reads the clock once.
+  ASSERT_TRUE(eventually([&] { return clock_.reads() >= 10; })) << server_->log();
+  EXPECT_EQ(memory_reads_.load(), 1) << "heartbeats within a minute share one reading";
+  clock_.advance(61s);
+  int reads_then = clock_.reads();
+  ASSERT_TRUE(eventually([&] { return clock_.reads() >= reads_then + 10; }));
+  EXPECT_EQ(memory_reads_.load(), 2) << "a minute later, one more reading";
+}
+
+}  // namespace
+}  // namespace dormant::agent
