@@ -7,10 +7,10 @@
 #include <boost/asio/post.hpp>
 
 #include "agent/agent_health.h"
-#include "agent/delivery_senders.h"
 #include "agent/session.h"
 #include "common/iso_time.h"
 #include "common/termination_signals.h"
+#include "heartbeat/delivery_senders.h"
 #include "heartbeat/https_client.h"
 
 namespace dormant::agent {
@@ -110,11 +110,12 @@ Result<void> AgentDaemon::start() {
     });
   }
 
-  completions_ = make_completion_sender(io_, *control_client, retry_timer(config_), journal_);
+  completions_ =
+      heartbeat::make_completion_sender(io_, *control_client, retry_timer(config_), journal_);
   if (spool_) {
-    uploads_ =
-        make_upload_sender(io_, *upload_client, retry_timer(config_), *spool_,
-                           {config_.token, config_.service_name, host_.hostname, DORMANT_VERSION});
+    uploads_ = heartbeat::make_upload_sender(
+        io_, *upload_client, retry_timer(config_), *spool_,
+        {config_.token, config_.service_name, host_.hostname, DORMANT_VERSION});
   }
   heartbeats_ = heartbeat::HeartbeatLoop::make(
       io_, *heartbeat_client, retry_timer(config_), [this] { return heartbeat_request(); },

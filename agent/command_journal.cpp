@@ -9,7 +9,7 @@
 
 #include "common/atomic_file.h"
 #include "common/json_text.h"
-#include "heartbeat/ids.h"
+#include "heartbeat/protocol/ids.h"
 
 namespace dormant::agent {
 namespace {

@@ -18,11 +18,12 @@
 
 #include "agent/command_id_ring.h"
 #include "common/result.h"
-#include "heartbeat/protocol.h"
+#include "heartbeat/delivery_queues.h"
+#include "heartbeat/protocol/protocol.h"
 
 namespace dormant::agent {
 
-class CommandJournal {
+class CommandJournal final : public heartbeat::CompletionQueue {
  public:
   // Ids kept per list, as gProfiler keeps them; the oldest go first.
   static constexpr size_t kMaxIds = 1000;
@@ -48,8 +49,11 @@ class CommandJournal {
   const std::vector<std::string>& sessions() const { return sessions_; }
 
   // Completions owed to the server, oldest first; one per command id (a newer one replaces it).
-  void settle(const std::string& command_id);
+  void settle(const std::string& command_id) override;
   const std::deque<heartbeat::CommandCompletion>& owed() const { return owed_; }
+  std::optional<heartbeat::CommandCompletion> oldest_owed() const override {
+    return owed_.empty() ? std::nullopt : std::optional(owed_.front());
+  }
 
   // For what the previous run of the agent left undone: owes a failed completion for each
   // session it left running ("agent restarted during session") and each command it had accepted

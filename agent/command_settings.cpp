@@ -1,31 +1,14 @@
 #include "agent/command_settings.h"
 
 namespace dormant::agent {
-namespace {
-
-config::ProfilingMode mode_of(heartbeat::ProfilingMode mode) {
-  switch (mode) {
-    case heartbeat::ProfilingMode::kCpu:
-      return config::ProfilingMode::kCpu;
-    case heartbeat::ProfilingMode::kAllocation:
-      return config::ProfilingMode::kAllocation;
-    case heartbeat::ProfilingMode::kNone:
-      return config::ProfilingMode::kNone;
-  }
-  return config::ProfilingMode::kCpu;
-}
-
-}  // namespace
-
 Result<SessionPlan> plan_for_command(const config::AgentConfig& agent,
                                      const heartbeat::CommandConfig& command) {
   config::AgentConfig session = agent;
   session.duration_s = command.duration;
   session.frequency_hz = command.frequency;
-  session.mode = mode_of(command.profiling_mode);
+  session.mode = command.profiling_mode;
   session.pids = command.pids;
   session.continuous = command.continuous;
-  session.max_processes_runtime_profiler = command.max_processes;
   if (command.perf) {
     switch (command.perf->setting) {
       case heartbeat::PerfSetting::kEnabledRestricted:

@@ -6,7 +6,7 @@
 #include "agent/session_plan.h"
 #include "common/result.h"
 #include "config/agent_config.h"
-#include "heartbeat/command_config.h"
+#include "heartbeat/protocol/command_config.h"
 
 namespace dormant::agent {
 

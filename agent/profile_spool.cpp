@@ -13,8 +13,21 @@ namespace dormant::agent {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr std::string_view kSuffix = ".json.gz";
+constexpr std::string_view kSuffix = ".upload";
 constexpr uint64_t kMaxFileBytes = 64 << 20;
+constexpr size_t kMaxEndTimeBytes = 64;
+
+Result<heartbeat::CompressedUpload> parse_spool_file(std::string content) {
+  size_t newline = content.find('\n');
+  if (newline == std::string::npos || newline > kMaxEndTimeBytes) {
+    return Error::invalid_argument("no end time on its first line");
+  }
+  heartbeat::CompressedUpload upload;
+  upload.end_time = content.substr(0, newline);
+  content.erase(0, newline + 1);
+  upload.gzip_head = std::move(content);
+  return upload;
+}
 
 bool is_spool_file(const fs::directory_entry& entry) {
   std::string name = entry.path().filename().string();
@@ -63,15 +76,20 @@ void ProfileSpool::recount() {
   }
 }
 
-Result<void> ProfileSpool::add(std::string gzip_body) {
-  if (gzip_body.size() > max_bytes_) {
-    return Error::invalid_argument("a profile of " + std::to_string(gzip_body.size()) +
+Result<void> ProfileSpool::add(const heartbeat::CompressedUpload& upload) {
+  if (upload.end_time.size() > kMaxEndTimeBytes ||
+      upload.end_time.find('\n') != std::string::npos) {
+    return Error::invalid_argument("the profile's end time is not one short line");
+  }
+  std::string content = upload.end_time + "\n" + upload.gzip_head;
+  if (content.size() > max_bytes_) {
+    return Error::invalid_argument("a profile of " + std::to_string(content.size()) +
                                    " bytes does not fit in the spool's " +
                                    std::to_string(max_bytes_));
   }
   std::lock_guard lock(mutex_);
   auto files = sorted_files();
-  for (size_t i = 0; bytes_ + gzip_body.size() > max_bytes_ && i < files.size(); ++i) {
+  for (size_t i = 0; bytes_ + content.size() > max_bytes_ && i < files.size(); ++i) {
     std::error_code error;
     fs::remove(files[i], error);
     spdlog::warn("upload spool full ({} bytes at most): dropped the oldest profile {}", max_bytes_,
@@ -84,34 +102,37 @@ Result<void> ProfileSpool::add(std::string gzip_body) {
   char name[64];
   std::snprintf(name, sizeof(name), "%015lld-%06llu%s", static_cast<long long>(now),
                 static_cast<unsigned long long>(sequence_++ % 1'000'000), kSuffix.data());
-  auto written = write_file_atomically(directory_ / name, gzip_body, 0600);
+  auto written = write_file_atomically(directory_ / name, content, 0600);
   if (!written) return written;
   ++files_;
-  bytes_ += gzip_body.size();
+  bytes_ += content.size();
   return {};
 }
 
-std::optional<SpooledProfile> ProfileSpool::oldest() {
+std::optional<heartbeat::QueuedUpload> ProfileSpool::oldest_upload() {
   std::lock_guard lock(mutex_);
   for (const auto& path : sorted_files()) {
     std::error_code error;
     uint64_t size = fs::file_size(path, error);
-    auto body =
+    auto content =
         !error && size <= kMaxFileBytes
             ? read_file(path)
             : Result<std::string>(Error::invalid_argument("unreadable or larger than 64 MiB"));
-    if (body) return SpooledProfile{path, std::move(*body)};
-    spdlog::error("dropped the spooled profile {}: {}", path.string(), body.error().message());
+    auto upload = content ? parse_spool_file(std::move(*content))
+                          : Result<heartbeat::CompressedUpload>(content.error());
+    if (upload) return heartbeat::QueuedUpload{path.filename().string(), std::move(*upload)};
+    spdlog::error("dropped the spooled profile {}: {}", path.string(), upload.error().message());
     fs::remove(path, error);
     recount();
   }
   return std::nullopt;
 }
 
-void ProfileSpool::remove(const fs::path& path) {
+void ProfileSpool::remove_upload(const std::string& key) {
+  if (key.find('/') != std::string::npos) return;  // keys are file names in the spool
   std::lock_guard lock(mutex_);
   std::error_code error;
-  fs::remove(path, error);
+  fs::remove(directory_ / key, error);
   recount();
 }
 

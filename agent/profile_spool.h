@@ -1,4 +1,5 @@
-// Profiles waiting for upload, as files under --state-dir/spool: every profile goes through it,
+// Profiles waiting for upload, as files under --state-dir/spool (each its end time on a line,
+// then its compressed body less the gpid): every profile goes through it,
 // so neither a server outage nor an agent restart loses one. Bounded: when a new profile would
 // pass the limit, the oldest are dropped with a warning. Safe to use from several threads.
 #pragma once
@@ -11,24 +12,21 @@
 #include <vector>
 
 #include "common/result.h"
+#include "heartbeat/delivery_queues.h"
 
 namespace dormant::agent {
 
-struct SpooledProfile {
-  std::filesystem::path path;
-  std::string gzip_body;  // the gzip'd JSON of a ProfileUpload, gpid not yet set
-};
-
-class ProfileSpool {
+class ProfileSpool final : public heartbeat::UploadQueue {
  public:
   // Creates the directory when missing; counts what an earlier run left.
   static Result<std::unique_ptr<ProfileSpool>> open(std::filesystem::path directory,
                                                     uint64_t max_bytes);
 
-  Result<void> add(std::string gzip_body);
-  // The oldest profile, or nothing. A file that cannot be read is removed with an error logged.
-  std::optional<SpooledProfile> oldest();
-  void remove(const std::filesystem::path& path);
+  Result<void> add(const heartbeat::CompressedUpload& upload);
+  // The oldest profile (its key is its file's name), or nothing. A file that cannot be read is
+  // removed with an error logged.
+  std::optional<heartbeat::QueuedUpload> oldest_upload() override;
+  void remove_upload(const std::string& key) override;
 
   size_t files() const;
   uint64_t bytes() const;

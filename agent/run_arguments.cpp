@@ -22,7 +22,6 @@ nlohmann::json run_arguments(const config::AgentConfig& c) {
       {"perf_max_cgroups", c.perf_max_cgroups},
       {"perf_max_docker_containers", c.perf_max_docker_containers},
       {"skip_system_profilers_above", c.skip_system_profilers_above},
-      {"max_processes_runtime_profiler", c.max_processes_runtime_profiler},
       {"profile_api_version", "v2"},
   };
 }

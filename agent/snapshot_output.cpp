@@ -37,8 +37,7 @@ bool SnapshotOutput::write(const module::Snapshot& snapshot,
   }
   if (spool_) {
     auto body = make_upload_body(snapshot, hostname_, start, times);
-    Result<void> spooled =
-        body ? spool_->add(std::move(body->gzip_json)) : Result<void>(body.error());
+    Result<void> spooled = body ? spool_->add(body->upload) : Result<void>(body.error());
     if (!spooled) {
       spdlog::error("could not queue the profile for upload: {}", spooled.error().message());
       delivered = false;

@@ -20,8 +20,8 @@
 #include "agent/command_journal.h"
 #include "agent/session.h"
 #include "config/agent_config.h"
-#include "heartbeat/command_config.h"
-#include "heartbeat/protocol.h"
+#include "heartbeat/protocol/command_config.h"
+#include "heartbeat/protocol/protocol.h"
 
 namespace dormant::agent {
 

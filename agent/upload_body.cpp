@@ -1,10 +1,8 @@
 #include "agent/upload_body.h"
 
 #include "agent/profile_facts.h"
-#include "common/gzip.h"
 #include "common/iso_time.h"
-#include "common/json_text.h"
-#include "heartbeat/protocol.h"
+#include "heartbeat/protocol/protocol.h"
 
 namespace dormant::agent {
 
@@ -21,10 +19,11 @@ Result<UploadBody> make_upload_body(const module::Snapshot& snapshot, const std:
   UploadBody body;
   auto room = [&](const std::string& collapsed) -> Result<double> {
     upload.profile = collapsed;
-    auto compressed = gzip_compress(json_text(heartbeat::to_json(upload)));
+    auto compressed = heartbeat::compress_upload(upload);
     if (!compressed) return std::move(compressed).take_error();
-    body.gzip_json = std::move(*compressed);
-    return static_cast<double>(max_bytes) / static_cast<double>(body.gzip_json.size());
+    body.upload = std::move(*compressed);
+    return static_cast<double>(max_bytes) /
+           static_cast<double>(body.upload.gzip_head.size() + heartbeat::kGpidMemberBytes);
   };
   auto fitted = snapshot.collapsed_fitting(room);
   if (!fitted) {

@@ -29,27 +29,33 @@ void feed(z_stream& stream, std::string_view& input) {
 
 // The whole gzip stream, or its first limit + 1 bytes when it holds more: one byte past the
 // limit shows that the data is longer. The output grows as data comes, so a large limit costs
-// nothing until the data needs it.
+// nothing until the data needs it. A stream of several members (RFC 1952 2.2) comes out as their
+// concatenation, as gunzip gives it.
 Result<std::string> inflate_up_to(std::string_view compressed, size_t limit) {
   z_stream stream{};
   int code = inflateInit2(&stream, kGzipWindowBits);
   if (code != Z_OK) return zlib_error("starting gzip decompression", stream, code);
   std::string out;
+  size_t produced = 0;  // stream.total_out starts again at each member
   std::string_view input = compressed;
-  while (stream.total_out <= limit) {
+  while (produced <= limit) {
+    if (code == Z_STREAM_END) {
+      if (stream.avail_in == 0 && input.empty()) break;
+      code = inflateReset(&stream);
+      if (code != Z_OK) break;
+    }
     if (stream.avail_in == 0) {
       if (input.empty()) break;
       feed(stream, input);
     }
-    if (stream.total_out == out.size()) {
-      out.resize(std::min(limit + 1, std::max(out.size() * 2, kChunk)));
-    }
-    stream.next_out = reinterpret_cast<Bytef*>(out.data() + stream.total_out);
-    stream.avail_out = static_cast<uInt>(std::min<size_t>(out.size() - stream.total_out, UINT_MAX));
+    if (produced == out.size()) out.resize(std::min(limit + 1, std::max(out.size() * 2, kChunk)));
+    stream.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
+    stream.avail_out = static_cast<uInt>(std::min<size_t>(out.size() - produced, UINT_MAX));
+    uInt room = stream.avail_out;
     code = inflate(&stream, Z_NO_FLUSH);
-    if (code != Z_OK) break;
+    produced += room - stream.avail_out;
+    if (code != Z_OK && code != Z_STREAM_END) break;
   }
-  size_t produced = stream.total_out;
   if (code != Z_OK && code != Z_STREAM_END) {
     Error error = zlib_error("gzip decompression", stream, code);
     inflateEnd(&stream);

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <climits>
 
+#include "common/profiling_limits.h"
 #include "config/cli.h"
 #include "config/token_file.h"
 
@@ -18,7 +19,6 @@ constexpr const char* kEbpf = "eBPF";
 constexpr const char* kGuardRails = "Guard rails";
 constexpr const char* kGeneral = "General";
 
-constexpr int kMaxFrequency = 1000;
 constexpr int kMaxFrequencyWithDwarf = 100;
 constexpr int kMaxDwarfStackSize = 65528;  // perf's own limit
 
@@ -44,12 +44,6 @@ struct FlagTexts {
   std::string perf_mode = "fp";
   std::string system_profiler = "auto";
 };
-
-ProfilingMode profiling_mode_from(const std::string& text) {
-  if (text == "allocation") return ProfilingMode::kAllocation;
-  if (text == "none") return ProfilingMode::kNone;
-  return ProfilingMode::kCpu;
-}
 
 SystemProfiler system_profiler_from(const std::string& text) {
   if (text == "ebpf") return SystemProfiler::kEbpf;
@@ -154,7 +148,8 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
       ->group(kProfiling);
   app.add_option("--mode", texts.mode, "cpu, allocation or none")
       ->capture_default_str()
-      ->check(CLI::IsMember({"cpu", "allocation", "none"}))
+      ->check(CLI::IsMember(
+          std::vector<std::string>(kProfilingModeNames.begin(), kProfilingModeNames.end())))
       ->group(kProfiling);
 
   app.add_option("--system-profiler", texts.system_profiler,
@@ -209,10 +204,6 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
 
   add_int(app, "--skip-system-profilers-above", c.skip_system_profilers_above, 0, INT_MAX,
           "Skip perf and eBPF when the host has more processes than this (0: never)", kGuardRails);
-  add_int(app, "--max-processes-runtime-profiler", c.max_processes_runtime_profiler, 0, INT_MAX,
-          "Runtime profilers take only the top N processes by CPU (0: all)", kGuardRails);
-  add_int(app, "--python-skip-pyperf-profiler-above", c.python_skip_pyperf_profiler_above, 0,
-          INT_MAX, "Skip PyPerf above this many Python processes (0: never)", kGuardRails);
 }
 
 }  // namespace
@@ -264,23 +255,11 @@ CpuProfilers cpu_profilers(const AgentConfig& c) {
   return CpuProfilers::kEbpfElsePerf;
 }
 
-std::string_view to_string(ProfilingMode mode) {
-  switch (mode) {
-    case ProfilingMode::kCpu:
-      return "cpu";
-    case ProfilingMode::kAllocation:
-      return "allocation";
-    case ProfilingMode::kNone:
-      return "none";
-  }
-  return "?";
-}
-
 Result<void> validate(const AgentConfig& c) {
   auto invalid = [](std::string message) { return Error::invalid_argument(std::move(message)); };
   if (c.frequency_hz < 1 || c.frequency_hz > kMaxFrequency) {
-    return invalid("-f/--profiling-frequency must be 1-1000 (got " +
-                   std::to_string(c.frequency_hz) + ")");
+    return invalid("-f/--profiling-frequency must be 1-" + std::to_string(kMaxFrequency) +
+                   " (got " + std::to_string(c.frequency_hz) + ")");
   }
   bool dwarf = c.perf_mode == PerfMode::kDwarf || c.perf_mode == PerfMode::kSmart;
   if (dwarf && c.frequency_hz > kMaxFrequencyWithDwarf) {
@@ -341,7 +320,7 @@ std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* co
   define_options(app, config, texts);
   if (auto exit = parse_command_line(app, argc, argv)) return *exit;
 
-  config.mode = profiling_mode_from(texts.mode);
+  config.mode = parse_profiling_mode(texts.mode).value_or(ProfilingMode::kCpu);
   config.perf_mode = perf_mode_from(texts.perf_mode);
   config.system_profiler = system_profiler_from(texts.system_profiler);
   auto pids = parse_pids(texts.pids);

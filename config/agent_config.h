@@ -9,19 +9,22 @@
 #include <variant>
 #include <vector>
 
+#include "common/profiling_mode.h"
 #include "common/result.h"
 #include "config/exit_request.h"
 
 namespace dormant::config {
 
 enum class PerfMode { kFp, kDwarf, kSmart, kDisabled };
-enum class ProfilingMode { kCpu, kAllocation, kNone };
 // Which CPU profiler samples the host: eBPF where it loads and perf otherwise (auto), one of
 // them only, or none.
 enum class SystemProfiler { kAuto, kEbpf, kPerf, kDisabled };
 
+// config::ProfilingMode and config::to_string(mode), as the agent names them.
+using ::dormant::ProfilingMode;
+using ::dormant::to_string;
+
 std::string_view to_string(PerfMode mode);
-std::string_view to_string(ProfilingMode mode);
 std::string_view to_string(SystemProfiler profiler);
 
 struct AgentConfig {
@@ -86,8 +89,6 @@ struct AgentConfig {
 
   // Guard rails (0: off).
   int skip_system_profilers_above = 0;
-  int max_processes_runtime_profiler = 0;
-  int python_skip_pyperf_profiler_above = 0;
 
   // Logging.
   std::string log_level = "info";

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "common/text.h"
+
 namespace dormant::config {
 namespace {
 
@@ -15,12 +17,6 @@ bool is_option_name(const std::string& name) {
     }
   }
   return true;
-}
-
-std::string trim(const std::string& text) {
-  size_t begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string::npos) return {};
-  return text.substr(begin, text.find_last_not_of(" \t\r") - begin + 1);
 }
 
 }  // namespace
@@ -43,12 +39,12 @@ std::vector<CLI::ConfigItem> ConfigFileReader::from_config(std::istream& input) 
   std::stringstream accepted;
   std::string raw;
   for (int line_number = 1; std::getline(input, raw); ++line_number) {
-    std::string line = trim(raw);
+    std::string line(trim(raw));
     accepted << raw << '\n';
     if (line.empty() || line[0] == '#' || line[0] == ';') continue;
     if (line.front() == '[' && line.back() == ']') continue;  // a section header
     size_t equals = line.find('=');
-    std::string name = trim(line.substr(0, equals));
+    std::string name(trim(std::string_view(line).substr(0, equals)));
     if (equals == std::string::npos || !is_option_name(name)) {
       throw CLI::ConfigError(file_name() + ", line " + std::to_string(line_number) +
                              ": expected 'name = value', got '" + line + "'");
@@ -58,7 +54,7 @@ std::vector<CLI::ConfigItem> ConfigFileReader::from_config(std::istream& input) 
       throw CLI::ConfigError(file_name() + ", line " + std::to_string(line_number) +
                              ": unknown option '" + name + "'");
     }
-    if (trim(line.substr(equals + 1)).empty()) {
+    if (trim(std::string_view(line).substr(equals + 1)).empty()) {
       throw CLI::ConfigError(file_name() + ", line " + std::to_string(line_number) + ": '" + name +
                              "' has no value");
     }

@@ -1,7 +1,7 @@
 #include "heartbeat/heartbeat_loop.h"
 
 #include "common/json_text.h"
-#include "heartbeat/json_fields.h"
+#include "heartbeat/protocol/json_fields.h"
 
 namespace dormant::heartbeat {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "heartbeat/https_client.h"
 #include "heartbeat/outage_log.h"
-#include "heartbeat/protocol.h"
+#include "heartbeat/protocol/protocol.h"
 #include "heartbeat/retry_policy.h"
 
 namespace dormant::heartbeat {

@@ -2,7 +2,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include "heartbeat/json_fields.h"
+#include "heartbeat/protocol/json_fields.h"
 
 namespace dormant::heartbeat {
 namespace {

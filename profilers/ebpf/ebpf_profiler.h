@@ -15,7 +15,7 @@
 #include "common/unique_fd.h"
 #include "profilers/ebpf/cpu_sampler.h"
 #include "profilers/profiler.h"
-#include "profilers/system/cgroups.h"
+#include "profilers/system/cgroup_selection.h"
 #include "profilers/system/containers.h"
 #include "profilers/system/symbolizer.h"
 

@@ -7,7 +7,8 @@
 
 #include "profilers/perf/perf_script.h"
 #include "profilers/perf/pmu_events.h"
-#include "profilers/system/cgroups.h"
+#include "profilers/system/cgroup_selection.h"
+#include "profilers/system/perf_cgroups.h"
 #include "profilers/system/processes.h"
 
 namespace dormant::profilers::perf {

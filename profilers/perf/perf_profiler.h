@@ -11,7 +11,7 @@
 
 #include "profilers/perf/perf_record.h"
 #include "profilers/profiler.h"
-#include "profilers/system/cgroups.h"
+#include "profilers/system/cgroup_selection.h"
 #include "profilers/system/containers.h"
 
 namespace dormant::profilers::perf {

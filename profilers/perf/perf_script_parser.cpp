@@ -9,6 +9,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "common/text.h"
+
 namespace dormant::profilers::perf {
 namespace {
 
@@ -105,25 +107,6 @@ size_t find_last(std::string_view text) {
   }
   return std::string_view::npos;
 }
-
-std::string_view trim_front(std::string_view text) {
-  size_t blanks = 0;
-  while (blanks < text.size() && is_space(text[blanks])) ++blanks;
-  text.remove_prefix(blanks);
-  return text;
-}
-
-// Blanks, and the '\r' of a CRLF line end.
-bool is_trailing_blank(char c) {
-  return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || c == '\t' || c == '\r');
-}
-
-std::string_view trim_back(std::string_view text) {
-  while (!text.empty() && is_trailing_blank(text.back())) text.remove_suffix(1);
-  return text;
-}
-
-std::string_view trim(std::string_view text) { return trim_back(trim_front(text)); }
 
 bool parse_number(std::string_view text, int& value) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);

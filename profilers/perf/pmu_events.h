@@ -8,9 +8,9 @@
 
 namespace dormant::profilers::perf {
 
-// Of gProfiler's supported set (heartbeat::kPerfEvents' names, "cycles" for the kernel's
-// "cpu-cycles"), those some event source under `devices` offers: "cpu" on x86, "cpu_core" and
-// "cpu_atom" on hybrid Intel parts, "armv8_pmuv3_0" and the like on arm64.
+// Of gProfiler's supported set (common/perf_events.h), the names of those some event source under
+// `devices` offers: "cpu" on x86, "cpu_core" and "cpu_atom" on hybrid Intel parts,
+// "armv8_pmuv3_0" and the like on arm64.
 std::vector<std::string> pmu_events(
     const std::filesystem::path& devices = "/sys/bus/event_source/devices");
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
+#include "profilers/system/docker_cgroups.h"
 
 namespace dormant::profilers::system {
 namespace {

@@ -10,7 +10,7 @@
 
 #include <sys/types.h>
 
-#include "profilers/system/cgroups.h"
+#include "profilers/system/process_cgroups.h"
 
 namespace dormant::profilers::system {
 

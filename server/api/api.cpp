@@ -6,7 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/gzip.h"
-#include "heartbeat/json_fields.h"
+#include "heartbeat/protocol/json_fields.h"
 #include "profile/collapsed.h"
 #include "profile/flamegraph.h"
 #include "profile/metadata_validation.h"

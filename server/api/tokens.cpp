@@ -4,18 +4,9 @@
 #include <openssl/sha.h>
 
 #include "common/atomic_file.h"
+#include "common/text.h"
 
 namespace dormant::server::api {
-namespace {
-
-std::string_view trim(std::string_view text) {
-  constexpr std::string_view kBlanks = " \t\r";
-  size_t begin = text.find_first_not_of(kBlanks);
-  if (begin == std::string_view::npos) return {};
-  return text.substr(begin, text.find_last_not_of(kBlanks) - begin + 1);
-}
-
-}  // namespace
 
 Result<Tokens> Tokens::load(const std::filesystem::path& file) {
   auto text = read_file(file);

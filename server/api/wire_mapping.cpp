@@ -55,8 +55,6 @@ bool read_number(std::string_view text, size_t at, size_t digits, int& value) {
 
 static_assert(static_cast<int>(heartbeat::HostStatus::kOffline) ==
               static_cast<int>(storage::HostStatus::kOffline));
-static_assert(static_cast<int>(heartbeat::ProfilingMode::kNone) ==
-              static_cast<int>(storage::ProfilingMode::kNone));
 static_assert(static_cast<int>(heartbeat::StopLevel::kHost) ==
               static_cast<int>(storage::StopLevel::kHost));
 
@@ -114,7 +112,7 @@ Result<StoreRequest> to_store_request(const heartbeat::ProfilingRequest& request
   start.continuous = request.continuous;
   start.duration_s = request.duration;
   start.frequency_hz = request.frequency;
-  start.mode = same_named<storage::ProfilingMode>(request.profiling_mode);
+  start.mode = request.profiling_mode;
   if (request.additional_args) start.additional_args = *request.additional_args;
   start.dry_run = request.dry_run;
   return StoreRequest(std::move(start));

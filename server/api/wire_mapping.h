@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
-#include "heartbeat/profiling_request.h"
-#include "heartbeat/protocol.h"
+#include "heartbeat/protocol/profiling_request.h"
+#include "heartbeat/protocol/protocol.h"
 #include "server/storage/records.h"
 
 namespace dormant::server::api {

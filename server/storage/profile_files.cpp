@@ -5,7 +5,7 @@
 
 #include "common/atomic_file.h"
 #include "common/gzip.h"
-#include "server/storage/uuid.h"
+#include "common/uuid.h"
 
 namespace dormant::server::storage {
 namespace {

@@ -24,9 +24,6 @@ constexpr Names<RequestStatus, 5> kRequestStatuses = {{{RequestStatus::kPending,
                                                        {RequestStatus::kCompleted, "completed"},
                                                        {RequestStatus::kFailed, "failed"},
                                                        {RequestStatus::kCancelled, "cancelled"}}};
-constexpr Names<ProfilingMode, 3> kProfilingModes = {{{ProfilingMode::kCpu, "cpu"},
-                                                      {ProfilingMode::kAllocation, "allocation"},
-                                                      {ProfilingMode::kNone, "none"}}};
 constexpr Names<StopLevel, 2> kStopLevels = {
     {{StopLevel::kProcess, "process"}, {StopLevel::kHost, "host"}}};
 constexpr Names<PlanAction, 7> kPlanActions = {{{PlanAction::kNew, "new"},
@@ -67,7 +64,6 @@ std::string_view to_string(HostStatus status) { return name_of(kHostStatuses, st
 std::string_view to_string(CommandType type) { return name_of(kCommandTypes, type); }
 std::string_view to_string(CommandStatus status) { return name_of(kCommandStatuses, status); }
 std::string_view to_string(RequestStatus status) { return name_of(kRequestStatuses, status); }
-std::string_view to_string(ProfilingMode mode) { return name_of(kProfilingModes, mode); }
 std::string_view to_string(StopLevel level) { return name_of(kStopLevels, level); }
 std::string_view to_string(PlanAction action) { return name_of(kPlanActions, action); }
 
@@ -82,9 +78,6 @@ std::optional<CommandStatus> parse_command_status(std::string_view text) {
 }
 std::optional<RequestStatus> parse_request_status(std::string_view text) {
   return value_of(kRequestStatuses, text);
-}
-std::optional<ProfilingMode> parse_profiling_mode(std::string_view text) {
-  return value_of(kProfilingModes, text);
 }
 std::optional<StopLevel> parse_stop_level(std::string_view text) {
   return value_of(kStopLevels, text);

@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/profiling_mode.h"
+
 namespace dormant::server::storage {
 
 using TimePoint = std::chrono::system_clock::time_point;
@@ -28,21 +30,22 @@ enum class HostStatus { kActive, kIdle, kError, kOffline };
 enum class CommandType { kStart, kStop };
 enum class CommandStatus { kPending, kSent, kCompleted, kFailed };
 enum class RequestStatus { kPending, kAssigned, kCompleted, kFailed, kCancelled };
-enum class ProfilingMode { kCpu, kAllocation, kNone };
 enum class StopLevel { kProcess, kHost };
+// The agent's and the protocol's, with its to_string and parse_profiling_mode.
+using ::dormant::parse_profiling_mode;
+using ::dormant::ProfilingMode;
+using ::dormant::to_string;
 
 // The words used in the database and on the wire: "active", "start", "sent", "cpu", "host", ...
 std::string_view to_string(HostStatus status);
 std::string_view to_string(CommandType type);
 std::string_view to_string(CommandStatus status);
 std::string_view to_string(RequestStatus status);
-std::string_view to_string(ProfilingMode mode);
 std::string_view to_string(StopLevel level);
 std::optional<HostStatus> parse_host_status(std::string_view text);
 std::optional<CommandType> parse_command_type(std::string_view text);
 std::optional<CommandStatus> parse_command_status(std::string_view text);
 std::optional<RequestStatus> parse_request_status(std::string_view text);
-std::optional<ProfilingMode> parse_profiling_mode(std::string_view text);
 std::optional<StopLevel> parse_stop_level(std::string_view text);
 
 // Sorted, without duplicates. nullopt where a list may stand: the whole host.

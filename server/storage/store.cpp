@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/uuid.h"
 #include "server/storage/command_plan.h"
 #include "server/storage/command_rows.h"
 #include "server/storage/host_rows.h"
@@ -13,7 +14,6 @@
 #include "server/storage/profile_rows.h"
 #include "server/storage/request_checks.h"
 #include "server/storage/request_rows.h"
-#include "server/storage/uuid.h"
 
 namespace dormant::server::storage {
 namespace {

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "heartbeat/json_fields.h"
-#include "heartbeat/profiling_request.h"
-#include "heartbeat/protocol.h"
+#include "heartbeat/protocol/json_fields.h"
+#include "heartbeat/protocol/profiling_request.h"
+#include "heartbeat/protocol/protocol.h"
 
 namespace {
 

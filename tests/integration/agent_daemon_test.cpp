@@ -9,48 +9,21 @@
 #include <thread>
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "server_process.h"
-
-#include "common/unique_fd.h"
+#include "tests/support/eventually.h"
+#include "tests/support/loopback_socket.h"
 
 namespace dormant::agent {
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using testing::eventually;
+using testing::LoopbackSocket;
 using testing::ServerProcess;
-
-bool eventually(const std::function<bool()>& condition, std::chrono::seconds limit = 30s) {
-  Deadline deadline = deadline_after(limit);
-  while (SteadyClock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return condition();
-}
-
-// A loopback port nothing listens on: bound, never listened to, so connections are refused.
-class ClosedPort {
- public:
-  ClosedPort() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address));
-    socklen_t length = sizeof(address);
-    ::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-  }
-  uint16_t port() const { return port_; }
-
- private:
-  UniqueFd fd_;
-  uint16_t port_ = 0;
-};
+constexpr auto kPatience = 30s;
 
 // A steady clock that runs with the real one, plus whatever the test adds.
 class MovableClock {
@@ -104,8 +77,12 @@ class AgentDaemonTest : public ::testing::Test {
     auto spool = ProfileSpool::open(root_ / "state" / "spool", 1 << 20);
     ASSERT_TRUE(spool.ok());
     std::string hostname = read_host_info().hostname;
-    auto body = testing::upload_body(hostname, testing::collapsed_profile(hostname, "a;b 5\n"));
-    ASSERT_TRUE((*spool)->add(testing::gzip(body.dump())).ok());
+    auto upload = heartbeat::parse_profile_upload(
+        testing::upload_body(hostname, testing::collapsed_profile(hostname, "a;b 5\n")));
+    ASSERT_TRUE(upload.ok()) << upload.error().message();
+    auto compressed = heartbeat::compress_upload(*upload);
+    ASSERT_TRUE(compressed.ok());
+    ASSERT_TRUE((*spool)->add(*compressed).ok());
   }
   size_t spooled_files() {
     auto spool = ProfileSpool::open(root_ / "state" / "spool", 1 << 20);
@@ -145,7 +122,7 @@ TEST_F(AgentDaemonTest, AShutdownDeliversWhatIsOwedBeforeTheDaemonReturns) {
   start_daemon();
   daemon_->request_shutdown();
   // The clock does not move: only the delivery can end the drain.
-  ASSERT_TRUE(eventually([&] { return has_returned(); })) << "the drain never ended";
+  ASSERT_TRUE(eventually([&] { return has_returned(); }, kPatience)) << "the drain never ended";
   auto ran = ran_.get();
   daemon_.reset();
   ASSERT_TRUE(ran.ok()) << ran.error().message();
@@ -155,7 +132,7 @@ TEST_F(AgentDaemonTest, AShutdownDeliversWhatIsOwedBeforeTheDaemonReturns) {
 }
 
 TEST_F(AgentDaemonTest, WithTheServerAwayTheDrainEndsAtItsDeadlineAndKeepsWhatIsOwed) {
-  ClosedPort away;
+  LoopbackSocket away(LoopbackSocket::Mode::kRefusing);
   set_server(away.port());
   config_.tls_ca_bundle.clear();  // no server made the test CA
   config_.no_verify = true;
@@ -164,11 +141,12 @@ TEST_F(AgentDaemonTest, WithTheServerAwayTheDrainEndsAtItsDeadlineAndKeepsWhatIs
   int reads_before = clock_.reads();
   daemon_->request_shutdown();
   // The drain looks at the clock every 100 ms.
-  ASSERT_TRUE(eventually([&] { return clock_.reads() >= reads_before + 3; }))
+  ASSERT_TRUE(eventually([&] { return clock_.reads() >= reads_before + 3; }, kPatience))
       << "the drain never checked its deadline";
   EXPECT_FALSE(has_returned()) << "the drain ended before its deadline";
   clock_.advance(1h);
-  ASSERT_TRUE(eventually([&] { return has_returned(); })) << "the drain outlived its deadline";
+  ASSERT_TRUE(eventually([&] { return has_returned(); }, kPatience))
+      << "the drain outlived its deadline";
   auto ran = ran_.get();
   daemon_.reset();
   ASSERT_TRUE(ran.ok()) << ran.error().message();
@@ -180,11 +158,11 @@ TEST_F(AgentDaemonTest, AgentHealthReadsTheAgentsMemoryOnceAMinute) {
   set_server(server_->port());
   start_daemon();
   // Each heartbeat reads the clock once.
-  ASSERT_TRUE(eventually([&] { return clock_.reads() >= 10; })) << server_->log();
+  ASSERT_TRUE(eventually([&] { return clock_.reads() >= 10; }, kPatience)) << server_->log();
   EXPECT_EQ(memory_reads_.load(), 1) << "heartbeats within a minute share one reading";
   clock_.advance(61s);
   int reads_then = clock_.reads();
-  ASSERT_TRUE(eventually([&] { return clock_.reads() >= reads_then + 10; }));
+  ASSERT_TRUE(eventually([&] { return clock_.reads() >= reads_then + 10; }, kPatience));
   EXPECT_EQ(memory_reads_.load(), 2) << "a minute later, one more reading";
 }
 

@@ -21,7 +21,7 @@
 #include "profilers/ebpf/ebpf_profiler.h"
 #include "profilers/ebpf/kernel_probes.h"
 #include "profilers/ebpf/libbpf_log.h"
-#include "profilers/system/cgroups.h"
+#include "profilers/system/cgroup_layout.h"
 
 namespace dormant::profilers::ebpf {
 namespace {

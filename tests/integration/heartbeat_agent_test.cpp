@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "server_process.h"
+#include "tests/support/eventually.h"
 #include "workload.h"
 
 #include "common/atomic_file.h"
@@ -31,15 +32,6 @@ std::string this_hostname() {
   char name[256] = {};
   ::gethostname(name, sizeof(name) - 1);
   return name;
-}
-
-bool eventually(const std::function<bool()>& condition, std::chrono::seconds limit) {
-  Deadline deadline = deadline_after(limit);
-  while (SteadyClock::now() < deadline) {
-    if (condition()) return true;
-    ::usleep(100000);
-  }
-  return condition();
 }
 
 class HeartbeatAgentTest : public ::testing::Test {

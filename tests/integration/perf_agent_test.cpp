@@ -9,17 +9,19 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "tests/support/eventually.h"
 #include "workload.h"
 
 #include "common/atomic_file.h"
 #include "common/subprocess.h"
 #include "profile/collapsed.h"
-#include "profilers/system/cgroups.h"
+#include "profilers/system/cgroup_layout.h"
 
 namespace dormant {
 namespace {
 
 namespace fs = std::filesystem;
+using dormant::testing::eventually;
 using dormant::testing::spawn_workload;
 
 class PerfAgentTest : public ::testing::Test {
@@ -81,16 +83,6 @@ class PerfAgentTest : public ::testing::Test {
   }
 
   std::string agent_log() { return read_file(root_ / "agent.log").value_or(""); }
-
-  // Polls `condition` every 100 ms for up to `limit`.
-  static bool eventually(const std::function<bool()>& condition, std::chrono::seconds limit) {
-    Deadline deadline = deadline_after(limit);
-    while (SteadyClock::now() < deadline) {
-      if (condition()) return true;
-      ::usleep(100000);
-    }
-    return condition();
-  }
 
   size_t files_ending_with(const std::string& suffix) {
     size_t count = 0;
@@ -481,6 +473,7 @@ TEST_F(PerfAgentTest, DwarfAndSmartModesSeeBothFunctions) {
 namespace dormant {
 namespace {
 
+using dormant::testing::eventually;
 using dormant::testing::spawn_workload;
 
 // A cgroup made for one test in perf's hierarchy, removed (with its processes killed) at the end.

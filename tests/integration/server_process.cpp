@@ -1,4 +1,4 @@
-#include "tests/integration/server_process.h"
+#include "server_process.h"
 
 #include <fstream>
 

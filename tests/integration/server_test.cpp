@@ -9,7 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "tests/integration/server_process.h"
+#include "server_process.h"
 
 #include "common/atomic_file.h"
 

@@ -102,8 +102,6 @@ TEST_F(AgentConfigTest, DefaultsAreGprofilers) {
   EXPECT_EQ(c.perf_max_cgroups, 50);
   EXPECT_EQ(c.perf_max_docker_containers, 0);
   EXPECT_EQ(c.skip_system_profilers_above, 0);
-  EXPECT_EQ(c.max_processes_runtime_profiler, 0);
-  EXPECT_EQ(c.python_skip_pyperf_profiler_above, 0);
   EXPECT_EQ(c.log_level, "info");
   EXPECT_EQ(c.state_dir, "/var/lib/dormant");
 }
@@ -171,10 +169,6 @@ class EveryFlag : public AgentConfigTest {
          [](auto& c) { return c.ebpf_process_map_entries == 1024; }},
         {"skip-system-profilers-above", "900",
          [](auto& c) { return c.skip_system_profilers_above == 900; }},
-        {"max-processes-runtime-profiler", "8",
-         [](auto& c) { return c.max_processes_runtime_profiler == 8; }},
-        {"python-skip-pyperf-profiler-above", "12",
-         [](auto& c) { return c.python_skip_pyperf_profiler_above == 12; }},
         {"log-level", "debug", [](auto& c) { return c.log_level == "debug"; }},
     };
   }

@@ -1,6 +1,7 @@
 // The upload spool, and the upload body and its size limit.
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -9,7 +10,7 @@
 #include "agent/profile_spool.h"
 #include "agent/upload_body.h"
 #include "common/gzip.h"
-#include "heartbeat/protocol.h"
+#include "heartbeat/protocol/protocol.h"
 #include "module/stack_snapshot.h"
 #include "profile/collapsed.h"
 
@@ -28,35 +29,52 @@ class ProfileSpoolTest : public ::testing::Test {
   fs::path directory_;
 };
 
+heartbeat::CompressedUpload compressed(std::string end_time, std::string head) {
+  return {std::move(end_time), std::move(head)};
+}
+
 TEST_F(ProfileSpoolTest, OldestFirstAndSurvivesARestart) {
   {
     auto spool = ProfileSpool::open(directory_, 1 << 20);
     ASSERT_TRUE(spool.ok());
-    ASSERT_TRUE((*spool)->add("first").ok());
-    ASSERT_TRUE((*spool)->add("second").ok());
+    ASSERT_TRUE((*spool)->add(compressed("2026-11-25T10:00:00", "first")).ok());
+    ASSERT_TRUE((*spool)->add(compressed("2026-11-25T10:01:00", "second")).ok());
     EXPECT_EQ((*spool)->files(), 2u);
   }
   auto spool = ProfileSpool::open(directory_, 1 << 20);
   ASSERT_TRUE(spool.ok());
   EXPECT_EQ((*spool)->files(), 2u);
-  EXPECT_EQ((*spool)->bytes(), 11u);
-  auto oldest = (*spool)->oldest();
+  EXPECT_EQ((*spool)->bytes(), 2 * 20u + 11u) << "each file: the end time, a newline, the body";
+  auto oldest = (*spool)->oldest_upload();
   ASSERT_TRUE(oldest.has_value());
-  EXPECT_EQ(oldest->gzip_body, "first");
-  (*spool)->remove(oldest->path);
-  EXPECT_EQ((*spool)->oldest()->gzip_body, "second");
+  EXPECT_EQ(oldest->upload, compressed("2026-11-25T10:00:00", "first"));
+  (*spool)->remove_upload(oldest->key);
+  EXPECT_EQ((*spool)->oldest_upload()->upload, compressed("2026-11-25T10:01:00", "second"));
 }
 
 TEST_F(ProfileSpoolTest, WhenFullTheOldestAreDropped) {
-  auto spool = ProfileSpool::open(directory_, 25);
+  auto spool = ProfileSpool::open(directory_, 40);
   ASSERT_TRUE(spool.ok());
   for (const char* body : {"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc"}) {
-    ASSERT_TRUE((*spool)->add(body).ok());
+    ASSERT_TRUE((*spool)->add(compressed("2026-11-25T10:00:00", body)).ok());
   }
-  EXPECT_EQ((*spool)->files(), 2u);
-  EXPECT_LE((*spool)->bytes(), 25u);
-  EXPECT_EQ((*spool)->oldest()->gzip_body, "bbbbbbbbbb");
-  EXPECT_FALSE((*spool)->add(std::string(26, 'x')).ok()) << "larger than the whole spool";
+  EXPECT_EQ((*spool)->files(), 1u);
+  EXPECT_LE((*spool)->bytes(), 40u);
+  EXPECT_EQ((*spool)->oldest_upload()->upload.gzip_head, "cccccccccc");
+  EXPECT_FALSE((*spool)->add(compressed("t", std::string(40, 'x'))).ok())
+      << "larger than the whole spool";
+}
+
+TEST_F(ProfileSpoolTest, AFileWithoutItsEndTimeLineIsDroppedAndTheNextGiven) {
+  auto spool = ProfileSpool::open(directory_, 1 << 20);
+  ASSERT_TRUE(spool.ok());
+  ASSERT_TRUE((*spool)->add(compressed("2026-11-25T10:01:00", "good")).ok());
+  std::ofstream(directory_ / "000000000000001-000000.upload") << std::string(100, 'x');
+  auto oldest = (*spool)->oldest_upload();
+  ASSERT_TRUE(oldest.has_value());
+  EXPECT_EQ(oldest->upload.gzip_head, "good");
+  EXPECT_EQ((*spool)->files(), 1u);
+  EXPECT_FALSE((*spool)->add(compressed("two\nlines", "x")).ok());
 }
 
 profile::StackTable many_stacks(int count) {
@@ -78,8 +96,10 @@ module::SnapshotTimes times_at(std::chrono::system_clock::time_point end, double
   return {end, cpu_avg, mem_avg};
 }
 
-heartbeat::ProfileUpload read_body(const UploadBody& body) {
-  auto text = gzip_decompress_at_most(body.gzip_json, 256 << 20);
+heartbeat::ProfileUpload read_body(const UploadBody& body, std::optional<int64_t> gpid = 7) {
+  auto sent = heartbeat::body_with_gpid(body.upload, gpid);
+  EXPECT_TRUE(sent.ok());
+  auto text = gzip_decompress_at_most(*sent, 256 << 20);
   EXPECT_TRUE(text.ok());
   auto upload = heartbeat::parse_profile_upload(nlohmann::json::parse(*text));
   EXPECT_TRUE(upload.ok()) << upload.error().message();
@@ -95,6 +115,9 @@ TEST(UploadBody, AProfileThatFitsGoesWhole) {
   auto upload = read_body(*body);
   EXPECT_EQ(upload.hostname, "web-01");
   EXPECT_EQ(upload.cpu_avg, 12.5);
+  EXPECT_EQ(upload.gpid, 7) << "the gpid comes with the send";
+  EXPECT_EQ(read_body(*body, std::nullopt).gpid, std::nullopt) << "\"\" before the first answer";
+  EXPECT_EQ(body->upload.end_time, upload.end_time);
   auto profile = profile::read_collapsed(upload.profile);
   ASSERT_TRUE(profile.ok());
   EXPECT_EQ(profile->stacks.total_samples(), stacks.total_samples());
@@ -120,7 +143,7 @@ TEST(UploadBody, ATooLargeProfileLosesItsLightestStacksAndSaysSo) {
   constexpr size_t kLimit = 64 << 10;
   auto body = make_upload_body(snapshot_of(stacks), "web-01", now - 60s, times_at(now), kLimit);
   ASSERT_TRUE(body.ok()) << body.error().message();
-  EXPECT_LE(body->gzip_json.size(), kLimit);
+  EXPECT_LE(heartbeat::body_with_gpid(body->upload, INT64_MAX)->size(), kLimit);
   EXPECT_GT(body->dropped_stacks, 0u);
   auto profile = profile::read_collapsed(read_body(*body).profile);
   ASSERT_TRUE(profile.ok());

@@ -1,4 +1,3 @@
-#include "profilers/system/cgroups.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +11,13 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
+
+#include "profilers/system/cgroup_layout.h"
+#include "profilers/system/cgroup_selection.h"
+#include "profilers/system/cgroup_usage.h"
+#include "profilers/system/docker_cgroups.h"
+#include "profilers/system/perf_cgroups.h"
+#include "profilers/system/process_cgroups.h"
 
 namespace dormant::profilers::system {
 namespace {

@@ -43,6 +43,7 @@ TEST(CommandSettings, TheCommandsPerfAndEbpfEntriesChooseTheSystemProfiler) {
 TEST(CommandSettings, ThePlanHoldsTheCommandOverTheFlagsAndNothingOfTheServer) {
   config::AgentConfig agent = agent_flags();
   agent.token = "secret-token";
+  agent.tls_client_cert = "/etc/dormant/client.pem";
   agent.tls_client_key = "/etc/dormant/client.key";
   agent.frequency_hz = 99;
   heartbeat::CommandConfig command;
@@ -59,7 +60,7 @@ TEST(CommandSettings, ThePlanHoldsTheCommandOverTheFlagsAndNothingOfTheServer) {
   EXPECT_EQ(plan->output_dir, "/tmp/out");
   std::string headers = plan->run_arguments.dump();
   EXPECT_EQ(headers.find("secret-token"), std::string::npos) << headers;
-  EXPECT_EQ(headers.find("client.key"), std::string::npos) << headers;
+  EXPECT_EQ(headers.find("/etc/dormant"), std::string::npos) << headers;
 }
 
 }  // namespace

@@ -49,6 +49,20 @@ TEST(Gzip, TruncatedAndForeignDataSayWhatIsWrong) {
   EXPECT_FALSE(gzip_decompress_at_most("", 1 << 20).ok());
 }
 
+// RFC 1952: a gzip file is a series of members; gunzip gives their concatenation.
+TEST(Gzip, MembersOneAfterAnotherComeOutAsOneText) {
+  std::string two = compressed("{\"profile\": \"a;b 1\", \"gpid\": ") + compressed("42}");
+  EXPECT_EQ(gzip_decompress_at_most(two, 1 << 20).value(),
+            "{\"profile\": \"a;b 1\", \"gpid\": 42}");
+  EXPECT_EQ(gzip_decompress(two, 32).value().size(), 32u);
+  EXPECT_FALSE(gzip_decompress_at_most(compressed("a") + "trailing bytes", 1 << 20).ok());
+  std::string second_truncated = compressed("a") + compressed("bcd").substr(0, 12);
+  EXPECT_FALSE(gzip_decompress_at_most(second_truncated, 1 << 20).ok());
+  std::string bombs =
+      compressed(std::string(8 << 20, '\0')) + compressed(std::string(8 << 20, '\0'));
+  EXPECT_FALSE(gzip_decompress_at_most(bombs, 12 << 20).ok()) << "the bound spans the members";
+}
+
 // A gzip bomb: 64 MiB of zeros compress to about 64 KiB. The bound stops inflation one byte past
 // it instead of producing the whole.
 TEST(Gzip, DecompressionStopsAtTheBound) {

@@ -6,7 +6,7 @@
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "tests/unit/scripted_client.h"
+#include "scripted_client.h"
 
 namespace dormant::heartbeat {
 namespace {

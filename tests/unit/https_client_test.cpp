@@ -5,17 +5,15 @@
 #include <filesystem>
 #include <thread>
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/loopback_socket.h"
+
 #include "common/subprocess.h"
-#include "common/unique_fd.h"
 #include "server/http/http_server.h"
 
 namespace dormant::heartbeat {
@@ -274,28 +272,8 @@ TEST_F(HttpsClientTest, NobodyListeningIsANetworkError) {
       << reply.error().message();
 }
 
-// A listening socket that accepts (the kernel does) and never answers.
-class SilentServer {
- public:
-  SilentServer() : socket_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(socket_.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address));
-    ::listen(socket_.get(), 8);
-    socklen_t size = sizeof(address);
-    ::getsockname(socket_.get(), reinterpret_cast<sockaddr*>(&address), &size);
-    port_ = ntohs(address.sin_port);
-  }
-  uint16_t port() const { return port_; }
-
- private:
-  UniqueFd socket_;
-  uint16_t port_ = 0;
-};
-
 TEST_F(HttpsClientTest, AServerThatNeverAnswersTimesOutInTheRightPhase) {
-  SilentServer silent;
+  dormant::testing::LoopbackSocket silent(dormant::testing::LoopbackSocket::Mode::kListening);
   PhaseTimeouts timeouts;
   timeouts.handshake = 500ms;
   timeouts.read = 500ms;
@@ -312,7 +290,7 @@ TEST_F(HttpsClientTest, AServerThatNeverAnswersTimesOutInTheRightPhase) {
 }
 
 TEST_F(HttpsClientTest, CancelEndsTheRequestInFlight) {
-  SilentServer silent;
+  dormant::testing::LoopbackSocket silent(dormant::testing::LoopbackSocket::Mode::kListening);
   auto plain = client("http://127.0.0.1:" + std::to_string(silent.port()));
   std::optional<Result<HttpReply>> outcome;
   plain->post("/x", "{}", [&](Result<HttpReply> reply) { outcome = std::move(reply); });
@@ -325,7 +303,7 @@ TEST_F(HttpsClientTest, CancelEndsTheRequestInFlight) {
 }
 
 TEST_F(HttpsClientTest, OneRequestAtATime) {
-  SilentServer silent;
+  dormant::testing::LoopbackSocket silent(dormant::testing::LoopbackSocket::Mode::kListening);
   auto plain = client("http://127.0.0.1:" + std::to_string(silent.port()));
   std::optional<Result<HttpReply>> second;
   plain->post("/x", "{}", [](Result<HttpReply>) {});

@@ -22,6 +22,9 @@ const std::map<std::string, std::vector<std::string>>& arrows() {
       {"common", {"common/"}},
       {"config", {"config/", "common/"}},
       {"profile", {"profile/", "common/"}},
+      // The wire protocol, shared by the agent and the server.
+      {"heartbeat/protocol", {"heartbeat/protocol/", "common/"}},
+      // The agent's client of it.
       {"heartbeat", {"heartbeat/", "common/"}},
       {"profilers", {"profilers/", "profile/", "common/", "bpf/", "cpu_sampler.skel.h"}},
       // The interface between the agent and its profiler module: a leaf but for common/.
@@ -30,10 +33,7 @@ const std::map<std::string, std::vector<std::string>>& arrows() {
       // The idle agent never includes the profilers: it loads them through module/api.
       {"agent", {"agent/", "module/api/", "heartbeat/", "config/", "common/"}},
       // The server shares the wire protocol with the agent, not the agent's client.
-      {"server",
-       {"server/", "heartbeat/protocol.h", "heartbeat/profiling_request.h",
-        "heartbeat/command_config.h", "heartbeat/json_fields.h", "heartbeat/ids.h",
-        "heartbeat/wire_enums.h", "profile/", "config/", "common/"}},
+      {"server", {"server/", "heartbeat/protocol/", "profile/", "config/", "common/"}},
   };
   return kArrows;
 }

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/unit/scripted_client.h"
+#include "scripted_client.h"
 
 namespace dormant::heartbeat {
 namespace {

@@ -15,12 +15,12 @@
 #include <unistd.h>
 
 #include "common/atomic_file.h"
+#include "common/uuid.h"
 #include "server/storage/command_plan.h"
 #include "server/storage/database.h"
 #include "server/storage/migrations.h"
 #include "server/storage/profile_files.h"
 #include "server/storage/store.h"
-#include "server/storage/uuid.h"
 
 namespace dormant::server::storage {
 namespace {

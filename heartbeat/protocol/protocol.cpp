@@ -1,10 +1,10 @@
-#include "heartbeat/protocol.h"
+#include "heartbeat/protocol/protocol.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "heartbeat/json_fields.h"
+#include "heartbeat/protocol/json_fields.h"
 
 namespace dormant::heartbeat {
 namespace {

@@ -9,28 +9,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/perf_events.h"
 #include "common/result.h"
-#include "heartbeat/limits.h"
-#include "heartbeat/wire_enums.h"
+#include "heartbeat/protocol/limits.h"
+#include "heartbeat/protocol/wire_enums.h"
 
 namespace dormant::heartbeat {
 
 inline constexpr int kDefaultMaxProcesses = 10;  // gProfiler's default for commands
 
-// PMU events perf may be asked for (gProfiler's supported set; "cpu-cycles" reads as "cycles").
-inline constexpr std::string_view kPerfEvents[] = {"cycles",
-                                                   "instructions",
-                                                   "cache-misses",
-                                                   "cache-references",
-                                                   "branch-misses",
-                                                   "branch-instructions",
-                                                   "stalled-cycles-frontend",
-                                                   "stalled-cycles-backend"};
-
 // profiler_configs.perf: a preset name, or {"mode": preset, "events": [...]}.
 struct PerfConfig {
   PerfSetting setting = PerfSetting::kEnabledRestricted;
-  std::vector<std::string> events = {"cycles"};  // normalised, without duplicates
+  std::vector<std::string> events = {"cycles"};  // of kPerfEvents' names, without duplicates
 
   friend bool operator==(const PerfConfig&, const PerfConfig&) = default;
 };

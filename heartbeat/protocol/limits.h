@@ -4,11 +4,12 @@
 
 #include <cstddef>
 
+#include "common/profiling_limits.h"  // kMaxFrequency
+
 namespace dormant::heartbeat {
 
 inline constexpr int kMaxRequestDuration = 7 * 24 * 3600;  // seconds, profiling request
 inline constexpr int kMaxCommandDuration = 24 * 3600;      // seconds per snapshot, command
-inline constexpr int kMaxFrequency = 1000;                 // Hz
 inline constexpr int kMaxPid = 4 * 1024 * 1024;            // the kernel's PID_MAX_LIMIT
 // Longest list (or map) accepted anywhere: more than a fleet needs, few enough to bound memory.
 inline constexpr std::size_t kMaxListItems = 10'000;

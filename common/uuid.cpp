@@ -1,4 +1,4 @@
-#include "server/storage/uuid.h"
+#include "common/uuid.h"
 
 #include <array>
 #include <cerrno>
@@ -7,7 +7,7 @@
 
 #include <sys/random.h>
 
-namespace dormant::server::storage {
+namespace dormant {
 namespace {
 
 std::array<uint8_t, 16> random_bytes() {
@@ -43,4 +43,4 @@ std::string random_uuid() {
   return text;
 }
 
-}  // namespace dormant::server::storage
+}  // namespace dormant

@@ -6,11 +6,13 @@
 #include <optional>
 #include <string_view>
 
+#include "common/profiling_mode.h"
+
 namespace dormant::heartbeat {
 
 enum class HostStatus { kActive, kIdle, kError, kOffline };
 enum class CommandType { kStart, kStop };
-enum class ProfilingMode { kCpu, kAllocation, kNone };
+using ProfilingMode = ::dormant::ProfilingMode;  // shared with the agent's flags and the server
 enum class StopLevel { kProcess, kHost };
 enum class TargetScope { kHost, kService, kNamespace, kWorkload, kPod, kContainer, kProcess };
 enum class CompletionStatus { kCompleted, kFailed };
@@ -32,7 +34,7 @@ struct WireNames<CommandType> {
 };
 template <>
 struct WireNames<ProfilingMode> {
-  static constexpr std::array<std::string_view, 3> kNames = {"cpu", "allocation", "none"};
+  static constexpr std::array<std::string_view, 3> kNames = kProfilingModeNames;
 };
 template <>
 struct WireNames<StopLevel> {

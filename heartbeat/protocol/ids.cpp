@@ -1,12 +1,10 @@
-#include "heartbeat/ids.h"
+#include "heartbeat/protocol/ids.h"
 
 #include <array>
-#include <cerrno>
 #include <cstddef>
-#include <cstdint>
+#include <string>
 
 #include <arpa/inet.h>
-#include <sys/random.h>
 
 namespace dormant::heartbeat {
 namespace {
@@ -47,31 +45,6 @@ bool is_ip_address(std::string_view text) {
   std::array<unsigned char, 16> binary{};
   return ::inet_pton(AF_INET, address.c_str(), binary.data()) == 1 ||
          ::inet_pton(AF_INET6, address.c_str(), binary.data()) == 1;
-}
-
-Result<std::string> new_uuid() {
-  std::array<std::uint8_t, 16> bytes{};
-  std::size_t filled = 0;
-  while (filled < bytes.size()) {
-    ssize_t got = ::getrandom(bytes.data() + filled, bytes.size() - filled, 0);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return Error::from_errno("getrandom");
-    }
-    filled += static_cast<std::size_t>(got);
-  }
-  bytes[6] = static_cast<std::uint8_t>((bytes[6] & 0x0f) | 0x40);  // version 4
-  bytes[8] = static_cast<std::uint8_t>((bytes[8] & 0x3f) | 0x80);  // RFC 4122 variant
-
-  constexpr std::string_view kHex = "0123456789abcdef";
-  std::string text;
-  text.reserve(kUuidLength);
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    if (is_uuid_dash_position(text.size())) text += '-';
-    text += kHex[bytes[i] >> 4];
-    text += kHex[bytes[i] & 0x0f];
-  }
-  return text;
 }
 
 }  // namespace dormant::heartbeat

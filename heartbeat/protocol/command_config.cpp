@@ -1,8 +1,8 @@
-#include "heartbeat/command_config.h"
+#include "heartbeat/protocol/command_config.h"
 
 #include <algorithm>
 
-#include "heartbeat/json_fields.h"
+#include "heartbeat/protocol/json_fields.h"
 
 namespace dormant::heartbeat {
 namespace {
@@ -11,9 +11,9 @@ constexpr std::size_t kMaxPerfEvents = 64;
 
 std::string supported_perf_events() {
   std::string list;
-  for (std::string_view event : kPerfEvents) {
+  for (const PerfEvent& event : kPerfEvents) {
     if (!list.empty()) list += ", ";
-    list += event;
+    list += event.name;
   }
   return list;
 }
@@ -21,8 +21,11 @@ std::string supported_perf_events() {
 Result<std::string> read_perf_event(const nlohmann::json& value, const std::string& path) {
   Result<std::string> event = read_string(value, path);
   if (!event) return event;
-  if (*event == "cpu-cycles") return std::string("cycles");
-  if (std::ranges::find(kPerfEvents, *event) != std::end(kPerfEvents)) return event;
+  // The kernel's name reads as gProfiler's: "cpu-cycles" is "cycles".
+  auto known = std::ranges::find_if(kPerfEvents, [&](const PerfEvent& candidate) {
+    return candidate.name == *event || candidate.sysfs_name == *event;
+  });
+  if (known != kPerfEvents.end()) return std::string(known->name);
   return field_error(path, single_quoted(*event) + " is not a supported perf event (" +
                                supported_perf_events() + ")");
 }

@@ -1,10 +1,8 @@
-// Identifiers on the wire: command and request ids (UUIDs) and host addresses.
+// Identifiers on the wire: command and request ids (UUIDs) and host addresses, checked. New UUIDs
+// come from common/uuid.h.
 #pragma once
 
-#include <string>
 #include <string_view>
-
-#include "common/result.h"
 
 namespace dormant::heartbeat {
 
@@ -13,8 +11,5 @@ bool is_uuid(std::string_view text);
 
 // An IPv4 or IPv6 address as inet_pton(3) reads it (no prefix length, no zone).
 bool is_ip_address(std::string_view text);
-
-// A new random (version 4) UUID in lower case, from the kernel's random source.
-Result<std::string> new_uuid();
 
 }  // namespace dormant::heartbeat

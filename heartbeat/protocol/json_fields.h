@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
-#include "heartbeat/limits.h"
-#include "heartbeat/wire_enums.h"
+#include "heartbeat/protocol/limits.h"
+#include "heartbeat/protocol/wire_enums.h"
 
 namespace dormant::heartbeat {
 

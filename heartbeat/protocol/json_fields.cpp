@@ -1,10 +1,10 @@
-#include "heartbeat/json_fields.h"
+#include "heartbeat/protocol/json_fields.h"
 
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
-#include "heartbeat/ids.h"
+#include "heartbeat/protocol/ids.h"
 
 namespace dormant::heartbeat {
 namespace {

@@ -1,6 +1,6 @@
-#include "heartbeat/profiling_request.h"
+#include "heartbeat/protocol/profiling_request.h"
 
-#include "heartbeat/json_fields.h"
+#include "heartbeat/protocol/json_fields.h"
 
 namespace dormant::heartbeat {
 namespace {

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
-#include "heartbeat/wire_enums.h"
+#include "heartbeat/protocol/wire_enums.h"
 
 namespace dormant::heartbeat {
 

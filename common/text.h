@@ -1,0 +1,34 @@
+// Text helpers for the parsers of files and messages: ASCII whitespace trimming and splitting.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace dormant {
+
+// ' ', '\t', '\n', '\v', '\f', '\r', as isspace() in the C locale, without the locale. Printable
+// characters, the common case, fail the first comparison.
+constexpr bool is_ascii_space(char c) {
+  return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || (c >= '\t' && c <= '\r'));
+}
+
+// `text` without its leading / trailing / leading and trailing ASCII whitespace. Inline: the perf
+// script parser calls them for every line.
+constexpr std::string_view trim_front(std::string_view text) {
+  size_t blanks = 0;
+  while (blanks < text.size() && is_ascii_space(text[blanks])) ++blanks;
+  text.remove_prefix(blanks);
+  return text;
+}
+
+constexpr std::string_view trim_back(std::string_view text) {
+  while (!text.empty() && is_ascii_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+constexpr std::string_view trim(std::string_view text) { return trim_back(trim_front(text)); }
+
+// The parts of `text` between the separators: "a,,b" → {"a", "", "b"}; "" → {""}.
+std::vector<std::string_view> split(std::string_view text, char separator);
+
+}  // namespace dormant

@@ -1,0 +1,30 @@
+#include "common/text.h"
+
+#include <string_view>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace dormant {
+namespace {
+
+TEST(Trim, RemovesAsciiWhitespaceAtBothEnds) {
+  EXPECT_EQ(trim("  a b \t\r\n"), "a b");
+  EXPECT_EQ(trim("\v\fx\f\v"), "x");
+  EXPECT_EQ(trim(""), "");
+  EXPECT_EQ(trim(" \t\r\n"), "");
+  EXPECT_EQ(trim("\xa0x\xa0"), "\xa0x\xa0");  // not ASCII whitespace
+  EXPECT_EQ(trim_front("  a  "), "a  ");
+  EXPECT_EQ(trim_back("  a  "), "  a");
+}
+
+TEST(Split, KeepsEmptyParts) {
+  using Parts = std::vector<std::string_view>;
+  EXPECT_EQ(split("a,,b", ','), (Parts{"a", "", "b"}));
+  EXPECT_EQ(split("", ','), (Parts{""}));
+  EXPECT_EQ(split("a,", ','), (Parts{"a", ""}));
+  EXPECT_EQ(split("abc", ','), (Parts{"abc"}));
+}
+
+}  // namespace
+}  // namespace dormant
