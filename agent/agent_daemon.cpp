@@ -144,9 +144,13 @@ Supervisor::Hooks AgentDaemon::supervisor_hooks() {
   Supervisor::Hooks hooks;
   hooks.launch = [this](SessionSpec spec, SessionEvents events) {
     // The PMU events are known once a session has loaded the profiler module: nothing is
-    // probed while idle.
+    // probed while idle. The event perf settled on spares the next session its trial.
+    spec.plan.profiling.perf_event = perf_event_;
     events.started = [this, started = std::move(events.started)](const SessionStarted& s) {
       if (s.perf_supported_events) perf_events_ = *s.perf_supported_events;
+      for (const auto& outcome : s.profilers) {
+        if (outcome.name == "perf" && outcome.running) perf_event_ = outcome.event;
+      }
       started(s);
     };
     SessionEnvironment environment;

@@ -83,6 +83,7 @@ class AgentDaemon {
   Supervisor supervisor_;  // after the senders: its sessions call them until they are joined
   std::string ip_address_;
   std::vector<std::string> perf_events_;
+  std::string perf_event_;  // what the last session's perf recorded with
   bool shutting_down_ = false;
   SteadyClock::time_point drain_until_;
 };

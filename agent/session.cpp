@@ -54,7 +54,8 @@ void Session::run() {
   auto loaded = environment_.modules->acquire();
   if (!loaded) {
     spdlog::error("session {}: {}", spec_.command_id, loaded.error().message());
-    started.profilers.push_back({"profiler module", false, loaded.error().message()});
+    started.profilers.push_back(
+        {.name = "profiler module", .running = false, .reason = loaded.error().message()});
     boost::asio::post(io_, [events = events_, started] { events.started(started); });
     boost::asio::post(io_, [events = events_, ended] { events.ended(ended); });
     return;

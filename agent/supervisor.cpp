@@ -182,7 +182,9 @@ void Supervisor::stop_processes(const std::string& command_id, Clock::time_point
       whole_host_left = whole_host_left || active->command.spec.plan.profiles_the_whole_host();
       continue;
     }
-    if (left->empty()) {
+    if (std::holds_alternative<StoppingThenNothing>(active->state)) {
+      // Already ending for good: nothing to narrow; the stop completes with that end.
+    } else if (left->empty()) {
       stop_slot(slot, StoppingThenNothing{}, before_start);
     } else {
       // The same command goes on with the pids left, after a pause if one was under way.

@@ -11,6 +11,10 @@ std::string_view FirstThatStarts::name() const {
   return candidates_.empty() ? "none" : candidates_[current_]->name();
 }
 
+std::string_view FirstThatStarts::event() const {
+  return candidates_.empty() ? "" : candidates_[current_]->event();
+}
+
 Result<void> FirstThatStarts::start() {
   std::string reasons;
   ErrorKind kind = ErrorKind::kUnavailable;

@@ -16,6 +16,7 @@ class FirstThatStarts final : public profilers::Profiler {
   explicit FirstThatStarts(std::vector<std::unique_ptr<profilers::Profiler>> candidates);
 
   std::string_view name() const override;
+  std::string_view event() const override;
   Result<void> start() override;
   Result<profile::StackTable> snapshot() override;
   void stop() override;

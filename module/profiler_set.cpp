@@ -16,8 +16,9 @@ ProfilerSet ProfilerSet::start(std::vector<std::unique_ptr<profilers::Profiler>>
       started = Error(ErrorKind::kSystem, std::string("start() threw: ") + thrown.what());
     }
     // Named after start(): a profiler with fallbacks is named after the one that runs.
-    ProfilerOutcome outcome{std::string(profiler->name()), true, ""};
+    ProfilerOutcome outcome{.name = std::string(profiler->name()), .running = true};
     if (started) {
+      outcome.event = std::string(profiler->event());
       set.running_.push_back(std::move(profiler));
     } else {
       bool skipped = started.error().kind() == ErrorKind::kUnavailable;

@@ -15,6 +15,8 @@ class Profiler {
   virtual ~Profiler() = default;
 
   virtual std::string_view name() const = 0;
+  // What it samples on once started ("cpu-clock", "cycles"); empty when that is not a choice.
+  virtual std::string_view event() const { return {}; }
 
   // Probes the host and starts collecting. An error means this profiler does not run in this
   // session; kUnavailable errors are skips (a guard rail, nothing to profile), the rest failures.

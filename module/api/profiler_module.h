@@ -45,6 +45,9 @@ struct SessionSettings {
   std::chrono::seconds perf_restart_after{600};
   uint64_t perf_restart_above_rss_bytes = 200ull << 20;
   std::chrono::seconds perf_script_timeout{300};
+  // The event an earlier session's perf recorded with on this host: perf starts on it without
+  // its trial recording, and tries the events again only if it fails.
+  std::string perf_event;
 
   // eBPF map sizes.
   uint32_t ebpf_max_stacks = 16384;
@@ -68,7 +71,8 @@ struct ProfileFacts {
 struct ProfilerOutcome {
   std::string name;
   bool running = false;
-  std::string reason;  // why not, when not running
+  std::string reason{};  // why not, when not running
+  std::string event{};   // what it samples on when running, where that is a choice ("cpu-clock")
 };
 
 struct TeardownReport {

@@ -179,9 +179,8 @@ void EbpfProfiler::stop() {
   symbolizer_.reset();
 }
 
-const std::string& EbpfProfiler::event() const {
-  static const std::string none;
-  return sampler_ ? sampler_->event() : none;
+std::string_view EbpfProfiler::event() const {
+  return sampler_ ? std::string_view(sampler_->event()) : std::string_view();
 }
 
 }  // namespace dormant::profilers::ebpf

@@ -45,7 +45,7 @@ class EbpfProfiler final : public Profiler {
   // that far.
   void abort() override;
 
-  const std::string& event() const;
+  std::string_view event() const override;
 
  private:
   void read_process_images();

@@ -154,13 +154,33 @@ Result<void> PerfProfiler::start() {
   if (::mkdtemp(pattern.data()) == nullptr) return Error::from_errno("mkdtemp(" + pattern + ")");
   directory_ = pattern;
 
+  // An event an earlier session recorded with is used without a trial (about a second of perf
+  // record), and tried again only if it no longer starts.
+  auto candidates = candidate_events();
+  const std::string& known = options_.known_event;
+  if (!known.empty() &&
+      std::find(candidates.begin(), candidates.end(), known) != candidates.end()) {
+    auto started = start_recorders(known, *target);
+    if (started) return ok();
+    spdlog::info("perf: {} no longer records ({}); trying the events again", known,
+                 started.error().message());
+    stop_recorders();
+  }
   auto event = discover_event(*target);
   if (!event) {
     stop();
     return event.error();
   }
-  event_ = *event;
-  record_args_ = event_and_target_args(event_, *target);
+  if (auto started = start_recorders(*event, *target); !started) {
+    stop();
+    return started.error();
+  }
+  return ok();
+}
+
+Result<void> PerfProfiler::start_recorders(const std::string& event, const Target& target) {
+  event_ = event;
+  record_args_ = event_and_target_args(event_, target);
   record_args_.insert(record_args_.end(), {"-F", std::to_string(options_.frequency_hz)});
 
   std::vector<std::string> dwarf = {"--call-graph",
@@ -170,13 +190,10 @@ Result<void> PerfProfiler::start() {
     recorders_.push_back({"perf-dwarf", dwarf, nullptr});
   }
   for (Recorder& recorder : recorders_) {
-    if (auto started = start_recorder(recorder); !started) {
-      stop();
-      return started.error();
-    }
+    if (auto started = start_recorder(recorder); !started) return started.error();
   }
   spdlog::info("perf: recording {} at {} Hz ({})", event_, options_.frequency_hz,
-               target->description);
+               target.description);
   return ok();
 }
 
@@ -278,11 +295,16 @@ Result<profile::StackTable> PerfProfiler::snapshot() {
   return merged;
 }
 
-void PerfProfiler::stop() {
+void PerfProfiler::stop_recorders() {
   for (Recorder& recorder : recorders_) {
     if (recorder.record) recorder.record->stop(kStopGrace);
   }
   recorders_.clear();
+  event_.clear();
+}
+
+void PerfProfiler::stop() {
+  stop_recorders();
   if (!directory_.empty()) {
     std::error_code ignored;
     std::filesystem::remove_all(directory_, ignored);

@@ -34,6 +34,8 @@ struct PerfProfilerOptions {
   std::chrono::seconds restart_after{600};
   uint64_t restart_above_rss_bytes = 200ULL << 20;
   std::chrono::seconds script_timeout{300};
+  // The event an earlier session recorded with on this host: started without a trial.
+  std::string known_event;
   std::filesystem::path docker_root = "/var/lib/docker";  // where docker keeps container names
   std::filesystem::path temp_root = std::filesystem::temp_directory_path();
 };
@@ -50,8 +52,8 @@ class PerfProfiler final : public Profiler {
   void stop() override;
   void abort() override { children_.kill_all(); }
 
-  // The event start() settled on ("cpu-clock", "cycles"), for the heartbeat and the logs.
-  const std::string& event() const { return event_; }
+  // The event start() settled on ("cpu-clock", "cycles"); empty when not recording.
+  std::string_view event() const override { return event_; }
 
  private:
   struct Recorder {
@@ -70,7 +72,11 @@ class PerfProfiler final : public Profiler {
   static std::vector<std::string> event_and_target_args(const std::string& event,
                                                         const Target& target);
   Result<std::string> discover_event(const Target& target);
+  // Starts perf-fp and/or perf-dwarf on `event`; on failure, those started are left to
+  // stop_recorders().
+  Result<void> start_recorders(const std::string& event, const Target& target);
   Result<void> start_recorder(Recorder& recorder);
+  void stop_recorders();
   // One rotation of one recorder, parsed into a table per pid.
   Result<std::map<int, profile::StackTable>> collect(Recorder& recorder);
   void restart_if_due(Recorder& recorder);

@@ -462,6 +462,46 @@ TEST_F(HeartbeatAgentTest, AProfilerWhoseStopHangsIsKilledAndReleased) {
   stop_agent();
 }
 
+// perf's trial recording (which event records here?) runs once: later sessions start on the event
+// the first one found. When that event fails, the events are tried again.
+TEST_F(HeartbeatAgentTest, PerfTriesItsEventsOnceAndAgainOnlyWhenTheKnownOneFails) {
+  start_server();
+  fs::path perf_log = root_ / "perf.log";
+  fs::path broken = root_ / "perf-broken";
+  auto args = agent_args(server_->port(), "0.2");
+  args.insert(args.end(), {"--system-profiler", "perf", "--perf-path", FAKE_PERF});
+  start_agent(
+      args, {"FAKE_PERF_LOG=" + perf_log.string(), "FAKE_PERF_RECORD_FAILS_IF=" + broken.string()});
+  ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
+      << agent_log();
+  auto trials = [&] {
+    std::string log = read_file(perf_log).value_or("");
+    int count = 0;
+    for (size_t at = log.find("trial-"); at != std::string::npos; at = log.find("trial-", at + 1)) {
+      count += log.compare(log.rfind('\n', at) + 1, 6, "record") == 0;
+    }
+    return count;
+  };
+  auto session = [&](const std::string& outcome) {
+    std::string start =
+        request("start", {{"continuous", true}, {"duration", 60}, {"frequency", 11}});
+    EXPECT_TRUE(command_reaches(start, outcome)) << agent_log();
+    std::string stop = request("stop", {{"stop_level", "host"}});
+    EXPECT_TRUE(command_reaches(stop, "completed")) << agent_log();
+  };
+  session("completed");
+  int first = trials();
+  EXPECT_GE(first, 1);
+  session("completed");
+  EXPECT_EQ(trials(), first) << "the second session starts on the event the first one found";
+
+  ASSERT_TRUE(write_file_atomically(broken, "", 0600).ok());
+  session("failed");
+  EXPECT_EQ(log_count("no longer records"), 1) << agent_log();
+  EXPECT_GT(trials(), first) << "the known event failed: the events are tried again";
+  stop_agent();
+}
+
 // The server re-sends the current command in every answer; the agent runs it once.
 TEST_F(HeartbeatAgentTest, TheSameCommandDeliveredAHundredTimesRunsOnce) {
   start_server();

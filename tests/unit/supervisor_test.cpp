@@ -90,7 +90,8 @@ class SupervisorTest : public ::testing::Test {
   static void report_started(FakeSession& session, bool running = true) {
     SessionStarted started;
     started.any_running = running;
-    started.profilers = {{"perf", running, running ? "" : "perf is not installed"}};
+    started.profilers = {
+        {.name = "perf", .running = running, .reason = running ? "" : "perf is not installed"}};
     session.events.started(started);
   }
   static void report_ended(FakeSession& session) {
@@ -313,6 +314,18 @@ TEST_F(SupervisorTest, AProcessStopDuringAPauseChangesWhatResumes) {
   EXPECT_EQ(sessions_[2]->spec.command_id, id(1));
   EXPECT_EQ(sessions_[2]->spec.plan.profiling.pids, (std::vector<int>{100, 300}))
       << "the stopped pid must not be profiled again";
+}
+
+TEST_F(SupervisorTest, AProcessStopAfterAHostStopDoesNotBringTheSessionBack) {
+  supervisor_->on_command(id(1), start_command(true, {100, 200, 300}));
+  report_started(*sessions_[0]);
+  supervisor_->on_command(id(2), stop_command());
+  supervisor_->on_command(id(3), stop_command({200}));  // before the teardown is done
+  report_ended(*sessions_[0]);
+  EXPECT_EQ(sessions_.size(), 1u) << "the host stop ends the session for good";
+  EXPECT_EQ(completion_of(id(2)).status, heartbeat::CompletionStatus::kCompleted);
+  EXPECT_EQ(completion_of(id(3)).status, heartbeat::CompletionStatus::kCompleted);
+  EXPECT_EQ(supervisor_->state(), Supervisor::State::kIdle);
 }
 
 TEST_F(SupervisorTest, AProcessStopCannotTakePidsOutOfAWholeHostSession) {
