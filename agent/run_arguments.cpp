@@ -13,7 +13,6 @@ nlohmann::json run_arguments(const config::AgentConfig& c) {
       {"continuous", c.continuous},
       {"duration", c.duration_s},
       {"frequency", c.frequency_hz},
-      {"pids", c.pids},
       {"profiling_mode", config::to_string(c.mode)},
       {"system_profiler", config::to_string(c.system_profiler)},
       {"perf_mode", config::to_string(c.perf_mode)},

@@ -1,4 +1,5 @@
-// The configuration as the "run_arguments" object of a profile header (the token left out).
+// The configuration as the "run_arguments" object of a profile header (the token left out, and
+// the pids, which are the session's).
 #pragma once
 
 #include <nlohmann/json.hpp>

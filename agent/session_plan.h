@@ -24,7 +24,8 @@ struct SessionPlan {
   bool flamegraph = true;
 
   std::string profiling_mode = "cpu";
-  // The flags as profile headers show them ("run_arguments"); their pids are the profiling's.
+  // The flags as profile headers show them ("run_arguments"), less the pids: profile_facts adds
+  // the profiling's, which a process-level stop may have narrowed.
   nlohmann::json run_arguments = nlohmann::json::object();
 
   bool profiles_the_whole_host() const { return profiling.pids.empty(); }

@@ -80,8 +80,8 @@ std::vector<std::string> PerfProfiler::event_and_target_args(const std::string& 
   return args;
 }
 
-Result<std::string> PerfProfiler::discover_event(const Target& target) {
-  std::vector<std::string> candidates = candidate_events();
+Result<std::string> PerfProfiler::discover_event(const Target& target,
+                                                 const std::vector<std::string>& candidates) {
   std::string failures;
   int signal_deaths = 0;
   std::string usable;
@@ -166,7 +166,7 @@ Result<void> PerfProfiler::start() {
                  started.error().message());
     stop_recorders();
   }
-  auto event = discover_event(*target);
+  auto event = discover_event(*target, candidates);
   if (!event) {
     stop();
     return event.error();

@@ -71,7 +71,10 @@ class PerfProfiler final : public Profiler {
   Result<Target> choose_target();
   static std::vector<std::string> event_and_target_args(const std::string& event,
                                                         const Target& target);
-  Result<std::string> discover_event(const Target& target);
+  // A trial recording with each of `candidates` in turn: the first that records samples, else
+  // the first that records at all.
+  Result<std::string> discover_event(const Target& target,
+                                     const std::vector<std::string>& candidates);
   // Starts perf-fp and/or perf-dwarf on `event`; on failure, those started are left to
   // stop_recorders().
   Result<void> start_recorders(const std::string& event, const Target& target);

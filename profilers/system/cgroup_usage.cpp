@@ -23,10 +23,8 @@ constexpr int kMaxDepth = 32;
 // ---- reading cgroup files; a missing or unreadable file is "nothing there" ----
 
 std::optional<uint64_t> parse_u64(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t\n");
-  size_t end = text.find_last_not_of(" \t\n");
-  if (begin == std::string_view::npos) return std::nullopt;
-  text = text.substr(begin, end - begin + 1);
+  text = trim(text);
+  if (text.empty()) return std::nullopt;
   uint64_t value = 0;
   auto [stop, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || stop != text.data() + text.size()) return std::nullopt;
