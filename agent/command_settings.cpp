@@ -10,6 +10,7 @@ Result<SessionPlan> plan_for_command(const config::AgentConfig& agent,
   session.pids = command.pids;
   session.continuous = command.continuous;
   if (command.perf) {
+    session.perf_events = command.perf->events;
     switch (command.perf->setting) {
       case heartbeat::PerfSetting::kEnabledRestricted:
         session.skip_system_profilers_above = agent.heartbeat_perf_restricted_max_processes;

@@ -16,6 +16,7 @@ nlohmann::json run_arguments(const config::AgentConfig& c) {
       {"profiling_mode", config::to_string(c.mode)},
       {"system_profiler", config::to_string(c.system_profiler)},
       {"perf_mode", config::to_string(c.perf_mode)},
+      {"perf_events", c.perf_events},
       {"perf_dwarf_stack_size", c.perf_dwarf_stack_size},
       {"perf_use_cgroups", c.perf_use_cgroups},
       {"perf_max_cgroups", c.perf_max_cgroups},

@@ -43,6 +43,7 @@ module::SessionSettings profiling_settings(const config::AgentConfig& config) {
   settings.max_docker_containers = config.perf_max_docker_containers;
   settings.perf_path = config.perf_path;
   settings.call_graph = call_graph_of(config.perf_mode);
+  settings.perf_events = config.perf_events;
   settings.dwarf_stack_size = config.perf_dwarf_stack_size;
   settings.perf_restart_after = std::chrono::seconds(config.perf_restart_interval_s);
   settings.perf_restart_above_rss_bytes = static_cast<uint64_t>(config.perf_restart_rss_mb) << 20;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <array>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace dormant {
@@ -22,5 +24,28 @@ inline constexpr std::array<PerfEvent, 8> kPerfEvents = {{
     {"stalled-cycles-frontend", "stalled-cycles-frontend"},
     {"stalled-cycles-backend", "stalled-cycles-backend"},
 }};
+
+// The event perf does without a PMU (most virtual machines have none), as perf itself falls back
+// from cycles.
+inline constexpr std::string_view kSoftwareCpuEvent = "cpu-clock";
+
+// gProfiler's name for `name`, which may be the kernel's ("cpu-cycles" is "cycles"); nullopt for
+// an event outside the supported set.
+constexpr std::optional<std::string_view> perf_event_name(std::string_view name) {
+  for (const PerfEvent& event : kPerfEvents) {
+    if (event.name == name || event.sysfs_name == name) return event.name;
+  }
+  return std::nullopt;
+}
+
+// "cycles, instructions, ...": for messages that say what may be asked for.
+inline std::string supported_perf_event_names() {
+  std::string list;
+  for (const PerfEvent& event : kPerfEvents) {
+    if (!list.empty()) list += ", ";
+    list += event.name;
+  }
+  return list;
+}
 
 }  // namespace dormant

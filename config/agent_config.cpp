@@ -4,6 +4,7 @@
 #include <charconv>
 #include <climits>
 
+#include "common/perf_events.h"
 #include "common/profiling_limits.h"
 #include "config/cli.h"
 #include "config/token_file.h"
@@ -37,11 +38,28 @@ Result<std::vector<int>> parse_pids(const std::vector<std::string>& texts) {
   return pids;
 }
 
+// gProfiler's names, in the order given, without duplicates ("cpu-cycles" is "cycles").
+Result<std::vector<std::string>> parse_perf_events(const std::vector<std::string>& texts) {
+  std::vector<std::string> events;
+  for (const std::string& text : texts) {
+    auto name = perf_event_name(text);
+    if (!name) {
+      return Error::invalid_argument("--perf-events: '" + text +
+                                     "' is not a supported perf event (" +
+                                     supported_perf_event_names() + ")");
+    }
+    if (std::ranges::find(events, *name) == events.end()) events.emplace_back(*name);
+  }
+  if (events.empty()) return Error::invalid_argument("--perf-events: name at least one event");
+  return events;
+}
+
 // Flags whose text is converted after parsing.
 struct FlagTexts {
   std::vector<std::string> pids;
   std::string mode = "cpu";
   std::string perf_mode = "fp";
+  std::vector<std::string> perf_events = {"cycles"};
   std::string system_profiler = "auto";
 };
 
@@ -161,6 +179,12 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
                  "fp (frame pointers), dwarf, smart (both; the deeper stack wins), disabled")
       ->capture_default_str()
       ->check(CLI::IsMember({"fp", "dwarf", "smart", "disabled", "none"}))
+      ->group(kPerf);
+  app.add_option("--perf-events", texts.perf_events,
+                 "PMU events perf may sample on, in order of preference (comma-separated): it "
+                 "records the first this host counts; cycles falls back to cpu-clock")
+      ->delimiter(',')
+      ->capture_default_str()
       ->group(kPerf);
   add_int(app, "--perf-dwarf-stack-size", c.perf_dwarf_stack_size, 8, kMaxDwarfStackSize,
           "Bytes of stack perf copies per sample with dwarf unwinding", kPerf);
@@ -326,6 +350,9 @@ std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* co
   auto pids = parse_pids(texts.pids);
   if (!pids) return usage_error(app, pids.error().message());
   config.pids = std::move(*pids);
+  auto perf_events = parse_perf_events(texts.perf_events);
+  if (!perf_events) return usage_error(app, perf_events.error().message());
+  config.perf_events = std::move(*perf_events);
   if (config.log_level == "warning") config.log_level = "warn";
   if (!config.token_file.empty()) {
     auto token = read_token_file(config.token_file);

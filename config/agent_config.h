@@ -63,6 +63,7 @@ struct AgentConfig {
 
   // perf.
   PerfMode perf_mode = PerfMode::kFp;
+  std::vector<std::string> perf_events = {"cycles"};  // gProfiler's names, without duplicates
   SystemProfiler system_profiler = SystemProfiler::kAuto;
   int perf_dwarf_stack_size = 8192;
   bool perf_use_cgroups = false;

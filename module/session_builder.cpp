@@ -33,6 +33,7 @@ std::unique_ptr<profilers::Profiler> perf_profiler(const SessionSettings& settin
   options.restart_after = settings.perf_restart_after;
   options.restart_above_rss_bytes = settings.perf_restart_above_rss_bytes;
   options.script_timeout = settings.perf_script_timeout;
+  options.events = settings.perf_events;
   options.known_event = settings.perf_event;
   return std::make_unique<profilers::perf::PerfProfiler>(std::move(options));
 }

@@ -9,25 +9,12 @@ namespace {
 
 constexpr std::size_t kMaxPerfEvents = 64;
 
-std::string supported_perf_events() {
-  std::string list;
-  for (const PerfEvent& event : kPerfEvents) {
-    if (!list.empty()) list += ", ";
-    list += event.name;
-  }
-  return list;
-}
-
 Result<std::string> read_perf_event(const nlohmann::json& value, const std::string& path) {
   Result<std::string> event = read_string(value, path);
   if (!event) return event;
-  // The kernel's name reads as gProfiler's: "cpu-cycles" is "cycles".
-  auto known = std::ranges::find_if(kPerfEvents, [&](const PerfEvent& candidate) {
-    return candidate.name == *event || candidate.sysfs_name == *event;
-  });
-  if (known != kPerfEvents.end()) return std::string(known->name);
+  if (auto name = perf_event_name(*event)) return std::string(*name);
   return field_error(path, single_quoted(*event) + " is not a supported perf event (" +
-                               supported_perf_events() + ")");
+                               supported_perf_event_names() + ")");
 }
 
 // The object form of a profiler's entry: {"mode": <setting>} and/or {"enabled": false}.
@@ -110,10 +97,8 @@ Result<CommandConfig> parse_combined_config(const nlohmann::json& combined_confi
   fields.optional("profiling_mode", config.profiling_mode, read_enum<ProfilingMode>);
   fields.optional("pids", config.pids, list_of(integer_in(1, kMaxPid), kMaxListItems));
   fields.optional("stop_level", config.stop_level, read_enum<StopLevel>);
-  fields.optional("max_processes", config.max_processes, integer_in(0, kMaxPid));
   read_profiler_configs(fields, config);
   fields.optional("target_hostnames", config.target_hostnames, list_of(read_string, kMaxListItems));
-  fields.optional("enable_perfspect", config.enable_perfspect, read_bool);
   if (fields.ok() && config.command_type == CommandType::kStop &&
       config.stop_level == StopLevel::kProcess && config.pids.empty()) {
     fields.fail(field_error("pids", "a stop with stop_level 'process' needs pids"));

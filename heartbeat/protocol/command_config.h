@@ -16,8 +16,6 @@
 
 namespace dormant::heartbeat {
 
-inline constexpr int kDefaultMaxProcesses = 10;  // gProfiler's default for commands
-
 // profiler_configs.perf: a preset name, or {"mode": preset, "events": [...]}.
 struct PerfConfig {
   PerfSetting setting = PerfSetting::kEnabledRestricted;
@@ -35,12 +33,10 @@ struct CommandConfig {
   std::vector<int> pids;  // empty: the whole host
   // A stop without stop_level stops everything, as gProfiler's does.
   StopLevel stop_level = StopLevel::kHost;
-  int max_processes = kDefaultMaxProcesses;                    // per runtime profiler; 0: no limit
   nlohmann::json profiler_configs = nlohmann::json::object();  // as sent
   std::optional<PerfConfig> perf;             // nullopt: not mentioned, the agent's flags apply
   std::optional<EbpfSetting> ebpf;            // nullopt: not mentioned, the agent's flags apply
   std::vector<std::string> target_hostnames;  // empty: every host
-  bool enable_perfspect = false;
 
   // Whether the target_hostnames filter lets `hostname` run this command.
   bool applies_to(std::string_view hostname) const;

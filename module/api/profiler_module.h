@@ -45,6 +45,7 @@ struct SessionSettings {
   std::chrono::seconds perf_restart_after{600};
   uint64_t perf_restart_above_rss_bytes = 200ull << 20;
   std::chrono::seconds perf_script_timeout{300};
+  std::vector<std::string> perf_events = {"cycles"};  // the first this host counts is recorded
   // The event an earlier session's perf recorded with on this host: perf starts on it without
   // its trial recording, and tries the events again only if it fails.
   std::string perf_event;

@@ -25,15 +25,6 @@ std::string join(const std::vector<int>& values) {
   return text;
 }
 
-// Hardware cycles where the host has a CPU PMU, else the cpu-clock software event.
-std::vector<std::string> candidate_events() {
-  auto events = pmu_events();
-  if (std::find(events.begin(), events.end(), "cycles") != events.end()) {
-    return {"cycles", "cpu-clock"};
-  }
-  return {"cpu-clock"};
-}
-
 // The average number of frames per sample: how deep a table's stacks go.
 double average_depth(const profile::StackTable& table) {
   if (table.total_samples() == 0) return 0;
@@ -147,6 +138,8 @@ Result<void> PerfProfiler::start() {
   if (auto allowed = system::check_process_limit("perf", options_.skip_above_processes); !allowed) {
     return allowed.error();
   }
+  auto candidates = events_to_try(options_.events, pmu_events());
+  if (!candidates) return candidates.error();
   auto target = choose_target();
   if (!target) return target.error();
 
@@ -156,17 +149,15 @@ Result<void> PerfProfiler::start() {
 
   // An event an earlier session recorded with is used without a trial (about a second of perf
   // record), and tried again only if it no longer starts.
-  auto candidates = candidate_events();
   const std::string& known = options_.known_event;
-  if (!known.empty() &&
-      std::find(candidates.begin(), candidates.end(), known) != candidates.end()) {
+  if (!known.empty() && std::ranges::find(*candidates, known) != candidates->end()) {
     auto started = start_recorders(known, *target);
     if (started) return ok();
     spdlog::info("perf: {} no longer records ({}); trying the events again", known,
                  started.error().message());
     stop_recorders();
   }
-  auto event = discover_event(*target, candidates);
+  auto event = discover_event(*target, *candidates);
   if (!event) {
     stop();
     return event.error();
@@ -194,6 +185,11 @@ Result<void> PerfProfiler::start_recorders(const std::string& event, const Targe
   }
   spdlog::info("perf: recording {} at {} Hz ({})", event_, options_.frequency_hz,
                target.description);
+  if (options_.events.size() > 1) {
+    spdlog::info(
+        "perf: one event per session: {} is the first of those asked for that records here",
+        event_);
+  }
   return ok();
 }
 

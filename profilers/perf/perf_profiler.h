@@ -34,6 +34,8 @@ struct PerfProfilerOptions {
   std::chrono::seconds restart_after{600};
   uint64_t restart_above_rss_bytes = 200ULL << 20;
   std::chrono::seconds script_timeout{300};
+  // gProfiler's names, in order of preference: perf records the first this host can count.
+  std::vector<std::string> events = {"cycles"};
   // The event an earlier session recorded with on this host: started without a trial.
   std::string known_event;
   std::filesystem::path docker_root = "/var/lib/docker";  // where docker keeps container names

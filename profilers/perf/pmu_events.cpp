@@ -1,10 +1,20 @@
 #include "profilers/perf/pmu_events.h"
 
+#include <algorithm>
 #include <system_error>
 
 #include "common/perf_events.h"
 
 namespace dormant::profilers::perf {
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+}  // namespace
 
 std::vector<std::string> pmu_events(const std::filesystem::path& devices) {
   std::vector<std::string> found;
@@ -19,6 +29,23 @@ std::vector<std::string> pmu_events(const std::filesystem::path& devices) {
     }
   }
   return found;
+}
+
+Result<std::vector<std::string>> events_to_try(const std::vector<std::string>& requested,
+                                               const std::vector<std::string>& available) {
+  std::vector<std::string> events;
+  for (const std::string& event : requested) {
+    if (std::ranges::find(available, event) != available.end()) events.push_back(event);
+  }
+  if (std::ranges::find(requested, "cycles") != requested.end()) {
+    events.emplace_back(kSoftwareCpuEvent);
+  }
+  if (!events.empty()) return events;
+  return Error(
+      ErrorKind::kUnavailable,
+      "perf cannot count " + joined(requested) + " on this host: its PMUs offer " +
+          (available.empty() ? "no hardware event (a virtual machine, say)" : joined(available)) +
+          "; ask for cycles, which falls back to cpu-clock");
 }
 
 }  // namespace dormant::profilers::perf

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/result.h"
+
 namespace dormant::profilers::perf {
 
 // Of gProfiler's supported set (common/perf_events.h), the names of those some event source under
@@ -13,5 +15,11 @@ namespace dormant::profilers::perf {
 // "armv8_pmuv3_0" and the like on arm64.
 std::vector<std::string> pmu_events(
     const std::filesystem::path& devices = "/sys/bus/event_source/devices");
+
+// The events perf tries, in order, for a session that asks for `requested` (gProfiler's names) on
+// a host whose PMUs offer `available`: the requested ones the host has, then cpu-clock where
+// cycles was asked for. None left is an error that says what this host cannot count.
+Result<std::vector<std::string>> events_to_try(const std::vector<std::string>& requested,
+                                               const std::vector<std::string>& available);
 
 }  // namespace dormant::profilers::perf

@@ -502,6 +502,62 @@ TEST_F(HeartbeatAgentTest, PerfTriesItsEventsOnceAndAgainOnlyWhenTheKnownOneFail
   stop_agent();
 }
 
+// profiler_configs.perf.events chooses what perf samples on: Studio's default (cpu-cycles) records
+// cycles, or cpu-clock on a host without hardware counters; an event the host cannot count fails
+// the start saying so, and the agent stays idle.
+TEST_F(HeartbeatAgentTest, PerfRecordsTheCommandsEventOrFailsSayingWhyNot) {
+  start_server();
+  start_agent(agent_args(server_->port(), "0.2"));
+  ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
+      << agent_log();
+  auto session = [&](const json& events) {
+    json configs = {{"ebpf", "disabled"},
+                    {"perf", {{"mode", "enabled_restricted"}, {"events", events}}}};
+    std::string start = request("start", {{"continuous", true},
+                                          {"duration", 60},
+                                          {"additional_args", {{"profiler_configs", configs}}}});
+    eventually(
+        [&] {
+          std::string status = command_status(start);
+          return status == "completed" || status == "failed";
+        },
+        30s);
+    std::string status = command_status(start);
+    request("stop", {{"stop_level", "host"}});
+    EXPECT_TRUE(back_to_idle()) << agent_log();
+    return std::pair{status, server_->get("/api/commands/" + start).json()};
+  };
+  auto host_counts = [](const std::string& sysfs_name) {
+    std::error_code error;
+    for (const auto& device : fs::directory_iterator("/sys/bus/event_source/devices", error)) {
+      if (fs::exists(device.path() / "events" / sysfs_name, error)) return true;
+    }
+    return false;
+  };
+  auto [status, command] = session({"cpu-cycles"});
+  EXPECT_EQ(status, "completed") << command.dump() << agent_log();
+  EXPECT_EQ(
+      log_count(host_counts("cpu-cycles") ? "perf: recording cycles" : "perf: recording cpu-clock"),
+      1)
+      << agent_log();
+
+  if (host_counts("stalled-cycles-backend")) {
+    std::cout << "this host counts stalled-cycles-backend: the refusal is not tried\n";
+  } else {
+    std::tie(status, command) = session({"stalled-cycles-backend"});
+    EXPECT_EQ(status, "failed") << command.dump();
+    std::string error_message = command["error_message"].is_string()
+                                    ? command["error_message"].get<std::string>()
+                                    : command.dump();
+    EXPECT_NE(error_message.find("perf cannot count stalled-cycles-backend on this host"),
+              std::string::npos)
+        << error_message;
+  }
+  EXPECT_EQ(agent_health()["state"], "idle");
+  EXPECT_EQ(agent_health()["last_teardown_audit"]["clean"], true) << agent_health().dump();
+  stop_agent();
+}
+
 // The server re-sends the current command in every answer; the agent runs it once.
 TEST_F(HeartbeatAgentTest, TheSameCommandDeliveredAHundredTimesRunsOnce) {
   start_server();

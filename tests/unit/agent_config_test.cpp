@@ -96,6 +96,7 @@ TEST_F(AgentConfigTest, DefaultsAreGprofilers) {
   EXPECT_TRUE(c.pids.empty());
   EXPECT_EQ(c.mode, ProfilingMode::kCpu);
   EXPECT_EQ(c.perf_mode, PerfMode::kFp);
+  EXPECT_EQ(c.perf_events, std::vector<std::string>{"cycles"});
   EXPECT_EQ(c.system_profiler, SystemProfiler::kAuto);
   EXPECT_EQ(c.perf_dwarf_stack_size, 8192);
   EXPECT_FALSE(c.perf_use_cgroups);
@@ -153,6 +154,10 @@ class EveryFlag : public AgentConfigTest {
          }},
         {"mode", "none", [](auto& c) { return c.mode == ProfilingMode::kNone; }},
         {"perf-mode", "dwarf", [](auto& c) { return c.perf_mode == PerfMode::kDwarf; }},
+        {"perf-events", "cpu-cycles,cache-misses,cycles",
+         [](auto& c) {
+           return c.perf_events == std::vector<std::string>{"cycles", "cache-misses"};
+         }},
         {"system-profiler", "perf",
          [](auto& c) { return c.system_profiler == SystemProfiler::kPerf; }},
         {"perf-dwarf-stack-size", "16384",
@@ -336,6 +341,10 @@ TEST_F(AgentConfigTest, InvalidValuesAreRejectedWithTheirFlag) {
   expect_rejected({"-o", "/x", "--perf-dwarf-stack-size", "65536"},
                   "--perf-dwarf-stack-size: Value 65536 not in range 8 to 65528");
   expect_rejected({"-o", "/x", "--perf-mode", "lbr"}, "--perf-mode");
+  expect_rejected({"-o", "/x", "--perf-events", "cycles,bogus"},
+                  "--perf-events: 'bogus' is not a supported perf event (cycles, instructions, "
+                  "cache-misses, cache-references, branch-misses, branch-instructions, "
+                  "stalled-cycles-frontend, stalled-cycles-backend)");
   expect_rejected({"-o", "/x", "--ebpf-stack-map-entries", "1000000"},
                   "--ebpf-stack-map-entries: Value 1000000 not in range 64 to 262144");
   expect_rejected({"-o", "/x", "--ebpf-count-map-entries", "0"}, "--ebpf-count-map-entries");

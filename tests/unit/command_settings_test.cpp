@@ -40,6 +40,23 @@ TEST(CommandSettings, TheCommandsPerfAndEbpfEntriesChooseTheSystemProfiler) {
   EXPECT_EQ(profilers_for(command), CpuProfilers::kEbpf);
 }
 
+TEST(CommandSettings, TheCommandsPerfEventsReplaceTheFlags) {
+  config::AgentConfig agent = agent_flags();
+  agent.perf_events = {"instructions"};
+  heartbeat::CommandConfig command;
+  auto plan = plan_for_command(agent, command);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_EQ(plan->profiling.perf_events, std::vector<std::string>{"instructions"})
+      << "a command without a perf entry keeps the flags'";
+
+  command.perf =
+      heartbeat::PerfConfig{heartbeat::PerfSetting::kEnabledAggressive, {"cache-misses", "cycles"}};
+  plan = plan_for_command(agent, command);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_EQ(plan->profiling.perf_events, (std::vector<std::string>{"cache-misses", "cycles"}));
+  EXPECT_EQ(plan->run_arguments["perf_events"], nlohmann::json({"cache-misses", "cycles"}));
+}
+
 TEST(CommandSettings, ThePlanHoldsTheCommandOverTheFlagsAndNothingOfTheServer) {
   config::AgentConfig agent = agent_flags();
   agent.token = "secret-token";

@@ -766,11 +766,9 @@ TEST(CommandConfig, DefaultsForAnEmptyStart) {
   EXPECT_EQ(config->frequency, 11);
   EXPECT_EQ(config->profiling_mode, ProfilingMode::kCpu);
   EXPECT_TRUE(config->pids.empty());
-  EXPECT_EQ(config->max_processes, 10);
   EXPECT_FALSE(config->perf);
   EXPECT_FALSE(config->ebpf);
   EXPECT_TRUE(config->target_hostnames.empty());
-  EXPECT_FALSE(config->enable_perfspect);
 }
 
 // A start as Studio builds it: the request's fields, additional_args spread flat, and the keys
@@ -792,8 +790,6 @@ TEST(CommandConfig, StudioStartCommand) {
   EXPECT_EQ(config->duration, 120);
   EXPECT_EQ(config->frequency, 49);
   EXPECT_EQ(config->pids, (std::vector<int>{1234, 5678}));
-  EXPECT_EQ(config->max_processes, 25);
-  EXPECT_TRUE(config->enable_perfspect);
   ASSERT_TRUE(config->perf);
   EXPECT_EQ(config->perf->setting, PerfSetting::kEnabledAggressive);
   EXPECT_EQ(config->perf->events, (std::vector<std::string>{"cycles", "cache-misses"}));
@@ -861,9 +857,13 @@ TEST(CommandConfig, EbpfForms) {
   EXPECT_EQ(ebpf_of({{"mode", "disabled"}}), EbpfSetting::kDisabled);
 }
 
+// Keys for what Dormant does not have (gProfiler's runtime profilers and their max_processes,
+// Intel PerfSpect) are ignored like any unknown key, whatever they hold.
 TEST(CommandConfig, UnknownKeysAreIgnored) {
   auto config = parse_combined_config({{"target_scope", 5},
                                        {"target_entities", "junk"},
+                                       {"max_processes", "ten"},
+                                       {"enable_perfspect", 1},
                                        {"command_type", "stop"},
                                        {"whatever", {{"x", nullptr}}}},
                                       "start");
@@ -891,8 +891,6 @@ TEST(CommandConfig, ValidationErrorsNameTheKey) {
       {{{"pids", {1, -3}}}, "pids[1]: -3 is not between 1 and 4194304"},
       {{{"pids", {1e20}}}, "pids[0]: 1e+20 is not between 1 and 4194304"},
       {{{"stop_level", "pod"}}, "stop_level: must be one of process, host"},
-      {{{"max_processes", -1}}, "max_processes: -1 is not between 0 and 4194304"},
-      {{{"max_processes", "10"}}, "max_processes: must be an integer"},
       {{{"profiler_configs", "perf"}}, "profiler_configs: must be an object"},
       {{{"profiler_configs", {{"perf", 5}}}},
        "profiler_configs.perf: must be one of " + perf_settings + ", or an object {mode, events}"},
@@ -916,7 +914,6 @@ TEST(CommandConfig, ValidationErrorsNameTheKey) {
        "profiler_configs.ebpf.enabled: must be true or false"},
       {{{"target_hostnames", "web-01"}}, "target_hostnames: must be a list"},
       {{{"target_hostnames", {"web-01", 7}}}, "target_hostnames[1]: must be a string"},
-      {{{"enable_perfspect", 1}}, "enable_perfspect: must be true or false"},
       {{{"x", deep_array(65)}}, "combined_config: nested deeper than 64 levels"},
   };
   for (const Case& c : cases) {
