@@ -1,7 +1,12 @@
 // dormant-agent: reads its configuration, then runs the mode it asks for.
 #include <cstdio>
+#include <optional>
+#include <string>
 #include <variant>
 
+#include <spdlog/spdlog.h>
+
+#include "agent/allocator_settings.h"
 #include "agent/heartbeat_mode.h"
 #include "agent/local_run.h"
 #include "common/logging.h"
@@ -17,11 +22,14 @@ int main(int argc, char** argv) {
     return exit->exit_code;
   }
   const auto& config = std::get<dormant::config::AgentConfig>(parsed);
+  std::optional<std::string> untuned;
+  if (config.enable_heartbeat_server) untuned = dormant::agent::apply_allocator_settings(argv);
 
   dormant::logging::Options log_options;
   log_options.level = dormant::logging::parse_level(config.log_level).value_or(spdlog::level::info);
   dormant::logging::setup(log_options);
   dormant::logging::add_secret(config.token);
+  if (untuned) spdlog::warn("{}", *untuned);
 
   if (config.enable_heartbeat_server) return dormant::agent::run_heartbeat_mode(config);
   return dormant::agent::run_local_profiling(config);

@@ -10,8 +10,9 @@
 # FAKE_PERF_RECORD=deaf: the recording `perf record` (not discovery's trials) records, but its
 # process outlives SIGTERM until SIGKILL, as a perf stuck in the kernel would.
 # Anything else, and every other subcommand, runs the real perf. Each call is appended to
-# $FAKE_PERF_LOG when that is set.
+# $FAKE_PERF_LOG when that is set, and its environment to $FAKE_PERF_ENV_LOG.
 [ -n "$FAKE_PERF_LOG" ] && echo "$*" >> "$FAKE_PERF_LOG"
+[ -n "$FAKE_PERF_ENV_LOG" ] && env >> "$FAKE_PERF_ENV_LOG"
 if [ "$1" = record ] && [ -n "$FAKE_PERF_RECORD_FAILS_IF" ] && [ -e "$FAKE_PERF_RECORD_FAILS_IF" ]; then
   echo "fake perf: failed to open the perf event (broken on purpose)" >&2
   exit 1
