@@ -28,9 +28,8 @@ constexpr auto kKeepIdleBetweenBursts = 5s;
 // Sockets open at idle that are not connections: the host lock.
 constexpr size_t kLockSockets = 1;
 // What the teardown audit lets pass over the idle baseline: pages of the agent's own code and of
-// shared libraries that a session touched first (about 150 kB with local output), and heap that
-// malloc_trim cannot give back. The 200-cycle tests hold the agent to 256 kB (perf) and 384 kB
-// (eBPF).
+// shared libraries that a session touched first, and heap that malloc_trim cannot give back. The
+// 200-cycle tests hold the agent to 256 kB.
 constexpr ResourceAudit::Limits kAuditLimits{
     .max_sockets = kServerConnections + kLockSockets, .anon_slack_kb = 1024, .uss_slack_kb = 1024};
 

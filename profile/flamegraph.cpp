@@ -1,8 +1,8 @@
 #include "profile/flamegraph.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <span>
 #include <string_view>
@@ -110,11 +110,12 @@ std::string_view first_code_points(std::string_view utf8, size_t n) {
   return utf8.substr(0, end);
 }
 
+// snprintf, not std::to_chars: libstdc++'s floating-point formatting and its tables are pages that
+// an agent rendering a session's flamegraph would be alone to map on most hosts, and would keep.
 void append_fixed(std::string& out, double value, int decimals) {
   char text[64];
-  auto [end, ec] =
-      std::to_chars(text, text + sizeof(text), value, std::chars_format::fixed, decimals);
-  out.append(text, ec == std::errc() ? end : text);
+  int length = std::snprintf(text, sizeof(text), "%.*f", decimals, value);
+  if (length > 0) out.append(text, std::min(static_cast<size_t>(length), sizeof(text) - 1));
 }
 
 // 1234567 -> "1,234,567".

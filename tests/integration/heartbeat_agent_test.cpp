@@ -332,12 +332,10 @@ std::string plain_agent() {
 // 200 start/stop cycles of one CPU profiler ("perf" or "ebpf", chosen by the command's
 // profiler_configs, as Studio sends them): the audit after each stop must find the process exactly
 // as it was at idle (fds, children, threads, BPF objects, mapped files), and at the end, with the
-// agent built as it ships, USS is within uss_slack_kb of the first idle baseline.
+// agent built as it ships, USS is within kUssSlackKb of the first idle baseline.
 void HeartbeatAgentTest::run_cycles(const std::string& profiler) {
-  // The target is 256 kB; the figure printed below goes in the notes. eBPF sessions measure
-  // 244-288 kB here, 128 kB of it libstdc++ pages that they touch first and that no other process
-  // on this host maps, so their bound stays looser until that is solved.
-  const int64_t uss_slack_kb = profiler == "ebpf" ? 384 : 256;
+  // The figure printed below goes in the notes.
+  constexpr int64_t kUssSlackKb = 256;
   const char* cycles_from_env = std::getenv("DORMANT_IT_CYCLES");  // shorter runs by hand
   const int kCycles = cycles_from_env != nullptr ? std::atoi(cycles_from_env) : 200;
   std::string agent = plain_agent();
@@ -402,7 +400,7 @@ void HeartbeatAgentTest::run_cycles(const std::string& profiler) {
     memory = procfs::memory_usage(agent_->pid());
     return memory ? static_cast<int64_t>(memory->uss_kb) - baseline["uss_kb"].get<int64_t>() : -1;
   };
-  if (!agent.empty()) eventually([&] { return uss_growth() <= uss_slack_kb; }, 5s);
+  if (!agent.empty()) eventually([&] { return uss_growth() <= kUssSlackKb; }, 5s);
   ASSERT_TRUE(memory.ok()) << memory.error().message();
   int64_t uss_growth_kb = uss_growth();
   std::cout << "after " << kCycles << " " << profiler << " cycles: USS " << memory->uss_kb
@@ -411,7 +409,7 @@ void HeartbeatAgentTest::run_cycles(const std::string& profiler) {
             << memory->pss_kb << " kB (baseline " << baseline["pss_kb"] << "), VmRSS "
             << memory->rss_kb << " kB (baseline " << baseline["rss_kb"] << ")\n";
   if (!agent.empty()) {
-    EXPECT_LE(uss_growth_kb, uss_slack_kb) << baseline.dump();
+    EXPECT_LE(uss_growth_kb, kUssSlackKb) << baseline.dump();
     // The agent's own audit compares memory once those connections have closed.
     EXPECT_TRUE(eventually(
         [&] { return agent_health()["last_teardown_audit"]["memory_compared"] == true; }, 10s))
