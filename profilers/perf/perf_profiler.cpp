@@ -150,7 +150,7 @@ Result<void> PerfProfiler::start() {
   // An event an earlier session recorded with is used without a trial (about a second of perf
   // record), and tried again only if it no longer starts.
   const std::string& known = options_.known_event;
-  if (!known.empty() && std::ranges::find(*candidates, known) != candidates->end()) {
+  if (known_event_applies(known, *candidates)) {
     auto started = start_recorders(known, *target);
     if (started) return ok();
     spdlog::info("perf: {} no longer records ({}); trying the events again", known,

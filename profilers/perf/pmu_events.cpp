@@ -48,4 +48,11 @@ Result<std::vector<std::string>> events_to_try(const std::vector<std::string>& r
           "; ask for cycles, which falls back to cpu-clock");
 }
 
+bool known_event_applies(const std::string& known, const std::vector<std::string>& events) {
+  if (known.empty() || events.empty()) return false;
+  if (events.front() == known) return true;
+  return known == kSoftwareCpuEvent && events.size() == 2 && events[0] == "cycles" &&
+         events[1] == known;
+}
+
 }  // namespace dormant::profilers::perf

@@ -22,4 +22,9 @@ std::vector<std::string> pmu_events(
 Result<std::vector<std::string>> events_to_try(const std::vector<std::string>& requested,
                                                const std::vector<std::string>& available);
 
+// Whether the event an earlier session recorded with may start a session that would try `events`
+// (from events_to_try) without a trial recording: it is the first of them, or it is cpu-clock and
+// only cycles comes before it (cycles is offered here but does not record).
+bool known_event_applies(const std::string& known, const std::vector<std::string>& events);
+
 }  // namespace dormant::profilers::perf

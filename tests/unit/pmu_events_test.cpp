@@ -47,6 +47,18 @@ TEST(PmuEvents, TheRequestedOrderIsKeptAndWhatTheHostLacksIsLeftOut) {
   EXPECT_EQ(tried({"branch-misses", "cycles"}, {}), Events{"cpu-clock"});
 }
 
+TEST(PmuEvents, AnEarlierSessionsEventSkipsTheTrialOnlyWhereItWouldBeChosenFirst) {
+  EXPECT_TRUE(known_event_applies("cpu-clock", {"cpu-clock"}));
+  EXPECT_TRUE(known_event_applies("cycles", {"cycles", "cpu-clock"}));
+  EXPECT_TRUE(known_event_applies("cpu-clock", {"cycles", "cpu-clock"}))
+      << "cycles is offered but did not record";
+  EXPECT_FALSE(known_event_applies("cycles", {"cache-misses", "cycles", "cpu-clock"}))
+      << "cache-misses comes first: it is tried";
+  EXPECT_FALSE(known_event_applies("cpu-clock", {"cache-misses", "cycles", "cpu-clock"}));
+  EXPECT_FALSE(known_event_applies("instructions", {"cycles", "cpu-clock"}));
+  EXPECT_FALSE(known_event_applies("", {"cpu-clock"}));
+}
+
 TEST(PmuEvents, NothingThisHostCanCountIsAnErrorThatSaysWhy) {
   auto none = events_to_try({"cache-misses", "instructions"}, {});
   ASSERT_FALSE(none.ok());
