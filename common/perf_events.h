@@ -6,6 +6,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "common/text.h"
 
 namespace dormant {
 
@@ -40,12 +43,9 @@ constexpr std::optional<std::string_view> perf_event_name(std::string_view name)
 
 // "cycles, instructions, ...": for messages that say what may be asked for.
 inline std::string supported_perf_event_names() {
-  std::string list;
-  for (const PerfEvent& event : kPerfEvents) {
-    if (!list.empty()) list += ", ";
-    list += event.name;
-  }
-  return list;
+  std::vector<std::string_view> names;
+  for (const PerfEvent& event : kPerfEvents) names.push_back(event.name);
+  return join(names, ", ");
 }
 
 }  // namespace dormant

@@ -1,6 +1,8 @@
-// Text helpers for the parsers of files and messages: ASCII whitespace trimming and splitting.
+// Text helpers for the parsers of files and messages: ASCII whitespace trimming, splitting and
+// joining.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,5 +32,18 @@ constexpr std::string_view trim(std::string_view text) { return trim_back(trim_f
 
 // The parts of `text` between the separators: "a,,b" → {"a", "", "b"}; "" → {""}.
 std::vector<std::string_view> split(std::string_view text, char separator);
+
+// The parts (strings or string views) with `separator` between them: {"a", "b"}, ", " → "a, b".
+template <typename Parts>
+std::string join(const Parts& parts, std::string_view separator) {
+  std::string text;
+  bool first = true;
+  for (const auto& part : parts) {
+    if (!first) text += separator;
+    text += part;
+    first = false;
+  }
+  return text;
+}
 
 }  // namespace dormant

@@ -4,17 +4,9 @@
 #include <system_error>
 
 #include "common/perf_events.h"
+#include "common/text.h"
 
 namespace dormant::profilers::perf {
-namespace {
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
-}
-
-}  // namespace
 
 std::vector<std::string> pmu_events(const std::filesystem::path& devices) {
   std::vector<std::string> found;
@@ -41,11 +33,11 @@ Result<std::vector<std::string>> events_to_try(const std::vector<std::string>& r
     events.emplace_back(kSoftwareCpuEvent);
   }
   if (!events.empty()) return events;
-  return Error(
-      ErrorKind::kUnavailable,
-      "perf cannot count " + joined(requested) + " on this host: its PMUs offer " +
-          (available.empty() ? "no hardware event (a virtual machine, say)" : joined(available)) +
-          "; ask for cycles, which falls back to cpu-clock");
+  return Error(ErrorKind::kUnavailable,
+               "perf cannot count " + join(requested, ", ") + " on this host: its PMUs offer " +
+                   (available.empty() ? "no hardware event (a virtual machine, say)"
+                                      : join(available, ", ")) +
+                   "; ask for cycles, which falls back to cpu-clock");
 }
 
 bool known_event_applies(const std::string& known, const std::vector<std::string>& events) {

@@ -1,5 +1,6 @@
 #include "common/text.h"
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,6 +25,13 @@ TEST(Split, KeepsEmptyParts) {
   EXPECT_EQ(split("", ','), (Parts{""}));
   EXPECT_EQ(split("a,", ','), (Parts{"a", ""}));
   EXPECT_EQ(split("abc", ','), (Parts{"abc"}));
+}
+
+TEST(Join, PutsTheSeparatorOnlyBetweenParts) {
+  EXPECT_EQ(join(std::vector<std::string>{"a", "b", "c"}, ", "), "a, b, c");
+  EXPECT_EQ(join(std::vector<std::string>{"", "b"}, ","), ",b") << "an empty first part counts";
+  EXPECT_EQ(join(std::vector<std::string_view>{"only"}, ", "), "only");
+  EXPECT_EQ(join(std::vector<std::string>{}, ", "), "");
 }
 
 }  // namespace
