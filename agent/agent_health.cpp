@@ -49,6 +49,7 @@ nlohmann::json agent_health(const HealthInputs& in) {
   for (const auto& outcome : in.supervisor.last_outcomes()) {
     profilers[outcome.name] = {{"available", outcome.running}};
     if (!outcome.running) profilers[outcome.name]["reason"] = outcome.reason;
+    if (!outcome.facts.is_null()) profilers[outcome.name]["last_snapshot"] = outcome.facts;
   }
   // Nothing is probed while idle: until a session has started, availability is not known.
   health["profilers"] =

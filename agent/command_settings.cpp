@@ -34,6 +34,22 @@ Result<SessionPlan> plan_for_command(const config::AgentConfig& agent,
              session.system_profiler != config::SystemProfiler::kDisabled) {
     session.system_profiler = config::SystemProfiler::kPerf;
   }
+  if (command.gpu) {
+    switch (*command.gpu) {
+      case heartbeat::GpuSetting::kMerge:
+        session.gpu_mode = config::GpuMode::kMerge;
+        break;
+      case heartbeat::GpuSetting::kGpuOnly:
+        session.gpu_mode = config::GpuMode::kGpuOnly;
+        break;
+      case heartbeat::GpuSetting::kCpuOnly:
+        session.gpu_mode = config::GpuMode::kCpuOnly;
+        break;
+      case heartbeat::GpuSetting::kDisabled:
+        session.gpu_mode = config::GpuMode::kDisabled;
+        break;
+    }
+  }
   if (auto valid = config::validate(session); !valid) {
     return std::move(valid).take_error().with_context("the command's settings");
   }

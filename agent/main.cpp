@@ -8,6 +8,7 @@
 
 #include "agent/allocator_settings.h"
 #include "agent/heartbeat_mode.h"
+#include "agent/launched_program.h"
 #include "agent/local_run.h"
 #include "common/logging.h"
 #include "common/termination_signals.h"
@@ -32,5 +33,6 @@ int main(int argc, char** argv) {
   if (untuned) spdlog::warn("{}", *untuned);
 
   if (config.enable_heartbeat_server) return dormant::agent::run_heartbeat_mode(config);
+  if (!config.launch_command.empty()) return dormant::agent::run_launched_program(config);
   return dormant::agent::run_local_profiling(config);
 }

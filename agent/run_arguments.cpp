@@ -15,6 +15,7 @@ nlohmann::json run_arguments(const config::AgentConfig& c) {
       {"frequency", c.frequency_hz},
       {"profiling_mode", config::to_string(c.mode)},
       {"system_profiler", config::to_string(c.system_profiler)},
+      {"gpu_mode", config::to_string(c.gpu_mode)},
       {"perf_mode", config::to_string(c.perf_mode)},
       {"perf_events", c.perf_events},
       {"perf_dwarf_stack_size", c.perf_dwarf_stack_size},

@@ -80,6 +80,7 @@ void Session::run() {
     // Whatever went wrong, the profilers are still torn down and the supervisor told.
     spdlog::error("session {}: {}; ending it", spec_.command_id, thrown.what());
   }
+  ended.profilers = session->outcomes();
   ended.teardown = session->stop();
   if (ended.teardown.abandoned_a_stop) module_->keep_loaded();
   session.reset();

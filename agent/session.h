@@ -42,6 +42,7 @@ struct SessionStarted {
 struct SessionEnded {
   TeardownReport teardown;
   int snapshots = 0;
+  std::vector<ProfilerOutcome> profilers;  // with their figures at the last snapshot
 };
 
 // What the supervisor holds of a session; a fake in the supervisor's unit tests.

@@ -34,7 +34,10 @@ module::CallGraph call_graph_of(config::PerfMode mode) {
 
 module::SessionSettings profiling_settings(const config::AgentConfig& config) {
   module::SessionSettings settings;
-  settings.cpu = cpu_profilers_of(config);
+  settings.cpu = config.gpu_mode == config::GpuMode::kGpuOnly ? module::CpuProfilers::kNone
+                                                              : cpu_profilers_of(config);
+  settings.gpu =
+      config.gpu_mode == config::GpuMode::kMerge || config.gpu_mode == config::GpuMode::kGpuOnly;
   settings.frequency_hz = config.frequency_hz;
   settings.pids = config.pids;
   settings.skip_above_processes = config.skip_system_profilers_above;

@@ -262,6 +262,7 @@ void Supervisor::on_ended(Slot slot, uint64_t generation, const SessionEnded& se
   auto& active = slots_[slot];
   if (!active || active->generation != generation) return;
   last_teardown_ = session.teardown;
+  if (!session.profilers.empty()) last_outcomes_ = session.profilers;
   Active ended = std::move(*active);
   active.reset();
   ended.session.reset();  // the worker has finished: this does not wait

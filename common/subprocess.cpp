@@ -125,8 +125,9 @@ Result<StreamEnds> open_stream(const Redirect& redirect, bool for_input) {
 }
 
 // Runs in the child between fork and exec: async-signal-safe calls only.
-[[noreturn]] void exec_child(pid_t parent, int error_fd, const int stream_fds[3], const char* cwd,
-                             const char* path, char* const* argv, char* const* envp) {
+[[noreturn]] void exec_child(pid_t parent, int error_fd, int release_fd, const int stream_fds[3],
+                             const char* cwd, const char* path, char* const* argv,
+                             char* const* envp) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the parent died before prctl took effect
@@ -142,6 +143,14 @@ Result<StreamEnds> open_stream(const Redirect& redirect, bool for_input) {
     }
   }
   if (cwd != nullptr && ::chdir(cwd) != 0) child_fail(error_fd, kStageChdir);
+  if (release_fd >= 0) {
+    char go = 0;
+    ssize_t n;
+    do {
+      n = ::read(release_fd, &go, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1) ::_exit(127);  // never released
+  }
   // Nothing but 0, 1, 2 and the error pipe (close-on-exec) may reach the program.
   if (error_fd > 3) ::close_range(3, static_cast<unsigned>(error_fd) - 1, 0);
   ::close_range(static_cast<unsigned>(error_fd) + 1, ~0U, 0);
@@ -187,6 +196,16 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(SpawnOptions options) {
   auto error_write = above_stdio(UniqueFd(error_pipe[1]));
   if (!error_write) return error_write.error();
 
+  UniqueFd release_read, release_write;
+  if (options.held) {
+    int release_pipe[2];
+    if (::pipe2(release_pipe, O_CLOEXEC) != 0) return Error::from_errno("pipe2");
+    release_write = UniqueFd(release_pipe[1]);
+    auto moved = above_stdio(UniqueFd(release_pipe[0]));
+    if (!moved) return moved.error();
+    release_read = std::move(*moved);
+  }
+
   std::vector<std::string> argv_strings = options.argv;
   std::vector<char*> argv = c_strings(argv_strings);
   std::vector<char*> envp = c_strings(env);
@@ -200,8 +219,8 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(SpawnOptions options) {
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid == 0) {
-    exec_child(parent, error_write->get(), stream_fds, cwd.empty() ? nullptr : cwd.c_str(),
-               path->c_str(), argv.data(), envp.data());
+    exec_child(parent, error_write->get(), release_read ? release_read.get() : -1, stream_fds,
+               cwd.empty() ? nullptr : cwd.c_str(), path->c_str(), argv.data(), envp.data());
   }
   int fork_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
@@ -209,22 +228,14 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(SpawnOptions options) {
 
   ::setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
   error_write->reset();
+  release_read.reset();
   in->child.reset();
   out->child.reset();
   err->child.reset();
 
-  ChildFailure failure{};
-  ssize_t n;
-  do {
-    n = ::read(error_read.get(), &failure, sizeof(failure));
-  } while (n < 0 && errno == EINTR);
-  if (n > 0) {
-    int status;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    std::string call = std::string(stage_name(failure.stage)) + "(" +
-                       (failure.stage == kStageChdir ? cwd : *path) + ")";
-    return Error::from_errno(call, failure.error).with_context("cannot start " + options.argv[0]);
+  if (!options.held) {
+    auto started = await_exec(pid, error_read.get(), cwd, options.argv[0]);
+    if (!started) return started.error();
   }
 
   UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
@@ -237,9 +248,46 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(SpawnOptions options) {
     return error;
   }
   if (options.groups != nullptr) options.groups->add(pid);
-  return std::unique_ptr<Subprocess>(new Subprocess(pid, options.argv[0], options.groups,
-                                                    std::move(pidfd), std::move(out->parent),
-                                                    std::move(err->parent)));
+  std::unique_ptr<Subprocess> child(new Subprocess(pid, options.argv[0], options.groups,
+                                                   std::move(pidfd), std::move(out->parent),
+                                                   std::move(err->parent)));
+  if (options.held) {
+    child->release_pipe_ = std::move(release_write);
+    child->error_pipe_ = std::move(error_read);
+    child->held_cwd_ = cwd;
+  }
+  return child;
+}
+
+Result<void> Subprocess::await_exec(pid_t pid, int error_read, const std::string& cwd,
+                                    const std::string& program) {
+  ChildFailure failure{};
+  ssize_t n;
+  do {
+    n = ::read(error_read, &failure, sizeof(failure));
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return ok();
+  int status;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::string call = std::string(stage_name(failure.stage)) + "(" +
+                     (failure.stage == kStageChdir ? cwd : program) + ")";
+  return Error::from_errno(call, failure.error).with_context("cannot start " + program);
+}
+
+Result<void> Subprocess::release() {
+  if (!release_pipe_) return Error::invalid_argument("release: the child was not held");
+  char go = 1;
+  if (::write(release_pipe_.get(), &go, 1) != 1) return Error::from_errno("releasing the child");
+  release_pipe_.reset();
+  auto started = await_exec(pid_, error_pipe_.get(), held_cwd_, program_);
+  error_pipe_.reset();
+  if (!started) {
+    std::lock_guard lock(mutex_);
+    exit_ = ExitStatus{.code = 127};  // reaped by await_exec
+    if (groups_ != nullptr) groups_->remove(pid_);
+  }
+  return started;
 }
 
 Subprocess::Subprocess(pid_t pid, std::string program, ChildGroups* groups, UniqueFd pidfd,

@@ -50,6 +50,9 @@ struct SpawnOptions {
   Redirect stdout_to = Redirect::pipe();
   Redirect stderr_to = Redirect::pipe();
   ChildGroups* groups = nullptr;  // registers the child's group there while it is unreaped
+  // The child waits before exec until release(): its pid is known, and can be profiled, before
+  // the program's first instruction. Destroyed unreleased, it never runs the program.
+  bool held = false;
 };
 
 class Subprocess {
@@ -65,6 +68,10 @@ class Subprocess {
   ~Subprocess();
 
   pid_t pid() const { return pid_; }
+
+  // Lets a held child exec the program; the error says why it could not (not found, ...), and
+  // the child is reaped then.
+  Result<void> release();
   const std::string& program() const { return program_; }
 
   // The exit status if the child has ended (and is now reaped), without blocking.
@@ -93,6 +100,9 @@ class Subprocess {
  private:
   Subprocess(pid_t pid, std::string program, ChildGroups* groups, UniqueFd pidfd,
              UniqueFd stdout_pipe, UniqueFd stderr_pipe);
+  // Reads the error pipe until exec closes it: the reason the child could not exec, if it did not.
+  static Result<void> await_exec(pid_t pid, int error_read, const std::string& what,
+                                 const std::string& program);
   std::optional<ExitStatus> reap_if_exited_locked();
   ExitStatus kill_group_and_reap_locked();
   void append_stderr(std::string_view data);
@@ -105,6 +115,9 @@ class Subprocess {
   UniqueFd stdout_pipe_;
   UniqueFd stderr_pipe_;
   std::unique_ptr<LineReader> stdout_reader_;
+  UniqueFd release_pipe_;  // a held child's: one byte lets it exec
+  UniqueFd error_pipe_;    // a held child's: closed by its exec
+  std::string held_cwd_;   // a held child's working directory, for release()'s errors
 
   mutable std::mutex mutex_;  // guards exit_ and stderr_tail_
   std::optional<ExitStatus> exit_;

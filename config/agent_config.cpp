@@ -17,6 +17,7 @@ constexpr const char* kOutput = "Output and upload";
 constexpr const char* kProfiling = "Profiling";
 constexpr const char* kPerf = "perf";
 constexpr const char* kEbpf = "eBPF";
+constexpr const char* kGpu = "GPU";
 constexpr const char* kGuardRails = "Guard rails";
 constexpr const char* kGeneral = "General";
 
@@ -61,6 +62,7 @@ struct FlagTexts {
   std::string perf_mode = "fp";
   std::vector<std::string> perf_events = {"cycles"};
   std::string system_profiler = "auto";
+  std::string gpu_mode = "merge";
 };
 
 SystemProfiler system_profiler_from(const std::string& text) {
@@ -196,6 +198,25 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
   add_int(app, "--perf-max-docker-containers", c.perf_max_docker_containers, 0, INT_MAX,
           "With --perf-use-cgroups, profile this many docker containers individually", kPerf);
 
+  app.add_option("--gpu-mode", texts.gpu_mode,
+                 "GPU kernels and copies under the CPU stacks that launched them, of programs "
+                 "that load libdormant_cupti.so: merge (beside CPU samples), gpu-only, cpu-only, "
+                 "disabled")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"merge", "gpu-only", "cpu-only", "disabled"}))
+      ->group(kGpu);
+  app.add_option("--cupti-library", c.cupti_library,
+                 "The injection library `gpu --` starts programs with (default: "
+                 "libdormant_cupti.so beside the executable)")
+      ->group("");
+  auto* gpu = app.add_subcommand(
+      "gpu",
+      "Start PROGRAM with libdormant_cupti.so injected (CUDA_INJECTION64_PATH) and profile it "
+      "until it exits: dormant-agent gpu -o DIR [--gpu-mode M] -- PROGRAM ARGS...");
+  gpu->fallthrough();
+  gpu->add_option("program", c.launch_command, "The program and its arguments, after --")
+      ->required();
+
   // A stack-map entry holds 127 frames (about 1 kB of kernel memory); there are two maps, user and
   // kernel, of this size each: 2^18 entries is 512 MB at most (all of it from the start
   // before 6.1).
@@ -231,6 +252,27 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
 }
 
 }  // namespace
+
+std::string_view to_string(GpuMode mode) {
+  switch (mode) {
+    case GpuMode::kMerge:
+      return "merge";
+    case GpuMode::kGpuOnly:
+      return "gpu-only";
+    case GpuMode::kCpuOnly:
+      return "cpu-only";
+    case GpuMode::kDisabled:
+      return "disabled";
+  }
+  return "?";
+}
+
+std::optional<GpuMode> parse_gpu_mode(std::string_view text) {
+  for (GpuMode mode : {GpuMode::kMerge, GpuMode::kGpuOnly, GpuMode::kCpuOnly, GpuMode::kDisabled}) {
+    if (text == to_string(mode)) return mode;
+  }
+  return std::nullopt;
+}
 
 std::string_view to_string(PerfMode mode) {
   switch (mode) {
@@ -308,6 +350,10 @@ Result<void> validate(const AgentConfig& c) {
   for (int pid : c.pids) {
     if (pid <= 0) return invalid("--pids: " + std::to_string(pid) + " is not a process id");
   }
+  if (!c.launch_command.empty() && (c.enable_heartbeat_server || c.continuous)) {
+    return invalid("gpu -- PROGRAM profiles one program to its end: not with " +
+                   std::string(c.enable_heartbeat_server ? "--enable-heartbeat-server" : "-c"));
+  }
   if (c.enable_heartbeat_server) {
     if (c.api_server.empty()) {
       return invalid("--enable-heartbeat-server needs --api-server (the control server's URL)");
@@ -347,6 +393,7 @@ std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* co
   config.mode = parse_profiling_mode(texts.mode).value_or(ProfilingMode::kCpu);
   config.perf_mode = perf_mode_from(texts.perf_mode);
   config.system_profiler = system_profiler_from(texts.system_profiler);
+  config.gpu_mode = parse_gpu_mode(texts.gpu_mode).value_or(GpuMode::kMerge);
   auto pids = parse_pids(texts.pids);
   if (!pids) return usage_error(app, pids.error().message());
   config.pids = std::move(*pids);

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -19,6 +20,12 @@ enum class PerfMode { kFp, kDwarf, kSmart, kDisabled };
 // Which CPU profiler samples the host: eBPF where it loads and perf otherwise (auto), one of
 // them only, or none.
 enum class SystemProfiler { kAuto, kEbpf, kPerf, kDisabled };
+
+// GPU work beside the CPU samples (merge), instead of them (gpu-only), or not at all (cpu-only: in
+// `gpu --` the program also runs without libdormant_cupti.so; disabled).
+enum class GpuMode { kMerge, kGpuOnly, kCpuOnly, kDisabled };
+std::string_view to_string(GpuMode mode);
+std::optional<GpuMode> parse_gpu_mode(std::string_view text);
 
 // config::ProfilingMode and config::to_string(mode), as the agent names them.
 using ::dormant::ProfilingMode;
@@ -69,6 +76,13 @@ struct AgentConfig {
   bool perf_use_cgroups = false;
   int perf_max_cgroups = 50;
   int perf_max_docker_containers = 0;
+
+  // GPU.
+  GpuMode gpu_mode = GpuMode::kMerge;
+  std::string cupti_library;  // empty: libdormant_cupti.so beside the executable
+  // `dormant-agent gpu [options] -- PROGRAM ARGS...`: the program to start and profile; empty
+  // in every other mode.
+  std::vector<std::string> launch_command;
 
   // eBPF map sizes, fixed when the sampler loads.
   int ebpf_stack_map_entries = 16384;

@@ -23,6 +23,9 @@ class Session final : public ProfilingSession {
   std::unique_ptr<Snapshot> snapshot(const SnapshotTimes& times) override {
     profile::StackTable stacks = profilers_.snapshot();
     nlohmann::json header = profile_header(facts_, times, stacks);
+    for (const auto& outcome : profilers_.outcomes()) {
+      if (!outcome.facts.is_null()) header[outcome.name] = outcome.facts;
+    }
     return std::make_unique<StackSnapshot>(std::move(stacks), std::move(header));
   }
 

@@ -22,9 +22,12 @@ ProfilerSet ProfilerSet::start(std::vector<std::unique_ptr<profilers::Profiler>>
       set.running_.push_back(std::move(profiler));
     } else {
       bool skipped = started.error().kind() == ErrorKind::kUnavailable;
-      spdlog::log(skipped ? spdlog::level::warn : spdlog::level::err, "{}: {}", outcome.name,
-                  started.error().message());
+      spdlog::log(profiler->optional() ? spdlog::level::info
+                  : skipped            ? spdlog::level::warn
+                                       : spdlog::level::err,
+                  "{}: {}", outcome.name, started.error().message());
       outcome.running = false;
+      outcome.marks_profiles = !profiler->optional();
       outcome.reason = started.error().message();
       failed.push_back(std::move(profiler));
     }
@@ -49,8 +52,17 @@ profile::StackTable ProfilerSet::snapshot() {
       profilers::add_profiling_marker(stacks, profiler->name(), snapshot.error().message());
     }
   }
-  for (const auto& outcome : outcomes_) {
-    if (!outcome.running) profilers::add_profiling_marker(stacks, outcome.name, outcome.reason);
+  for (auto& outcome : outcomes_) {
+    if (!outcome.running && outcome.marks_profiles) {
+      profilers::add_profiling_marker(stacks, outcome.name, outcome.reason);
+    }
+  }
+  for (const auto& profiler : running_) {
+    for (auto& outcome : outcomes_) {
+      if (outcome.running && outcome.name == profiler->name()) {
+        outcome.facts = profiler->header_facts();
+      }
+    }
   }
   return stacks;
 }

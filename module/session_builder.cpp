@@ -4,6 +4,7 @@
 #include "profilers/perf/perf_profiler.h"
 #if DORMANT_WITH_EBPF
 #include "profilers/ebpf/ebpf_profiler.h"
+#include "profilers/gpu/gpu_profiler.h"
 #endif
 
 namespace dormant::module {
@@ -51,6 +52,14 @@ std::unique_ptr<profilers::Profiler> ebpf_profiler(const SessionSettings& settin
   options.limits.max_processes = settings.ebpf_max_processes;
   return std::make_unique<profilers::ebpf::EbpfProfiler>(std::move(options));
 }
+
+std::unique_ptr<profilers::Profiler> gpu_profiler(const SessionSettings& settings) {
+  profilers::gpu::GpuProfilerOptions options;
+  options.frequency_hz = settings.frequency_hz;
+  options.pids = settings.pids;
+  options.libraries.assign(settings.gpu_libraries.begin(), settings.gpu_libraries.end());
+  return std::make_unique<profilers::gpu::GpuProfiler>(std::move(options));
+}
 #endif
 
 }  // namespace
@@ -81,6 +90,9 @@ std::vector<std::unique_ptr<profilers::Profiler>> build_profilers(const SessionS
       break;
 #endif
   }
+#if DORMANT_WITH_EBPF
+  if (settings.gpu) built.push_back(gpu_profiler(settings));
+#endif
   return built;
 }
 

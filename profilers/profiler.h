@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "common/result.h"
 #include "profile/stack_table.h"
 
@@ -29,6 +31,14 @@ class Profiler {
   // Stops collecting and releases every process, file and kernel object it holds. Safe to call
   // after a failed start() and more than once.
   virtual void stop() = 0;
+
+  // An optional profiler runs only where the host has something for it (gpu, where programs load
+  // libdormant_cupti.so): when it does not start, its reason is reported but its profiles carry
+  // no marker saying so.
+  virtual bool optional() const { return false; }
+
+  // Figures a profile's header carries for this profiler (under its name); null: none.
+  virtual nlohmann::json header_facts() const { return nullptr; }
 
   // Called from another thread while stop() runs past its deadline: kills every process this
   // profiler started, so that a stop() waiting on them returns. Must not block. A profiler with

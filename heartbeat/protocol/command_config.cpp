@@ -71,6 +71,7 @@ void read_profiler_configs(FieldReader& fields, CommandConfig& config) {
   FieldReader config_fields(*configs, fields.path_of("profiler_configs"));
   config_fields.optional("perf", config.perf, read_perf);
   config_fields.optional("ebpf", config.ebpf, read_ebpf);
+  config_fields.optional("gpu", config.gpu, read_enum<GpuSetting>);
   if (!config_fields.ok()) fields.fail(config_fields.status().take_error());
 }
 

@@ -19,6 +19,8 @@ enum class CompletionStatus { kCompleted, kFailed };
 // profiler_configs.perf: how freely perf may run (guard-rail presets), or not at all.
 enum class PerfSetting { kEnabledRestricted, kEnabledAggressive, kDisabled };
 enum class EbpfSetting { kEnabled, kDisabled };
+// profiler_configs.gpu: GPU work beside CPU samples, instead of them, or none.
+enum class GpuSetting { kMerge, kGpuOnly, kCpuOnly, kDisabled };
 
 // WireNames<E>::kNames holds E's wire names in declaration order.
 template <typename Enum>
@@ -57,6 +59,12 @@ struct WireNames<PerfSetting> {
 template <>
 struct WireNames<EbpfSetting> {
   static constexpr std::array<std::string_view, 2> kNames = {"enabled", "disabled"};
+};
+
+template <>
+struct WireNames<GpuSetting> {
+  static constexpr std::array<std::string_view, 4> kNames = {"merge", "gpu-only", "cpu-only",
+                                                             "disabled"};
 };
 
 template <typename Enum>

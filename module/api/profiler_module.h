@@ -55,6 +55,12 @@ struct SessionSettings {
   uint32_t ebpf_max_counted = 16384;
   uint32_t ebpf_max_processes = 32768;
 
+  // GPU work (kernels, copies) of the programs that load libdormant_cupti.so, under the stacks
+  // that launched it; `pids` limits it too.
+  bool gpu = false;
+  // The library files to attach to; empty: those the running programs have loaded.
+  std::vector<std::string> gpu_libraries;
+
   // How long each profiler's stop() may take before its processes are killed.
   std::chrono::milliseconds stop_deadline{10'000};
 };
@@ -72,8 +78,11 @@ struct ProfileFacts {
 struct ProfilerOutcome {
   std::string name;
   bool running = false;
-  std::string reason{};  // why not, when not running
-  std::string event{};   // what it samples on when running, where that is a choice ("cpu-clock")
+  std::string reason{};        // why not, when not running
+  bool marks_profiles = true;  // when not running, its profiles carry a marker saying why
+  std::string event{};  // what it samples on when running, where that is a choice ("cpu-clock")
+  // Its figures as of the session's last snapshot ({"launches": ..} for gpu); null: none.
+  nlohmann::json facts = nullptr;
 };
 
 struct TeardownReport {

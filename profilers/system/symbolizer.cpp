@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
 #include "common/procfs.h"
 #include "profilers/system/processes.h"
 
@@ -30,6 +33,21 @@ std::string map_files_path(pid_t pid, const Mapping& mapping) {
   std::snprintf(range, sizeof(range), "%llx-%llx", static_cast<unsigned long long>(mapping.start),
                 static_cast<unsigned long long>(mapping.end));
   return "/proc/" + std::to_string(pid) + "/map_files/" + range;
+}
+
+// The very file the process maps, whatever its mount namespace or symlinks say, and never a host
+// file that a container named: through map_files while the process lives; once it has gone
+// (a short program can end before its maps are read through), through the path it mapped, if the
+// file there is that very file (its device and inode).
+Result<std::unique_ptr<ElfSymbols>> load_mapped_file(pid_t pid, const Mapping& mapping) {
+  auto loaded = ElfSymbols::load(map_files_path(pid, mapping));
+  if (loaded) return loaded;
+  struct stat file;
+  if (::stat(mapping.path.c_str(), &file) != 0 || file.st_ino != mapping.inode ||
+      (uint64_t{major(file.st_dev)} << 32 | minor(file.st_dev)) != mapping.device) {
+    return loaded;
+  }
+  return ElfSymbols::load(mapping.path);
 }
 
 }  // namespace
@@ -71,9 +89,7 @@ void Symbolizer::load_binaries(pid_t pid, const std::vector<Mapping>& mappings) 
     }
   }
   for (const auto& [key, mapping] : missing) {
-    // The very file the process maps, whatever its mount namespace or symlinks say, and never
-    // a host file that a container named.
-    auto loaded = ElfSymbols::load(map_files_path(pid, *mapping));
+    auto loaded = load_mapped_file(pid, *mapping);
     std::lock_guard lock(mutex_);
     ++binaries_read_;
     if (binaries_.contains(key)) continue;  // read meanwhile for another process

@@ -26,7 +26,11 @@ const std::map<std::string, std::vector<std::string>>& arrows() {
       {"heartbeat/protocol", {"heartbeat/protocol/", "common/"}},
       // The agent's client of it.
       {"heartbeat", {"heartbeat/", "common/"}},
-      {"profilers", {"profilers/", "profile/", "common/", "bpf/", "cpu_sampler.skel.h"}},
+      {"profilers",
+       {"profilers/", "profile/", "common/", "bpf/", "dormant_cupti/", "cpu_sampler.skel.h",
+        "gpu_probes.skel.h"}},
+      // The injection library runs inside other people's programs: its wire format, nothing else.
+      {"cupti_lib", {"cupti_lib/", "dormant_cupti/"}},
       // The interface between the agent and its profiler module: a leaf but for common/.
       {"module/api", {"module/api/", "common/"}},
       {"module", {"module/", "profilers/", "profile/", "common/"}},

@@ -1,0 +1,152 @@
+// Passes libdormant_cupti.so's probes to user space: each launch (with the launching thread's
+// stack, unwound by the library) and each batch of kernel, memcpy and memset records, through one
+// ring buffer. These are uprobes (kprobe-type programs) of their own: they never tail-call the
+// perf_event CPU sampler, which the kernel forbids across program types.
+#include "gpu_probes.h"
+
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <stdbool.h>
+#include <stddef.h>
+// In this order: usdt.bpf.h uses what the others declare.
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+
+const volatile __u32 filter_pids = 0;  // 1: only the processes in target_pids
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u8);
+} target_pids SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 8 * 1024 * 1024);
+} events SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct dormant_gpu_losses);
+} losses SEC(".maps");
+
+// Per CPU: where an event is put together before only its used part (the stack's frames, the
+// name's bytes) goes into the ring buffer.
+union scratch_event {
+  struct dormant_gpu_launch_event launch;
+  struct dormant_gpu_activity_event activity;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, union scratch_event);
+} scratch SEC(".maps");
+
+static __always_inline union scratch_event* scratch_event(void) {
+  __u32 zero = 0;
+  return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+static __always_inline struct dormant_gpu_losses* loss_counters(void) {
+  __u32 zero = 0;
+  return bpf_map_lookup_elem(&losses, &zero);
+}
+
+static __always_inline int wanted(__u32 tgid) {
+  return !filter_pids || bpf_map_lookup_elem(&target_pids, &tgid) != 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_launch, void* launch_address) {
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32;
+  if (!wanted(tgid)) return 0;
+  struct dormant_gpu_losses* lost = loss_counters();
+  union scratch_event* scratch = scratch_event();
+  if (!scratch) return 0;
+  struct dormant_gpu_launch_event* event = &scratch->launch;
+  struct dormant_cupti_launch* launch = launch_address;
+  event->type = DORMANT_GPU_LAUNCH;
+  event->tgid = tgid;
+  event->tid = (__u32)id;
+  event->pad = 0;
+  if (bpf_probe_read_user(&event->launch, offsetof(struct dormant_cupti_launch, frames), launch)) {
+    if (lost) __sync_fetch_and_add(&lost->unreadable, 1);
+    return 0;
+  }
+  __u32 depth = event->launch.depth;
+  if (depth > DORMANT_CUPTI_MAX_FRAMES) depth = DORMANT_CUPTI_MAX_FRAMES;
+  event->launch.depth = depth;
+  if (depth > 0 &&
+      bpf_probe_read_user(event->launch.frames, depth * sizeof(__u64), launch->frames) != 0) {
+    if (lost) __sync_fetch_and_add(&lost->unreadable, 1);
+    return 0;
+  }
+  __u64 size = offsetof(struct dormant_gpu_launch_event, launch.frames) + depth * sizeof(__u64);
+  if (bpf_ringbuf_output(&events, event, size, 0) != 0 && lost) {
+    __sync_fetch_and_add(&lost->launches_lost, 1);
+  }
+  return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_activity, void* batch_address) {
+  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  if (!wanted(tgid)) return 0;
+  struct dormant_cupti_batch* batch = batch_address;
+  struct dormant_gpu_losses* lost = loss_counters();
+  __u32 count = 0;
+  __u64 dropped = 0;
+  if (bpf_probe_read_user(&count, sizeof(count), &batch->count) != 0 ||
+      bpf_probe_read_user(&dropped, sizeof(dropped), &batch->dropped) != 0) {
+    if (lost) __sync_fetch_and_add(&lost->unreadable, 1);
+    return 0;
+  }
+  if (dropped > 0) {
+    struct dormant_gpu_dropped_event* event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+    if (event) {
+      event->type = DORMANT_GPU_DROPPED;
+      event->tgid = tgid;
+      event->dropped = dropped;
+      bpf_ringbuf_submit(event, 0);
+    } else if (lost) {
+      __sync_fetch_and_add(&lost->activities_lost, dropped);
+    }
+  }
+  union scratch_event* scratch = scratch_event();
+  if (!scratch) return 0;
+  struct dormant_gpu_activity_event* event = &scratch->activity;
+  for (__u32 i = 0; i < DORMANT_CUPTI_BATCH_RECORDS; ++i) {
+    if (i >= count) break;
+    event->type = DORMANT_GPU_ACTIVITY;
+    event->tgid = tgid;
+    if (bpf_probe_read_user(&event->activity, sizeof(event->activity), &batch->records[i]) != 0) {
+      if (lost) __sync_fetch_and_add(&lost->unreadable, 1);
+      continue;
+    }
+    long name_bytes = 1;  // with its NUL
+    event->name[0] = 0;
+    if (event->activity.name != 0) {
+      name_bytes = bpf_probe_read_user_str(event->name, sizeof(event->name),
+                                           (const void*)event->activity.name);
+      if (name_bytes <= 0) {
+        event->name[0] = 0;
+        name_bytes = 1;
+      }
+    }
+    if (name_bytes > DORMANT_GPU_NAME_LEN) name_bytes = DORMANT_GPU_NAME_LEN;
+    __u64 size = offsetof(struct dormant_gpu_activity_event, name) + name_bytes;
+    if (bpf_ringbuf_output(&events, event, size, 0) != 0) {
+      if (lost) __sync_fetch_and_add(&lost->activities_lost, 1);
+    }
+  }
+  return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

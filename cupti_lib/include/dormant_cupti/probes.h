@@ -1,0 +1,57 @@
+// What libdormant_cupti.so hands to its USDT probes, read by the agent's BPF programs
+// (bpf/gpu_probes.bpf.c) from the program's memory: fixed-width types only, no pointers but
+// addresses as integers. Both probes are provider "dormant_cupti"; the library is attached while
+// the semaphore of "launch" is non-zero, and dormant otherwise.
+#ifndef DORMANT_CUPTI_PROBES_H
+#define DORMANT_CUPTI_PROBES_H
+
+#include <linux/types.h>
+
+#define DORMANT_CUPTI_PROVIDER "dormant_cupti"
+#define DORMANT_CUPTI_LAUNCH_PROBE "launch"
+#define DORMANT_CUPTI_ACTIVITY_PROBE "activity"
+#define DORMANT_CUPTI_LIBRARY_NAME "libdormant_cupti.so"
+
+#define DORMANT_CUPTI_MAX_FRAMES 127
+#define DORMANT_CUPTI_BATCH_RECORDS 64
+
+// Probe "launch", argument 1: the address of this, in the launching thread, at the API's exit.
+struct dormant_cupti_launch {
+  __u32 correlation_id;
+  // A driver call inside a runtime launch whose correlation id differs (0: none, or the same).
+  __u32 nested_correlation_id;
+  __s32 cbid;  // the API: a runtime callback id, or minus a driver one
+  __u32 depth;
+  // Return addresses less one (inside the call), the launch site first; the frames of CUPTI, the
+  // CUDA libraries and this library are left out.
+  __u64 frames[DORMANT_CUPTI_MAX_FRAMES];
+};
+
+enum dormant_cupti_activity_kind {
+  DORMANT_CUPTI_KERNEL = 1,
+  DORMANT_CUPTI_MEMCPY = 2,
+  DORMANT_CUPTI_MEMSET = 3,
+};
+
+struct dormant_cupti_activity {
+  __u64 start_ns;
+  __u64 end_ns;
+  __u64 name;   // kernels: the address of the (mangled) name, NUL-terminated; else 0
+  __u64 bytes;  // memcpy, memset
+  __u32 correlation_id;
+  __u32 kind;  // dormant_cupti_activity_kind
+  __u32 device_id;
+  __u32 stream_id;
+  __u32 graph_id;
+  __u32 copy_kind;  // memcpy: CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH, 8 DtoD, ...)
+};
+
+// Probe "activity", argument 1: the address of this, on CUPTI's buffer thread.
+struct dormant_cupti_batch {
+  __u32 count;
+  __u32 pad;
+  __u64 dropped;  // records CUPTI dropped since the previous batch
+  struct dormant_cupti_activity records[DORMANT_CUPTI_BATCH_RECORDS];
+};
+
+#endif

@@ -1,0 +1,144 @@
+// The library's entry points: InitializeInjection (called by libcuda when CUDA_INJECTION64_PATH
+// names this library), a constructor for LD_PRELOAD, and the CUPTI callback that turns each launch
+// into a launch probe. Nothing here throws into CUPTI or the program.
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include <cupti.h>
+
+#include "dormant_cupti/launch_apis.h"
+
+#include "cupti_lib/src/activity_buffers.h"
+#include "cupti_lib/src/attachment.h"
+#include "cupti_lib/src/launch_stacks.h"
+#include "cupti_lib/src/probes.h"
+#include "cupti_lib/src/quiet_log.h"
+
+namespace dormant::cupti {
+namespace {
+
+// The table's numbers are CUPTI's.
+static_assert(kLaunchApis[0].cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+static_assert(kLaunchApis[7].cbid == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000);
+static_assert(kLaunchApis[8].cbid == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000);
+static_assert(kLaunchApis[9].cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000);
+static_assert(kLaunchApis[11].cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020);
+static_assert(-kLaunchApis[19].cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+static_assert(-kLaunchApis[21].cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx);
+static_assert(-kLaunchApis[29].cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch);
+static_assert(-kLaunchApis[37].cbid == CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2);
+
+struct ThreadLaunch {
+  int runtime_depth = 0;               // inside a runtime launch API
+  uint32_t nested_correlation_id = 0;  // of the driver call inside it
+  dormant_cupti_launch launch;
+};
+thread_local ThreadLaunch t_launch;
+
+CUpti_SubscriberHandle g_subscriber = nullptr;
+std::mutex g_init_mutex;
+bool g_initialized = false;
+
+void emit_launch(int32_t cbid, uint32_t correlation_id, uint32_t nested_correlation_id) {
+  dormant_cupti_launch& launch = t_launch.launch;
+  launch.correlation_id = correlation_id;
+  launch.nested_correlation_id =
+      nested_correlation_id != correlation_id ? nested_correlation_id : 0;
+  launch.cbid = cbid;
+  capture_launch_stack(launch);
+  fire_launch_probe(&launch);
+}
+
+void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (!agent_attached() || quiet()) return;  // dormant: nothing more
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  const auto* call = static_cast<const CUpti_CallbackData*>(data);
+  ThreadLaunch& thread = t_launch;
+  bool enter = call->callbackSite == CUPTI_API_ENTER;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    if (enter) {
+      ensure_recording();
+      ++thread.runtime_depth;
+      thread.nested_correlation_id = 0;
+      return;
+    }
+    if (thread.runtime_depth > 0) --thread.runtime_depth;
+    if (recording()) {
+      emit_launch(static_cast<int32_t>(cbid), call->correlationId, thread.nested_correlation_id);
+    }
+    thread.nested_correlation_id = 0;
+    return;
+  }
+  if (thread.runtime_depth > 0) {  // inside a runtime launch: that one is the launch
+    if (!enter) thread.nested_correlation_id = call->correlationId;
+    return;
+  }
+  if (enter) {
+    ensure_recording();
+  } else if (recording()) {
+    emit_launch(-static_cast<int32_t>(cbid), call->correlationId, 0);
+  }
+}
+
+void at_exit() {
+  stop_recording_for_exit();
+  std::lock_guard lock(g_init_mutex);
+  if (g_subscriber != nullptr) (void)cuptiUnsubscribe(g_subscriber);
+  g_subscriber = nullptr;
+}
+
+bool subscribe() {
+  if (!cupti_ok(cuptiSubscribe(&g_subscriber, on_api, nullptr), "cuptiSubscribe")) {
+    g_subscriber = nullptr;
+    return false;
+  }
+  if (!cupti_ok(cuptiActivityRegisterCallbacks(request_buffer, complete_buffer),
+                "cuptiActivityRegisterCallbacks")) {
+    return false;
+  }
+  for (const LaunchApi& api : kLaunchApis) {
+    auto domain = api.cbid > 0 ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+    auto id = static_cast<CUpti_CallbackId>(api.cbid > 0 ? api.cbid : -api.cbid);
+    if (!cupti_ok(cuptiEnableCallback(1, g_subscriber, domain, id), "cuptiEnableCallback")) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int initialize() {
+  std::lock_guard lock(g_init_mutex);
+  if (g_initialized) return 1;
+  if (quiet()) return 0;
+  if (!subscribe()) {
+    go_quiet();
+    if (g_subscriber != nullptr) (void)cuptiUnsubscribe(g_subscriber);
+    g_subscriber = nullptr;
+    return 0;
+  }
+  g_initialized = true;
+  std::atexit(at_exit);
+  return 1;
+}
+
+// Preloaded (LD_PRELOAD), the library starts itself; loaded by libcuda, it waits to be called.
+__attribute__((constructor)) void initialize_when_preloaded() {
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload == nullptr || std::strstr(preload, DORMANT_CUPTI_LIBRARY_NAME) == nullptr) return;
+  try {
+    (void)initialize();
+  } catch (...) {
+  }
+}
+
+}  // namespace
+}  // namespace dormant::cupti
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  try {
+    return dormant::cupti::initialize();
+  } catch (...) {
+    return 0;
+  }
+}

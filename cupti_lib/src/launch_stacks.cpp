@@ -1,0 +1,83 @@
+#include "cupti_lib/src/launch_stacks.h"
+
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+
+#include <link.h>
+#include <unwind.h>
+
+namespace dormant::cupti {
+namespace {
+
+struct CodeRange {
+  uintptr_t begin;
+  uintptr_t end;
+};
+
+constexpr int kMaxRanges = 32;
+CodeRange g_ranges[kMaxRanges];
+int g_range_count = 0;  // written once, under g_find_once, before any capture reads it
+std::once_flag g_find_once;
+
+bool is_cuda_library(const char* path) {
+  const char* name = std::strrchr(path, '/');
+  name = name ? name + 1 : path;
+  for (const char* prefix :
+       {"libcupti.so", "libcuda.so", "libcudart.so", DORMANT_CUPTI_LIBRARY_NAME}) {
+    if (std::strncmp(name, prefix, std::strlen(prefix)) == 0) return true;
+  }
+  return false;
+}
+
+int add_ranges(dl_phdr_info* info, size_t, void*) {
+  if (info->dlpi_name == nullptr || !is_cuda_library(info->dlpi_name)) return 0;
+  for (int i = 0; i < info->dlpi_phnum && g_range_count < kMaxRanges; ++i) {
+    const ElfW(Phdr)& header = info->dlpi_phdr[i];
+    if (header.p_type != PT_LOAD || (header.p_flags & PF_X) == 0) continue;
+    uintptr_t begin = info->dlpi_addr + header.p_vaddr;
+    g_ranges[g_range_count++] = {begin, begin + header.p_memsz};
+  }
+  return 0;
+}
+
+bool in_cuda_library(uintptr_t address) {
+  for (int i = 0; i < g_range_count; ++i) {
+    if (address >= g_ranges[i].begin && address < g_ranges[i].end) return true;
+  }
+  return false;
+}
+
+struct Unwinding {
+  dormant_cupti_launch* launch;
+  bool in_program;  // past the CUDA libraries' frames
+};
+
+_Unwind_Reason_Code add_frame(_Unwind_Context* context, void* argument) {
+  auto& unwinding = *static_cast<Unwinding*>(argument);
+  int before_instruction = 0;
+  uintptr_t address = _Unwind_GetIPInfo(context, &before_instruction);
+  if (address == 0) return _URC_END_OF_STACK;
+  if (!before_instruction) --address;  // a return address: the call is the byte before
+  if (!unwinding.in_program) {
+    if (in_cuda_library(address)) return _URC_NO_REASON;
+    unwinding.in_program = true;
+  }
+  dormant_cupti_launch& launch = *unwinding.launch;
+  launch.frames[launch.depth++] = address;
+  return launch.depth < DORMANT_CUPTI_MAX_FRAMES ? _URC_NO_REASON : _URC_END_OF_STACK;
+}
+
+}  // namespace
+
+void find_cuda_library_code() {
+  std::call_once(g_find_once, [] { dl_iterate_phdr(add_ranges, nullptr); });
+}
+
+void capture_launch_stack(dormant_cupti_launch& launch) {
+  launch.depth = 0;
+  Unwinding unwinding{&launch, false};
+  _Unwind_Backtrace(add_frame, &unwinding);
+}
+
+}  // namespace dormant::cupti

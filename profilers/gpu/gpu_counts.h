@@ -1,0 +1,29 @@
+// What a session's GPU profiling came to: the profile header's and agent_health's figures.
+#pragma once
+
+#include <cstdint>
+
+#include "profilers/gpu/launch_join.h"
+
+namespace dormant::profilers::gpu {
+
+// What the BPF programs could not pass on.
+struct GpuLosses {
+  uint64_t launches_lost = 0;    // the ring buffer was full
+  uint64_t activities_lost = 0;  // the ring buffer was full
+  uint64_t unreadable = 0;       // a probe's argument could not be read
+};
+
+struct GpuCounts {
+  JoinCounts join;
+  uint64_t gpu_ns = 0;           // GPU time handed out as samples, joined or not
+  uint64_t dropped_records = 0;  // by CUPTI
+  GpuLosses lost;
+  uint64_t stacks_not_kept = 0;  // launch stacks beyond the table's room
+  // At the last snapshot: launches whose GPU work had not come yet, and work whose launch had not;
+  // carried to the next snapshot.
+  uint64_t pending_launches = 0;
+  uint64_t pending_work = 0;
+};
+
+}  // namespace dormant::profilers::gpu

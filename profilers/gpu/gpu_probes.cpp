@@ -1,0 +1,161 @@
+#include "profilers/gpu/gpu_probes.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include "gpu_probes.skel.h"
+
+#include "profilers/ebpf/libbpf_log.h"
+
+namespace dormant::profilers::gpu {
+namespace {
+
+// Copies an event that may end early (see bpf/gpu_probes.h) into a whole one: what it leaves
+// out reads as zeros. Null when it is shorter than `complete` bytes.
+template <typename Event>
+const Event* copy_event(const void* data, size_t size, size_t complete, Event& whole) {
+  if (size < complete) return nullptr;
+  whole = {};
+  std::memcpy(&whole, data, std::min(size, sizeof(Event)));
+  return &whole;
+}
+
+int on_ring_event(void* context, void* data, size_t size) {
+  const auto& on_event = **static_cast<const std::function<void(const GpuEvent&)>**>(context);
+  if (size < sizeof(uint32_t)) return 0;
+  uint32_t type;
+  std::memcpy(&type, data, sizeof(type));
+  static thread_local dormant_gpu_launch_event launch;
+  static thread_local dormant_gpu_activity_event activity;
+  static thread_local dormant_gpu_dropped_event dropped;
+  GpuEvent event;
+  switch (type) {
+    case DORMANT_GPU_LAUNCH:
+      event.launch =
+          copy_event(data, size, offsetof(dormant_gpu_launch_event, launch.frames), launch);
+      if (event.launch) {
+        size_t frames =
+            (std::min(size, sizeof(launch)) - offsetof(dormant_gpu_launch_event, launch.frames)) /
+            sizeof(uint64_t);
+        launch.launch.depth = std::min<uint32_t>(launch.launch.depth, frames);
+      }
+      break;
+    case DORMANT_GPU_ACTIVITY:
+      event.activity = copy_event(data, size, offsetof(dormant_gpu_activity_event, name), activity);
+      if (event.activity) activity.name[DORMANT_GPU_NAME_LEN - 1] = 0;
+      break;
+    case DORMANT_GPU_DROPPED:
+      event.dropped = copy_event(data, size, sizeof(dropped), dropped);
+      break;
+    default:
+      break;
+  }
+  if (event.launch || event.activity || event.dropped) on_event(event);
+  return 0;
+}
+
+}  // namespace
+
+void GpuProbes::SkeletonDeleter::operator()(::gpu_probes* skeleton) const {
+  gpu_probes::destroy(skeleton);
+}
+void GpuProbes::LinkDeleter::operator()(::bpf_link* link) const { bpf_link__destroy(link); }
+void GpuProbes::RingDeleter::operator()(::ring_buffer* ring) const { ring_buffer__free(ring); }
+
+Result<std::unique_ptr<GpuProbes>> GpuProbes::make(const std::vector<int>& pids) {
+  std::unique_ptr<GpuProbes> probes(new GpuProbes());
+  auto opened = ebpf::with_libbpf_log("open the GPU probes", [&] {
+    probes->skeleton_.reset(gpu_probes::open());
+    return probes->skeleton_ ? 0 : -errno;
+  });
+  if (!opened) return opened.error();
+  ::gpu_probes& skeleton = *probes->skeleton_;
+  skeleton.rodata->filter_pids = pids.empty() ? 0 : 1;
+  bpf_map__set_max_entries(skeleton.maps.target_pids,
+                           static_cast<uint32_t>(std::max<size_t>(pids.size(), 1)));
+  auto loaded =
+      ebpf::with_libbpf_log("load the GPU probes", [&] { return gpu_probes::load(&skeleton); });
+  if (!loaded) return loaded.error();
+  uint8_t yes = 1;
+  for (int pid : pids) {
+    auto key = static_cast<uint32_t>(pid);
+    if (bpf_map__update_elem(skeleton.maps.target_pids, &key, sizeof(key), &yes, sizeof(yes),
+                             BPF_ANY) != 0) {
+      return Error::from_errno("filling the GPU probes' pid filter");
+    }
+  }
+  probes->ring_.reset(ring_buffer__new(bpf_map__fd(skeleton.maps.events), on_ring_event,
+                                       &probes->on_event_, nullptr));
+  if (!probes->ring_) return Error::from_errno("reading the GPU probes' ring buffer");
+  return probes;
+}
+
+GpuProbes::~GpuProbes() {
+  ring_.reset();
+  links_.clear();
+  skeleton_.reset();
+}
+
+Result<void> GpuProbes::attach(const std::filesystem::path& path) {
+  for (::bpf_program* program : {skeleton_->progs.on_launch, skeleton_->progs.on_activity}) {
+    const char* probe = program == skeleton_->progs.on_launch ? DORMANT_CUPTI_LAUNCH_PROBE
+                                                              : DORMANT_CUPTI_ACTIVITY_PROBE;
+    ::bpf_link* link = nullptr;
+    auto attached = ebpf::with_libbpf_log("attach to " + path.string(), [&] {
+      link = bpf_program__attach_usdt(program, -1, path.c_str(), "dormant_cupti", probe, nullptr);
+      return link ? 0 : -errno;
+    });
+    if (!attached) return attached.error();
+    links_.emplace_back(link);
+  }
+  return ok();
+}
+
+Result<void> GpuProbes::wait(std::chrono::milliseconds timeout, int wake_fd) {
+  pollfd waits[] = {{ring_buffer__epoll_fd(ring_.get()), POLLIN, 0}, {wake_fd, POLLIN, 0}};
+  int ready = ::poll(waits, 2, static_cast<int>(timeout.count()));
+  if (ready < 0 && errno != EINTR) return Error::from_errno("waiting for the GPU probes' events");
+  if (waits[1].revents != 0) {
+    uint64_t wakes = 0;
+    (void)::read(wake_fd, &wakes, sizeof(wakes));
+  }
+  return ok();
+}
+
+Result<int> GpuProbes::consume(const std::function<void(const GpuEvent&)>& on_event) {
+  std::lock_guard lock(consume_mutex_);
+  on_event_ = &on_event;
+  int consumed = ring_buffer__consume(ring_.get());
+  on_event_ = nullptr;
+  if (consumed < 0) return Error::from_errno("reading the GPU probes' events", -consumed);
+  return consumed;
+}
+
+GpuLosses GpuProbes::take_losses() {
+  int possible = libbpf_num_possible_cpus();
+  std::vector<dormant_gpu_losses> per_cpu(static_cast<size_t>(std::max(possible, 1)));
+  uint32_t zero = 0;
+  GpuLosses total;
+  if (bpf_map_lookup_elem(bpf_map__fd(skeleton_->maps.losses), &zero, per_cpu.data()) != 0) {
+    return total;
+  }
+  for (const dormant_gpu_losses& cpu : per_cpu) {
+    total.launches_lost += cpu.launches_lost;
+    total.activities_lost += cpu.activities_lost;
+    total.unreadable += cpu.unreadable;
+  }
+  GpuLosses since{total.launches_lost - reported_.launches_lost,
+                  total.activities_lost - reported_.activities_lost,
+                  total.unreadable - reported_.unreadable};
+  reported_ = total;
+  return since;
+}
+
+}  // namespace dormant::profilers::gpu

@@ -1,0 +1,74 @@
+// GpuProbes: the loaded gpu_probes BPF programs, attached to the USDT probes of libdormant_cupti.so
+// files, and the ring buffer they fill. Attaching raises the library's semaphore in every process
+// that maps the file (the library starts recording at its next launch); destroying this detaches
+// everything, in reverse order, and the libraries go dormant again.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bpf/gpu_probes.h"
+#include "common/result.h"
+#include "profilers/gpu/gpu_counts.h"
+
+struct gpu_probes;
+struct ring_buffer;
+struct bpf_link;
+
+namespace dormant::profilers::gpu {
+
+// What the ring buffer carried: exactly one pointer is set.
+struct GpuEvent {
+  const dormant_gpu_launch_event* launch = nullptr;
+  const dormant_gpu_activity_event* activity = nullptr;
+  const dormant_gpu_dropped_event* dropped = nullptr;
+};
+
+class GpuProbes {
+ public:
+  // Loads the programs; with `pids`, they pass on the events of these processes only.
+  static Result<std::unique_ptr<GpuProbes>> make(const std::vector<int>& pids);
+  ~GpuProbes();
+  GpuProbes(const GpuProbes&) = delete;
+  GpuProbes& operator=(const GpuProbes&) = delete;
+
+  // Attaches both programs to the library at `path` (in every process that maps it, now or later).
+  Result<void> attach(const std::filesystem::path& path);
+  size_t attached_files() const { return links_.size() / 2; }
+
+  // Waits up to `timeout` for events, or until `wake_fd` (an eventfd, which it reads) is written.
+  Result<void> wait(std::chrono::milliseconds timeout, int wake_fd);
+  // Hands every event in the ring buffer to `on_event`; one thread at a time.
+  Result<int> consume(const std::function<void(const GpuEvent&)>& on_event);
+
+  // Summed over CPUs since the previous call.
+  GpuLosses take_losses();
+
+ private:
+  GpuProbes() = default;
+
+  struct SkeletonDeleter {
+    void operator()(::gpu_probes* skeleton) const;
+  };
+  struct LinkDeleter {
+    void operator()(::bpf_link* link) const;
+  };
+  struct RingDeleter {
+    void operator()(::ring_buffer* ring) const;
+  };
+
+  std::unique_ptr<::gpu_probes, SkeletonDeleter> skeleton_;
+  std::vector<std::unique_ptr<::bpf_link, LinkDeleter>> links_;
+  std::unique_ptr<::ring_buffer, RingDeleter> ring_;
+  std::mutex consume_mutex_;
+  const std::function<void(const GpuEvent&)>* on_event_ = nullptr;  // during consume() only
+  GpuLosses reported_;
+};
+
+}  // namespace dormant::profilers::gpu

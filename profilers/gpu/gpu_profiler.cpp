@@ -1,0 +1,311 @@
+#include "profilers/gpu/gpu_profiler.h"
+
+#include <csignal>
+#include <cstring>
+
+#include <cxxabi.h>
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "dormant_cupti/launch_apis.h"
+
+#include "common/procfs.h"
+#include "profilers/gpu/cuda_processes.h"
+#include "profilers/gpu/gpu_probes.h"
+
+namespace dormant::profilers::gpu {
+namespace {
+
+constexpr std::chrono::milliseconds kReadEvery{100};
+constexpr char kKeySeparator = '\x1f';  // between a weighted stack's container, comm and frames
+
+std::string demangled(const char* name) {
+  int status = 0;
+  char* readable = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || readable == nullptr) return name;
+  std::string text(readable);
+  std::free(readable);
+  return text;
+}
+
+const char* copy_direction(uint32_t copy_kind) {
+  switch (copy_kind) {
+    case 1:
+      return "HtoD";
+    case 2:
+      return "DtoH";
+    case 3:
+      return "HtoA";
+    case 4:
+      return "AtoH";
+    case 5:
+      return "AtoA";
+    case 6:
+      return "AtoD";
+    case 7:
+      return "DtoA";
+    case 8:
+      return "DtoD";
+    case 9:
+      return "HtoH";
+    case 10:
+      return "PtoP";
+    default:
+      return "unknown";
+  }
+}
+
+std::string gpu_frame(const dormant_cupti_activity& activity, const char* name) {
+  switch (activity.kind) {
+    case DORMANT_CUPTI_KERNEL:
+      return std::string("[GPU] ") + (name[0] != 0 ? demangled(name) : "unnamed kernel");
+    case DORMANT_CUPTI_MEMCPY:
+      return std::string("[GPU] memcpy ") + copy_direction(activity.copy_kind);
+    case DORMANT_CUPTI_MEMSET:
+      return "[GPU] memset";
+    default:
+      return "[GPU] unknown work";
+  }
+}
+
+bool process_gone(int pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+
+std::vector<std::string_view> split_key(std::string_view key) {
+  std::vector<std::string_view> parts;
+  for (size_t at = 0;;) {
+    size_t next = key.find(kKeySeparator, at);
+    parts.push_back(key.substr(at, next - at));
+    if (next == std::string_view::npos) return parts;
+    at = next + 1;
+  }
+}
+
+}  // namespace
+
+GpuProfiler::GpuProfiler(GpuProfilerOptions options)
+    : options_(std::move(options)),
+      container_names_(options_.docker_root),
+      wake_reader_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      join_(options_.join),
+      weights_(options_.frequency_hz) {}
+
+GpuProfiler::~GpuProfiler() { stop(); }
+
+Result<void> GpuProfiler::start() {
+  if (!wake_reader_) return Error::from_errno("eventfd for the GPU reader");
+  std::vector<std::filesystem::path> libraries = options_.libraries;
+  if (libraries.empty()) {
+    CudaLibraries found = find_injected_processes();
+    if (found.files.empty()) {
+      return Error(ErrorKind::kUnavailable,
+                   "no running program has " DORMANT_CUPTI_LIBRARY_NAME
+                   " loaded (start CUDA programs with CUDA_INJECTION64_PATH naming it)");
+    }
+    libraries = std::move(found.files);
+  }
+  auto probes = GpuProbes::make(options_.pids);
+  if (!probes) return probes.error();
+  std::string failures;
+  for (const auto& library : libraries) {
+    auto attached = (*probes)->attach(library);
+    if (!attached) failures += (failures.empty() ? "" : "; ") + attached.error().message();
+  }
+  if ((*probes)->attached_files() == 0) {
+    return Error(ErrorKind::kUnavailable,
+                 "cannot attach to " DORMANT_CUPTI_LIBRARY_NAME ": " + failures);
+  }
+  if (!failures.empty()) spdlog::warn("gpu: {}", failures);
+  probes_ = std::move(*probes);
+  symbolizer_ = std::make_unique<system::Symbolizer>(std::nullopt);
+  stopping_ = false;
+  reader_ = std::thread([this] { read_events(); });
+  spdlog::info(
+      "gpu: attached to {} {} file(s){}", probes_->attached_files(), DORMANT_CUPTI_LIBRARY_NAME,
+      options_.pids.empty() ? ""
+                            : ", for " + std::to_string(options_.pids.size()) + " process(es)");
+  return ok();
+}
+
+void GpuProfiler::read_events() {
+  pthread_setname_np(pthread_self(), "gpu-events");
+  while (!stopping_) {
+    auto waited = probes_->wait(kReadEvery, wake_reader_.get());
+    if (!waited) {
+      spdlog::error("gpu: {}; events are read at snapshots only", waited.error().message());
+      return;
+    }
+    take_events();
+  }
+}
+
+void GpuProfiler::take_events() {
+  auto consumed = probes_->consume([this](const GpuEvent& event) {
+    try {  // under libbpf's C frames: nothing may unwind through them
+      on_event(event);
+    } catch (const std::exception& thrown) {
+      spdlog::warn("gpu: an event was not taken: {}", thrown.what());
+    }
+  });
+  if (!consumed) spdlog::warn("gpu: {}", consumed.error().message());
+}
+
+uint32_t GpuProfiler::intern_stack(int pid, const uint64_t* frames, uint32_t depth) {
+  std::string key(reinterpret_cast<const char*>(&pid), sizeof(pid));
+  key.append(reinterpret_cast<const char*>(frames), depth * sizeof(uint64_t));
+  auto found = stack_ids_.find(key);
+  if (found != stack_ids_.end()) return found->second;
+  if (stacks_.size() >= kMaxStacks) {
+    ++counts_.stacks_not_kept;
+    return UINT32_MAX;
+  }
+  auto id = static_cast<uint32_t>(stacks_.size());
+  stacks_.push_back({pid, std::vector<uint64_t>(frames, frames + depth)});
+  stack_ids_.emplace(std::move(key), id);
+  return id;
+}
+
+uint32_t GpuProfiler::intern_name(const dormant_cupti_activity& activity, const char* name) {
+  std::string raw = std::to_string(activity.kind) + ":" +
+                    (activity.kind == DORMANT_CUPTI_MEMCPY ? std::to_string(activity.copy_kind)
+                                                           : std::string(name));
+  auto found = name_ids_.find(raw);
+  if (found != name_ids_.end()) return found->second;
+  if (names_.size() >= kMaxNames) return 0;  // names_[0] stands for every name beyond
+  if (names_.empty()) names_.push_back("[GPU] more kernel names than kept");
+  auto id = static_cast<uint32_t>(names_.size());
+  names_.push_back(gpu_frame(activity, name));
+  name_ids_.emplace(std::move(raw), id);
+  return id;
+}
+
+void GpuProfiler::on_event(const GpuEvent& event) {
+  auto now = JoinClock::now();
+  std::lock_guard lock(mutex_);
+  if (event.launch) {
+    const dormant_gpu_launch_event& launch = *event.launch;
+    int pid = static_cast<int>(launch.tgid);
+    uint32_t depth = std::min<uint32_t>(launch.launch.depth, DORMANT_CUPTI_MAX_FRAMES);
+    if (known_pids_.insert(pid).second) {  // its maps, while it runs
+      auto stat = procfs::process_stat(pid);
+      symbolizer_->remember(pid, 0, stat && !stat->comm.empty() ? stat->comm : "[unknown]");
+    }
+    Launch joined{pid,
+                  launch.launch.correlation_id,
+                  launch.launch.nested_correlation_id,
+                  launch.launch.cbid,
+                  intern_stack(pid, reinterpret_cast<const uint64_t*>(launch.launch.frames), depth),
+                  false};
+    const cupti::LaunchApi* api = cupti::find_launch_api(joined.cbid);
+    joined.graph = api != nullptr && api->submits == cupti::Submits::kGraph;
+    join_.add_launch(joined, now);
+  } else if (event.activity) {
+    const dormant_gpu_activity_event& activity = *event.activity;
+    char name[DORMANT_GPU_NAME_LEN + 1];
+    std::memcpy(name, activity.name, DORMANT_GPU_NAME_LEN);
+    name[DORMANT_GPU_NAME_LEN] = 0;
+    uint64_t start = activity.activity.start_ns;
+    uint64_t end = activity.activity.end_ns;
+    join_.add_work({static_cast<int>(activity.tgid), activity.activity.correlation_id,
+                    intern_name(activity.activity, name), end > start ? end - start : 0},
+                   now);
+  } else if (event.dropped) {
+    counts_.dropped_records += event.dropped->dropped;
+  }
+}
+
+std::vector<std::string> GpuProfiler::stack_frames(const JoinedWork& joined) {
+  std::vector<std::string> frames;
+  if (!joined.launched) {
+    frames.push_back("[GPU work whose launch was not seen]");
+  } else if (joined.stack == UINT32_MAX) {
+    frames.push_back("[launch stack not kept]");
+  } else {
+    const LaunchStack& stack = stacks_[joined.stack];
+    symbolizer_->append_user_frames(stack.pid, 0, stack.frames, frames);
+    const cupti::LaunchApi* api = cupti::find_launch_api(joined.cbid);
+    frames.push_back(api ? std::string(api->name) : "CUDA API " + std::to_string(joined.cbid));
+  }
+  frames.push_back(names_.at(joined.work.what));
+  return frames;
+}
+
+Result<profile::StackTable> GpuProfiler::snapshot() {
+  if (!probes_) return Error(ErrorKind::kUnavailable, "gpu is not running");
+  take_events();
+  profile::StackTable table;
+  std::lock_guard lock(mutex_);
+  join_.expire(JoinClock::now(), process_gone);
+  std::unordered_map<int, std::pair<std::string, std::string>> processes;  // container, comm
+  for (const JoinedWork& joined : join_.take_joined()) {
+    int pid = joined.work.pid;
+    auto [process, added] = processes.try_emplace(pid);
+    if (added) {
+      process->second = {container_names_.of_pid(pid), symbolizer_->comm(pid, 0)};
+    }
+    std::string key = process->second.first + kKeySeparator + process->second.second;
+    for (const std::string& frame : stack_frames(joined)) key += kKeySeparator + frame;
+    weights_.add(key, joined.work.duration_ns);
+    counts_.gpu_ns += joined.work.duration_ns;
+  }
+  for (const auto& [key, samples] : weights_.take()) {
+    if (samples == 0) continue;
+    std::vector<std::string_view> parts = split_key(key);
+    table.add(parts[0], parts[1], std::span(parts).subspan(2), samples);
+  }
+  GpuLosses lost = probes_->take_losses();
+  counts_.lost.launches_lost += lost.launches_lost;
+  counts_.lost.activities_lost += lost.activities_lost;
+  counts_.lost.unreadable += lost.unreadable;
+  counts_.join = join_.counts();
+  counts_.pending_launches = join_.pending_launches();
+  counts_.pending_work = join_.pending_work();
+  if (lost.launches_lost + lost.activities_lost > 0) {
+    spdlog::warn("gpu: the ring buffer was full: {} launches and {} GPU records lost",
+                 lost.launches_lost, lost.activities_lost);
+  }
+  for (int pid : symbolizer_->forget_exited()) known_pids_.erase(pid);
+  if (join_.pending_launches() == 0) {  // no launch refers to a stack: start the table again
+    stacks_.clear();
+    stack_ids_.clear();
+  }
+  return table;
+}
+
+GpuCounts GpuProfiler::counts() const {
+  std::lock_guard lock(mutex_);
+  GpuCounts counts = counts_;
+  counts.join = join_.counts();
+  return counts;
+}
+
+nlohmann::json GpuProfiler::header_facts() const {
+  GpuCounts counts = this->counts();
+  return {{"launches", counts.join.launches},
+          {"gpu_records", counts.join.work},
+          {"joined", counts.join.joined},
+          {"unmatched_launches", counts.join.unmatched_launches},
+          {"unmatched_gpu_records", counts.join.unmatched_work},
+          {"pending_launches", counts.pending_launches},
+          {"pending_gpu_records", counts.pending_work},
+          {"gpu_ns", counts.gpu_ns},
+          {"dropped_records", counts.dropped_records},
+          {"lost_launches", counts.lost.launches_lost},
+          {"lost_gpu_records", counts.lost.activities_lost + counts.lost.unreadable}};
+}
+
+void GpuProfiler::abort() {
+  stopping_ = true;
+  uint64_t one = 1;
+  (void)::write(wake_reader_.get(), &one, sizeof(one));
+}
+
+void GpuProfiler::stop() {
+  abort();
+  if (reader_.joinable()) reader_.join();
+  probes_.reset();
+  symbolizer_.reset();
+}
+
+}  // namespace dormant::profilers::gpu

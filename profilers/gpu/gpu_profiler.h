@@ -1,0 +1,91 @@
+// The GPU profiler: GpuProbes brings each launch (with its stack) and each kernel, memcpy and
+// memset of the programs that load libdormant_cupti.so; a reader thread joins them (LaunchJoin);
+// each snapshot names the launch stacks with the Symbolizer and turns GPU time into samples
+// (GpuTimeWeights). Stacks read `…;launch site;cudaLaunchKernel;[GPU] kernel name`.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "dormant_cupti/probes.h"
+
+#include "common/unique_fd.h"
+#include "profilers/gpu/gpu_counts.h"
+#include "profilers/gpu/gpu_time_weights.h"
+#include "profilers/gpu/launch_join.h"
+#include "profilers/profiler.h"
+#include "profilers/system/containers.h"
+#include "profilers/system/symbolizer.h"
+
+namespace dormant::profilers::gpu {
+
+struct GpuProfilerOptions {
+  int frequency_hz = 11;
+  std::vector<int> pids;  // only these processes; empty: every one that loads the library
+  // The library files to attach to; empty: those the running processes have loaded.
+  std::vector<std::filesystem::path> libraries;
+  JoinLimits join;
+  std::filesystem::path docker_root = "/var/lib/docker";
+};
+
+class GpuProbes;
+struct GpuEvent;
+
+class GpuProfiler final : public Profiler {
+ public:
+  explicit GpuProfiler(GpuProfilerOptions options);
+  ~GpuProfiler() override;
+
+  std::string_view name() const override { return "gpu"; }
+  Result<void> start() override;
+  Result<profile::StackTable> snapshot() override;
+  void stop() override;
+  void abort() override;
+  // Without libraries named, it profiles what the host happens to run: optional.
+  bool optional() const override { return options_.libraries.empty(); }
+  nlohmann::json header_facts() const override;
+
+  GpuCounts counts() const;
+
+ private:
+  static constexpr size_t kMaxStacks = 65536;
+  static constexpr size_t kMaxNames = 65536;
+  struct LaunchStack {
+    int pid;
+    std::vector<uint64_t> frames;  // innermost first
+  };
+
+  void read_events();
+  void take_events();
+  void on_event(const GpuEvent& event);
+  uint32_t intern_stack(int pid, const uint64_t* frames, uint32_t depth);
+  uint32_t intern_name(const dormant_cupti_activity& activity, const char* name);
+  std::vector<std::string> stack_frames(const JoinedWork& joined);
+
+  GpuProfilerOptions options_;
+  system::ContainerNames container_names_;
+  std::unique_ptr<GpuProbes> probes_;
+  std::unique_ptr<system::Symbolizer> symbolizer_;
+  std::atomic<bool> stopping_ = false;
+  UniqueFd wake_reader_;
+  std::thread reader_;
+
+  mutable std::mutex mutex_;  // what follows
+  LaunchJoin join_;
+  GpuTimeWeights weights_;
+  std::vector<LaunchStack> stacks_;
+  std::unordered_map<std::string, uint32_t> stack_ids_;  // pid and frames, as bytes
+  std::unordered_set<int> known_pids_;                   // whose maps the symbolizer has read
+  std::vector<std::string> names_;                       // GPU frames, "[GPU] ..."
+  std::unordered_map<std::string, uint32_t> name_ids_;
+  GpuCounts counts_;
+};
+
+}  // namespace dormant::profilers::gpu

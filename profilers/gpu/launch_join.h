@@ -1,0 +1,115 @@
+// Joins GPU work (kernels, copies) to the launches that submitted it, on (pid, correlation id),
+// whichever arrives first. A graph launch submits many kernels under one id: each gets the
+// launch's stack. Bounded: what waits longer than `pending_for` (or beyond the caps) is given up
+// and counted; work given up is still handed out, without a launch, so that no GPU time is lost.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+namespace dormant::profilers::gpu {
+
+using JoinClock = std::chrono::steady_clock;
+
+struct Launch {
+  int pid = 0;
+  uint32_t correlation_id = 0;
+  uint32_t nested_correlation_id = 0;  // another id its kernels may carry; 0: none
+  int32_t cbid = 0;
+  uint32_t stack = 0;  // the caller's id for the launching stack
+  bool graph = false;  // may submit any number of kernels
+};
+
+struct GpuWork {
+  int pid = 0;
+  uint32_t correlation_id = 0;
+  uint32_t what = 0;  // the caller's id for the GPU frame (a kernel's name, "memcpy HtoD")
+  uint64_t duration_ns = 0;
+};
+
+struct JoinedWork {
+  GpuWork work;
+  bool launched = false;  // false: its launch was never seen
+  int32_t cbid = 0;
+  uint32_t stack = 0;
+};
+
+struct JoinCounts {
+  uint64_t launches = 0;
+  uint64_t work = 0;
+  uint64_t joined = 0;
+  uint64_t unmatched_launches = 0;  // never joined to any work before they expired
+  uint64_t unmatched_work = 0;      // handed out without a launch
+  uint64_t duplicate_launches = 0;  // a second launch under an id still pending
+  uint64_t over_capacity = 0;       // entries given up early because a cap was reached
+};
+
+struct JoinLimits {
+  std::chrono::milliseconds pending_for{5000};
+  size_t max_launches = 65536;
+  size_t max_work = 65536;
+};
+
+class LaunchJoin {
+ public:
+  explicit LaunchJoin(JoinLimits limits = {}) : limits_(limits) {}
+
+  void add_launch(const Launch& launch, JoinClock::time_point now);
+  void add_work(const GpuWork& work, JoinClock::time_point now);
+
+  // Gives up on what has waited past `pending_for` at `now`, and on everything of the processes
+  // `gone` says have exited.
+  template <typename Gone>
+  void expire(JoinClock::time_point now, Gone gone) {
+    expire_where([&](JoinClock::time_point since, int pid) {
+      return now - since >= limits_.pending_for || gone(pid);
+    });
+  }
+  // Gives up on everything still pending.
+  void finish();
+
+  // The work joined (or given up) since the previous call.
+  std::vector<JoinedWork> take_joined();
+  const JoinCounts& counts() const { return counts_; }
+  // Launches and work waiting for their other half.
+  size_t pending_launches() const;
+  size_t pending_work() const { return pending_work_.size(); }
+
+ private:
+  struct Key {
+    int pid;
+    uint32_t correlation_id;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& key) const {
+      return std::hash<uint64_t>()((uint64_t(uint32_t(key.pid)) << 32) | key.correlation_id);
+    }
+  };
+  struct PendingLaunch {
+    Launch launch;
+    JoinClock::time_point since;
+    bool joined = false;
+    bool alias = false;  // the entry under the nested correlation id
+  };
+  struct PendingWork {
+    GpuWork work;
+    JoinClock::time_point since;
+  };
+
+  void join(const PendingLaunch& launch, const GpuWork& work);
+  void forget_launch(const Launch& launch);
+  void give_up_work(const GpuWork& work);
+  void expire_where(const std::function<bool(JoinClock::time_point, int)>& expired);
+
+  JoinLimits limits_;
+  std::unordered_map<Key, PendingLaunch, KeyHash> launches_;
+  std::unordered_multimap<Key, PendingWork, KeyHash> pending_work_;
+  std::vector<JoinedWork> joined_;
+  JoinCounts counts_;
+};
+
+}  // namespace dormant::profilers::gpu

@@ -1,0 +1,287 @@
+// A libcupti.so.13 for machines without a GPU, built against CUPTI's real headers: callbacks go to
+// one subscriber for the (domain, cbid) it enabled, and records of enabled kinds wait in a queue
+// until a flush hands them over in buffers the client gives, as CUPTI does. Environment:
+//   FAKE_CUPTI_SUBSCRIBE_FAILS=1   cuptiSubscribe fails as with another subscriber (Nsight)
+//   FAKE_CUPTI_DELIVER_AT_ONCE=1   each record is handed over as it is made, before the API exits
+//   FAKE_CUPTI_DROP_EVERY=N        every Nth record is dropped (and counted as dropped)
+#include "fake_cupti.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <cupti.h>
+
+static_assert(int{kFakeDriverApi} == int{CUPTI_CB_DOMAIN_DRIVER_API});
+static_assert(int{kFakeRuntimeApi} == int{CUPTI_CB_DOMAIN_RUNTIME_API});
+static_assert(int{kFakeApiEnter} == int{CUPTI_API_ENTER} &&
+              int{kFakeApiExit} == int{CUPTI_API_EXIT});
+
+namespace {
+
+struct State {
+  std::mutex mutex;
+  bool subscribed = false;
+  CUpti_CallbackFunc callback = nullptr;
+  void* userdata = nullptr;
+  std::set<std::pair<int, int>> enabled;  // domain, cbid
+  CUpti_BuffersCallbackRequestFunc request = nullptr;
+  CUpti_BuffersCallbackCompleteFunc complete = nullptr;
+  std::set<int> kinds;
+  std::vector<std::vector<uint8_t>> queued;  // records, each of its kind's size
+  size_t dropped = 0;
+  uint64_t made = 0;
+  uint64_t gpu_clock = 0;
+  std::set<std::string> names;  // records point at these, as CUPTI's point at its own
+};
+
+State& state() {
+  static State* the_state = new State();  // never destroyed: callbacks may come during exit
+  return *the_state;
+}
+
+std::atomic<uint32_t> g_next_correlation{1};
+
+bool env_flag(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && std::strcmp(value, "1") == 0;
+}
+
+uint64_t realtime_ns() {
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec);
+}
+
+void deliver_locked(std::unique_lock<std::mutex>& lock) {
+  State& s = state();
+  while (!s.queued.empty() && s.request && s.complete) {
+    uint8_t* buffer = nullptr;
+    size_t size = 0, max_records = 0;
+    auto request = s.request;
+    auto complete = s.complete;
+    lock.unlock();
+    request(&buffer, &size, &max_records);
+    lock.lock();
+    if (buffer == nullptr) {
+      s.dropped += s.queued.size();
+      s.queued.clear();
+      return;
+    }
+    size_t used = 0;
+    size_t taken = 0;
+    for (const auto& record : s.queued) {
+      if (used + record.size() > size) break;
+      std::memcpy(buffer + used, record.data(), record.size());
+      used += record.size();
+      ++taken;
+    }
+    s.queued.erase(s.queued.begin(), s.queued.begin() + static_cast<ptrdiff_t>(taken));
+    lock.unlock();
+    complete(nullptr, 0, buffer, size, used);
+    lock.lock();
+    if (taken == 0) return;  // a buffer too small for one record
+  }
+}
+
+template <typename Record>
+void queue(CUpti_ActivityKind kind, const Record& record) {
+  State& s = state();
+  std::unique_lock lock(s.mutex);
+  if (!s.kinds.contains(kind)) return;
+  static const long drop_every = [] {
+    const char* value = std::getenv("FAKE_CUPTI_DROP_EVERY");
+    return value ? std::strtol(value, nullptr, 10) : 0;
+  }();
+  ++s.made;
+  if (drop_every > 0 && s.made % static_cast<uint64_t>(drop_every) == 0) {
+    ++s.dropped;
+    return;
+  }
+  const auto* bytes = reinterpret_cast<const uint8_t*>(&record);
+  s.queued.emplace_back(bytes, bytes + sizeof(record));
+  static const bool at_once = env_flag("FAKE_CUPTI_DELIVER_AT_ONCE");
+  if (at_once) deliver_locked(lock);
+}
+
+// Start and end of the next piece of work on the fake GPU: back to back, on CUPTI's clock.
+template <typename Record>
+void schedule_locked(Record& record, uint64_t duration_ns) {
+  State& s = state();
+  uint64_t start = std::max(s.gpu_clock, realtime_ns());
+  s.gpu_clock = start + duration_ns;
+  record.start = start;
+  record.end = start + duration_ns;
+}
+
+}  // namespace
+
+extern "C" {
+
+uint32_t fake_cupti_next_correlation_id() { return g_next_correlation.fetch_add(1); }
+
+void fake_cupti_api(int domain, uint32_t cbid, int site, uint32_t correlation_id,
+                    const char* symbol) {
+  State& s = state();
+  CUpti_CallbackFunc callback;
+  void* userdata;
+  {
+    std::lock_guard lock(s.mutex);
+    if (!s.subscribed || !s.enabled.contains({domain, static_cast<int>(cbid)})) return;
+    callback = s.callback;
+    userdata = s.userdata;
+  }
+  CUpti_CallbackData data{};
+  data.callbackSite = static_cast<CUpti_ApiCallbackSite>(site);
+  data.functionName = "fake";
+  data.symbolName = symbol;
+  data.correlationId = correlation_id;
+  callback(userdata, static_cast<CUpti_CallbackDomain>(domain), cbid, &data);
+}
+
+void fake_cupti_kernel(uint32_t correlation_id, const char* name, uint64_t duration_ns,
+                       uint32_t graph_id) {
+  CUpti_ActivityKernel10 record{};
+  record.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  {
+    std::lock_guard lock(state().mutex);
+    schedule_locked(record, duration_ns);
+    record.name = state().names.insert(name).first->c_str();
+  }
+  record.correlationId = correlation_id;
+  record.deviceId = 0;
+  record.streamId = 7;
+  record.graphId = graph_id;
+  queue(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, record);
+}
+
+void fake_cupti_memcpy(uint32_t correlation_id, uint32_t copy_kind, uint64_t bytes,
+                       uint64_t duration_ns) {
+  CUpti_ActivityMemcpy6 record{};
+  record.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  record.copyKind = static_cast<uint8_t>(copy_kind);
+  record.bytes = bytes;
+  {
+    std::lock_guard lock(state().mutex);
+    schedule_locked(record, duration_ns);
+  }
+  record.correlationId = correlation_id;
+  record.streamId = 7;
+  queue(CUPTI_ACTIVITY_KIND_MEMCPY, record);
+}
+
+void fake_cupti_memset(uint32_t correlation_id, uint64_t bytes, uint64_t duration_ns) {
+  CUpti_ActivityMemset4 record{};
+  record.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  record.bytes = bytes;
+  {
+    std::lock_guard lock(state().mutex);
+    schedule_locked(record, duration_ns);
+  }
+  record.correlationId = correlation_id;
+  record.streamId = 7;
+  queue(CUPTI_ACTIVITY_KIND_MEMSET, record);
+}
+
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                           void* userdata) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (s.subscribed || env_flag("FAKE_CUPTI_SUBSCRIBE_FAILS")) {
+    return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  }
+  s.subscribed = true;
+  s.callback = callback;
+  s.userdata = userdata;
+  *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&s);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.subscribed = false;
+  s.enabled.clear();
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle,
+                                CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (enable) {
+    s.enabled.insert({domain, static_cast<int>(cbid)});
+  } else {
+    s.enabled.erase({domain, static_cast<int>(cbid)});
+  }
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
+                                           CUpti_BuffersCallbackCompleteFunc complete) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.request = request;
+  s.complete = complete;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
+  std::lock_guard lock(state().mutex);
+  state().kinds.insert(kind);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
+  std::lock_guard lock(state().mutex);
+  state().kinds.erase(kind);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityFlushAll(uint32_t) {
+  std::unique_lock lock(state().mutex);
+  deliver_locked(lock);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid_size,
+                                       CUpti_Activity** record) {
+  size_t at = 0;
+  if (*record != nullptr) {
+    at = static_cast<size_t>(reinterpret_cast<uint8_t*>(*record) - buffer);
+    switch ((*record)->kind) {
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        at += sizeof(CUpti_ActivityKernel10);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY:
+        at += sizeof(CUpti_ActivityMemcpy6);
+        break;
+      default:
+        at += sizeof(CUpti_ActivityMemset4);
+        break;
+    }
+  }
+  if (at >= valid_size) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  *record = reinterpret_cast<CUpti_Activity*>(buffer + at);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {
+  std::lock_guard lock(state().mutex);
+  *dropped = std::exchange(state().dropped, 0);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetResultString(CUptiResult result, const char** text) {
+  *text = result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+              ? "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"
+              : "fake CUPTI error";
+  return CUPTI_SUCCESS;
+}
+}

@@ -1,0 +1,59 @@
+// The real-GPU check's CUDA program: three launch sites whose kernels spin for 1, 2 and 4 times
+// --cycles GPU clock cycles, one round after another (each round waits for its kernels).
+//   known_kernels [--rounds N] [--cycles C] [--until-file PATH]
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+__device__ void spin(long long cycles) {
+  long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+__global__ void alphaKernel(long long cycles) { spin(cycles); }
+__global__ void betaKernel(long long cycles) { spin(cycles); }
+__global__ void gammaKernel(long long cycles) { spin(cycles); }
+
+// Each site checks its launch after it, so that the launch is no tail call and the site keeps a
+// frame of its own.
+__attribute__((noinline)) cudaError_t launch_site_alpha(long long cycles) {
+  alphaKernel<<<1, 1>>>(cycles);
+  return cudaGetLastError();
+}
+__attribute__((noinline)) cudaError_t launch_site_beta(long long cycles) {
+  betaKernel<<<1, 1>>>(2 * cycles);
+  return cudaGetLastError();
+}
+__attribute__((noinline)) cudaError_t launch_site_gamma(long long cycles) {
+  gammaKernel<<<1, 1>>>(4 * cycles);
+  return cudaGetLastError();
+}
+
+int main(int argc, char** argv) {
+  long rounds = 300;
+  long long cycles = 1000000;
+  const char* until_file = nullptr;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atol(argv[i + 1]);
+    if (std::strcmp(argv[i], "--cycles") == 0) cycles = std::atoll(argv[i + 1]);
+    if (std::strcmp(argv[i], "--until-file") == 0) until_file = argv[i + 1];
+  }
+  long launched = 0;
+  for (long round = 0; until_file ? access(until_file, F_OK) != 0 : round < rounds; ++round) {
+    cudaError_t status = launch_site_alpha(cycles);
+    if (status == cudaSuccess) status = launch_site_beta(cycles);
+    if (status == cudaSuccess) status = launch_site_gamma(cycles);
+    launched += 3;
+    if (status == cudaSuccess) status = cudaDeviceSynchronize();
+    if (status != cudaSuccess) {
+      std::fprintf(stderr, "known_kernels: %s\n", cudaGetErrorString(status));
+      return 1;
+    }
+  }
+  std::printf("{\"launches\": %ld}\n", launched);
+  return 0;
+}

@@ -1,0 +1,214 @@
+// GPU profiling in heartbeat mode, on the fake CUDA stack: a CUDA program runs with
+// libdormant_cupti.so injected (dormant), start commands attach to it and stop commands detach,
+// and through it all the program runs on unharmed.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "heartbeat_fixture.h"
+
+#include "common/procfs.h"
+#include "profile/collapsed.h"
+
+namespace dormant::testing {
+namespace {
+
+class GpuHeartbeatTest : public HeartbeatFixture {
+ protected:
+  void TearDown() override {
+    if (program_) {
+      std::ofstream(root_ / "stop-launching").put('\n');
+      (void)program_->wait(deadline_after(30s));
+      program_.reset();
+    }
+    HeartbeatFixture::TearDown();
+  }
+
+  // The fake CUDA program, launching until the test says stop, its output in program.out.
+  void start_program(std::vector<std::string> extra = {}) {
+    SpawnOptions options;
+    options.argv = {FAKE_CUDA_DIR "/fake_cuda_app", "--until-file",
+                    (root_ / "stop-launching").string(), "--pause-us", "200"};
+    options.argv.insert(options.argv.end(), extra.begin(), extra.end());
+    options.env = {"LD_LIBRARY_PATH=" FAKE_CUDA_DIR, "CUDA_INJECTION64_PATH=" CUPTI_LIBRARY};
+    options.stdout_to = Redirect::file(root_ / "program.out");
+    options.stderr_to = Redirect::file(root_ / "program.err");
+    auto program = Subprocess::spawn(options);
+    ASSERT_TRUE(program.ok()) << program.error().message();
+    program_ = std::move(*program);
+    // Injected once it has called CUDA; dormant: its main thread alone.
+    ASSERT_TRUE(eventually([&] { return maps_library(program_->pid()); }, 10s));
+  }
+
+  static bool maps_library(pid_t pid) {
+    auto mapped = procfs::mapped_files(pid);
+    if (!mapped) return false;
+    for (const auto& file : *mapped) {
+      if (file.find("libdormant_cupti.so") != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  static int threads_of(pid_t pid) {
+    std::error_code error;
+    auto tasks = fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", error);
+    return error ? -1 : static_cast<int>(std::distance(tasks, fs::directory_iterator()));
+  }
+
+  // Ends the program: it must exit 0, every CUDA call having succeeded.
+  void finish_program() {
+    std::ofstream(root_ / "stop-launching").put('\n');
+    auto status = program_->wait(deadline_after(30s));
+    ASSERT_TRUE(status.ok());
+    EXPECT_TRUE(status->success()) << status->describe() << "\n"
+                                   << read_file(root_ / "program.err").value_or("");
+    EXPECT_NE(read_file(root_ / "program.out").value_or("").find("\"failures\": 0"),
+              std::string::npos);
+    EXPECT_EQ(read_file(root_ / "program.err").value_or(""), "") << "the library spoke";
+    program_.reset();
+  }
+
+  std::string start_gpu(const std::string& mode, int duration, bool continuous = true) {
+    return request("start", {{"continuous", continuous},
+                             {"duration", duration},
+                             {"frequency", 100},
+                             {"additional_args", {{"profiler_configs", {{"gpu", mode}}}}}});
+  }
+
+  std::unique_ptr<Subprocess> program_;
+};
+
+TEST_F(GpuHeartbeatTest, AStartAttachesToARunningProgramAndAStopLeavesItDormant) {
+  start_server();
+  start_program();
+  int dormant_threads = threads_of(program_->pid());
+  start_agent();
+  ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
+      << agent_log();
+  std::string start = start_gpu("gpu-only", 2);
+  ASSERT_TRUE(command_reaches(start, "completed", 30s)) << command_status(start) << agent_log();
+  // Attached: the library records, with a flusher thread of its own.
+  EXPECT_TRUE(eventually([&] { return threads_of(program_->pid()) == dormant_threads + 1; }, 10s));
+  ASSERT_TRUE(eventually([&] { return fs::exists(root_ / "out" / "last_profile.col"); }, 30s));
+  auto profile = profile::read_collapsed(read_file(root_ / "out" / "last_profile.col").value());
+  ASSERT_TRUE(profile.ok()) << profile.error().message();
+  uint64_t gpu_samples = 0;
+  bool under_launch_site = true;
+  profile->stacks.for_each([&](const profile::StackView& stack) {
+    std::vector<std::string_view> frames;
+    for (auto id : stack.frame_ids) frames.push_back(profile->stacks.string(id));
+    if (frames.empty() || !frames.back().starts_with("[GPU] ")) return;
+    gpu_samples += stack.count;
+    std::string site = "launch_site_" + std::string(frames.back().substr(6, 4));
+    if (site == "launch_site_gamm") site += "a";
+    bool found = false;
+    for (auto frame : frames) found = found || frame.find(site) != std::string_view::npos;
+    under_launch_site = under_launch_site && found;
+  });
+  EXPECT_GT(gpu_samples, 0u);
+  EXPECT_TRUE(under_launch_site);
+  EXPECT_TRUE(profile->header["gpu"].is_object()) << profile->header.dump();
+
+  std::string stop = request("stop", {{"stop_level", "host"}});
+  ASSERT_TRUE(command_reaches(stop, "completed", 30s));
+  ASSERT_TRUE(back_to_idle()) << agent_log();
+  EXPECT_EQ(log_count("teardown audit:"), 0) << agent_log();
+  // Detached: the library has turned recording off, and its thread is gone.
+  EXPECT_TRUE(eventually([&] { return threads_of(program_->pid()) == dormant_threads; }, 10s))
+      << threads_of(program_->pid()) << " threads, " << dormant_threads << " dormant";
+  json gpu = agent_health()["profilers"]["gpu"];
+  EXPECT_EQ(gpu["available"], true) << gpu.dump();
+  EXPECT_GT(gpu["last_snapshot"]["launches"].get<uint64_t>(), 0u) << gpu.dump();
+  finish_program();
+}
+
+TEST_F(GpuHeartbeatTest, StartsAndStopsAgainstOneRunningProgramLeaveNothingBehind) {
+  const char* cycles_from_env = std::getenv("DORMANT_IT_CYCLES");  // shorter runs by hand
+  const int kCycles = cycles_from_env != nullptr ? std::atoi(cycles_from_env) : 200;
+  start_server();
+  start_program({"--threads", "2"});
+  int dormant_threads = threads_of(program_->pid());
+  start_agent(agent_args(server_->port(), "0.2", "info"));
+  ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
+      << agent_log();
+  json baseline = agent_health()["idle_baseline"];
+  auto audits = [&] { return log_count("back to idle:") + log_count("teardown audit:"); };
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    std::string start = start_gpu(cycle % 2 == 0 ? "gpu-only" : "merge", 60);
+    ASSERT_TRUE(command_reaches(start, "completed", 30s))
+        << "cycle " << cycle << ": " << command_status(start) << "\n"
+        << agent_log();
+    std::string stop = request("stop", {{"stop_level", "host"}});
+    ASSERT_TRUE(command_reaches(stop, "completed", 30s)) << "cycle " << cycle << "\n"
+                                                         << agent_log();
+    ASSERT_TRUE(eventually([&] { return audits() > cycle; }, 30s))
+        << "cycle " << cycle << ": no audit after the stop\n"
+        << agent_log();
+  }
+  EXPECT_EQ(log_count("teardown audit:"), 0) << "the audit found leaks\n" << agent_log();
+  EXPECT_EQ(log_count("gpu: attached"), kCycles);
+  json after = agent_health()["last_teardown_audit"]["after"];
+  for (const char* key : {"open_fds", "children", "threads", "bpf_objects"}) {
+    EXPECT_EQ(after[key], baseline[key]) << key;
+  }
+  EXPECT_TRUE(eventually([&] { return threads_of(program_->pid()) == dormant_threads; }, 10s));
+  std::cout << "after " << kCycles << " GPU cycles the program holds "
+            << threads_of(program_->pid()) << " threads (" << dormant_threads << " dormant)\n";
+  finish_program();
+}
+
+TEST_F(GpuHeartbeatTest, AnAgentStoppedMidSessionLeavesTheProgramRunningAndDormant) {
+  start_server();
+  start_program();
+  int dormant_threads = threads_of(program_->pid());
+  start_agent();
+  std::string start = start_gpu("gpu-only", 60);
+  ASSERT_TRUE(command_reaches(start, "completed", 30s)) << agent_log();
+  ASSERT_TRUE(eventually([&] { return threads_of(program_->pid()) == dormant_threads + 1; }, 10s));
+  stop_agent();
+  EXPECT_TRUE(eventually([&] { return threads_of(program_->pid()) == dormant_threads; }, 10s));
+  finish_program();
+}
+
+TEST_F(GpuHeartbeatTest, AProgramThatExitsMidSessionEndsNothing) {
+  start_server();
+  start_program();
+  start_agent();
+  std::string start = start_gpu("merge", 1);
+  ASSERT_TRUE(command_reaches(start, "completed", 30s)) << agent_log();
+  finish_program();
+  int profiles = static_cast<int>(server_profiles());
+  ASSERT_TRUE(eventually([&] { return static_cast<int>(server_profiles()) >= profiles + 2; }, 30s))
+      << "the session stopped taking snapshots\n"
+      << agent_log();
+  std::string stop = request("stop", {{"stop_level", "host"}});
+  ASSERT_TRUE(command_reaches(stop, "completed", 30s));
+  ASSERT_TRUE(back_to_idle()) << agent_log();
+  EXPECT_EQ(log_count("teardown audit:"), 0) << agent_log();
+}
+
+TEST_F(GpuHeartbeatTest, WithoutAnInjectedProgramGpuOnlyFailsSayingWhyAndMergeRunsTheCpu) {
+  start_server();
+  start_agent();
+  std::string gpu_only = start_gpu("gpu-only", 60);
+  ASSERT_TRUE(command_reaches(gpu_only, "failed", 30s)) << command_status(gpu_only) << "\n"
+                                                        << agent_log();
+  json command = server_->get("/api/commands/" + gpu_only).json();
+  EXPECT_NE(command.dump().find("no running program has libdormant_cupti.so loaded"),
+            std::string::npos)
+      << command.dump();
+  ASSERT_TRUE(back_to_idle());
+
+  std::string merge = start_gpu("merge", 1, /*continuous=*/false);
+  ASSERT_TRUE(command_reaches(merge, "completed", 30s)) << agent_log();
+  ASSERT_TRUE(eventually([&] { return fs::exists(root_ / "out" / "last_profile.col"); }, 30s));
+  std::string text = read_file(root_ / "out" / "last_profile.col").value();
+  EXPECT_EQ(text.find("[Profiling gpu"), std::string::npos) << "an optional profiler marked it";
+  ASSERT_TRUE(back_to_idle());
+  json gpu = agent_health()["profilers"]["gpu"];
+  EXPECT_EQ(gpu["available"], false) << gpu.dump();
+  EXPECT_NE(gpu["reason"].get<std::string>().find("libdormant_cupti.so"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dormant::testing

@@ -1,0 +1,269 @@
+// `dormant-agent gpu -- PROGRAM` on the fake CUDA stack (tests/fakes/cuda): libdormant_cupti.so
+// injected into the fake CUDA program, its probes read by the agent's BPF programs, launches
+// joined to their kernels. Needs root (uprobes); the fakes stand in for the GPU.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/subprocess.h"
+#include "profile/collapsed.h"
+
+namespace dormant {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct GpuRun {
+  ExitStatus status;
+  std::string log;  // the agent's stderr
+  json program;     // what the fake program says it launched
+  profile::CollapsedProfile profile;
+  uint64_t gpu_samples = 0;
+  std::map<std::string, uint64_t> by_api;  // GPU samples under each API frame
+};
+
+struct Ran {
+  ExitStatus status;
+  std::string out;
+  std::string err;
+};
+
+// Runs `argv` to its end (at most four minutes) with `env` added to the environment.
+Ran run_program(std::vector<std::string> argv, std::vector<std::string> env) {
+  SpawnOptions options;
+  options.argv = std::move(argv);
+  options.env = std::move(env);
+  Ran ran;
+  auto child = Subprocess::spawn(options);
+  EXPECT_TRUE(child.ok()) << child.error().message();
+  if (!child.ok()) return ran;
+  EXPECT_TRUE(
+      (*child)
+          ->for_each_stdout_line([&](std::string_view line) { ran.out.append(line) += '\n'; },
+                                 deadline_after(std::chrono::seconds(240)))
+          .ok());
+  auto status = (*child)->wait(deadline_after(std::chrono::seconds(60)));
+  ran.status = status.ok() ? *status : (*child)->terminate(std::chrono::seconds(1));
+  ran.err = (*child)->stderr_tail();
+  return ran;
+}
+
+class GpuLaunchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root: the GPU probes are uprobes";
+    root_ = fs::temp_directory_path() /
+            ("dormant-gpu-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override {
+    if (!root_.empty()) fs::remove_all(root_);
+  }
+
+  std::string program_output(std::string_view text) {
+    auto at = text.rfind("{\"launches\"");
+    return at == std::string_view::npos ? "{}"
+                                        : std::string(text.substr(at, text.find('\n', at) - at));
+  }
+
+  // The agent's `gpu` way in with the fake program; the profile is read when one was written.
+  GpuRun run(std::vector<std::string> agent_args, std::vector<std::string> program_args,
+             std::vector<std::string> env = {}) {
+    std::vector<std::string> argv = {DORMANT_AGENT, "gpu", "-o", (root_ / "out").string(),
+                                     "-f",          "1000"};
+    argv.insert(argv.end(), agent_args.begin(), agent_args.end());
+    argv.push_back("--");
+    argv.push_back(FAKE_CUDA_DIR "/fake_cuda_app");
+    argv.insert(argv.end(), program_args.begin(), program_args.end());
+    env.push_back("LD_LIBRARY_PATH=" FAKE_CUDA_DIR);
+    Ran ran = run_program(std::move(argv), std::move(env));
+    GpuRun result;
+    result.status = ran.status;
+    result.log = ran.err;
+    result.program = json::parse(program_output(ran.out));
+    if (!fs::exists(root_ / "out" / "last_profile.col")) return result;
+    std::ifstream file(root_ / "out" / "last_profile.col");
+    std::stringstream text;
+    text << file.rdbuf();
+    auto parsed = profile::read_collapsed(text.str());
+    EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().message()) << "\n" << result.log;
+    if (!parsed.ok()) return result;
+    result.profile = std::move(*parsed);
+    const profile::StackTable& stacks = result.profile.stacks;
+    stacks.for_each([&](const profile::StackView& stack) {
+      if (stack.frame_ids.empty()) return;
+      std::string_view leaf = stacks.string(stack.frame_ids.back());
+      if (!leaf.starts_with("[GPU] ")) return;
+      result.gpu_samples += stack.count;
+      std::string api =
+          stack.frame_ids.size() >= 2
+              ? std::string(stacks.string(stack.frame_ids[stack.frame_ids.size() - 2]))
+              : "";
+      result.by_api[api] += stack.count;
+    });
+    return result;
+  }
+
+  // The program's GPU time as samples at 1000 Hz.
+  static double expected_samples(const json& program) {
+    uint64_t ns = program.value("alpha_ns", 0ull) + program.value("beta_ns", 0ull) +
+                  program.value("gamma_ns", 0ull) + program.value("copy_ns", 0ull);
+    return static_cast<double>(ns) * 1000 / 1e9;
+  }
+
+  fs::path root_;
+};
+
+TEST_F(GpuLaunchTest, EveryLaunchApiIsJoinedToItsStackAndGpuTimeIsConserved) {
+  GpuRun run = this->run({"--gpu-mode", "gpu-only"},
+                         {"--api", "all", "--rounds", "150", "--copies", "--kernel-ns", "1000000"});
+  ASSERT_TRUE(run.status.success()) << run.status.describe() << "\n" << run.log;
+  EXPECT_EQ(run.program["failures"], 0);
+  const json& gpu = run.profile.header["gpu"];
+  EXPECT_GT(gpu["gpu_records"].get<uint64_t>(), 0u) << gpu.dump();
+  EXPECT_EQ(gpu["joined"], gpu["gpu_records"]) << gpu.dump();
+  EXPECT_EQ(gpu["unmatched_launches"], 0) << gpu.dump();
+  EXPECT_EQ(gpu["unmatched_gpu_records"], 0) << gpu.dump();
+  // One launch per API call (runtime and nested driver calls count once): 150 rounds of 15 APIs,
+  // three launches a round but for the two graph APIs (one), plus a memcpy and a memset a round.
+  EXPECT_EQ(gpu["launches"], 10 * (13 * 3 + 2) + 150 * 2) << gpu.dump();
+  EXPECT_NEAR(static_cast<double>(run.gpu_samples), expected_samples(run.program), 1.0);
+  for (const char* api :
+       {"cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaLaunchKernelExC",
+        "cudaLaunchKernelExC_ptsz", "cudaLaunchCooperativeKernel",
+        "cudaLaunchCooperativeKernel_ptsz", "cudaLaunchCooperativeKernelMultiDevice",
+        "__cudaLaunchKernel", "__cudaLaunchKernel_ptsz", "cuLaunchKernel", "cuLaunchKernel_ptsz",
+        "cuLaunchKernelEx", "cuLaunchCooperativeKernel", "cudaGraphLaunch", "cuGraphLaunch",
+        "cudaMemcpy", "cudaMemset"}) {
+    EXPECT_GT(run.by_api[api], 0u) << api << " has no GPU samples";
+  }
+  // Each kernel under its own launch site, the API frame between them; no frame of the CUDA
+  // libraries or of libdormant_cupti between the program's frames and the API's.
+  const profile::StackTable& stacks = run.profile.stacks;
+  int checked = 0;
+  stacks.for_each([&](const profile::StackView& stack) {
+    std::vector<std::string_view> frames;
+    for (auto id : stack.frame_ids) frames.push_back(stacks.string(id));
+    if (frames.size() < 3 || !frames.back().starts_with("[GPU] ")) return;
+    std::string_view kernel = frames.back();
+    std::string_view caller = frames[frames.size() - 3];
+    for (const char* site : {"alpha", "beta", "gamma"}) {
+      if (kernel.starts_with(std::string("[GPU] ") + site + "Kernel(float*)") &&
+          frames[frames.size() - 2] != "cudaGraphLaunch" &&
+          frames[frames.size() - 2] != "cuGraphLaunch") {
+        EXPECT_NE(caller.find(std::string("launch_site_") + site), std::string_view::npos)
+            << caller << " launched " << kernel;
+        ++checked;
+      }
+    }
+    for (std::string_view frame : frames) {
+      EXPECT_EQ(frame.find("dormant_cupti"), std::string_view::npos) << frame;
+      EXPECT_EQ(frame.find("fake_cupti"), std::string_view::npos) << frame;
+    }
+  });
+  EXPECT_EQ(checked, 13 * 3);
+}
+
+TEST_F(GpuLaunchTest, ADriverCallWithItsOwnIdInsideARuntimeLaunchCountsOnce) {
+  GpuRun run = this->run({"--gpu-mode", "gpu-only"}, {"--api", "runtime", "--rounds", "200"},
+                         {"FAKE_CUDA_DRIVER_OWN_ID=1"});
+  ASSERT_TRUE(run.status.success()) << run.log;
+  const json& gpu = run.profile.header["gpu"];
+  EXPECT_EQ(gpu["launches"], 600) << gpu.dump();
+  EXPECT_EQ(gpu["joined"], 600) << gpu.dump();
+  EXPECT_EQ(gpu["unmatched_launches"], 0) << gpu.dump();
+  EXPECT_EQ(run.by_api["cudaLaunchKernel"], run.gpu_samples);
+}
+
+TEST_F(GpuLaunchTest, RecordsArrivingBeforeTheirLaunchEventsAreJoined) {
+  GpuRun run = this->run({"--gpu-mode", "gpu-only"}, {"--api", "all", "--rounds", "60"},
+                         {"FAKE_CUPTI_DELIVER_AT_ONCE=1"});
+  ASSERT_TRUE(run.status.success()) << run.log;
+  const json& gpu = run.profile.header["gpu"];
+  EXPECT_EQ(gpu["joined"], gpu["gpu_records"]) << gpu.dump();
+  EXPECT_EQ(gpu["unmatched_launches"], 0) << gpu.dump();
+  EXPECT_NEAR(static_cast<double>(run.gpu_samples), expected_samples(run.program), 1.0);
+}
+
+TEST_F(GpuLaunchTest, EightThreadsOfTenThousandMicrosecondKernelsLoseNoTime) {
+  // 8 × 3334 rounds × 3 launches: 80,016 launches of 1, 2 and 4 µs kernels, 187 ms of GPU time.
+  GpuRun run = this->run({"--gpu-mode", "gpu-only"},
+                         {"--threads", "8", "--rounds", "3334", "--kernel-ns", "1000"});
+  ASSERT_TRUE(run.status.success()) << run.log;
+  const json& gpu = run.profile.header["gpu"];
+  EXPECT_EQ(gpu["launches"], 8 * 3334 * 3) << gpu.dump();
+  EXPECT_EQ(gpu["lost_launches"], 0) << gpu.dump();
+  EXPECT_EQ(gpu["lost_gpu_records"], 0) << gpu.dump();
+  EXPECT_EQ(gpu["joined"], 8 * 3334 * 3) << gpu.dump();
+  EXPECT_NEAR(static_cast<double>(run.gpu_samples), expected_samples(run.program), 1.0);
+  EXPECT_GT(run.gpu_samples, 150u);
+}
+
+TEST_F(GpuLaunchTest, RecordsCuptiDroppedAreCountedAndTheirLaunchesUnmatched) {
+  GpuRun run =
+      this->run({"--gpu-mode", "gpu-only"}, {"--rounds", "100"}, {"FAKE_CUPTI_DROP_EVERY=10"});
+  ASSERT_TRUE(run.status.success()) << run.log;
+  const json& gpu = run.profile.header["gpu"];
+  EXPECT_EQ(gpu["dropped_records"], 30) << gpu.dump();
+  EXPECT_EQ(gpu["gpu_records"], 270) << gpu.dump();
+  EXPECT_EQ(gpu["unmatched_launches"], 30) << gpu.dump();
+}
+
+TEST_F(GpuLaunchTest, MergeHasCpuSamplesBesideGpuWork) {
+  GpuRun run = this->run({"--gpu-mode", "merge"}, {"--rounds", "40000", "--kernel-ns", "1000"});
+  ASSERT_TRUE(run.status.success()) << run.log;
+  EXPECT_GT(run.gpu_samples, 0u);
+  EXPECT_GT(run.profile.stacks.total_samples(), run.gpu_samples) << "no CPU samples";
+}
+
+TEST_F(GpuLaunchTest, CpuOnlyStartsTheProgramWithoutTheLibrary) {
+  GpuRun run = this->run({"--gpu-mode", "cpu-only"}, {"--rounds", "40000", "--kernel-ns", "1000"});
+  ASSERT_TRUE(run.status.success()) << run.log;
+  EXPECT_EQ(run.gpu_samples, 0u);
+  EXPECT_TRUE(run.profile.header["gpu"].is_null()) << run.profile.header["gpu"].dump();
+  EXPECT_EQ(run.log.find("gpu: attached"), std::string::npos) << run.log;
+}
+
+TEST_F(GpuLaunchTest, TheProgramsExitCodeIsTheAgents) {
+  GpuRun run = this->run({}, {"--no-such-flag"});
+  EXPECT_EQ(run.status.code, 2) << run.status.describe() << "\n" << run.log;
+}
+
+TEST_F(GpuLaunchTest, AMissingLibraryIsAClearError) {
+  GpuRun run = this->run({"--cupti-library", "/nonexistent/libdormant_cupti.so"}, {});
+  EXPECT_EQ(run.status.code, 1);
+  EXPECT_TRUE(run.program.empty()) << "the program ran: " << run.program.dump();
+  EXPECT_NE(run.log.find("/nonexistent/libdormant_cupti.so"), std::string::npos) << run.log;
+}
+
+// Without an agent the library is dormant; with CUPTI refusing it, it says so once and the program
+// runs on. Neither needs root.
+TEST(GpuLibrary, TheProgramRunsOnWhenCuptiRefusesTheLibrary) {
+  Ran ran = run_program({FAKE_CUDA_DIR "/fake_cuda_app", "--rounds", "50"},
+                        {"LD_LIBRARY_PATH=" FAKE_CUDA_DIR, "CUDA_INJECTION64_PATH=" CUPTI_LIBRARY,
+                         "FAKE_CUPTI_SUBSCRIBE_FAILS=1"});
+  EXPECT_TRUE(ran.status.success()) << ran.err;
+  EXPECT_NE(ran.err.find("dormant_cupti: cuptiSubscribe failed"), std::string::npos) << ran.err;
+}
+
+TEST(GpuLibrary, WithoutAnAgentTheLibraryIsSilent) {
+  Ran ran = run_program({FAKE_CUDA_DIR "/fake_cuda_app", "--rounds", "50", "--threads", "4"},
+                        {"LD_LIBRARY_PATH=" FAKE_CUDA_DIR, "CUDA_INJECTION64_PATH=" CUPTI_LIBRARY});
+  EXPECT_TRUE(ran.status.success()) << ran.err;
+  EXPECT_EQ(ran.err, "");
+  EXPECT_NE(ran.out.find("\"failures\": 0"), std::string::npos) << ran.out;
+}
+
+}  // namespace
+}  // namespace dormant
