@@ -9,6 +9,7 @@ namespace {
 
 bool is_socket(const std::string& target) { return target.starts_with("socket:"); }
 bool is_bpf(const std::string& target) { return target.starts_with("anon_inode:bpf"); }
+bool is_perf_event(const std::string& target) { return target == "anon_inode:[perf_event]"; }
 
 // Targets of fds that are not sockets, sorted.
 std::vector<std::string> fd_targets(const procfs::ResourceUsage& usage) {
@@ -47,6 +48,7 @@ IdleFootprint IdleFootprint::of(const procfs::ResourceUsage& usage) {
       ++footprint.fds;
     }
     footprint.bpf_objects += is_bpf(fd.target);
+    footprint.perf_events += is_perf_event(fd.target);
   }
   footprint.children = usage.children.size();
   footprint.threads = usage.threads;
@@ -58,9 +60,16 @@ IdleFootprint IdleFootprint::of(const procfs::ResourceUsage& usage) {
 }
 
 nlohmann::json IdleFootprint::to_json() const {
-  return {{"open_fds", fds},      {"sockets", sockets},         {"bpf_objects", bpf_objects},
-          {"children", children}, {"threads", threads},         {"rss_kb", rss_kb},
-          {"uss_kb", uss_kb},     {"rss_anon_kb", rss_anon_kb}, {"pss_kb", pss_kb}};
+  return {{"open_fds", fds},
+          {"sockets", sockets},
+          {"bpf_objects", bpf_objects},
+          {"perf_events", perf_events},
+          {"children", children},
+          {"threads", threads},
+          {"rss_kb", rss_kb},
+          {"uss_kb", uss_kb},
+          {"rss_anon_kb", rss_anon_kb},
+          {"pss_kb", pss_kb}};
 }
 
 nlohmann::json AuditReport::to_json() const {

@@ -18,6 +18,7 @@ struct IdleFootprint {
   size_t fds = 0;  // not counting the sockets to the server, which come and go with keep-alive
   size_t sockets = 0;
   size_t bpf_objects = 0;  // fds of BPF programs, maps and links
+  size_t perf_events = 0;  // fds of perf events: the samplers' per-CPU events, the GPU uprobes
   size_t children = 0;
   int threads = 0;
   uint64_t rss_kb = 0;  // reported, not compared: it counts pages shared with other processes

@@ -63,34 +63,31 @@ static __always_inline int wanted(__u32 tgid) {
 }
 
 SEC("usdt")
-int BPF_USDT(on_launch, void* launch_address) {
-  __u64 id = bpf_get_current_pid_tgid();
-  __u32 tgid = id >> 32;
+int BPF_USDT(on_launch, void* batch_address) {
+  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
   if (!wanted(tgid)) return 0;
   struct dormant_gpu_losses* lost = loss_counters();
   union scratch_event* scratch = scratch_event();
   if (!scratch) return 0;
   struct dormant_gpu_launch_event* event = &scratch->launch;
-  struct dormant_cupti_launch* launch = launch_address;
+  struct dormant_cupti_launch_batch* batch = batch_address;
   event->type = DORMANT_GPU_LAUNCH;
   event->tgid = tgid;
-  event->tid = (__u32)id;
-  event->pad = 0;
-  if (bpf_probe_read_user(&event->launch, offsetof(struct dormant_cupti_launch, frames), launch)) {
+  if (bpf_probe_read_user(&event->launches, offsetof(struct dormant_cupti_launch_batch, data),
+                          batch) != 0) {
     if (lost) __sync_fetch_and_add(&lost->unreadable, 1);
     return 0;
   }
-  __u32 depth = event->launch.depth;
-  if (depth > DORMANT_CUPTI_MAX_FRAMES) depth = DORMANT_CUPTI_MAX_FRAMES;
-  event->launch.depth = depth;
-  if (depth > 0 &&
-      bpf_probe_read_user(event->launch.frames, depth * sizeof(__u64), launch->frames) != 0) {
+  __u32 bytes = event->launches.bytes;
+  if (bytes > DORMANT_CUPTI_LAUNCH_BATCH_BYTES) bytes = DORMANT_CUPTI_LAUNCH_BATCH_BYTES;
+  event->launches.bytes = bytes;
+  if (bpf_probe_read_user(event->launches.data, bytes, batch->data) != 0) {
     if (lost) __sync_fetch_and_add(&lost->unreadable, 1);
     return 0;
   }
-  __u64 size = offsetof(struct dormant_gpu_launch_event, launch.frames) + depth * sizeof(__u64);
+  __u64 size = offsetof(struct dormant_gpu_launch_event, launches.data) + bytes;
   if (bpf_ringbuf_output(&events, event, size, 0) != 0 && lost) {
-    __sync_fetch_and_add(&lost->launches_lost, 1);
+    __sync_fetch_and_add(&lost->launches_lost, event->launches.count);
   }
   return 0;
 }

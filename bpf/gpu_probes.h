@@ -15,14 +15,12 @@ enum dormant_gpu_event_type {
   DORMANT_GPU_DROPPED = 3,
 };
 
-// Launches and activities come as far as they are used: a launch up to its stack's depth, an
-// activity up to its name's NUL.
+// Events come as far as they are used: launches up to their batch's bytes in use, an activity up
+// to its name's NUL.
 struct dormant_gpu_launch_event {
   __u32 type;
   __u32 tgid;
-  __u32 tid;
-  __u32 pad;
-  struct dormant_cupti_launch launch;
+  struct dormant_cupti_launch_batch launches;  // as the library's batch holds them
 };
 
 struct dormant_gpu_activity_event {

@@ -5,9 +5,10 @@
 #include <mutex>
 #include <thread>
 
-#include <cupti.h>
+#include "dormant_cupti/launch_apis.h"
 
 #include "cupti_lib/src/activity_buffers.h"
+#include "cupti_lib/src/launch_batch.h"
 #include "cupti_lib/src/launch_stacks.h"
 #include "cupti_lib/src/probes.h"
 #include "cupti_lib/src/quiet_log.h"
@@ -22,71 +23,100 @@ std::mutex g_mutex;
 std::condition_variable g_wake;
 std::atomic<bool> g_recording{false};
 bool g_exiting = false;
-std::thread g_flusher;
+std::thread g_watcher;
+CUpti_SubscriberHandle g_subscriber = nullptr;
 
-// With g_mutex held. Records still in CUPTI's buffers are handed over (if an agent is still
-// attached) and the buffers freed.
+bool enable_launch_callbacks(bool enable) {
+  for (const LaunchApi& api : kLaunchApis) {
+    auto domain = api.cbid > 0 ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+    auto id = static_cast<CUpti_CallbackId>(api.cbid > 0 ? api.cbid : -api.cbid);
+    if (!cupti_ok(cuptiEnableCallback(enable ? 1 : 0, g_subscriber, domain, id),
+                  "cuptiEnableCallback")) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// With g_mutex held. Launches and records not handed over yet go to the agent if it is still
+// attached; the buffers are freed.
 void turn_off_locked() {
   if (!g_recording.load(std::memory_order_relaxed)) return;
+  g_recording.store(false, std::memory_order_release);
+  (void)enable_launch_callbacks(false);
+  hand_over_launches();
   for (CUpti_ActivityKind kind : kRecorded) (void)cuptiActivityDisable(kind);
   (void)cupti_ok(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
   hand_over_dropped();
   set_buffers_wanted(false);
-  g_recording.store(false, std::memory_order_release);
 }
 
-void flush_until_detached() {
+// With g_mutex held.
+void turn_on_locked() {
+  if (g_recording.load(std::memory_order_relaxed)) return;
+  find_cuda_library_code();
+  set_buffers_wanted(true);
+  g_recording.store(true, std::memory_order_release);
+  bool on = true;
+  for (CUpti_ActivityKind kind : kRecorded) {
+    on = on && cupti_ok(cuptiActivityEnable(kind), "cuptiActivityEnable");
+  }
+  on = on && enable_launch_callbacks(true);
+  if (!on) {
+    go_quiet();
+    turn_off_locked();
+  }
+}
+
+// With g_mutex held: turns recording on or off as the agent's presence says.
+void follow_the_agent_locked() {
+  bool wanted = agent_attached() && !quiet() && !g_exiting;
+  if (wanted) {
+    turn_on_locked();
+  } else {
+    turn_off_locked();
+  }
+}
+
+void watch() {
   std::unique_lock lock(g_mutex);
-  while (true) {
-    g_wake.wait_for(lock, kFlushEvery, [] { return g_exiting; });
-    if (g_exiting || quiet() || !agent_attached()) {
-      turn_off_locked();
-      return;
-    }
+  while (!g_exiting) {
+    g_wake.wait_for(lock, recording() ? kFlushEvery : kWatchEvery, [] { return g_exiting; });
+    follow_the_agent_locked();
+    if (!recording()) continue;
     lock.unlock();
+    hand_over_launches();
     if (!cupti_ok(cuptiActivityFlushAll(0), "cuptiActivityFlushAll")) go_quiet();
     lock.lock();
   }
+  turn_off_locked();
 }
 
 }  // namespace
 
 bool recording() { return g_recording.load(std::memory_order_acquire); }
 
-void ensure_recording() {
-  if (recording()) return;
+bool start_watching(CUpti_SubscriberHandle subscriber) {
   try {
     std::lock_guard lock(g_mutex);
-    if (recording() || g_exiting || quiet()) return;
-    if (g_flusher.joinable()) g_flusher.join();  // it has turned recording off and returned
-    find_cuda_library_code();
-    set_buffers_wanted(true);
-    for (CUpti_ActivityKind kind : kRecorded) {
-      if (!cupti_ok(cuptiActivityEnable(kind), "cuptiActivityEnable")) {
-        go_quiet();
-        g_recording.store(true, std::memory_order_relaxed);  // what was enabled goes off below
-        turn_off_locked();
-        return;
-      }
-    }
-    g_recording.store(true, std::memory_order_release);
-    g_flusher = std::thread(flush_until_detached);
+    g_subscriber = subscriber;
+    follow_the_agent_locked();
+    g_watcher = std::thread(watch);
+    return true;
   } catch (...) {
-    log_once("cannot start recording (out of memory or threads): GPU profiling is off");
-    go_quiet();
+    log_once("cannot start the watcher thread: GPU profiling is off");
+    return false;
   }
 }
 
-void stop_recording_for_exit() {
+void stop_watching_for_exit() {
   try {
     std::unique_lock lock(g_mutex);
     g_exiting = true;
     g_wake.notify_all();
-    std::thread flusher = std::move(g_flusher);
+    std::thread watcher = std::move(g_watcher);
     lock.unlock();
-    if (flusher.joinable()) flusher.join();
-    lock.lock();
-    turn_off_locked();
+    if (watcher.joinable()) watcher.join();  // it turns recording off on its way out
   } catch (...) {
   }
 }

@@ -1,21 +1,27 @@
-// Dormant or attached. Dormant, the library holds no activity buffer, records nothing and runs no
-// thread of its own. The first launch after an agent attaches turns recording on and starts a
-// flusher thread, which hands completed records over every kFlushEvery and turns recording off
-// again once the agent has gone.
+// Dormant or attached. Dormant, the library's launch callbacks are off in CUPTI (a CUPTI callback
+// costs a microsecond per API call even when it returns at once), it holds no activity buffer and
+// records nothing; a watcher thread looks at the probe's semaphore every kWatchEvery. Once an
+// agent attaches, the watcher turns the callbacks and kernel/memcpy/memset recording on and hands
+// launches and completed records over every kFlushEvery; once the agent has gone, it turns them
+// off again and frees the buffers.
 #pragma once
 
 #include <chrono>
 
+#include <cupti.h>
+
 namespace dormant::cupti {
 
+inline constexpr std::chrono::milliseconds kWatchEvery{250};
 inline constexpr std::chrono::milliseconds kFlushEvery{100};
 
-// Called on each launch while an agent is attached: turns recording on if it is off.
-void ensure_recording();
+// Starts watching, after one look of its own: an agent attached already (a program started under
+// `dormant-agent gpu`) has recording on before the first launch. False if it cannot.
+bool start_watching(CUpti_SubscriberHandle subscriber);
 bool recording();
 
 // At the program's exit: hands over what is recorded (the agent may still be attached), then
-// stops recording for good.
-void stop_recording_for_exit();
+// stops recording and watching for good.
+void stop_watching_for_exit();
 
 }  // namespace dormant::cupti

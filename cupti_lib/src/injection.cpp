@@ -11,6 +11,7 @@
 
 #include "cupti_lib/src/activity_buffers.h"
 #include "cupti_lib/src/attachment.h"
+#include "cupti_lib/src/launch_batch.h"
 #include "cupti_lib/src/launch_stacks.h"
 #include "cupti_lib/src/probes.h"
 #include "cupti_lib/src/quiet_log.h"
@@ -47,26 +48,24 @@ void emit_launch(int32_t cbid, uint32_t correlation_id, uint32_t nested_correlat
       nested_correlation_id != correlation_id ? nested_correlation_id : 0;
   launch.cbid = cbid;
   capture_launch_stack(launch);
-  fire_launch_probe(&launch);
+  add_launch(launch);
 }
 
+// Enabled only while recording (see attachment.h).
 void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (!agent_attached() || quiet()) return;  // dormant: nothing more
+  if (!recording() || quiet()) return;
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
   ThreadLaunch& thread = t_launch;
   bool enter = call->callbackSite == CUPTI_API_ENTER;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (enter) {
-      ensure_recording();
       ++thread.runtime_depth;
       thread.nested_correlation_id = 0;
       return;
     }
     if (thread.runtime_depth > 0) --thread.runtime_depth;
-    if (recording()) {
-      emit_launch(static_cast<int32_t>(cbid), call->correlationId, thread.nested_correlation_id);
-    }
+    emit_launch(static_cast<int32_t>(cbid), call->correlationId, thread.nested_correlation_id);
     thread.nested_correlation_id = 0;
     return;
   }
@@ -74,15 +73,11 @@ void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
     if (!enter) thread.nested_correlation_id = call->correlationId;
     return;
   }
-  if (enter) {
-    ensure_recording();
-  } else if (recording()) {
-    emit_launch(-static_cast<int32_t>(cbid), call->correlationId, 0);
-  }
+  if (!enter) emit_launch(-static_cast<int32_t>(cbid), call->correlationId, 0);
 }
 
 void at_exit() {
-  stop_recording_for_exit();
+  stop_watching_for_exit();
   std::lock_guard lock(g_init_mutex);
   if (g_subscriber != nullptr) (void)cuptiUnsubscribe(g_subscriber);
   g_subscriber = nullptr;
@@ -97,14 +92,7 @@ bool subscribe() {
                 "cuptiActivityRegisterCallbacks")) {
     return false;
   }
-  for (const LaunchApi& api : kLaunchApis) {
-    auto domain = api.cbid > 0 ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
-    auto id = static_cast<CUpti_CallbackId>(api.cbid > 0 ? api.cbid : -api.cbid);
-    if (!cupti_ok(cuptiEnableCallback(1, g_subscriber, domain, id), "cuptiEnableCallback")) {
-      return false;
-    }
-  }
-  return true;
+  return start_watching(g_subscriber);
 }
 
 int initialize() {

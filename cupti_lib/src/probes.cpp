@@ -10,8 +10,8 @@ __attribute__((visibility("hidden"),
 
 namespace dormant::cupti {
 
-__attribute__((noinline)) void fire_launch_probe(const dormant_cupti_launch* launch) {
-  STAP_PROBE1(dormant_cupti, launch, launch);
+__attribute__((noinline)) void fire_launch_probe(const dormant_cupti_launch_batch* launches) {
+  STAP_PROBE1(dormant_cupti, launch, launches);
 }
 
 __attribute__((noinline)) void fire_activity_probe(const dormant_cupti_batch* batch) {

@@ -17,7 +17,7 @@ namespace dormant::cupti {
 inline bool agent_attached() { return dormant_cupti_launch_semaphore != 0; }
 
 // Out of line, so that each probe has one site.
-void fire_launch_probe(const dormant_cupti_launch* launch);
+void fire_launch_probe(const dormant_cupti_launch_batch* launches);
 void fire_activity_probe(const dormant_cupti_batch* batch);
 
 }  // namespace dormant::cupti

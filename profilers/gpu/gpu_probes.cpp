@@ -15,53 +15,60 @@
 #include "profilers/ebpf/libbpf_log.h"
 
 namespace dormant::profilers::gpu {
-namespace {
+namespace {}  // namespace
 
-// Copies an event that may end early (see bpf/gpu_probes.h) into a whole one: what it leaves
-// out reads as zeros. Null when it is shorter than `complete` bytes.
-template <typename Event>
-const Event* copy_event(const void* data, size_t size, size_t complete, Event& whole) {
-  if (size < complete) return nullptr;
-  whole = {};
-  std::memcpy(&whole, data, std::min(size, sizeof(Event)));
-  return &whole;
-}
-
-int on_ring_event(void* context, void* data, size_t size) {
-  const auto& on_event = **static_cast<const std::function<void(const GpuEvent&)>**>(context);
-  if (size < sizeof(uint32_t)) return 0;
-  uint32_t type;
-  std::memcpy(&type, data, sizeof(type));
-  static thread_local dormant_gpu_launch_event launch;
-  static thread_local dormant_gpu_activity_event activity;
-  static thread_local dormant_gpu_dropped_event dropped;
-  GpuEvent event;
-  switch (type) {
-    case DORMANT_GPU_LAUNCH:
-      event.launch =
-          copy_event(data, size, offsetof(dormant_gpu_launch_event, launch.frames), launch);
-      if (event.launch) {
-        size_t frames =
-            (std::min(size, sizeof(launch)) - offsetof(dormant_gpu_launch_event, launch.frames)) /
-            sizeof(uint64_t);
-        launch.launch.depth = std::min<uint32_t>(launch.launch.depth, frames);
-      }
-      break;
-    case DORMANT_GPU_ACTIVITY:
-      event.activity = copy_event(data, size, offsetof(dormant_gpu_activity_event, name), activity);
-      if (event.activity) activity.name[DORMANT_GPU_NAME_LEN - 1] = 0;
-      break;
-    case DORMANT_GPU_DROPPED:
-      event.dropped = copy_event(data, size, sizeof(dropped), dropped);
-      break;
-    default:
-      break;
-  }
-  if (event.launch || event.activity || event.dropped) on_event(event);
+int GpuProbes::on_ring_event(void* context, void* data, size_t size) {
+  static_cast<GpuProbes*>(context)->hand_out(data, size);
   return 0;
 }
 
-}  // namespace
+// Events come cut after what they use (bpf/gpu_probes.h): each is copied whole, zeros after its
+// end, and a batch of launches is read launch by launch as far as it holds together.
+void GpuProbes::hand_out(const void* data, size_t size) {
+  if (on_event_ == nullptr || size < 2 * sizeof(uint32_t)) return;
+  uint32_t header[2];  // type, tgid
+  std::memcpy(header, data, sizeof(header));
+  GpuEvent event;
+  event.pid = static_cast<int>(header[1]);
+  if (header[0] == DORMANT_GPU_LAUNCH) {
+    static thread_local dormant_gpu_launch_event batch;
+    constexpr size_t kBatchHeader = offsetof(dormant_gpu_launch_event, launches.data);
+    if (size < kBatchHeader) return;
+    batch.launches.count = 0;
+    std::memcpy(&batch, data, std::min(size, sizeof(batch)));
+    size_t bytes =
+        std::min<size_t>({batch.launches.bytes, size - kBatchHeader, sizeof(batch.launches.data)});
+    constexpr size_t kLaunchHeader = offsetof(dormant_cupti_launch, frames);
+    dormant_cupti_launch launch;
+    size_t at = 0;
+    uint32_t taken = 0;
+    for (; taken < batch.launches.count && at + kLaunchHeader <= bytes; ++taken) {
+      std::memcpy(&launch, batch.launches.data + at, kLaunchHeader);
+      size_t frames = launch.depth * sizeof(uint64_t);
+      if (launch.depth > DORMANT_CUPTI_MAX_FRAMES || at + kLaunchHeader + frames > bytes) break;
+      std::memcpy(launch.frames, batch.launches.data + at + kLaunchHeader, frames);
+      at += kLaunchHeader + frames;
+      event.launch = &launch;
+      (*on_event_)(event);
+    }
+    if (taken != batch.launches.count) ++malformed_;
+  } else if (header[0] == DORMANT_GPU_ACTIVITY) {
+    static thread_local dormant_gpu_activity_event activity;
+    if (size < offsetof(dormant_gpu_activity_event, name)) return;
+    activity = {};
+    std::memcpy(&activity, data, std::min(size, sizeof(activity)));
+    activity.name[DORMANT_GPU_NAME_LEN - 1] = 0;
+    event.activity = &activity.activity;
+    event.name = activity.name;
+    (*on_event_)(event);
+  } else if (header[0] == DORMANT_GPU_DROPPED) {
+    dormant_gpu_dropped_event dropped;
+    if (size < sizeof(dropped)) return;
+    std::memcpy(&dropped, data, sizeof(dropped));
+    event.dropped = dropped.dropped;
+    (*on_event_)(event);
+  }
+}
 
 void GpuProbes::SkeletonDeleter::operator()(::gpu_probes* skeleton) const {
   gpu_probes::destroy(skeleton);
@@ -91,8 +98,8 @@ Result<std::unique_ptr<GpuProbes>> GpuProbes::make(const std::vector<int>& pids)
       return Error::from_errno("filling the GPU probes' pid filter");
     }
   }
-  probes->ring_.reset(ring_buffer__new(bpf_map__fd(skeleton.maps.events), on_ring_event,
-                                       &probes->on_event_, nullptr));
+  probes->ring_.reset(
+      ring_buffer__new(bpf_map__fd(skeleton.maps.events), on_ring_event, probes.get(), nullptr));
   if (!probes->ring_) return Error::from_errno("reading the GPU probes' ring buffer");
   return probes;
 }
@@ -151,6 +158,7 @@ GpuLosses GpuProbes::take_losses() {
     total.activities_lost += cpu.activities_lost;
     total.unreadable += cpu.unreadable;
   }
+  total.unreadable += malformed_;
   GpuLosses since{total.launches_lost - reported_.launches_lost,
                   total.activities_lost - reported_.activities_lost,
                   total.unreadable - reported_.unreadable};

@@ -23,11 +23,14 @@ struct bpf_link;
 
 namespace dormant::profilers::gpu {
 
-// What the ring buffer carried: exactly one pointer is set.
+// One thing the ring buffer carried: a launch, an activity record, or a count of records CUPTI
+// dropped. Valid during the call it is handed to.
 struct GpuEvent {
-  const dormant_gpu_launch_event* launch = nullptr;
-  const dormant_gpu_activity_event* activity = nullptr;
-  const dormant_gpu_dropped_event* dropped = nullptr;
+  int pid = 0;
+  const dormant_cupti_launch* launch = nullptr;  // its `depth` frames are there
+  const dormant_cupti_activity* activity = nullptr;
+  const char* name = "";  // the activity's kernel name, NUL-terminated
+  uint64_t dropped = 0;
 };
 
 class GpuProbes {
@@ -63,11 +66,15 @@ class GpuProbes {
     void operator()(::ring_buffer* ring) const;
   };
 
+  static int on_ring_event(void* context, void* data, size_t size);
+  void hand_out(const void* data, size_t size);
+
   std::unique_ptr<::gpu_probes, SkeletonDeleter> skeleton_;
   std::vector<std::unique_ptr<::bpf_link, LinkDeleter>> links_;
   std::unique_ptr<::ring_buffer, RingDeleter> ring_;
   std::mutex consume_mutex_;
   const std::function<void(const GpuEvent&)>* on_event_ = nullptr;  // during consume() only
+  uint64_t malformed_ = 0;  // batches of launches that did not parse to their end
   GpuLosses reported_;
 };
 

@@ -184,34 +184,30 @@ void GpuProfiler::on_event(const GpuEvent& event) {
   auto now = JoinClock::now();
   std::lock_guard lock(mutex_);
   if (event.launch) {
-    const dormant_gpu_launch_event& launch = *event.launch;
-    int pid = static_cast<int>(launch.tgid);
-    uint32_t depth = std::min<uint32_t>(launch.launch.depth, DORMANT_CUPTI_MAX_FRAMES);
-    if (known_pids_.insert(pid).second) {  // its maps, while it runs
-      auto stat = procfs::process_stat(pid);
-      symbolizer_->remember(pid, 0, stat && !stat->comm.empty() ? stat->comm : "[unknown]");
+    const dormant_cupti_launch& launch = *event.launch;
+    if (known_pids_.insert(event.pid).second) {  // its maps, while it runs
+      auto stat = procfs::process_stat(event.pid);
+      symbolizer_->remember(event.pid, 0, stat && !stat->comm.empty() ? stat->comm : "[unknown]");
     }
-    Launch joined{pid,
-                  launch.launch.correlation_id,
-                  launch.launch.nested_correlation_id,
-                  launch.launch.cbid,
-                  intern_stack(pid, reinterpret_cast<const uint64_t*>(launch.launch.frames), depth),
-                  false};
+    Launch joined{
+        event.pid,
+        launch.correlation_id,
+        launch.nested_correlation_id,
+        launch.cbid,
+        intern_stack(event.pid, reinterpret_cast<const uint64_t*>(launch.frames), launch.depth),
+        false};
     const cupti::LaunchApi* api = cupti::find_launch_api(joined.cbid);
     joined.graph = api != nullptr && api->submits == cupti::Submits::kGraph;
     join_.add_launch(joined, now);
   } else if (event.activity) {
-    const dormant_gpu_activity_event& activity = *event.activity;
-    char name[DORMANT_GPU_NAME_LEN + 1];
-    std::memcpy(name, activity.name, DORMANT_GPU_NAME_LEN);
-    name[DORMANT_GPU_NAME_LEN] = 0;
-    uint64_t start = activity.activity.start_ns;
-    uint64_t end = activity.activity.end_ns;
-    join_.add_work({static_cast<int>(activity.tgid), activity.activity.correlation_id,
-                    intern_name(activity.activity, name), end > start ? end - start : 0},
+    const dormant_cupti_activity& activity = *event.activity;
+    uint64_t start = activity.start_ns;
+    uint64_t end = activity.end_ns;
+    join_.add_work({event.pid, activity.correlation_id, intern_name(activity, event.name),
+                    end > start ? end - start : 0},
                    now);
-  } else if (event.dropped) {
-    counts_.dropped_records += event.dropped->dropped;
+  } else {
+    counts_.dropped_records += event.dropped;
   }
 }
 

@@ -20,7 +20,7 @@ done
 "$nvcc" -O2 -g -arch=sm_90 -cudart shared \
   -Xcompiler -fno-omit-frame-pointer,-fno-optimize-sibling-calls \
   -o "$stage/known_kernels" "$here/known_kernels.cu"
-cp "$here/run_checks.sh" "$here/check_profile.py" "$stage/"
+cp "$here/run_checks.sh" "$here/check_profile.py" "$here/launch_cost.sh" "$stage/"
 ldd "$stage/dormant-agent" "$stage/libdormant_profilers.so" "$stage/dormant-server" |
   awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u |
   grep -v -E '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so' |

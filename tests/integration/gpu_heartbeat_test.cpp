@@ -30,15 +30,33 @@ class GpuHeartbeatTest : public HeartbeatFixture {
     options.argv = {FAKE_CUDA_DIR "/fake_cuda_app", "--until-file",
                     (root_ / "stop-launching").string(), "--pause-us", "200"};
     options.argv.insert(options.argv.end(), extra.begin(), extra.end());
-    options.env = {"LD_LIBRARY_PATH=" FAKE_CUDA_DIR, "CUDA_INJECTION64_PATH=" CUPTI_LIBRARY};
+    options.env = {"LD_LIBRARY_PATH=" FAKE_CUDA_DIR, "CUDA_INJECTION64_PATH=" CUPTI_LIBRARY,
+                   "FAKE_CUPTI_STATE_FILE=" + (root_ / "cupti.state").string()};
     options.stdout_to = Redirect::file(root_ / "program.out");
     options.stderr_to = Redirect::file(root_ / "program.err");
     auto program = Subprocess::spawn(options);
     ASSERT_TRUE(program.ok()) << program.error().message();
     program_ = std::move(*program);
-    // Injected once it has called CUDA; dormant: its main thread alone.
     ASSERT_TRUE(eventually([&] { return maps_library(program_->pid()); }, 10s));
   }
+
+  // What the program's (fake) CUPTI has on: "callbacks=C kinds=K buffers=B".
+  std::string cupti_state() {
+    fs::remove(root_ / "cupti.state");
+    ::kill(program_->pid(), SIGUSR1);
+    std::string state;
+    eventually(
+        [&] {
+          state = read_file(root_ / "cupti.state").value_or("");
+          return !state.empty();
+        },
+        5s);
+    return state;
+  }
+  bool dormant() {
+    return eventually([&] { return cupti_state() == kDormant; }, 10s);
+  }
+  static constexpr const char* kDormant = "callbacks=0 kinds=0 buffers=0\n";
 
   static bool maps_library(pid_t pid) {
     auto mapped = procfs::mapped_files(pid);
@@ -47,12 +65,6 @@ class GpuHeartbeatTest : public HeartbeatFixture {
       if (file.find("libdormant_cupti.so") != std::string::npos) return true;
     }
     return false;
-  }
-
-  static int threads_of(pid_t pid) {
-    std::error_code error;
-    auto tasks = fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", error);
-    return error ? -1 : static_cast<int>(std::distance(tasks, fs::directory_iterator()));
   }
 
   // Ends the program: it must exit 0, every CUDA call having succeeded.
@@ -81,14 +93,15 @@ class GpuHeartbeatTest : public HeartbeatFixture {
 TEST_F(GpuHeartbeatTest, AStartAttachesToARunningProgramAndAStopLeavesItDormant) {
   start_server();
   start_program();
-  int dormant_threads = threads_of(program_->pid());
+  EXPECT_TRUE(dormant()) << cupti_state();
   start_agent();
   ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
       << agent_log();
   std::string start = start_gpu("gpu-only", 2);
   ASSERT_TRUE(command_reaches(start, "completed", 30s)) << command_status(start) << agent_log();
-  // Attached: the library records, with a flusher thread of its own.
-  EXPECT_TRUE(eventually([&] { return threads_of(program_->pid()) == dormant_threads + 1; }, 10s));
+  // Attached: the launch callbacks and kernel, memcpy and memset recording are on.
+  EXPECT_TRUE(eventually([&] { return cupti_state().starts_with("callbacks=38 kinds=3"); }, 10s))
+      << cupti_state();
   ASSERT_TRUE(eventually([&] { return fs::exists(root_ / "out" / "last_profile.col"); }, 30s));
   auto profile = profile::read_collapsed(read_file(root_ / "out" / "last_profile.col").value());
   ASSERT_TRUE(profile.ok()) << profile.error().message();
@@ -113,9 +126,8 @@ TEST_F(GpuHeartbeatTest, AStartAttachesToARunningProgramAndAStopLeavesItDormant)
   ASSERT_TRUE(command_reaches(stop, "completed", 30s));
   ASSERT_TRUE(back_to_idle()) << agent_log();
   EXPECT_EQ(log_count("teardown audit:"), 0) << agent_log();
-  // Detached: the library has turned recording off, and its thread is gone.
-  EXPECT_TRUE(eventually([&] { return threads_of(program_->pid()) == dormant_threads; }, 10s))
-      << threads_of(program_->pid()) << " threads, " << dormant_threads << " dormant";
+  // Detached: callbacks and recording off, no buffer held.
+  EXPECT_TRUE(dormant()) << cupti_state();
   json gpu = agent_health()["profilers"]["gpu"];
   EXPECT_EQ(gpu["available"], true) << gpu.dump();
   EXPECT_GT(gpu["last_snapshot"]["launches"].get<uint64_t>(), 0u) << gpu.dump();
@@ -127,7 +139,6 @@ TEST_F(GpuHeartbeatTest, StartsAndStopsAgainstOneRunningProgramLeaveNothingBehin
   const int kCycles = cycles_from_env != nullptr ? std::atoi(cycles_from_env) : 200;
   start_server();
   start_program({"--threads", "2"});
-  int dormant_threads = threads_of(program_->pid());
   start_agent(agent_args(server_->port(), "0.2", "info"));
   ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
       << agent_log();
@@ -148,25 +159,22 @@ TEST_F(GpuHeartbeatTest, StartsAndStopsAgainstOneRunningProgramLeaveNothingBehin
   EXPECT_EQ(log_count("teardown audit:"), 0) << "the audit found leaks\n" << agent_log();
   EXPECT_EQ(log_count("gpu: attached"), kCycles);
   json after = agent_health()["last_teardown_audit"]["after"];
-  for (const char* key : {"open_fds", "children", "threads", "bpf_objects"}) {
+  for (const char* key : {"open_fds", "children", "threads", "bpf_objects", "perf_events"}) {
     EXPECT_EQ(after[key], baseline[key]) << key;
   }
-  EXPECT_TRUE(eventually([&] { return threads_of(program_->pid()) == dormant_threads; }, 10s));
-  std::cout << "after " << kCycles << " GPU cycles the program holds "
-            << threads_of(program_->pid()) << " threads (" << dormant_threads << " dormant)\n";
+  EXPECT_TRUE(dormant()) << cupti_state();
   finish_program();
 }
 
 TEST_F(GpuHeartbeatTest, AnAgentStoppedMidSessionLeavesTheProgramRunningAndDormant) {
   start_server();
   start_program();
-  int dormant_threads = threads_of(program_->pid());
   start_agent();
   std::string start = start_gpu("gpu-only", 60);
   ASSERT_TRUE(command_reaches(start, "completed", 30s)) << agent_log();
-  ASSERT_TRUE(eventually([&] { return threads_of(program_->pid()) == dormant_threads + 1; }, 10s));
+  ASSERT_TRUE(eventually([&] { return cupti_state() != kDormant; }, 10s));
   stop_agent();
-  EXPECT_TRUE(eventually([&] { return threads_of(program_->pid()) == dormant_threads; }, 10s));
+  EXPECT_TRUE(dormant()) << cupti_state();
   finish_program();
 }
 

@@ -14,8 +14,9 @@
 
 #define DORMANT_CUPTI_MAX_FRAMES 127
 #define DORMANT_CUPTI_BATCH_RECORDS 64
+#define DORMANT_CUPTI_LAUNCH_BATCH_BYTES 16384
 
-// Probe "launch", argument 1: the address of this, in the launching thread, at the API's exit.
+// One launch, as the library records it at the API's exit, in the launching thread.
 struct dormant_cupti_launch {
   __u32 correlation_id;
   // A driver call inside a runtime launch whose correlation id differs (0: none, or the same).
@@ -25,6 +26,15 @@ struct dormant_cupti_launch {
   // Return addresses less one (inside the call), the launch site first; the frames of CUPTI, the
   // CUDA libraries and this library are left out.
   __u64 frames[DORMANT_CUPTI_MAX_FRAMES];
+};
+
+// Probe "launch", argument 1: the address of this. Launches wait in it and go to the probe
+// together (its trap costs more than a launch): `count` of them one after another in `data`,
+// each a dormant_cupti_launch cut after its `depth` frames.
+struct dormant_cupti_launch_batch {
+  __u32 count;
+  __u32 bytes;  // of data in use
+  __u8 data[DORMANT_CUPTI_LAUNCH_BATCH_BYTES];
 };
 
 enum dormant_cupti_activity_kind {

@@ -4,6 +4,9 @@
 //   FAKE_CUPTI_SUBSCRIBE_FAILS=1   cuptiSubscribe fails as with another subscriber (Nsight)
 //   FAKE_CUPTI_DELIVER_AT_ONCE=1   each record is handed over as it is made, before the API exits
 //   FAKE_CUPTI_DROP_EVERY=N        every Nth record is dropped (and counted as dropped)
+//   FAKE_CUPTI_STATE_FILE=PATH     on SIGUSR1, writes "callbacks=C kinds=K buffers=B" there: the
+//                                  callbacks and activity kinds enabled, the buffers the client
+//                                  has given and not had back
 #include "fake_cupti.h"
 
 #include <atomic>
@@ -17,6 +20,9 @@
 #include <vector>
 
 #include <cupti.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
 
 static_assert(int{kFakeDriverApi} == int{CUPTI_CB_DOMAIN_DRIVER_API});
 static_assert(int{kFakeRuntimeApi} == int{CUPTI_CB_DOMAIN_RUNTIME_API});
@@ -47,6 +53,41 @@ State& state() {
 }
 
 std::atomic<uint32_t> g_next_correlation{1};
+// What the state file reports, kept where a signal handler can read it.
+std::atomic<int> g_callbacks_enabled{0};
+std::atomic<int> g_kinds_enabled{0};
+std::atomic<int> g_buffers_out{0};
+const char* g_state_file = nullptr;
+
+// Async-signal-safe: open, write and close, and a number formatted by hand.
+void write_state(int) {
+  char text[96];
+  size_t at = 0;
+  auto put = [&](const char* label, int value) {
+    for (const char* c = label; *c; ++c) text[at++] = *c;
+    char digits[12];
+    int n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + value % 10);
+      value /= 10;
+    } while (value > 0 && n < 11);
+    while (n > 0) text[at++] = digits[--n];
+  };
+  put("callbacks=", g_callbacks_enabled.load());
+  put(" kinds=", g_kinds_enabled.load());
+  put(" buffers=", g_buffers_out.load());
+  text[at++] = '\n';
+  int fd = ::open(g_state_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  ssize_t written = ::write(fd, text, at);
+  (void)written;
+  ::close(fd);
+}
+
+__attribute__((constructor)) void answer_state_requests() {
+  g_state_file = std::getenv("FAKE_CUPTI_STATE_FILE");
+  if (g_state_file != nullptr) ::signal(SIGUSR1, write_state);
+}
 
 bool env_flag(const char* name) {
   const char* value = std::getenv(name);
@@ -74,6 +115,7 @@ void deliver_locked(std::unique_lock<std::mutex>& lock) {
       s.queued.clear();
       return;
     }
+    ++g_buffers_out;
     size_t used = 0;
     size_t taken = 0;
     for (const auto& record : s.queued) {
@@ -84,6 +126,7 @@ void deliver_locked(std::unique_lock<std::mutex>& lock) {
     }
     s.queued.erase(s.queued.begin(), s.queued.begin() + static_cast<ptrdiff_t>(taken));
     lock.unlock();
+    --g_buffers_out;
     complete(nullptr, 0, buffer, size, used);
     lock.lock();
     if (taken == 0) return;  // a buffer too small for one record
@@ -208,6 +251,7 @@ CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) {
   std::lock_guard lock(s.mutex);
   s.subscribed = false;
   s.enabled.clear();
+  g_callbacks_enabled = 0;
   return CUPTI_SUCCESS;
 }
 
@@ -220,6 +264,7 @@ CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle,
   } else {
     s.enabled.erase({domain, static_cast<int>(cbid)});
   }
+  g_callbacks_enabled = static_cast<int>(s.enabled.size());
   return CUPTI_SUCCESS;
 }
 
@@ -235,12 +280,14 @@ CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requ
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
   std::lock_guard lock(state().mutex);
   state().kinds.insert(kind);
+  g_kinds_enabled = static_cast<int>(state().kinds.size());
   return CUPTI_SUCCESS;
 }
 
 CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
   std::lock_guard lock(state().mutex);
   state().kinds.erase(kind);
+  g_kinds_enabled = static_cast<int>(state().kinds.size());
   return CUPTI_SUCCESS;
 }
 

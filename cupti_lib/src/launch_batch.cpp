@@ -1,0 +1,41 @@
+#include "cupti_lib/src/launch_batch.h"
+
+#include <cstddef>
+#include <cstring>
+#include <mutex>
+
+#include "cupti_lib/src/probes.h"
+
+namespace dormant::cupti {
+namespace {
+
+constexpr size_t kHeaderBytes = offsetof(dormant_cupti_launch, frames);
+constexpr size_t kDeepestLaunch = sizeof(dormant_cupti_launch);
+
+std::mutex g_mutex;
+dormant_cupti_launch_batch g_batch;  // under g_mutex
+
+void hand_over_locked() {
+  if (g_batch.count == 0) return;
+  fire_launch_probe(&g_batch);
+  g_batch.count = 0;
+  g_batch.bytes = 0;
+}
+
+}  // namespace
+
+void add_launch(const dormant_cupti_launch& launch) {
+  size_t bytes = kHeaderBytes + launch.depth * sizeof(launch.frames[0]);
+  std::lock_guard lock(g_mutex);
+  std::memcpy(g_batch.data + g_batch.bytes, &launch, bytes);
+  g_batch.bytes += static_cast<uint32_t>(bytes);
+  ++g_batch.count;
+  if (sizeof(g_batch.data) - g_batch.bytes < kDeepestLaunch) hand_over_locked();
+}
+
+void hand_over_launches() {
+  std::lock_guard lock(g_mutex);
+  hand_over_locked();
+}
+
+}  // namespace dormant::cupti

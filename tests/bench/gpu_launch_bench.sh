@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# What libdormant_cupti.so costs a CUDA program per launch, on the fake CUDA stack (issue 17):
+# the fake program's tight launch loop (one thread, cudaLaunchKernel, ROUNDS × 3 launches) run
+#   plain     without the library,
+#   dormant   with the library injected and no agent attached,
+#   attached  with the library under `dormant-agent gpu --gpu-mode gpu-only` (stack unwinding,
+#             probe and BPF program included: they run in the launching thread),
+# each RUNS times, interleaved; the medians of the program's own timing of its loop give the cost
+# per launch against plain. Then the agent's CPU while attached to a program launching about
+# 10,000 times a second for 5 s (one-shot mode, which finds the program as heartbeat mode does).
+# Usage: gpu_launch_bench.sh BUILD_DIR [ROUNDS (default 100000)] [RUNS (default 5)]. Needs root.
+set -euo pipefail
+build=${1:?usage: gpu_launch_bench.sh BUILD_DIR [ROUNDS] [RUNS]}
+rounds=${2:-100000}
+runs=${3:-5}
+agent="$build/agent/dormant-agent"
+library="$build/agent/libdormant_cupti.so"
+fakes="$build/tests/fakes/cuda"
+app="$fakes/fake_cuda_app"
+work=$(mktemp -d)
+trap 'touch "$work/stop"; rm -rf "$work"' EXIT
+export LD_LIBRARY_PATH=$fakes
+
+elapsed_ns() { sed -n 's/.*"elapsed_ns": \([0-9]*\).*/\1/p'; }
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+for ((run = 0; run < runs; ++run)); do
+  "$app" --rounds "$rounds" | elapsed_ns >>"$work/plain"
+  CUDA_INJECTION64_PATH=$library "$app" --rounds "$rounds" | elapsed_ns >>"$work/dormant"
+  "$agent" gpu -o "$work/out" --gpu-mode gpu-only --log-level warn -- \
+    "$app" --rounds "$rounds" | elapsed_ns >>"$work/attached"
+done
+launches=$((rounds * 3))
+plain=$(median <"$work/plain")
+dormant=$(median <"$work/dormant")
+attached=$(median <"$work/attached")
+echo "launch loop, $launches launches, median of $runs runs (ns per launch):"
+awk -v p="$plain" -v d="$dormant" -v a="$attached" -v n="$launches" 'BEGIN {
+  printf "  plain     %8.1f\n", p / n
+  printf "  dormant   %8.1f   (+%.1f ns per launch)\n", d / n, (d - p) / n
+  printf "  attached  %8.1f   (+%.1f ns per launch)\n", a / n, (a - p) / n
+}'
+
+# About 10,000 launches a second: rounds of three launches, 300 µs apart.
+CUDA_INJECTION64_PATH=$library "$app" --until-file "$work/stop" --pause-us 250 >"$work/program" &
+program=$!
+sleep 1
+times_line=$(bash -c '"$@" >/dev/null 2>&1; times' _ "$agent" -d 5 -o "$work/out" \
+  --gpu-mode gpu-only --log-level warn | tail -n 1)
+touch "$work/stop"
+wait $program
+launched=$(sed -n 's/.*"launches": \([0-9]*\).*/\1/p' "$work/program")
+ran_ns=$(elapsed_ns <"$work/program")
+awk -v t="$times_line" -v l="$launched" -v e="$ran_ns" 'BEGIN {
+  split(t, parts, " ")
+  cpu = 0
+  for (i = 1; i <= 2; ++i) {
+    split(parts[i], ms, "m"); sub("s", "", ms[2]); cpu += ms[1] * 60 + ms[2]
+  }
+  rate = l / (e / 1e9)
+  printf "agent attached for 5 s to a program launching %.0f times a second: %.3f s of CPU, %.2f%% of a CPU (%.2f%% per 10,000 launches/s)\n", rate, cpu, cpu / 5 * 100, cpu / 5 * 100 * 10000 / rate
+}'
