@@ -136,7 +136,7 @@ enum class FrameKind { kRoot, kProcess, kKernel, kGpu, kPython, kJava, kNative }
 // From the suffix or prefix the profilers give a frame's name.
 FrameKind kind_of_frame(std::string_view name) {
   if (name.ends_with("_[k]")) return FrameKind::kKernel;
-  if (name.starts_with("[GPU_Kernel]")) return FrameKind::kGpu;
+  if (name.starts_with("[GPU] ")) return FrameKind::kGpu;  // kernels, copies (profilers/gpu)
   if (name.ends_with("_[p]")) return FrameKind::kPython;
   if (name.ends_with("_[j]")) return FrameKind::kJava;
   return FrameKind::kNative;

@@ -25,12 +25,14 @@ class GpuHeartbeatTest : public HeartbeatFixture {
   }
 
   // The fake CUDA program, launching until the test says stop, its output in program.out.
-  void start_program(std::vector<std::string> extra = {}) {
+  // With `preload`, the library comes by LD_PRELOAD rather than CUDA_INJECTION64_PATH.
+  void start_program(std::vector<std::string> extra = {}, bool preload = false) {
     SpawnOptions options;
     options.argv = {FAKE_CUDA_DIR "/fake_cuda_app", "--until-file",
                     (root_ / "stop-launching").string(), "--pause-us", "200"};
     options.argv.insert(options.argv.end(), extra.begin(), extra.end());
-    options.env = {"LD_LIBRARY_PATH=" FAKE_CUDA_DIR, "CUDA_INJECTION64_PATH=" CUPTI_LIBRARY,
+    options.env = {"LD_LIBRARY_PATH=" FAKE_CUDA_DIR,
+                   preload ? "LD_PRELOAD=" CUPTI_LIBRARY : "CUDA_INJECTION64_PATH=" CUPTI_LIBRARY,
                    "FAKE_CUPTI_STATE_FILE=" + (root_ / "cupti.state").string()};
     options.stdout_to = Redirect::file(root_ / "program.out");
     options.stderr_to = Redirect::file(root_ / "program.err");
@@ -131,6 +133,22 @@ TEST_F(GpuHeartbeatTest, AStartAttachesToARunningProgramAndAStopLeavesItDormant)
   json gpu = agent_health()["profilers"]["gpu"];
   EXPECT_EQ(gpu["available"], true) << gpu.dump();
   EXPECT_GT(gpu["last_snapshot"]["launches"].get<uint64_t>(), 0u) << gpu.dump();
+  finish_program();
+}
+
+TEST_F(GpuHeartbeatTest, APreloadedLibraryWorksAsAnInjectedOne) {
+  start_server();
+  start_program({}, /*preload=*/true);
+  EXPECT_TRUE(dormant()) << cupti_state();
+  start_agent();
+  std::string start = start_gpu("gpu-only", 1, /*continuous=*/false);
+  ASSERT_TRUE(command_reaches(start, "completed", 30s)) << agent_log();
+  ASSERT_TRUE(eventually([&] { return fs::exists(root_ / "out" / "last_profile.col"); }, 30s));
+  auto profile = profile::read_collapsed(read_file(root_ / "out" / "last_profile.col").value());
+  ASSERT_TRUE(profile.ok());
+  EXPECT_GT(profile->header["gpu"]["joined"].get<uint64_t>(), 0u) << profile->header.dump();
+  ASSERT_TRUE(back_to_idle());
+  EXPECT_TRUE(dormant()) << cupti_state();
   finish_program();
 }
 

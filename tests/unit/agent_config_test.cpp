@@ -98,6 +98,8 @@ TEST_F(AgentConfigTest, DefaultsAreGprofilers) {
   EXPECT_EQ(c.perf_mode, PerfMode::kFp);
   EXPECT_EQ(c.perf_events, std::vector<std::string>{"cycles"});
   EXPECT_EQ(c.system_profiler, SystemProfiler::kAuto);
+  EXPECT_EQ(c.gpu_mode, GpuMode::kMerge);
+  EXPECT_TRUE(c.launch_command.empty());
   EXPECT_EQ(c.perf_dwarf_stack_size, 8192);
   EXPECT_FALSE(c.perf_use_cgroups);
   EXPECT_EQ(c.perf_max_cgroups, 50);
@@ -160,6 +162,9 @@ class EveryFlag : public AgentConfigTest {
          }},
         {"system-profiler", "perf",
          [](auto& c) { return c.system_profiler == SystemProfiler::kPerf; }},
+        {"gpu-mode", "gpu-only", [](auto& c) { return c.gpu_mode == GpuMode::kGpuOnly; }},
+        {"cupti-library", "/opt/lib/libdormant_cupti.so",
+         [](auto& c) { return c.cupti_library == "/opt/lib/libdormant_cupti.so"; }},
         {"perf-dwarf-stack-size", "16384",
          [](auto& c) { return c.perf_dwarf_stack_size == 16384; }},
         {"perf-use-cgroups", "", [](auto& c) { return c.perf_use_cgroups; }},
@@ -236,6 +241,19 @@ TEST_F(EveryFlag, FromAConfigFile) {
     ASSERT_TRUE(outcome.config) << flag.name << ": " << outcome.text;
     EXPECT_TRUE(flag.arrived(*outcome.config)) << flag.name;
   }
+}
+
+TEST_F(AgentConfigTest, GpuModeAndTheGpuSubcommand) {
+  EXPECT_EQ(parse({"-o", "/x", "--gpu-mode", "gpu-only"}).config->gpu_mode, GpuMode::kGpuOnly);
+  expect_rejected({"-o", "/x", "--gpu-mode", "gpu"}, "--gpu-mode");
+  Outcome outcome = parse({"gpu", "-o", "/x", "--gpu-mode", "cpu-only", "--", "./app", "-n", "3"});
+  ASSERT_TRUE(outcome.config) << outcome.text;
+  EXPECT_EQ(outcome.config->launch_command, (std::vector<std::string>{"./app", "-n", "3"}));
+  EXPECT_EQ(outcome.config->gpu_mode, GpuMode::kCpuOnly);
+  EXPECT_EQ(outcome.config->output_dir, "/x");
+  expect_rejected({"gpu", "-o", "/x"}, "program");
+  expect_rejected({"gpu", "-o", "/x", "-c", "--", "./app"}, "-c");
+  expect_rejected({"gpu", "--", "./app"}, "nothing would be kept");
 }
 
 TEST_F(AgentConfigTest, ShortFlagsAndNegations) {

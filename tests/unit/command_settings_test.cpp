@@ -40,6 +40,34 @@ TEST(CommandSettings, TheCommandsPerfAndEbpfEntriesChooseTheSystemProfiler) {
   EXPECT_EQ(profilers_for(command), CpuProfilers::kEbpf);
 }
 
+TEST(CommandSettings, TheCommandsGpuEntryChoosesTheGpuMode) {
+  heartbeat::CommandConfig command;
+  auto plan = plan_for_command(agent_flags(), command);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->profiling.gpu) << "merge, the flag's default";
+  EXPECT_EQ(plan->profiling.cpu, CpuProfilers::kEbpfElsePerf);
+
+  command.gpu = heartbeat::GpuSetting::kGpuOnly;
+  plan = plan_for_command(agent_flags(), command);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->profiling.gpu);
+  EXPECT_EQ(plan->profiling.cpu, CpuProfilers::kNone);
+
+  for (auto off : {heartbeat::GpuSetting::kCpuOnly, heartbeat::GpuSetting::kDisabled}) {
+    command.gpu = off;
+    plan = plan_for_command(agent_flags(), command);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_FALSE(plan->profiling.gpu);
+    EXPECT_EQ(plan->profiling.cpu, CpuProfilers::kEbpfElsePerf);
+  }
+  config::AgentConfig gpu_off = agent_flags();
+  gpu_off.gpu_mode = config::GpuMode::kDisabled;
+  command.gpu = heartbeat::GpuSetting::kMerge;
+  plan = plan_for_command(gpu_off, command);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->profiling.gpu) << "the command's entry over the flag";
+}
+
 TEST(CommandSettings, TheCommandsPerfEventsReplaceTheFlags) {
   config::AgentConfig agent = agent_flags();
   agent.perf_events = {"instructions"};

@@ -23,7 +23,7 @@ StackTable nasty_table() {
   table.add("web-container", "nginx", Frames{"main", "write", "ksys_write_[k]"}, 2);
   table.add("", "say \"hi\" & 'bye'", Frames{"operator<<", "]]>", "bad\xff\x01utf8"}, 2);
   table.add("", "python3", Frames{"<module>_[p]", "run_[p]"}, 1);
-  table.add("", "cuda_app", Frames{"launch", "[GPU_Kernel]gemm"}, 1);
+  table.add("", "cuda_app", Frames{"launch", "[GPU] gemm(float*)"}, 1);
   return table;  // 10 samples
 }
 
@@ -146,7 +146,7 @@ TEST(Flamegraph, EscapesNamesAndShowsCountsAndPercentages) {
   EXPECT_TRUE(find_frame(frames, "bad\xEF\xBF\xBD utf8"));  // U+FFFD, and a space for \x01
   EXPECT_EQ(find_frame(frames, "web-container")->kind, "process");
   EXPECT_EQ(find_frame(frames, "run_[p]")->kind, "python");
-  EXPECT_EQ(find_frame(frames, "[GPU_Kernel]gemm")->kind, "gpu");
+  EXPECT_EQ(find_frame(frames, "[GPU] gemm(float*)")->kind, "gpu");
 
   EXPECT_EQ(svg.find("<int>"), std::string::npos);
   EXPECT_EQ(occurrences(svg, "]]>"), 1u);  // only the end of the script's CDATA section

@@ -857,6 +857,22 @@ TEST(CommandConfig, EbpfForms) {
   EXPECT_EQ(ebpf_of({{"mode", "disabled"}}), EbpfSetting::kDisabled);
 }
 
+TEST(CommandConfig, GpuModes) {
+  auto gpu_of = [](json gpu) {
+    return parse_combined_config({{"profiler_configs", {{"gpu", gpu}}}}, "start");
+  };
+  EXPECT_EQ(gpu_of("merge")->gpu, GpuSetting::kMerge);
+  EXPECT_EQ(gpu_of("gpu-only")->gpu, GpuSetting::kGpuOnly);
+  EXPECT_EQ(gpu_of("cpu-only")->gpu, GpuSetting::kCpuOnly);
+  EXPECT_EQ(gpu_of("disabled")->gpu, GpuSetting::kDisabled);
+  EXPECT_FALSE(parse_combined_config(json::object(), "start")->gpu);
+  auto bad = gpu_of("everything");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("profiler_configs.gpu"), std::string::npos)
+      << bad.error().message();
+  EXPECT_FALSE(gpu_of(3).ok());
+}
+
 // Keys for what Dormant does not have (gProfiler's runtime profilers and their max_processes,
 // Intel PerfSpect) are ignored like any unknown key, whatever they hold.
 TEST(CommandConfig, UnknownKeysAreIgnored) {
