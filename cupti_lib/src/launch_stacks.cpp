@@ -2,10 +2,13 @@
 
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 
 #include <link.h>
 #include <unwind.h>
+
+#include "cupti_lib/src/frame_unwinder.h"
 
 namespace dormant::cupti {
 namespace {
@@ -76,8 +79,20 @@ void find_cuda_library_code() {
 
 void capture_launch_stack(dormant_cupti_launch& launch) {
   launch.depth = 0;
-  Unwinding unwinding{&launch, false};
-  _Unwind_Backtrace(add_frame, &unwinding);
+  // The stack as far as the program's frames go: the frames of the CUDA libraries and of this
+  // one come first, and a stack deeper than the probe takes loses its outermost frames.
+  uint64_t frames[DORMANT_CUPTI_MAX_FRAMES + 32];
+  int depth = unwind_caller_stack(frames, static_cast<int>(std::size(frames)));
+  if (depth < 0) {  // a frame the fast unwinder leaves to libgcc's
+    Unwinding unwinding{&launch, false};
+    _Unwind_Backtrace(add_frame, &unwinding);
+    return;
+  }
+  int first = 0;
+  while (first < depth && in_cuda_library(frames[first])) ++first;
+  for (int i = first; i < depth && launch.depth < DORMANT_CUPTI_MAX_FRAMES; ++i) {
+    launch.frames[launch.depth++] = frames[i];
+  }
 }
 
 }  // namespace dormant::cupti
