@@ -23,6 +23,7 @@ std::mutex g_mutex;
 std::condition_variable g_wake;
 std::atomic<bool> g_recording{false};
 bool g_exiting = false;
+bool g_hand_over_soon = false;
 std::thread g_watcher;
 CUpti_SubscriberHandle g_subscriber = nullptr;
 
@@ -81,7 +82,9 @@ void follow_the_agent_locked() {
 void watch() {
   std::unique_lock lock(g_mutex);
   while (!g_exiting) {
-    g_wake.wait_for(lock, recording() ? kFlushEvery : kWatchEvery, [] { return g_exiting; });
+    g_wake.wait_for(lock, recording() ? kFlushEvery : kWatchEvery,
+                    [] { return g_exiting || g_hand_over_soon; });
+    g_hand_over_soon = false;
     follow_the_agent_locked();
     if (!recording()) continue;
     lock.unlock();
@@ -95,6 +98,13 @@ void watch() {
 }  // namespace
 
 bool recording() { return g_recording.load(std::memory_order_acquire); }
+
+void hand_over_soon() {
+  std::unique_lock lock(g_mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return;  // the watcher is at work already
+  g_hand_over_soon = true;
+  g_wake.notify_one();
+}
 
 bool start_watching(CUpti_SubscriberHandle subscriber) {
   try {

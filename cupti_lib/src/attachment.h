@@ -20,6 +20,10 @@ inline constexpr std::chrono::milliseconds kFlushEvery{100};
 bool start_watching(CUpti_SubscriberHandle subscriber);
 bool recording();
 
+// Asks the watcher to hand records over now rather than at its next tick: many launches have
+// gone out since, and their records are better not far behind. Never blocks.
+void hand_over_soon();
+
 // At the program's exit: hands over what is recorded (the agent may still be attached), then
 // stops recording and watching for good.
 void stop_watching_for_exit();

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "cupti_lib/src/attachment.h"
 #include "cupti_lib/src/probes.h"
 
 namespace dormant::cupti {
@@ -14,6 +15,7 @@ constexpr size_t kDeepestLaunch = sizeof(dormant_cupti_launch);
 
 std::mutex g_mutex;
 dormant_cupti_launch_batch g_batch;  // under g_mutex
+int g_full_batches = 0;              // under g_mutex: since the last hand_over_soon()
 
 void hand_over_locked() {
   if (g_batch.count == 0) return;
@@ -30,7 +32,13 @@ void add_launch(const dormant_cupti_launch& launch) {
   std::memcpy(g_batch.data + g_batch.bytes, &launch, bytes);
   g_batch.bytes += static_cast<uint32_t>(bytes);
   ++g_batch.count;
-  if (sizeof(g_batch.data) - g_batch.bytes < kDeepestLaunch) hand_over_locked();
+  if (sizeof(g_batch.data) - g_batch.bytes < kDeepestLaunch) {
+    hand_over_locked();
+    if (++g_full_batches == kBatchesPerFlush) {
+      g_full_batches = 0;
+      hand_over_soon();
+    }
+  }
 }
 
 void hand_over_launches() {

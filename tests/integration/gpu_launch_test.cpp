@@ -6,9 +6,10 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
-#include <sys/utsname.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -238,6 +239,32 @@ TEST_F(GpuLaunchTest, CpuOnlyStartsTheProgramWithoutTheLibrary) {
 TEST_F(GpuLaunchTest, TheProgramsExitCodeIsTheAgents) {
   GpuRun run = this->run({}, {"--no-such-flag"});
   EXPECT_EQ(run.status.code, 2) << run.status.describe() << "\n" << run.log;
+}
+
+TEST_F(GpuLaunchTest, ASignalToTheAgentGoesToTheProgramAndItsProfileIsKept) {
+  SpawnOptions options;
+  options.argv = {DORMANT_AGENT,  "gpu",
+                  "-o",           (root_ / "out").string(),
+                  "-f",           "1000",
+                  "--gpu-mode",   "gpu-only",
+                  "--",           FAKE_CUDA_DIR "/fake_cuda_app",
+                  "--until-file", (root_ / "never").string(),
+                  "--pause-us",   "100"};
+  options.env = {"LD_LIBRARY_PATH=" FAKE_CUDA_DIR};
+  options.stdout_to = Redirect::null();
+  auto agent = Subprocess::spawn(options);
+  ASSERT_TRUE(agent.ok()) << agent.error().message();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ::kill((*agent)->pid(), SIGTERM);
+  auto status = (*agent)->wait(deadline_after(std::chrono::seconds(30)));
+  ASSERT_TRUE(status.ok()) << "the agent did not end";
+  EXPECT_EQ(status->code, 128 + SIGTERM) << status->describe() << "\n" << (*agent)->stderr_tail();
+  std::ifstream file(root_ / "out" / "last_profile.col");
+  std::stringstream text;
+  text << file.rdbuf();
+  auto profile = profile::read_collapsed(text.str());
+  ASSERT_TRUE(profile.ok()) << (*agent)->stderr_tail();
+  EXPECT_GT(profile->header["gpu"]["joined"].get<uint64_t>(), 0u) << profile->header.dump();
 }
 
 TEST_F(GpuLaunchTest, AMissingLibraryIsAClearError) {
