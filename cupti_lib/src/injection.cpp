@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include <cupti.h>
+#include <unistd.h>
 
 #include "dormant_cupti/launch_apis.h"
 
@@ -47,6 +48,7 @@ void emit_launch(int32_t cbid, uint32_t correlation_id, uint32_t nested_correlat
   launch.nested_correlation_id =
       nested_correlation_id != correlation_id ? nested_correlation_id : 0;
   launch.cbid = cbid;
+  if (launch.tid == 0) launch.tid = static_cast<uint32_t>(gettid());  // the thread's own record
   capture_launch_stack(launch);
   add_launch(launch);
 }

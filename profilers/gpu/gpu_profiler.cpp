@@ -1,9 +1,9 @@
 #include "profilers/gpu/gpu_profiler.h"
 
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 
-#include <cxxabi.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
@@ -12,23 +12,16 @@
 #include "dormant_cupti/launch_apis.h"
 
 #include "common/procfs.h"
+#include "common/text.h"
 #include "profilers/gpu/cuda_processes.h"
 #include "profilers/gpu/gpu_probes.h"
+#include "profilers/system/demangle.h"
 
 namespace dormant::profilers::gpu {
 namespace {
 
 constexpr std::chrono::milliseconds kReadEvery{100};
 constexpr char kKeySeparator = '\x1f';  // between a weighted stack's container, comm and frames
-
-std::string demangled(const char* name) {
-  int status = 0;
-  char* readable = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || readable == nullptr) return name;
-  std::string text(readable);
-  std::free(readable);
-  return text;
-}
 
 const char* copy_direction(uint32_t copy_kind) {
   switch (copy_kind) {
@@ -60,7 +53,7 @@ const char* copy_direction(uint32_t copy_kind) {
 std::string gpu_frame(const dormant_cupti_activity& activity, const char* name) {
   switch (activity.kind) {
     case DORMANT_CUPTI_KERNEL:
-      return std::string("[GPU] ") + (name[0] != 0 ? demangled(name) : "unnamed kernel");
+      return std::string("[GPU] ") + (name[0] != 0 ? system::demangle(name) : "unnamed kernel");
     case DORMANT_CUPTI_MEMCPY:
       return std::string("[GPU] memcpy ") + copy_direction(activity.copy_kind);
     case DORMANT_CUPTI_MEMSET:
@@ -71,16 +64,6 @@ std::string gpu_frame(const dormant_cupti_activity& activity, const char* name) 
 }
 
 bool process_gone(int pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
-
-std::vector<std::string_view> split_key(std::string_view key) {
-  std::vector<std::string_view> parts;
-  for (size_t at = 0;;) {
-    size_t next = key.find(kKeySeparator, at);
-    parts.push_back(key.substr(at, next - at));
-    if (next == std::string_view::npos) return parts;
-    at = next + 1;
-  }
-}
 
 }  // namespace
 
@@ -189,13 +172,14 @@ void GpuProfiler::on_event(const GpuEvent& event) {
       auto stat = procfs::process_stat(event.pid);
       symbolizer_->remember(event.pid, 0, stat && !stat->comm.empty() ? stat->comm : "[unknown]");
     }
-    Launch joined{
-        event.pid,
-        launch.correlation_id,
-        launch.nested_correlation_id,
-        launch.cbid,
-        intern_stack(event.pid, reinterpret_cast<const uint64_t*>(launch.frames), launch.depth),
-        false};
+    Launch joined;
+    joined.pid = event.pid;
+    joined.tid = static_cast<int>(launch.tid);
+    joined.correlation_id = launch.correlation_id;
+    joined.nested_correlation_id = launch.nested_correlation_id;
+    joined.cbid = launch.cbid;
+    joined.stack =
+        intern_stack(event.pid, reinterpret_cast<const uint64_t*>(launch.frames), launch.depth);
     const cupti::LaunchApi* api = cupti::find_launch_api(joined.cbid);
     joined.graph = api != nullptr && api->submits == cupti::Submits::kGraph;
     join_.add_launch(joined, now);
@@ -247,7 +231,7 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
   }
   for (const auto& [key, samples] : weights_.take()) {
     if (samples == 0) continue;
-    std::vector<std::string_view> parts = split_key(key);
+    std::vector<std::string_view> parts = split(key, kKeySeparator);
     table.add(parts[0], parts[1], std::span(parts).subspan(2), samples);
   }
   GpuLosses lost = probes_->take_losses();

@@ -16,6 +16,7 @@ using JoinClock = std::chrono::steady_clock;
 
 struct Launch {
   int pid = 0;
+  int tid = 0;  // the launching thread
   uint32_t correlation_id = 0;
   uint32_t nested_correlation_id = 0;  // another id its kernels may carry; 0: none
   int32_t cbid = 0;

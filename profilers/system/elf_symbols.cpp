@@ -4,13 +4,13 @@
 #include <cstring>
 #include <mutex>
 
-#include <cxxabi.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <sys/stat.h>
 
 #include "common/unique_fd.h"
+#include "profilers/system/demangle.h"
 
 namespace dormant::profilers::system {
 namespace {
@@ -149,11 +149,7 @@ std::optional<std::string_view> ElfSymbols::function_at_file_offset(uint64_t fil
 
   auto [cached, added] = demangled_.try_emplace(symbol.name_offset);
   if (added) {
-    std::string mangled = names_.substr(symbol.name_offset, symbol.name_length);
-    int status = 0;
-    char* readable = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
-    cached->second = status == 0 && readable != nullptr ? readable : mangled;
-    std::free(readable);
+    cached->second = demangle(names_.substr(symbol.name_offset, symbol.name_length));
   }
   return std::string_view(cached->second);
 }

@@ -197,8 +197,7 @@ std::string plain_agent() {
 void HeartbeatAgentTest::run_cycles(const std::string& profiler) {
   // The figure printed below goes in the notes.
   constexpr int64_t kUssSlackKb = 256;
-  const char* cycles_from_env = std::getenv("DORMANT_IT_CYCLES");  // shorter runs by hand
-  const int kCycles = cycles_from_env != nullptr ? std::atoi(cycles_from_env) : 200;
+  const int kCycles = cycles_wanted();
   std::string agent = plain_agent();
   if (agent.empty()) {
     std::cout << "USS is not checked: this is an AddressSanitizer build and DORMANT_PLAIN_AGENT "
@@ -211,23 +210,9 @@ void HeartbeatAgentTest::run_cycles(const std::string& profiler) {
   ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
       << agent_log();
   json baseline = agent_health()["idle_baseline"];
-  auto audits = [&] { return log_count("back to idle:") + log_count("teardown audit:"); };
   json profiler_configs = {{"ebpf", profiler == "ebpf" ? "enabled" : "disabled"}};
   for (int cycle = 0; cycle < kCycles; ++cycle) {
-    std::string start =
-        request("start", {{"continuous", true},
-                          {"duration", 60},
-                          {"frequency", 11},
-                          {"additional_args", {{"profiler_configs", profiler_configs}}}});
-    ASSERT_TRUE(command_reaches(start, "completed", 30s))
-        << "cycle " << cycle << ": " << command_status(start) << "\n"
-        << agent_log();
-    std::string stop = request("stop", {{"stop_level", "host"}});
-    ASSERT_TRUE(command_reaches(stop, "completed", 30s)) << "cycle " << cycle << "\n"
-                                                         << agent_log();
-    ASSERT_TRUE(eventually([&] { return audits() > cycle; }, 30s))
-        << "cycle " << cycle << ": no audit after the stop\n"
-        << agent_log();
+    ASSERT_NO_FATAL_FAILURE(start_and_stop(cycle, profiler_configs, 11));
   }
   EXPECT_EQ(log_count("teardown audit:"), 0) << "the audit found leaks\n" << agent_log();
   EXPECT_EQ(log_count("back to idle:"), kCycles);

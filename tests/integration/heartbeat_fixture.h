@@ -2,6 +2,7 @@
 // against it, and the calls a user makes by curl.
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -154,6 +155,31 @@ class HeartbeatFixture : public ::testing::Test {
                  health["last_teardown_audit"].is_object();
         },
         60s);
+  }
+
+  // The start/stop cycles a test runs: 200, or DORMANT_IT_CYCLES (shorter runs by hand).
+  static int cycles_wanted() {
+    const char* from_env = std::getenv("DORMANT_IT_CYCLES");
+    return from_env != nullptr ? std::atoi(from_env) : 200;
+  }
+  // Cycle `cycle` of a start/stop test: a continuous start with `profiler_configs`, its stop and
+  // the audit after it, each within 30 s. Call it under ASSERT_NO_FATAL_FAILURE.
+  void start_and_stop(int cycle, const json& profiler_configs, int frequency) {
+    std::string start =
+        request("start", {{"continuous", true},
+                          {"duration", 60},
+                          {"frequency", frequency},
+                          {"additional_args", {{"profiler_configs", profiler_configs}}}});
+    ASSERT_TRUE(command_reaches(start, "completed", 30s))
+        << "cycle " << cycle << ": " << command_status(start) << "\n"
+        << agent_log();
+    std::string stop = request("stop", {{"stop_level", "host"}});
+    ASSERT_TRUE(command_reaches(stop, "completed", 30s)) << "cycle " << cycle << "\n"
+                                                         << agent_log();
+    auto audits = [&] { return log_count("back to idle:") + log_count("teardown audit:"); };
+    ASSERT_TRUE(eventually([&] { return audits() > cycle; }, 30s))
+        << "cycle " << cycle << ": no audit after the stop\n"
+        << agent_log();
   }
 
   fs::path root_;

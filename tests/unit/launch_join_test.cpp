@@ -10,7 +10,7 @@ using namespace std::chrono_literals;
 const JoinClock::time_point kStart{};
 
 Launch launch(uint32_t id, uint32_t stack, bool graph = false, int pid = 7) {
-  return Launch{pid, id, 0, 211, stack, graph};
+  return Launch{pid, pid, id, 0, 211, stack, graph};
 }
 
 GpuWork work(uint32_t id, uint64_t ns, int pid = 7) { return GpuWork{pid, id, 1, ns}; }

@@ -23,6 +23,8 @@ struct dormant_cupti_launch {
   __u32 nested_correlation_id;
   __s32 cbid;  // the API: a runtime callback id, or minus a driver one
   __u32 depth;
+  __u32 tid;  // the launching thread
+  __u32 pad;
   // Return addresses less one (inside the call), the launch site first; the frames of CUPTI, the
   // CUDA libraries and this library are left out.
   __u64 frames[DORMANT_CUPTI_MAX_FRAMES];
