@@ -24,7 +24,7 @@ struct {
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
-  __uint(max_entries, 8 * 1024 * 1024);
+  __uint(max_entries, 16 * 1024 * 1024);  // a burst of ~100,000 launches and their records
 } events SEC(".maps");
 
 struct {

@@ -341,6 +341,11 @@ Result<void> validate(const AgentConfig& c) {
   if (c.system_profiler == SystemProfiler::kEbpf) {
     return invalid("--system-profiler ebpf: this dormant-agent was built without eBPF");
   }
+  if (c.gpu_mode == GpuMode::kGpuOnly) {
+    return invalid(
+        "--gpu-mode gpu-only: this dormant-agent was built without eBPF, which the GPU "
+        "profiler's probes need");
+  }
 #endif
   if (c.duration_s < 1) return invalid("-d/--profiling-duration must be at least 1 second");
   if (c.perf_dwarf_stack_size < 8 || c.perf_dwarf_stack_size > kMaxDwarfStackSize) {

@@ -124,9 +124,11 @@ void GpuProfiler::read_events() {
 }
 
 void GpuProfiler::take_events() {
-  auto consumed = probes_->consume([this](const GpuEvent& event) {
+  auto now = JoinClock::now();
+  std::lock_guard lock(mutex_);  // once for all the events there are
+  auto consumed = probes_->consume([this, now](const GpuEvent& event) {
     try {  // under libbpf's C frames: nothing may unwind through them
-      on_event(event);
+      on_event(event, now);
     } catch (const std::exception& thrown) {
       spdlog::warn("gpu: an event was not taken: {}", thrown.what());
     }
@@ -135,7 +137,8 @@ void GpuProfiler::take_events() {
 }
 
 uint32_t GpuProfiler::intern_stack(int pid, const uint64_t* frames, uint32_t depth) {
-  std::string key(reinterpret_cast<const char*>(&pid), sizeof(pid));
+  std::string& key = key_;
+  key.assign(reinterpret_cast<const char*>(&pid), sizeof(pid));
   key.append(reinterpret_cast<const char*>(frames), depth * sizeof(uint64_t));
   auto found = stack_ids_.find(key);
   if (found != stack_ids_.end()) return found->second;
@@ -145,27 +148,29 @@ uint32_t GpuProfiler::intern_stack(int pid, const uint64_t* frames, uint32_t dep
   }
   auto id = static_cast<uint32_t>(stacks_.size());
   stacks_.push_back({pid, std::vector<uint64_t>(frames, frames + depth)});
-  stack_ids_.emplace(std::move(key), id);
+  stack_ids_.emplace(key, id);
   return id;
 }
 
 uint32_t GpuProfiler::intern_name(const dormant_cupti_activity& activity, const char* name) {
-  std::string raw = std::to_string(activity.kind) + ":" +
-                    (activity.kind == DORMANT_CUPTI_MEMCPY ? std::to_string(activity.copy_kind)
-                                                           : std::string(name));
+  std::string& raw = key_;  // the kind, then the name (or a memcpy's direction)
+  raw.assign(1, static_cast<char>('0' + std::min<uint32_t>(activity.kind, 9)));
+  if (activity.kind == DORMANT_CUPTI_MEMCPY) {
+    raw += static_cast<char>(std::min<uint32_t>(activity.copy_kind, 255));
+  } else {
+    raw += name;
+  }
   auto found = name_ids_.find(raw);
   if (found != name_ids_.end()) return found->second;
   if (names_.size() >= kMaxNames) return 0;  // names_[0] stands for every name beyond
   if (names_.empty()) names_.push_back("[GPU] more kernel names than kept");
   auto id = static_cast<uint32_t>(names_.size());
   names_.push_back(gpu_frame(activity, name));
-  name_ids_.emplace(std::move(raw), id);
+  name_ids_.emplace(raw, id);
   return id;
 }
 
-void GpuProfiler::on_event(const GpuEvent& event) {
-  auto now = JoinClock::now();
-  std::lock_guard lock(mutex_);
+void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now) {
   if (event.launch) {
     const dormant_cupti_launch& launch = *event.launch;
     if (known_pids_.insert(event.pid).second) {  // its maps, while it runs

@@ -64,7 +64,7 @@ class GpuProfiler final : public Profiler {
 
   void read_events();
   void take_events();
-  void on_event(const GpuEvent& event);
+  void on_event(const GpuEvent& event, JoinClock::time_point now);  // with mutex_ held
   uint32_t intern_stack(int pid, const uint64_t* frames, uint32_t depth);
   uint32_t intern_name(const dormant_cupti_activity& activity, const char* name);
   std::vector<std::string> stack_frames(const JoinedWork& joined);
@@ -83,6 +83,7 @@ class GpuProfiler final : public Profiler {
   std::vector<LaunchStack> stacks_;
   std::unordered_map<std::string, uint32_t> stack_ids_;  // pid and frames, as bytes
   std::unordered_set<int> known_pids_;                   // whose maps the symbolizer has read
+  std::string key_;                                      // the look-ups' keys are put together here
   std::vector<std::string> names_;                       // GPU frames, "[GPU] ..."
   std::unordered_map<std::string, uint32_t> name_ids_;
   GpuCounts counts_;

@@ -11,7 +11,7 @@ void LaunchJoin::join(const PendingLaunch& pending, const GpuWork& work) {
   ++counts_.joined;
 }
 
-void LaunchJoin::forget_launch(const Launch& launch) {
+void LaunchJoin::forget_launch(Launch launch) {
   launches_.erase({launch.pid, launch.correlation_id});
   if (launch.nested_correlation_id != 0) {
     launches_.erase({launch.pid, launch.nested_correlation_id});

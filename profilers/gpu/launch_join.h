@@ -102,7 +102,7 @@ class LaunchJoin {
   };
 
   void join(const PendingLaunch& launch, const GpuWork& work);
-  void forget_launch(const Launch& launch);
+  void forget_launch(Launch launch);  // a copy: the entry it erases may hold the one given
   void give_up_work(const GpuWork& work);
   void expire_where(const std::function<bool(JoinClock::time_point, int)>& expired);
 

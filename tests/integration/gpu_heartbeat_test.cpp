@@ -104,7 +104,8 @@ TEST_F(GpuHeartbeatTest, AStartAttachesToARunningProgramAndAStopLeavesItDormant)
   // Attached: the launch callbacks and kernel, memcpy and memset recording are on.
   EXPECT_TRUE(eventually([&] { return cupti_state().starts_with("callbacks=38 kinds=3"); }, 10s))
       << cupti_state();
-  ASSERT_TRUE(eventually([&] { return fs::exists(root_ / "out" / "last_profile.col"); }, 30s));
+  ASSERT_TRUE(eventually([&] { return fs::exists(root_ / "out" / "last_profile.col"); }, 30s))
+      << agent_log();
   auto profile = profile::read_collapsed(read_file(root_ / "out" / "last_profile.col").value());
   ASSERT_TRUE(profile.ok()) << profile.error().message();
   uint64_t gpu_samples = 0;

@@ -74,6 +74,18 @@ TEST(LaunchJoin, ANestedDriverIdJoinsTheSameLaunchOnce) {
   EXPECT_EQ(join.pending_work(), 1u);
 }
 
+TEST(LaunchJoin, ALaunchWithANestedIdJoinedUnderItsOwnIdIsGoneUnderBoth) {
+  LaunchJoin join;
+  Launch runtime = launch(8, 80);
+  runtime.nested_correlation_id = 9;
+  join.add_launch(runtime, kStart);
+  join.add_work(work(8, 40), kStart);
+  ASSERT_EQ(join.take_joined().size(), 1u);
+  EXPECT_EQ(join.pending_launches(), 0u);
+  join.add_work(work(9, 40), kStart);
+  EXPECT_TRUE(join.take_joined().empty());
+}
+
 TEST(LaunchJoin, ExpiredEntriesAreCountedAndWorkIsStillHandedOut) {
   LaunchJoin join(JoinLimits{.pending_for = 5s});
   join.add_launch(launch(1, 10), kStart);
