@@ -9,7 +9,7 @@
 
 namespace dormant::cupti {
 
-inline constexpr int kBatchesPerFlush = 4;
+inline constexpr int kBatchesPerFlush = 32;
 
 // Adds `launch` (its header and `depth` frames) to the batch.
 void add_launch(const dormant_cupti_launch& launch);
