@@ -245,6 +245,20 @@ TEST_F(PerfAgentTest, EveryEventDyingBySignalAdvisesPerfModeDisabled) {
   expect_nothing_left_behind();
 }
 
+// A host (or a unit file) that gives the agent few file descriptors: the profilers that cannot
+// open what they need say so, by name and errno, and the profile says why it is empty; nothing
+// crashes.
+TEST_F(PerfAgentTest, TooFewFileDescriptorsIsAClearErrorNotACrash) {
+  std::string command = "ulimit -n 12 && exec " DORMANT_AGENT " -d 1 -o " +
+                        (root_ / "out").string() + " --gpu-mode disabled";
+  auto ran = run_command({"/bin/sh", "-c", command}, deadline_after(std::chrono::seconds(60)));
+  ASSERT_TRUE(ran.ok()) << ran.error().message();
+  EXPECT_EQ(ran->status.code, 0) << ran->status.describe() << "\n" << ran->stderr_text;
+  EXPECT_NE(ran->stderr_text.find("Too many open files"), std::string::npos) << ran->stderr_text;
+  EXPECT_NE(ran->stderr_text.find("no profiler is running"), std::string::npos) << ran->stderr_text;
+  EXPECT_GE(last_profile().stacks.total_samples(), 1u) << "the marker saying why";
+}
+
 TEST_F(PerfAgentTest, HangingPerfScriptIsKilledAtItsDeadline) {
   CommandOutput agent =
       run_agent({"-d", "1", "--perf-path", FAKE_PERF, "--perf-script-timeout", "2"},
