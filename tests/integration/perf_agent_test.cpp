@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -243,6 +244,34 @@ TEST_F(PerfAgentTest, EveryEventDyingBySignalAdvisesPerfModeDisabled) {
   EXPECT_EQ(last_profile().stacks.total_samples(), 1u)
       << "only the marker saying why perf is missing";
   expect_nothing_left_behind();
+}
+
+// A person's `perf record -a` already holds perf events on every CPU: eBPF and perf sessions start
+// beside it and both find the workload; the person's perf records on, unharmed.
+TEST_F(PerfAgentTest, ProfilesBesideAPersonsPerfRecord) {
+  auto program = spawn_workload(20);
+  ASSERT_NE(program, nullptr);
+  SpawnOptions person;
+  person.argv = {
+      "perf", "record", "-q", "-a", "-g", "-F", "99", "-o", (root_ / "person.data").string(),
+      "--",   "sleep",  "14"};
+  person.stdout_to = Redirect::null();
+  auto theirs = Subprocess::spawn(person);
+  ASSERT_TRUE(theirs.ok()) << theirs.error().message();
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // theirs holds its events by then
+  for (const char* profiler : {"ebpf", "perf"}) {
+    SCOPED_TRACE(profiler);
+    system_profiler_ = profiler;
+    CommandOutput agent =
+        run_agent({"-d", "3", "-f", "99", "--pids", std::to_string(program->pid())});
+    ASSERT_EQ(agent.status.code, 0) << agent.stderr_text;
+    EXPECT_GT(samples_with(last_profile().stacks, "known_ratio", "hot_two"), 50u)
+        << agent.stderr_text;
+  }
+  auto status = (*theirs)->wait(deadline_after(std::chrono::seconds(30)));
+  ASSERT_TRUE(status.ok());
+  EXPECT_TRUE(status->success()) << status->describe() << "\n" << (*theirs)->stderr_tail();
+  EXPECT_GT(fs::file_size(root_ / "person.data"), 0u);
 }
 
 // A host (or a unit file) that gives the agent few file descriptors: the profilers that cannot
