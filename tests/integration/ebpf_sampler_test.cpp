@@ -439,6 +439,35 @@ TEST_F(EbpfSamplerTest, SamplesPastTheMapSizesAreReportedAsDrops) {
 // profiler samples that cgroup: every sample not of the shell is one of theirs, and at least 95%
 // of those carry their name (from the kernel) and their symbols (from maps read while they ran).
 // Samples of their exec and exit carry kernel frames only, as in perf.
+// A library loaded seconds into the session, after the process's maps were read: its frames are
+// named all the same (the snapshot reads the maps again for a stack whose innermost frame is in
+// none of them).
+TEST_F(EbpfSamplerTest, ALibraryLoadedSecondsIntoTheSessionIsNamed) {
+  SpawnOptions spawn;
+  spawn.argv = {LATE_DLOPEN, "2", "6", FIXTURE_LIB};
+  auto program = Subprocess::spawn(spawn);
+  ASSERT_TRUE(program.ok()) << program.error().message();
+  EbpfProfilerOptions options;
+  options.frequency_hz = 199;
+  options.pids = {(*program)->pid()};
+  profile::StackTable table = profile_for(options, 5s);
+  uint64_t in_library = 0, unnamed = 0;
+  table.for_each([&](const profile::StackView& stack) {
+    if (stack.comm != "late_dlopen") return;
+    auto frames = frames_of(table, stack);
+    if (has_frame(frames, "fixture_library_work")) in_library += stack.count;
+    // "[unknown]": its mapping was never read; "(libperf_fixture_lib.so)": nor its symbols.
+    if (!frames.empty() && (frames.back() == "[unknown]" ||
+                            frames.back().find("perf_fixture_lib") != std::string_view::npos)) {
+      unnamed += stack.count;
+    }
+  });
+  std::cout << "late dlopen: " << in_library << " samples named in the library, " << unnamed
+            << " not\n";
+  EXPECT_GT(in_library, 300u) << "about 3 s at 199 Hz";
+  EXPECT_EQ(unnamed, 0u);
+}
+
 TEST_F(EbpfSamplerTest, ShortLivedProcessesKeepTheirNameAndSymbols) {
   auto cgroup = TestCgroup::make();
   if (!cgroup) GTEST_SKIP() << "no cgroup v2 hierarchy to make a test cgroup in";
