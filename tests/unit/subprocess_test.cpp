@@ -196,6 +196,55 @@ TEST(Subprocess, MissingProgramIsAClearErrorAndLeavesNoChild) {
   EXPECT_EQ(open_fd_count(), fds_before);
 }
 
+TEST(Subprocess, AHeldChildRunsItsProgramOnlyOnceReleased) {
+  SpawnOptions options = helper({"exit", "7"});
+  options.held = true;
+  auto child = spawn_ok(options);
+  ASSERT_TRUE(child);
+  std::error_code error;
+  auto running =
+      std::filesystem::read_symlink("/proc/" + std::to_string(child->pid()) + "/exe", error);
+  EXPECT_EQ(running, std::filesystem::read_symlink("/proc/self/exe"))
+      << "the child is still this program, waiting before exec";
+  EXPECT_FALSE(child->try_wait());
+  ASSERT_TRUE(child->release().ok());
+  auto status = child->wait(deadline_after(std::chrono::seconds(10)));
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->code, 7);
+}
+
+TEST(Subprocess, AHeldChildDestroyedUnreleasedNeverRunsItsProgram) {
+  size_t children_before = child_count();
+  auto marker =
+      std::filesystem::temp_directory_path() / ("dormant-held-" + std::to_string(::getpid()));
+  std::filesystem::remove(marker);
+  SpawnOptions options;
+  options.argv = {"/bin/sh", "-c", "touch " + marker.string()};
+  options.held = true;
+  spawn_ok(options).reset();
+  EXPECT_EQ(child_count(), children_before);
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+TEST(Subprocess, AHeldChildThatCannotExecSaysWhyAtRelease) {
+  size_t children_before = child_count();
+  SpawnOptions options;
+  options.argv = {"/nonexistent/dormant-tool"};
+  options.held = true;
+  auto child = Subprocess::spawn(options);
+  if (!child.ok()) {  // found missing before the fork: as good
+    EXPECT_NE(child.error().message().find("/nonexistent/dormant-tool"), std::string::npos);
+    return;
+  }
+  auto released = (*child)->release();
+  ASSERT_FALSE(released.ok());
+  EXPECT_NE(released.error().message().find("No such file or directory"), std::string::npos)
+      << released.error().message();
+  child->reset();
+  EXPECT_EQ(child_count(), children_before);
+}
+
 TEST(Subprocess, BadWorkingDirectoryIsReported) {
   SpawnOptions options = helper({"cwd"});
   options.cwd = "/nonexistent-dir";
