@@ -234,7 +234,7 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(SpawnOptions options) {
   err->child.reset();
 
   if (!options.held) {
-    auto started = await_exec(pid, error_read.get(), cwd, options.argv[0]);
+    auto started = await_exec(pid, error_read.get(), cwd, *path, options.argv[0]);
     if (!started) return started.error();
   }
 
@@ -255,12 +255,13 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(SpawnOptions options) {
     child->release_pipe_ = std::move(release_write);
     child->error_pipe_ = std::move(error_read);
     child->held_cwd_ = cwd;
+    child->held_path_ = *path;
   }
   return child;
 }
 
 Result<void> Subprocess::await_exec(pid_t pid, int error_read, const std::string& cwd,
-                                    const std::string& program) {
+                                    const std::string& path, const std::string& program) {
   ChildFailure failure{};
   ssize_t n;
   do {
@@ -271,7 +272,7 @@ Result<void> Subprocess::await_exec(pid_t pid, int error_read, const std::string
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   std::string call = std::string(stage_name(failure.stage)) + "(" +
-                     (failure.stage == kStageChdir ? cwd : program) + ")";
+                     (failure.stage == kStageChdir ? cwd : path) + ")";
   return Error::from_errno(call, failure.error).with_context("cannot start " + program);
 }
 
@@ -280,7 +281,7 @@ Result<void> Subprocess::release() {
   char go = 1;
   if (::write(release_pipe_.get(), &go, 1) != 1) return Error::from_errno("releasing the child");
   release_pipe_.reset();
-  auto started = await_exec(pid_, error_pipe_.get(), held_cwd_, program_);
+  auto started = await_exec(pid_, error_pipe_.get(), held_cwd_, held_path_, program_);
   error_pipe_.reset();
   if (!started) {
     std::lock_guard lock(mutex_);

@@ -100,9 +100,10 @@ class Subprocess {
  private:
   Subprocess(pid_t pid, std::string program, ChildGroups* groups, UniqueFd pidfd,
              UniqueFd stdout_pipe, UniqueFd stderr_pipe);
-  // Reads the error pipe until exec closes it: the reason the child could not exec, if it did not.
-  static Result<void> await_exec(pid_t pid, int error_read, const std::string& what,
-                                 const std::string& program);
+  // Reads the error pipe until exec closes it: the reason the child could not exec (chdir to
+  // `cwd` or execve of `path`), if it did not; the child is reaped then.
+  static Result<void> await_exec(pid_t pid, int error_read, const std::string& cwd,
+                                 const std::string& path, const std::string& program);
   std::optional<ExitStatus> reap_if_exited_locked();
   ExitStatus kill_group_and_reap_locked();
   void append_stderr(std::string_view data);
@@ -117,7 +118,8 @@ class Subprocess {
   std::unique_ptr<LineReader> stdout_reader_;
   UniqueFd release_pipe_;  // a held child's: one byte lets it exec
   UniqueFd error_pipe_;    // a held child's: closed by its exec
-  std::string held_cwd_;   // a held child's working directory, for release()'s errors
+  std::string held_cwd_;   // a held child's working directory and program file, for release()'s
+  std::string held_path_;  // errors
 
   mutable std::mutex mutex_;  // guards exit_ and stderr_tail_
   std::optional<ExitStatus> exit_;
