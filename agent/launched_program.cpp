@@ -19,17 +19,6 @@ namespace {
 constexpr const char* kCuptiLibrary = "libdormant_cupti.so";
 constexpr std::chrono::milliseconds kExitPoll{50};
 
-std::filesystem::path cupti_library_path(const std::string& configured) {
-  if (!configured.empty()) return std::filesystem::absolute(configured);
-  std::error_code error;
-  auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::filesystem::path(kCuptiLibrary) : executable.parent_path() / kCuptiLibrary;
-}
-
-bool injects(config::GpuMode mode) {
-  return mode == config::GpuMode::kMerge || mode == config::GpuMode::kGpuOnly;
-}
-
 // Waits until `until` for the program to exit (true), passing termination signals on to it.
 bool wait_for_exit(Subprocess& program, SteadyClock::time_point until,
                    std::optional<ExitStatus>& status) {
@@ -59,8 +48,10 @@ int run_launched_program(const config::AgentConfig& config) {
   spawn.stdout_to = Redirect::inherit();
   spawn.stderr_to = Redirect::inherit();
   spawn.held = true;
-  std::filesystem::path library = cupti_library_path(config.cupti_library);
-  if (injects(config.gpu_mode)) {
+  SessionPlan plan = plan_session(config);
+  std::filesystem::path library =
+      std::filesystem::absolute(installed_file(config.cupti_library, kCuptiLibrary));
+  if (plan.profiling.gpu) {  // the modes that profile the GPU inject the library
     std::error_code error;
     if (!std::filesystem::is_regular_file(library, error)) {
       spdlog::error("--gpu-mode {} needs {} (not found: {}); --cupti-library names another",
@@ -82,9 +73,8 @@ int run_launched_program(const config::AgentConfig& config) {
     return 127;
   }
   HostInfo host = read_host_info();
-  SessionPlan plan = plan_session(config);
   plan.profiling.pids = {(*program)->pid()};
-  if (injects(config.gpu_mode)) plan.profiling.gpu_libraries = {library.string()};
+  if (plan.profiling.gpu) plan.profiling.gpu_libraries = {library.string()};
   plan.continuous = false;
   plan.snapshot_every = std::chrono::hours(24 * 365);  // one profile, ended by the exit
   auto session = (*loaded)->profilers().start_session(plan.profiling, profile_facts(plan, host));

@@ -71,12 +71,16 @@ Result<std::shared_ptr<LoadedModule>> ModuleLoader::acquire() {
   return loaded;
 }
 
-std::filesystem::path module_path(const std::string& configured) {
+std::filesystem::path installed_file(const std::string& configured, const char* file) {
   if (!configured.empty()) return configured;
   std::error_code error;
   auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) return kModuleFile;
-  return executable.parent_path() / kModuleFile;
+  if (error) return file;
+  return executable.parent_path() / file;
+}
+
+std::filesystem::path module_path(const std::string& configured) {
+  return installed_file(configured, kModuleFile);
 }
 
 }  // namespace dormant::agent

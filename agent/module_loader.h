@@ -46,8 +46,11 @@ class ModuleLoader {
   std::weak_ptr<LoadedModule> loaded_;
 };
 
-// `configured` (--profiler-module), or when empty libdormant_profilers.so in the directory of this
-// program's executable.
+// A file installed beside dormant-agent: `configured` when a flag names one, else `file` in the
+// directory of this program's executable.
+std::filesystem::path installed_file(const std::string& configured, const char* file);
+
+// `configured` (--profiler-module), or when empty libdormant_profilers.so beside the executable.
 std::filesystem::path module_path(const std::string& configured);
 
 }  // namespace dormant::agent

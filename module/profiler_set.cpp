@@ -1,5 +1,7 @@
 #include "module/profiler_set.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 namespace dormant::module {
@@ -51,17 +53,14 @@ profile::StackTable ProfilerSet::snapshot() {
       spdlog::error("{}: {}", profiler->name(), snapshot.error().message());
       profilers::add_profiling_marker(stacks, profiler->name(), snapshot.error().message());
     }
+    auto outcome = std::find_if(outcomes_.begin(), outcomes_.end(), [&](const auto& outcome) {
+      return outcome.running && outcome.name == profiler->name();
+    });
+    if (outcome != outcomes_.end()) outcome->facts = profiler->header_facts();
   }
-  for (auto& outcome : outcomes_) {
+  for (const auto& outcome : outcomes_) {
     if (!outcome.running && outcome.marks_profiles) {
       profilers::add_profiling_marker(stacks, outcome.name, outcome.reason);
-    }
-  }
-  for (const auto& profiler : running_) {
-    for (auto& outcome : outcomes_) {
-      if (outcome.running && outcome.name == profiler->name()) {
-        outcome.facts = profiler->header_facts();
-      }
     }
   }
   return stacks;

@@ -48,46 +48,41 @@ DORMANT_SAME_OFFSET(MemsetView, CUpti_ActivityMemset4, graphId);
 std::atomic<bool> g_wanted{false};
 std::atomic<int> g_held{0};
 
+// What kernel, memcpy and memset records have alike, under the same names.
+template <typename Record>
+void copy_common_fields(const Record& record, dormant_cupti_activity_kind kind,
+                        dormant_cupti_activity& wire) {
+  wire.kind = kind;
+  wire.start_ns = record.start;
+  wire.end_ns = record.end;
+  wire.correlation_id = record.correlationId;
+  wire.device_id = record.deviceId;
+  wire.stream_id = record.streamId;
+  wire.graph_id = record.graphId;
+}
+
 // The wire record of a CUPTI record; false for kinds the agent does not take.
 bool to_wire(const CUpti_Activity* record, dormant_cupti_activity& wire) {
   wire = {};
   switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-      const auto* kernel = reinterpret_cast<const KernelView*>(record);
-      wire.kind = DORMANT_CUPTI_KERNEL;
-      wire.start_ns = kernel->start;
-      wire.end_ns = kernel->end;
-      wire.name = reinterpret_cast<uintptr_t>(kernel->name);
-      wire.correlation_id = kernel->correlationId;
-      wire.device_id = kernel->deviceId;
-      wire.stream_id = kernel->streamId;
-      wire.graph_id = kernel->graphId;
+      const auto& kernel = *reinterpret_cast<const KernelView*>(record);
+      copy_common_fields(kernel, DORMANT_CUPTI_KERNEL, wire);
+      wire.name = reinterpret_cast<uintptr_t>(kernel.name);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      const auto* copy = reinterpret_cast<const MemcpyView*>(record);
-      wire.kind = DORMANT_CUPTI_MEMCPY;
-      wire.start_ns = copy->start;
-      wire.end_ns = copy->end;
-      wire.bytes = copy->bytes;
-      wire.copy_kind = copy->copyKind;
-      wire.correlation_id = copy->correlationId;
-      wire.device_id = copy->deviceId;
-      wire.stream_id = copy->streamId;
-      wire.graph_id = copy->graphId;
+      const auto& copy = *reinterpret_cast<const MemcpyView*>(record);
+      copy_common_fields(copy, DORMANT_CUPTI_MEMCPY, wire);
+      wire.bytes = copy.bytes;
+      wire.copy_kind = copy.copyKind;
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
-      const auto* set = reinterpret_cast<const MemsetView*>(record);
-      wire.kind = DORMANT_CUPTI_MEMSET;
-      wire.start_ns = set->start;
-      wire.end_ns = set->end;
-      wire.bytes = set->bytes;
-      wire.correlation_id = set->correlationId;
-      wire.device_id = set->deviceId;
-      wire.stream_id = set->streamId;
-      wire.graph_id = set->graphId;
+      const auto& set = *reinterpret_cast<const MemsetView*>(record);
+      copy_common_fields(set, DORMANT_CUPTI_MEMSET, wire);
+      wire.bytes = set.bytes;
       return true;
     }
     default:
@@ -98,7 +93,6 @@ bool to_wire(const CUpti_Activity* record, dormant_cupti_activity& wire) {
 }  // namespace
 
 void set_buffers_wanted(bool wanted) { g_wanted.store(wanted, std::memory_order_release); }
-int buffers_held() { return g_held.load(std::memory_order_relaxed); }
 
 void hand_over_dropped() {
   size_t dropped = 0;

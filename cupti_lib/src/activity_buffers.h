@@ -17,7 +17,6 @@ inline constexpr int kMaxBuffersHeld = 64;
 void set_buffers_wanted(bool wanted);
 // Passes on the records CUPTI says it dropped that no completed buffer has reported yet.
 void hand_over_dropped();
-int buffers_held();
 
 void CUPTIAPI request_buffer(uint8_t** buffer, size_t* size, size_t* max_records);
 void CUPTIAPI complete_buffer(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t size,

@@ -51,9 +51,11 @@ bool in_cuda_library(uintptr_t address) {
   return false;
 }
 
+// libgcc's unwinder, for stacks the fast one leaves to it: the same frames, into the same array.
 struct Unwinding {
-  dormant_cupti_launch* launch;
-  bool in_program;  // past the CUDA libraries' frames
+  uint64_t* frames;
+  int capacity;
+  int depth;
 };
 
 _Unwind_Reason_Code add_frame(_Unwind_Context* context, void* argument) {
@@ -62,13 +64,8 @@ _Unwind_Reason_Code add_frame(_Unwind_Context* context, void* argument) {
   uintptr_t address = _Unwind_GetIPInfo(context, &before_instruction);
   if (address == 0) return _URC_END_OF_STACK;
   if (!before_instruction) --address;  // a return address: the call is the byte before
-  if (!unwinding.in_program) {
-    if (in_cuda_library(address)) return _URC_NO_REASON;
-    unwinding.in_program = true;
-  }
-  dormant_cupti_launch& launch = *unwinding.launch;
-  launch.frames[launch.depth++] = address;
-  return launch.depth < DORMANT_CUPTI_MAX_FRAMES ? _URC_NO_REASON : _URC_END_OF_STACK;
+  unwinding.frames[unwinding.depth++] = address;
+  return unwinding.depth < unwinding.capacity ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
 
 }  // namespace
@@ -84,9 +81,9 @@ void capture_launch_stack(dormant_cupti_launch& launch) {
   uint64_t frames[DORMANT_CUPTI_MAX_FRAMES + 32];
   int depth = unwind_caller_stack(frames, static_cast<int>(std::size(frames)));
   if (depth < 0) {  // a frame the fast unwinder leaves to libgcc's
-    Unwinding unwinding{&launch, false};
+    Unwinding unwinding{frames, static_cast<int>(std::size(frames)), 0};
     _Unwind_Backtrace(add_frame, &unwinding);
-    return;
+    depth = unwinding.depth;
   }
   int first = 0;
   while (first < depth && in_cuda_library(frames[first])) ++first;

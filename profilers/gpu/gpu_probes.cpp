@@ -15,7 +15,6 @@
 #include "profilers/ebpf/libbpf_log.h"
 
 namespace dormant::profilers::gpu {
-namespace {}  // namespace
 
 int GpuProbes::on_ring_event(void* context, void* data, size_t size) {
   static_cast<GpuProbes*>(context)->hand_out(data, size);

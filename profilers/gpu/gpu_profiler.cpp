@@ -1,7 +1,5 @@
 #include "profilers/gpu/gpu_profiler.h"
 
-#include <cerrno>
-#include <csignal>
 #include <cstring>
 
 #include <pthread.h>
@@ -16,6 +14,7 @@
 #include "profilers/gpu/cuda_processes.h"
 #include "profilers/gpu/gpu_probes.h"
 #include "profilers/system/demangle.h"
+#include "profilers/system/processes.h"
 
 namespace dormant::profilers::gpu {
 namespace {
@@ -62,8 +61,6 @@ std::string gpu_frame(const dormant_cupti_activity& activity, const char* name) 
       return "[GPU] unknown work";
   }
 }
-
-bool process_gone(int pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 
 }  // namespace
 
@@ -221,7 +218,12 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
   take_events();
   profile::StackTable table;
   std::lock_guard lock(mutex_);
-  join_.expire(JoinClock::now(), process_gone);
+  std::unordered_map<int, bool> gone;  // pending entries are many, their processes few
+  join_.expire(JoinClock::now(), [&gone](int pid) {
+    auto [known, added] = gone.try_emplace(pid);
+    if (added) known->second = !system::is_live_process(pid);
+    return known->second;
+  });
   std::unordered_map<int, std::pair<std::string, std::string>> processes;  // container, comm
   for (const JoinedWork& joined : join_.take_joined()) {
     int pid = joined.work.pid;
@@ -243,7 +245,6 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
   counts_.lost.launches_lost += lost.launches_lost;
   counts_.lost.activities_lost += lost.activities_lost;
   counts_.lost.unreadable += lost.unreadable;
-  counts_.join = join_.counts();
   counts_.pending_launches = join_.pending_launches();
   counts_.pending_work = join_.pending_work();
   if (lost.launches_lost + lost.activities_lost > 0) {
@@ -277,7 +278,8 @@ nlohmann::json GpuProfiler::header_facts() const {
           {"gpu_ns", counts.gpu_ns},
           {"dropped_records", counts.dropped_records},
           {"lost_launches", counts.lost.launches_lost},
-          {"lost_gpu_records", counts.lost.activities_lost + counts.lost.unreadable}};
+          {"lost_gpu_records", counts.lost.activities_lost + counts.lost.unreadable},
+          {"launch_stacks_not_kept", counts.stacks_not_kept}};
 }
 
 void GpuProfiler::abort() {

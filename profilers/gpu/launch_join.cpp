@@ -36,18 +36,17 @@ void LaunchJoin::add_launch(const Launch& launch, JoinClock::time_point now) {
     return;
   }
   PendingLaunch pending{launch, now};
-  bool done = false;
-  for (uint32_t id : {launch.correlation_id, launch.nested_correlation_id}) {
-    if (id == 0 && id != launch.correlation_id) continue;
+  auto join_waiting_work = [&](uint32_t id) {
     auto [first, last] = pending_work_.equal_range({launch.pid, id});
     for (auto it = first; it != last; ++it) {
       join(pending, it->second.work);
       pending.joined = true;
     }
     pending_work_.erase(first, last);
-  }
-  done = pending.joined && !launch.graph;
-  if (done) return;
+  };
+  join_waiting_work(launch.correlation_id);
+  if (launch.nested_correlation_id != 0) join_waiting_work(launch.nested_correlation_id);
+  if (pending.joined && !launch.graph) return;
   launches_.emplace(key, pending);
   if (launch.nested_correlation_id != 0) {
     PendingLaunch alias = pending;
@@ -62,9 +61,8 @@ void LaunchJoin::add_work(const GpuWork& work, JoinClock::time_point now) {
   if (found != launches_.end()) {
     join(found->second, work);
     if (found->second.launch.graph) {
-      found->second.joined = true;
-      Launch launch = found->second.launch;
-      // Both entries of a graph launch stay for its other kernels; mark the other one too.
+      // Both entries of a graph launch stay for its other kernels; both are joined now.
+      const Launch& launch = found->second.launch;
       for (uint32_t id : {launch.correlation_id, launch.nested_correlation_id}) {
         auto entry = launches_.find({launch.pid, id});
         if (entry != launches_.end()) entry->second.joined = true;
