@@ -1,6 +1,11 @@
 // Samples on-CPU stacks from a perf_event (one per CPU) and counts them in the kernel: user space
 // reads one entry per distinct stack per snapshot, never one per sample.
 //
+// The counts and stacks come in two sets. Samples go to the active one while user space drains
+// the other: it flips `active_set`, waits until no program that may have read the old value still
+// runs (`program_fence`), and then has the idle set to itself, so no sample loses its stack to a
+// drain.
+//
 // User stacks are walked here, by frame pointer, rather than by bpf_get_stackid: the kernel's
 // walk reads on until a read faults, and every chain ends in a null frame pointer, so every
 // sample paid for a page fault; this walk stops at the null. Stacks are kept under a seeded hash
@@ -24,6 +29,7 @@ const volatile __u32 filter = DORMANT_FILTER_ALL;
 const volatile __u64 stack_hash_seed = 0;  // random per load: frames cannot be chosen to collide
 extern int LINUX_KERNEL_VERSION __kconfig;
 __u32 last_generation = 0;  // a process never gets a generation twice in a session
+__u32 active_set = 0;  // 0 or 1: the set of counts and stacks samples go to; user space flips it
 
 // Sizes, and whether hash maps are preallocated, are set by the loader between open and load.
 // User and kernel stacks have a map each: a sample stores at most one stack in each, and a map
@@ -34,8 +40,35 @@ struct stack_map {
   __type(key, __u64);
   __type(value, struct dormant_stack);
 };
-struct stack_map user_stacks SEC(".maps");
-struct stack_map kernel_stacks SEC(".maps");
+struct stack_map user_stacks_0 SEC(".maps");
+struct stack_map kernel_stacks_0 SEC(".maps");
+struct stack_map user_stacks_1 SEC(".maps");
+struct stack_map kernel_stacks_1 SEC(".maps");
+
+struct count_map {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
+  __type(key, struct dormant_sample_key);
+  __type(value, __u64);
+};
+struct count_map counts_0 SEC(".maps");
+struct count_map counts_1 SEC(".maps");
+
+// Never read by the program: an update of a map of maps returns only once every program that was
+// running has finished (the kernel waits an RCU grace period), which is what a flip waits for.
+struct fence_slot {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u32);
+} fence_slot SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __array(values, struct fence_slot);
+} program_fence SEC(".maps") = {.values = {&fence_slot}};
 
 // Per CPU: where a sample's stacks are put together (too large for the BPF stack), and the process
 // image the CPU last sampled, which spares most samples a look-up in the process map.
@@ -54,13 +87,6 @@ struct {
   __type(key, __u32);
   __type(value, struct cpu_scratch);
 } scratch SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 16384);
-  __type(key, struct dormant_sample_key);
-  __type(value, __u64);
-} counts SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -270,6 +296,27 @@ static __always_inline int in_target_cgroups(void) {
   return 0;
 }
 
+// Counts the sample under `key` in one set of maps, storing its stacks with its first count.
+static __always_inline void count_in(void* counts, void* user_stacks, void* kernel_stacks,
+                                     struct dormant_sample_key* key, struct cpu_scratch* cpu) {
+  __u64* count = bpf_map_lookup_elem(counts, key);
+  if (count) {  // a stack counted before: its frames are stored already
+    __sync_fetch_and_add(count, 1);
+    return;
+  }
+  key->user_stack = keep_stack(user_stacks, key->user_stack, &cpu->user);
+  key->kernel_stack = keep_stack(kernel_stacks, key->kernel_stack, &cpu->kernel);
+  __u64 one = 1;
+  if (bpf_map_update_elem(counts, key, &one, BPF_NOEXIST) == 0) return;
+  count = bpf_map_lookup_elem(counts, key);  // another CPU added it meanwhile
+  if (count) {
+    __sync_fetch_and_add(count, 1);
+  } else {
+    struct dormant_drops* dropped = drop_counters();
+    if (dropped) __sync_fetch_and_add(&dropped->counts_full, 1);
+  }
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   __u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -286,21 +333,11 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
       .user_stack = user,
       .kernel_stack = kernel_stack(ctx, &cpu->kernel),
   };
-  __u64* count = bpf_map_lookup_elem(&counts, &key);
-  if (count) {  // a stack counted before: its frames are stored already
-    __sync_fetch_and_add(count, 1);
-    return 0;
-  }
-  key.user_stack = keep_stack(&user_stacks, key.user_stack, &cpu->user);
-  key.kernel_stack = keep_stack(&kernel_stacks, key.kernel_stack, &cpu->kernel);
-  __u64 one = 1;
-  if (bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST) == 0) return 0;
-  count = bpf_map_lookup_elem(&counts, &key);  // another CPU added it meanwhile
-  if (count) {
-    __sync_fetch_and_add(count, 1);
+  // Read once: the whole sample goes to one set.
+  if (*(volatile __u32*)&active_set == 0) {
+    count_in(&counts_0, &user_stacks_0, &kernel_stacks_0, &key, cpu);
   } else {
-    struct dormant_drops* dropped = drop_counters();
-    if (dropped) __sync_fetch_and_add(&dropped->counts_full, 1);
+    count_in(&counts_1, &user_stacks_1, &kernel_stacks_1, &key, cpu);
   }
   return 0;
 }

@@ -84,25 +84,33 @@ int on_process_event(void* context, void* data, size_t size) {
   return 0;
 }
 
-// Takes every entry out of a hash map, `chunk` at a time, handing each to `take`. Returns 0 once
-// the map has been read through, else the errno that stopped it (ENOSPC: a bucket holds more
-// than `chunk`); what was taken before is handed over either way.
+// Takes every entry out of a hash map, `chunk` at a time (more when one bucket holds more), handing
+// each to `take`. Returns 0 once the map has been read through, else the errno that stopped it;
+// what was taken before is handed over either way.
 template <typename Key, typename Value>
 int take_in_batches(int fd, uint32_t chunk,
                     const std::function<void(const Key&, const Value&)>& take) {
+  constexpr uint32_t kMaxChunk = 1 << 20;
   std::vector<Key> keys(chunk);
   std::vector<Value> values(chunk);
   uint64_t batch[4] = {};  // the kernel's opaque position in the map (a bucket index)
   uint64_t next_batch[4] = {};
-  for (bool first = true;; first = false) {
+  for (bool first = true;;) {
     uint32_t count = chunk;
     LIBBPF_OPTS(bpf_map_batch_opts, options);
     int result = bpf_map_lookup_and_delete_batch(fd, first ? nullptr : batch, next_batch,
                                                  keys.data(), values.data(), &count, &options);
     int error = errno;
     for (uint32_t i = 0; i < count; ++i) take(keys[i], values[i]);
+    if (result != 0 && error == ENOSPC && count == 0 && chunk < kMaxChunk) {
+      chunk *= 2;  // the next bucket holds more than a chunk: read it again, whole
+      keys.resize(chunk);
+      values.resize(chunk);
+      continue;
+    }
     if (result != 0) return error == ENOENT ? 0 : error;
     std::memcpy(batch, next_batch, sizeof(batch));
+    first = false;
   }
 }
 
@@ -113,7 +121,7 @@ void add_stack(Stacks& stacks, uint64_t id, const dormant_stack& stack) {
   stacks.try_emplace(id, stack.ips, stack.ips + depth);
 }
 
-// The kernel's two stack maps: a sample key's user stack id is in one, its kernel stack id in the
+// One set's two stack maps: a sample key's user stack id is in one, its kernel stack id in the
 // other.
 struct StackMaps {
   int user_fd;
@@ -125,8 +133,8 @@ struct StackMaps {
   }
 };
 
-// Takes every stack out of the kernel's stack maps, those `keys` name and any other (a stack whose
-// count found the counts map full), so that the maps hold only what comes after.
+// Takes every stack out of an idle set's stack maps, those `keys` name and any other (a stack whose
+// count found the counts map full), so that the maps start the set's next turn empty.
 Stacks take_stacks(StackMaps maps, const std::vector<dormant_sample_key>& keys) {
   Stacks stacks;
   // Whatever error ends the batches, the stacks the keys name are taken one by one below.
@@ -145,28 +153,6 @@ Stacks take_stacks(StackMaps maps, const std::vector<dormant_sample_key>& keys) 
     }
   }
   return stacks;
-}
-
-// Counts added while a drain ran may name a stack it took, and the program stores a stack only
-// with a new count: puts back every stack that the counts left in the kernel name. Returns how
-// many could not be put back.
-uint64_t put_back_stacks(StackMaps maps, int counts_fd, const Stacks& stacks) {
-  uint64_t failed = 0;
-  dormant_sample_key key;
-  for (int more = bpf_map_get_next_key(counts_fd, nullptr, &key); more == 0;
-       more = bpf_map_get_next_key(counts_fd, &key, &key)) {
-    for (auto [id, fd] : maps.of(key)) {
-      auto found = stacks.find(id);
-      if (found == stacks.end()) continue;
-      dormant_stack stack{};
-      stack.depth = static_cast<uint32_t>(found->second.size());
-      std::copy(found->second.begin(), found->second.end(), stack.ips);
-      if (bpf_map_update_elem(fd, &id, &stack, BPF_NOEXIST) != 0 && errno != EEXIST) {
-        ++failed;
-      }
-    }
-  }
-  return failed;
 }
 
 }  // namespace
@@ -190,17 +176,21 @@ Result<CpuSampler::Skeleton> CpuSampler::load_skeleton(const CpuSamplerOptions& 
                              : !options.cgroup_ids.empty() ? DORMANT_FILTER_CGROUPS
                                                            : DORMANT_FILTER_ALL;
   auto at_least_one = [](size_t n) { return static_cast<uint32_t>(std::max<size_t>(n, 1)); };
-  bpf_map__set_max_entries(skeleton->maps.user_stacks, options.max_stacks);
-  bpf_map__set_max_entries(skeleton->maps.kernel_stacks, options.max_stacks);
-  bpf_map__set_max_entries(skeleton->maps.counts, options.max_counted);
+  ::bpf_map* stack_maps[] = {skeleton->maps.user_stacks_0, skeleton->maps.kernel_stacks_0,
+                             skeleton->maps.user_stacks_1, skeleton->maps.kernel_stacks_1};
+  ::bpf_map* count_maps[] = {skeleton->maps.counts_0, skeleton->maps.counts_1};
+  for (::bpf_map* map : stack_maps) bpf_map__set_max_entries(map, options.max_stacks);
+  for (::bpf_map* map : count_maps) bpf_map__set_max_entries(map, options.max_counted);
   bpf_map__set_max_entries(skeleton->maps.processes, options.max_processes);
   bpf_map__set_max_entries(skeleton->maps.target_pids, at_least_one(options.pids.size()));
   bpf_map__set_max_entries(skeleton->maps.target_cgroups, at_least_one(options.cgroup_ids.size()));
   if (allocate_as_filled) {
-    for (::bpf_map* map : {skeleton->maps.user_stacks, skeleton->maps.kernel_stacks,
-                           skeleton->maps.counts, skeleton->maps.processes}) {
+    auto allocate_as_filled = [](::bpf_map* map) {
       bpf_map__set_map_flags(map, bpf_map__map_flags(map) | BPF_F_NO_PREALLOC);
-    }
+    };
+    std::for_each(std::begin(stack_maps), std::end(stack_maps), allocate_as_filled);
+    std::for_each(std::begin(count_maps), std::end(count_maps), allocate_as_filled);
+    allocate_as_filled(skeleton->maps.processes);
   }
   auto loaded =
       with_libbpf_log("load the eBPF sampler", [&] { return cpu_sampler::load(skeleton.get()); });
@@ -312,27 +302,40 @@ Result<int> CpuSampler::poll_images(std::chrono::milliseconds timeout, int wake_
   return consumed;
 }
 
+Result<uint32_t> CpuSampler::flip_sets() {
+  uint32_t idle = skeleton_->bss->active_set;
+  __atomic_store_n(&skeleton_->bss->active_set, 1 - idle, __ATOMIC_SEQ_CST);
+  // The kernel waits for every running program before it answers an update of a map of maps.
+  uint32_t zero = 0;
+  int slot = bpf_map__fd(skeleton_->maps.fence_slot);
+  if (bpf_map_update_elem(bpf_map__fd(skeleton_->maps.program_fence), &zero, &slot, BPF_ANY) != 0) {
+    // The set stays as it is, its samples taken by a later drain.
+    return Error::from_errno("waiting for the eBPF sampler's running programs");
+  }
+  return idle;
+}
+
 Result<void> CpuSampler::drain(const std::function<void(const CountedStack&)>& on_stack) {
+  auto idle = flip_sets();
+  if (!idle) return idle.error();
+  auto& maps = skeleton_->maps;
+  int counts_fd = bpf_map__fd(*idle == 0 ? maps.counts_0 : maps.counts_1);
+  StackMaps stack_maps{bpf_map__fd(*idle == 0 ? maps.user_stacks_0 : maps.user_stacks_1),
+                       bpf_map__fd(*idle == 0 ? maps.kernel_stacks_0 : maps.kernel_stacks_1)};
   std::vector<dormant_sample_key> keys;
   std::vector<uint64_t> counts;
-  int counts_fd = bpf_map__fd(skeleton_->maps.counts);
   int error = take_in_batches<dormant_sample_key, uint64_t>(
       counts_fd, 1024, [&](const dormant_sample_key& key, const uint64_t& count) {
         keys.push_back(key);
         counts.push_back(count);
       });
-  // ENOSPC: a bucket holds more than a batch (stacks counted while this drain ran); the rest
-  // waits for the next snapshot. What was taken out of the kernel is delivered, not lost with an
-  // error.
-  if (error != 0 && error != ENOSPC) {
+  // What was taken out of the kernel is delivered, not lost with an error; the rest waits for
+  // the set's next drain.
+  if (error != 0) {
     if (keys.empty()) return Error::from_errno("draining the eBPF sampler's counts", error);
     spdlog::warn("ebpf: draining the counts stopped early: {}", std::strerror(error));
   }
-
-  StackMaps stack_maps{bpf_map__fd(skeleton_->maps.user_stacks),
-                       bpf_map__fd(skeleton_->maps.kernel_stacks)};
   Stacks stacks = take_stacks(stack_maps, keys);
-  stacks_not_put_back_ += put_back_stacks(stack_maps, counts_fd, stacks);
   auto frames_of = [&](uint64_t id, std::span<const uint64_t>& frames, bool& lost) {
     if (id == DORMANT_STACK_NONE) return;
     auto found = stacks.find(id);
@@ -371,7 +374,6 @@ SamplerDrops CpuSampler::take_drops() {
   if (bpf_map_lookup_elem(bpf_map__fd(skeleton_->maps.drops), &zero, per_cpu.data()) != 0) {
     return drops;
   }
-  drops.stacks_full = stacks_not_put_back_;
   for (const dormant_drops& cpu : per_cpu) {
     drops.counts_full += cpu.counts_full;
     drops.stacks_full += cpu.stacks_full;

@@ -23,9 +23,10 @@ struct CpuSamplerOptions {
   int frequency_hz = 11;
   std::vector<int> pids;             // filter on these processes; empty: no pid filter
   std::vector<uint64_t> cgroup_ids;  // or on these cgroup v2 ids; empty: no cgroup filter
-  uint32_t max_stacks = 16384;       // distinct user stacks per snapshot, and as many kernel ones
-  uint32_t max_counted = 16384;      // distinct {process, user stack, kernel stack} per snapshot
-  uint32_t max_processes = 32768;    // process images tracked per session
+  // Per snapshot; the kernel holds two sets of these maps (one filled while the other is drained).
+  uint32_t max_stacks = 16384;     // distinct user stacks per snapshot, and as many kernel ones
+  uint32_t max_counted = 16384;    // distinct {process, user stack, kernel stack} per snapshot
+  uint32_t max_processes = 32768;  // process images tracked per session
 };
 
 // A process image the program saw for the first time (a new process, or one that exec'd).
@@ -77,8 +78,9 @@ class CpuSampler {
   Result<int> poll_images(std::chrono::milliseconds timeout, int wake_fd,
                           const std::function<void(const ProcessImage&)>& on_image);
 
-  // Takes every counted stack out of the kernel's maps (they start empty again) and hands each
-  // to `on_stack`.
+  // Takes every stack counted since the previous drain out of the kernel and hands each to
+  // `on_stack`. Sampling goes on meanwhile, into the other set of maps, so no sample loses its
+  // stack to a drain.
   Result<void> drain(const std::function<void(const CountedStack&)>& on_stack);
   // Forgets processes that have exited, so that their slots serve new ones and a pid used again
   // starts a new image.
@@ -104,14 +106,16 @@ class CpuSampler {
   // Opens the program, sizes its maps (allocating their entries as they fill, or all at load) and
   // loads it into the kernel.
   static Result<Skeleton> load_skeleton(const CpuSamplerOptions& options, bool allocate_as_filled);
+  // Sends samples to the other set of maps, waits until none can reach the one they went to, and
+  // returns that one, idle now.
+  Result<uint32_t> flip_sets();
 
   Skeleton skeleton_;
   std::vector<std::unique_ptr<::bpf_link, LinkDeleter>> links_;  // each owns its perf event
   std::unique_ptr<::ring_buffer, RingDeleter> ring_;
   std::function<void(const ProcessImage&)> on_image_;  // during poll_images() only
   std::string event_;
-  SamplerDrops reported_;             // the totals the previous take_drops() saw
-  uint64_t stacks_not_put_back_ = 0;  // by drain(), for want of room: stacks_full too
+  SamplerDrops reported_;  // the totals the previous take_drops() saw
 };
 
 }  // namespace dormant::profilers::ebpf

@@ -148,6 +148,77 @@ TEST_F(EbpfSamplerTest, ThousandsOfDistinctStacksAreAllKeptWhileTheMapHasRoom) {
   EXPECT_EQ(drops.total(), 0u);
 }
 
+// Two processes of many stacks sampled at 999 Hz while the test drains as fast as it can: every
+// sample counted while a drain runs lands in the other set of maps, so each one comes out with
+// its stack, and none is dropped.
+TEST_F(EbpfSamplerTest, DrainingWhileSamplesPourInLosesNoStack) {
+  std::vector<std::unique_ptr<Subprocess>> workloads;
+  CpuSamplerOptions options;
+  options.frequency_hz = 999;
+  for (int i = 0; i < 2; ++i) {
+    SpawnOptions spawn;
+    spawn.argv = {MANY_STACKS, "4", "10"};
+    auto workload = Subprocess::spawn(spawn);
+    ASSERT_TRUE(workload.ok()) << workload.error().message();
+    options.pids.push_back((*workload)->pid());
+    workloads.push_back(std::move(*workload));
+  }
+  auto sampler = CpuSampler::make(options);
+  ASSERT_TRUE(sampler.ok()) << sampler.error().message();
+  uint64_t samples = 0, lost = 0, without_user_stack = 0;
+  int drains = 0;
+  for (auto until = SteadyClock::now() + 3s; SteadyClock::now() < until; ++drains) {
+    auto drained = (*sampler)->drain([&](const CountedStack& stack) {
+      samples += stack.count;
+      if (stack.user_lost || stack.kernel_lost) lost += stack.count;
+      if (stack.user.empty()) without_user_stack += stack.count;
+    });
+    ASSERT_TRUE(drained.ok()) << drained.error().message();
+  }
+  SamplerDrops drops = (*sampler)->take_drops();
+  std::cout << drains << " drains in 3 s took " << samples << " samples, " << lost
+            << " without their stack, " << without_user_stack << " in the kernel only; "
+            << drops.total() << " dropped\n";
+  EXPECT_GE(drains, 20);
+  EXPECT_GE(samples, 1000u);
+  EXPECT_EQ(lost, 0u);
+  EXPECT_EQ(drops.total(), 0u);
+}
+
+// A counts map of one entry: each set's turn counts one stack, and the stacks of the samples that
+// found no room are stored all the same (a stack is stored before its count). The drain frees
+// those too, so every turn's counted stack finds room in a stack map of 64; were they kept, the
+// map would be full of them from the second turn on.
+TEST_F(EbpfSamplerTest, StacksOfSamplesTheCountsMapRefusedAreFreedByTheDrain) {
+  SpawnOptions spawn;
+  spawn.argv = {MANY_STACKS, "4", "10"};
+  auto workload = Subprocess::spawn(spawn);
+  ASSERT_TRUE(workload.ok()) << workload.error().message();
+  CpuSamplerOptions options;
+  options.frequency_hz = 999;
+  options.pids = {(*workload)->pid()};
+  options.max_counted = 1;
+  options.max_stacks = 64;
+  auto sampler = CpuSampler::make(options);
+  ASSERT_TRUE(sampler.ok()) << sampler.error().message();
+  int turns_with_a_stack = 0, turns_with_a_lost_stack = 0;
+  for (int drain = 0; drain < 8; ++drain) {
+    std::this_thread::sleep_for(250ms);
+    auto drained = (*sampler)->drain([&](const CountedStack& stack) {
+      if (stack.user_lost) ++turns_with_a_lost_stack;
+      if (!stack.user.empty()) ++turns_with_a_stack;
+    });
+    ASSERT_TRUE(drained.ok()) << drained.error().message();
+  }
+  SamplerDrops drops = (*sampler)->take_drops();
+  std::cout << turns_with_a_stack << " of 8 turns counted a stack, " << turns_with_a_lost_stack
+            << " lost theirs; " << drops.counts_full << " samples found the counts map full, "
+            << drops.stacks_full << " a stack map\n";
+  EXPECT_GE(turns_with_a_stack, 7) << "the first drain may come before the first sample";
+  EXPECT_EQ(turns_with_a_lost_stack, 0);
+  EXPECT_GT(drops.counts_full, 0u);
+}
+
 // The verifier takes hash maps that allocate as they fill in perf_event programs from 6.1 on:
 // there the probe must say yes (a backport may make an older kernel say yes as well).
 TEST_F(EbpfSamplerTest, TheVerifierProbeFindsMapsThatAllocateAsTheyFillFromLinux61) {
