@@ -6,7 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
-#include "profilers/system/docker_cgroups.h"
+#include "profilers/system/container_cgroups.h"
 
 namespace dormant::profilers::system {
 namespace {

@@ -1,51 +1,258 @@
 #include "profilers/system/containers.h"
 
+#include <array>
+#include <cerrno>
+#include <exception>
+#include <system_error>
+#include <utility>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
-#include "common/atomic_file.h"
-#include "profilers/system/docker_cgroups.h"
+#include "common/unique_fd.h"
 
 namespace dormant::profilers::system {
 namespace {
 
+namespace fs = std::filesystem;
+using nlohmann::json;
+
 constexpr size_t kShortIdLength = 12;  // as `docker ps` shows ids
 constexpr size_t kMaxNameLength = 256;
+constexpr size_t kMaxKubernetesPartLength = 253;  // a DNS subdomain, the longest object name
+// The runtimes' files are outside input: read no more than this of one.
+constexpr off_t kMaxConfigBytes = off_t{1} << 20;          // config.v2.json, OCI config.json
+constexpr off_t kMaxContainersJsonBytes = off_t{8} << 20;  // one entry per container on the host
+constexpr size_t kMaxStorageEntries = 16384;
+constexpr size_t kMaxContainerdNamespaces = 64;
+constexpr size_t kMaxCachedNames = 4096;
+constexpr std::string_view kStorageContainers = "overlay-containers";
+
+// A name becomes a frame of every stack: no separator, no line break or other control
+// character, no giant.
+bool usable(std::string_view name, size_t max_length) {
+  if (name.empty() || name.size() > max_length) return false;
+  for (char c : name) {
+    if (c == ';' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> usable_name(std::string name) {
+  if (!usable(name, kMaxNameLength)) return std::nullopt;
+  return name;
+}
+
+// `object[key]` when it is a string.
+std::optional<std::string_view> string_at(const json& object, std::string_view key) {
+  if (!object.is_object()) return std::nullopt;
+  auto found = object.find(key);
+  if (found == object.end() || !found->is_string()) return std::nullopt;
+  return std::string_view(found->get_ref<const json::string_t&>());
+}
+
+// "<namespace>/<pod>/<container>", when all three are there and fit in a path-like name.
+std::optional<std::string> kubernetes_name(std::optional<std::string_view> pod_namespace,
+                                           std::optional<std::string_view> pod,
+                                           std::optional<std::string_view> container) {
+  std::string name;
+  for (const auto& part : {pod_namespace, pod, container}) {
+    if (!part || !usable(*part, kMaxKubernetesPartLength) ||
+        part->find('/') != std::string_view::npos) {
+      return std::nullopt;
+    }
+    if (!name.empty()) name += '/';
+    name += *part;
+  }
+  return name;
+}
+
+// The same from the kubelet's labels (docker's Config.Labels, CRI-O's annotations).
+std::optional<std::string> kubelet_labels_name(const json& labels) {
+  return kubernetes_name(string_at(labels, "io.kubernetes.pod.namespace"),
+                         string_at(labels, "io.kubernetes.pod.name"),
+                         string_at(labels, "io.kubernetes.container.name"));
+}
+
+json parse_object(std::string_view text) {
+  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return parsed.is_object() ? std::move(parsed) : json();
+}
+
+using Found = ContainerNames::Found;
+
+Found docker_found(std::string_view config_json) {
+  json config = parse_object(config_json);
+  if (config.is_null()) return {};
+  if (auto section = config.find("Config"); section != config.end() && section->is_object()) {
+    if (auto labels = section->find("Labels"); labels != section->end()) {
+      if (auto name = kubelet_labels_name(*labels)) return {std::move(name), true};
+    }
+  }
+  std::optional<std::string_view> name = string_at(config, "Name");
+  if (!name) return {std::nullopt, true};
+  if (name->starts_with('/')) name->remove_prefix(1);
+  return {usable_name(std::string(*name)), true};
+}
+
+Found oci_bundle_found(std::string_view config_json) {
+  json config = parse_object(config_json);
+  if (config.is_null()) return {};
+  auto annotations = config.find("annotations");
+  if (annotations == config.end() || !annotations->is_object()) return {std::nullopt, true};
+  // containerd's CRI plugin. A pod's sandbox (its pause process) has no container name: "POD",
+  // as the kubelet calls it.
+  std::optional<std::string_view> container =
+      string_at(*annotations, "io.kubernetes.cri.container-type") == "sandbox"
+          ? std::optional<std::string_view>("POD")
+          : string_at(*annotations, "io.kubernetes.cri.container-name");
+  if (auto name =
+          kubernetes_name(string_at(*annotations, "io.kubernetes.cri.sandbox-namespace"),
+                          string_at(*annotations, "io.kubernetes.cri.sandbox-name"), container)) {
+    return {std::move(name), true};
+  }
+  // CRI-O: the kubelet's labels, copied into the annotations.
+  if (auto name = kubelet_labels_name(*annotations)) return {std::move(name), true};
+  if (auto name = string_at(*annotations, "nerdctl/name")) {
+    return {usable_name(std::string(*name)), true};
+  }
+  return {std::nullopt, true};
+}
+
+// An open file that is a regular one of at most `max_bytes`: not a link (the last component),
+// not a FIFO that would block, not a giant.
+struct OpenedFile {
+  UniqueFd fd;
+  struct stat info {};
+};
+
+std::optional<OpenedFile> open_bounded(const fs::path& path, off_t max_bytes) {
+  OpenedFile file{UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK))};
+  if (!file.fd || ::fstat(file.fd.get(), &file.info) != 0 || !S_ISREG(file.info.st_mode) ||
+      file.info.st_size > max_bytes) {
+    return std::nullopt;
+  }
+  return file;
+}
+
+// Its content, or nullopt when it grows past `max_bytes` while read or a read fails.
+std::optional<std::string> read_bounded(const OpenedFile& file, off_t max_bytes) {
+  std::string content;
+  content.reserve(static_cast<size_t>(file.info.st_size));
+  std::array<char, 16384> buffer;
+  for (;;) {
+    ssize_t n = ::read(file.fd.get(), buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::nullopt;
+    }
+    if (n == 0) return content;
+    if (content.size() + static_cast<size_t>(n) > static_cast<size_t>(max_bytes)) {
+      return std::nullopt;
+    }
+    content.append(buffer.data(), static_cast<size_t>(n));
+  }
+}
+
+std::optional<std::string> read_bounded(const fs::path& path, off_t max_bytes) {
+  auto file = open_bounded(path, max_bytes);
+  if (!file) return std::nullopt;
+  return read_bounded(*file, max_bytes);
+}
+
+Found from_docker(const fs::path& root, const std::string& id) {
+  auto config = read_bounded(root / "containers" / id / "config.v2.json", kMaxConfigBytes);
+  return config ? docker_found(*config) : Found{};
+}
+
+Found from_containerd(const std::vector<fs::path>& roots, const std::string& id) {
+  for (const fs::path& tasks : roots) {
+    std::error_code error;
+    fs::directory_iterator namespaces(tasks, error);
+    size_t seen = 0;
+    for (; !error && namespaces != fs::directory_iterator() && seen < kMaxContainerdNamespaces;
+         namespaces.increment(error), ++seen) {
+      auto config = read_bounded(namespaces->path() / id / "config.json", kMaxConfigBytes);
+      // Ids are unique across namespaces: this bundle is the container's, named or not.
+      if (config) return oci_bundle_found(*config);
+    }
+  }
+  return {};
+}
+
+Found from_storage_bundles(const std::vector<fs::path>& roots, const std::string& id) {
+  Found found;
+  for (const fs::path& root : roots) {
+    auto config =
+        read_bounded(root / kStorageContainers / id / "userdata" / "config.json", kMaxConfigBytes);
+    if (!config) continue;
+    Found bundle = oci_bundle_found(*config);
+    if (bundle.name) return bundle;
+    found.settled = found.settled || bundle.settled;
+  }
+  return found;
+}
 
 // The container of one cgroup path: the path itself or the nearest ancestor that is a
 // container's own cgroup ("/system.slice/docker-<id>.scope/init" → <id>).
-std::optional<std::string> container_in_path(std::string_view path) {
+std::optional<ContainerCgroup> container_in_path(std::string_view path) {
   for (size_t end = path.size(); end != 0 && end != std::string_view::npos;
        end = path.rfind('/', end - 1)) {
-    if (auto id = docker_container_id(path.substr(0, end))) return id;
+    if (auto container = container_cgroup(path.substr(0, end))) return container;
   }
   return std::nullopt;
 }
 
 }  // namespace
 
-std::optional<std::string> docker_container_of(const ProcessCgroups& cgroups) {
+std::optional<ContainerCgroup> container_of(const ProcessCgroups& cgroups) {
   if (cgroups.unified) {
-    if (auto id = container_in_path(*cgroups.unified)) return id;
+    if (auto container = container_in_path(*cgroups.unified)) return container;
   }
   for (const auto& [controller, path] : cgroups.v1) {
-    if (auto id = container_in_path(path)) return id;
+    if (auto container = container_in_path(path)) return container;
   }
   return std::nullopt;
 }
 
 std::optional<std::string> docker_container_name(std::string_view config_json) {
-  auto config = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
-  if (!config.is_object()) return std::nullopt;
-  auto name = config.find("Name");
-  if (name == config.end() || !name->is_string()) return std::nullopt;
-  std::string text = name->get<std::string>();
-  if (text.starts_with('/')) text.erase(0, 1);
-  // The name becomes a frame of every stack: no separator, no line break, no giant.
-  if (text.empty() || text.size() > kMaxNameLength ||
-      text.find_first_of(";\n\r") != std::string::npos) {
-    return std::nullopt;
+  return docker_found(config_json).name;
+}
+
+std::optional<std::string> oci_bundle_name(std::string_view config_json) {
+  return oci_bundle_found(config_json).name;
+}
+
+std::map<std::string, std::string, std::less<>> storage_container_names(
+    std::string_view containers_json) {
+  // Only "id" and "names" of each entry are kept while parsing: the rest (layers, metadata,
+  // big-data digests) is most of the file.
+  auto keep = [](int depth, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::key && depth == 2) {
+      return parsed == "id" || parsed == "names";
+    }
+    return true;
+  };
+  json entries = json::parse(containers_json, keep, /*allow_exceptions=*/false);
+  std::map<std::string, std::string, std::less<>> names;
+  if (!entries.is_array()) return names;
+  for (const json& entry : entries) {
+    if (names.size() == kMaxStorageEntries) break;
+    std::optional<std::string_view> id = string_at(entry, "id");
+    if (!id || !is_container_id(*id)) continue;
+    auto entry_names = entry.find("names");
+    if (entry_names == entry.end() || !entry_names->is_array() || entry_names->empty() ||
+        !entry_names->front().is_string()) {
+      continue;
+    }
+    if (auto name = usable_name(entry_names->front().get<std::string>())) {
+      names.emplace(*id, std::move(*name));
+    }
   }
-  return text;
+  return names;
 }
 
 std::string ContainerNames::of_pid(pid_t pid) {
@@ -53,18 +260,85 @@ std::string ContainerNames::of_pid(pid_t pid) {
   if (pid <= 0) return "";
   auto cgroups = read_process_cgroups(pid);
   if (!cgroups) return "";
-  auto id = docker_container_of(*cgroups);
-  return id ? name_of(*id) : "";
+  auto container = container_of(*cgroups);
+  return container ? name_of(*container) : "";
 }
 
 std::string ContainerNames::name_of(const std::string& id) {
-  if (auto known = names_.find(id); known != names_.end()) return known->second;
-  auto config = read_file(docker_root_ / "containers" / id / "config.v2.json");
-  std::optional<std::string> name;
-  if (config) name = docker_container_name(*config);
-  // Only names are kept: a container still starting may have no state file yet.
-  if (!name) return id.substr(0, kShortIdLength);
-  return names_.emplace(id, std::move(*name)).first->second;
+  return name_of(ContainerCgroup{id, ContainerRuntime::kUnknown});
+}
+
+std::string ContainerNames::name_of(const ContainerCgroup& container) {
+  // The id goes into paths below: nothing but hex digits.
+  if (!is_container_id(container.id)) return "";
+  if (auto known = names_.find(container.id); known != names_.end()) return known->second;
+  std::string short_id = container.id.substr(0, kShortIdLength);
+  Found found;
+  try {
+    found = lookup(container);
+  } catch (const std::exception&) {
+    // A shape of file not foreseen: the short id, and another try next time.
+    return short_id;
+  }
+  // A container still starting may have no file yet: only what is settled is kept.
+  if (!found.name && !found.settled) return short_id;
+  if (names_.size() >= kMaxCachedNames) names_.clear();
+  return names_.emplace(container.id, found.name ? std::move(*found.name) : short_id).first->second;
+}
+
+ContainerNames::Found ContainerNames::lookup(const ContainerCgroup& container) {
+  const std::string& id = container.id;
+  auto storage = [&]() -> Found {
+    Found bundle = from_storage_bundles(roots_.storage, id);
+    if (bundle.name) return bundle;
+    Found index = from_storage_index(id);
+    if (index.name) return index;
+    return {std::nullopt, bundle.settled};
+  };
+  switch (container.runtime) {
+    case ContainerRuntime::kDocker:
+      return from_docker(roots_.docker, id);
+    case ContainerRuntime::kContainerd:
+      return from_containerd(roots_.containerd_tasks, id);
+    case ContainerRuntime::kCrio:
+    case ContainerRuntime::kPodman:
+      return storage();
+    case ContainerRuntime::kUnknown:
+      break;
+  }
+  // Each in turn: one runtime's files are not read when another's had the name.
+  Found docker = from_docker(roots_.docker, id);
+  if (docker.name) return docker;
+  Found containerd = from_containerd(roots_.containerd_tasks, id);
+  if (containerd.name) return containerd;
+  Found podman_or_crio = storage();
+  if (podman_or_crio.name) return podman_or_crio;
+  return {std::nullopt, docker.settled || containerd.settled || podman_or_crio.settled};
+}
+
+ContainerNames::Found ContainerNames::from_storage_index(const std::string& id) {
+  for (const fs::path& root : roots_.storage) {
+    fs::path path = root / kStorageContainers / "containers.json";
+    auto file = open_bounded(path, kMaxContainersJsonBytes);
+    if (!file) {
+      storage_indexes_.erase(path);
+      continue;
+    }
+    const struct stat& info = file->info;
+    StorageIndex& index = storage_indexes_[path];
+    if (index.device != info.st_dev || index.inode != info.st_ino || index.size != info.st_size ||
+        index.modified.tv_sec != info.st_mtim.tv_sec ||
+        index.modified.tv_nsec != info.st_mtim.tv_nsec) {
+      auto text = read_bounded(*file, kMaxContainersJsonBytes);
+      index = StorageIndex{info.st_dev, info.st_ino, info.st_size, info.st_mtim,
+                           text ? storage_container_names(*text)
+                                : std::map<std::string, std::string, std::less<>>{}};
+    }
+    if (auto name = index.names.find(id); name != index.names.end()) {
+      return {name->second, true};
+    }
+  }
+  return {};
 }
 
 }  // namespace dormant::profilers::system

@@ -1,43 +1,115 @@
-// The container a process runs in, named as gProfiler names it in a profile's container frame:
-// the docker container's name, or its short id when the name cannot be read; "" outside containers.
+// The container a process runs in, named for a profile's container frame; "" outside containers.
+//
+// Names come from the files each runtime keeps on the host, so they are known without a running
+// daemon or its socket:
+//   docker      <docker>/containers/<id>/config.v2.json: "Name" without its '/';
+//   containerd  <tasks>/<namespace>/<id>/config.json, the OCI bundle: the Kubernetes CRI
+//               annotations, or nerdctl's "nerdctl/name";
+//   CRI-O       <storage>/overlay-containers/<id>/userdata/config.json: the Kubernetes
+//               annotations;
+//   podman      (and CRI-O when that fails) the first of the container's "names" in
+//               <storage>/overlay-containers/containers.json, containers/storage's index.
+// These files are outside input: no more than 1 MiB of a config and 8 MiB of a containers.json
+// is read, links and special files are not, and an id is 64 hex digits before it is a path.
+// A Kubernetes container is named "<namespace>/<pod>/<container>" whatever its runtime (docker
+// included, from its io.kubernetes.* labels): one readable form that stays the same across the
+// container's restarts and across runtimes, and that a pod's containers share as a prefix.
+// gProfiler names CRI containers as dockershim did, "k8s_<container>_<pod>_<namespace>_<uid>_
+// <restarts>"; containerd's bundle holds no restart count, so that form cannot be rebuilt from
+// files. Any other container takes its runtime's name; where none can be read (no file yet, a
+// malformed or oversized one, a runtime or storage root not listed), its short id: the first 12
+// of its 64 hex digits, as `docker ps` shows them.
 #pragma once
 
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <sys/types.h>
 
+#include "profilers/system/container_cgroups.h"
 #include "profilers/system/process_cgroups.h"
 
 namespace dormant::profilers::system {
 
-// The 64-hex id of the docker container holding a process with these cgroups: the container's
-// own cgroup or any cgroup below it, in the v2 hierarchy or any v1 one.
-std::optional<std::string> docker_container_of(const ProcessCgroups& cgroups);
+// The container holding a process with these cgroups: the container's own cgroup or any cgroup
+// below it, in the v2 hierarchy or any v1 one (hybrid hosts often have it in v1 only).
+std::optional<ContainerCgroup> container_of(const ProcessCgroups& cgroups);
 
-// The "Name" of a docker config.v2.json without its leading '/'; nullopt when the text is not
-// such a file or the name is empty.
+// The container name in a docker config.v2.json: the Kubernetes form when its labels say it is
+// one, else "Name" without its leading '/'. nullopt when the text is not such a file or the name
+// is empty or could break a collapsed line.
 std::optional<std::string> docker_container_name(std::string_view config_json);
+
+// The container name in an OCI bundle's config.json, from its annotations: Kubernetes' (the CRI
+// plugin of containerd: io.kubernetes.cri.*; CRI-O: io.kubernetes.container.name, …pod.name,
+// …pod.namespace), else nerdctl's "nerdctl/name". nullopt when none is there or usable.
+std::optional<std::string> oci_bundle_name(std::string_view config_json);
+
+// id → first name of every container in a containers/storage containers.json (podman, CRI-O).
+// Entries without a valid id or name are left out; an empty map when the text is malformed.
+std::map<std::string, std::string, std::less<>> storage_container_names(
+    std::string_view containers_json);
+
+// Where the runtimes keep their state. Tests point them at fake trees.
+struct ContainerRoots {
+  std::filesystem::path docker = "/var/lib/docker";
+  // containerd's v2 shim bundles, one folder per namespace ("k8s.io", "default", …); k3s runs
+  // its own containerd.
+  std::vector<std::filesystem::path> containerd_tasks = {
+      "/run/containerd/io.containerd.runtime.v2.task",
+      "/run/k3s/containerd/io.containerd.runtime.v2.task"};
+  // containers/storage graph and run roots, as podman (rootful) and CRI-O keep them.
+  std::vector<std::filesystem::path> storage = {"/var/lib/containers/storage",
+                                                "/run/containers/storage"};
+};
 
 class ContainerNames {
  public:
-  // `docker_root` is the docker daemon's data root: names come from its state files, so they
-  // are known without a running daemon or its socket.
-  explicit ContainerNames(std::filesystem::path docker_root = "/var/lib/docker")
-      : docker_root_(std::move(docker_root)) {}
+  explicit ContainerNames(ContainerRoots roots = {}) : roots_(std::move(roots)) {}
+  // The docker data root given, the other runtimes' at their defaults.
+  explicit ContainerNames(std::filesystem::path docker_root)
+      : ContainerNames(ContainerRoots{.docker = std::move(docker_root)}) {}
 
-  // "" for a process outside containers or one that has exited.
+  // "" for a process outside containers or one that has exited. Never throws.
   std::string of_pid(pid_t pid);
-  // The name of the container with this id: from docker's state, else the short id.
+  // The name of this container (see the top of this file); the runtime its cgroup told, if any,
+  // says which files to read.
+  std::string name_of(const ContainerCgroup& container);
+  // The same for an id whose runtime is not known: every runtime's files are tried. "" when `id`
+  // is not 64 hex digits.
   std::string name_of(const std::string& id);
 
+  // What one lookup found: a name; or a well-formed file that holds none (the short id stands in
+  // for good); or nothing yet: no file (a container still starting), a malformed one (perhaps
+  // caught half-written), read again next time.
+  struct Found {
+    std::optional<std::string> name;
+    bool settled = false;
+  };
+
  private:
-  std::filesystem::path docker_root_;
-  // id → name, read once. Bounded by the containers that ran while the profiler did.
+  // One containers.json, parsed once per version of the file.
+  struct StorageIndex {
+    dev_t device = 0;
+    ino_t inode = 0;
+    off_t size = -1;
+    timespec modified{};
+    std::map<std::string, std::string, std::less<>> names;
+  };
+
+  Found lookup(const ContainerCgroup& container);
+  Found from_storage_index(const std::string& id);
+
+  ContainerRoots roots_;
+  // id → name, read once. Cleared when it reaches its bound: names are cheap to read again.
   std::map<std::string, std::string, std::less<>> names_;
+  std::map<std::filesystem::path, StorageIndex> storage_indexes_;
 };
 
 }  // namespace dormant::profilers::system

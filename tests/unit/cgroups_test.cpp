@@ -15,7 +15,7 @@
 #include "profilers/system/cgroup_layout.h"
 #include "profilers/system/cgroup_selection.h"
 #include "profilers/system/cgroup_usage.h"
-#include "profilers/system/docker_cgroups.h"
+#include "profilers/system/container_cgroups.h"
 #include "profilers/system/perf_cgroups.h"
 #include "profilers/system/process_cgroups.h"
 
