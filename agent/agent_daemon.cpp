@@ -121,8 +121,8 @@ Result<void> AgentDaemon::start() {
       io_, *heartbeat_client, retry_timer(config_), [this] { return heartbeat_request(); },
       [this](const heartbeat::HeartbeatResponse& answer) { on_answer(answer); });
 
-  auto orphans = journal_.fail_orphaned_sessions(host_.hostname);
-  for (const auto& id : orphans) {
+  LeftByPreviousRun left = journal_.take_previous_run(host_.hostname);
+  for (const auto& id : left.failed) {
     spdlog::warn("command {} was running when the agent stopped; reported failed", id);
   }
   auto signal_fd = termination_signal_fd();
@@ -134,6 +134,11 @@ Result<void> AgentDaemon::start() {
   spdlog::info("dormant-agent {} idle: heartbeats to {} every {} s as {}/{}", DORMANT_VERSION,
                config_.api_server, config_.heartbeat_interval_s, config_.service_name,
                host_.hostname);
+  if (left.resume) {
+    supervisor_.resume(*left.resume, left.resume_completion_owed,
+                       left.shut_down_cleanly ? "stopped its sessions and exited"
+                                              : "ended without stopping its sessions");
+  }
   heartbeats_->start();
   completions_->kick();
   if (uploads_) uploads_->kick();
@@ -288,7 +293,10 @@ void AgentDaemon::on_signal(int signal) {
   shutting_down_ = true;
   spdlog::info("{} received: ending the sessions", signal == SIGINT ? "SIGINT" : "SIGTERM");
   heartbeats_->stop();
-  supervisor_.shut_down([this] { drain(); });
+  supervisor_.shut_down([this] {
+    journal_.note_clean_shutdown();
+    drain();
+  });
 }
 
 // Gives the owed completions and profiles a few seconds to reach the server, then stops.

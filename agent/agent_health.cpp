@@ -26,7 +26,8 @@ nlohmann::json delivery(int failures, const std::string& last_error) {
 
 nlohmann::json agent_health(const HealthInputs& in) {
   nlohmann::json health = {{"state", state_name(in.supervisor.state())},
-                           {"running_commands", in.supervisor.running_commands()}};
+                           {"running_commands", in.supervisor.running_commands()},
+                           {"resumed", in.supervisor.resumed()}};
   // Children are counted by the baseline and the audits only: a count reads every process's
   // stat, most of an idle heartbeat's cost.
   if (auto usage = procfs::resource_usage(0, /*with_children=*/false, /*with_rollup=*/false);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <system_error>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -30,6 +31,51 @@ Result<std::vector<std::string>> read_ids(const nlohmann::json& body, const char
     ids.push_back(item.get<std::string>());
   }
   return ids;
+}
+
+// A pid list as the journal keeps it: 1 to 2^22 each (Linux's pid_max), at most as many as a
+// command may name.
+Result<std::vector<int>> read_pids(const nlohmann::json& list) {
+  constexpr size_t kMaxPids = 4096;
+  if (!list.is_array() || list.size() > kMaxPids) {
+    return Error::invalid_argument("continuous.pids is not a list of up to 4096 pids");
+  }
+  std::vector<int> pids;
+  for (const auto& pid : list) {
+    if (!pid.is_number_integer() || pid.get<int64_t>() < 1 || pid.get<int64_t>() > (1 << 22)) {
+      return Error::invalid_argument("continuous.pids holds " + json_text(pid) + ", not a pid");
+    }
+    pids.push_back(pid.get<int>());
+  }
+  return pids;
+}
+
+Result<ContinuousCommand> read_continuous(const nlohmann::json& entry) {
+  if (!entry.is_object()) return Error::invalid_argument("continuous is not an object");
+  ContinuousCommand command;
+  auto id = entry.find("command_id");
+  if (id == entry.end() || !id->is_string() ||
+      !heartbeat::is_uuid(id->get_ref<const std::string&>())) {
+    return Error::invalid_argument("continuous.command_id is not a command id");
+  }
+  command.command_id = id->get<std::string>();
+  auto config = entry.find("combined_config");
+  if (config == entry.end() || !config->is_object()) {
+    return Error::invalid_argument("continuous.combined_config is not an object");
+  }
+  command.combined_config = *config;
+  if (auto pids = entry.find("pids"); pids != entry.end() && !pids->is_null()) {
+    auto read = read_pids(*pids);
+    if (!read) return std::move(read).take_error();
+    command.pids = std::move(*read);
+  }
+  return command;
+}
+
+nlohmann::json to_json(const ContinuousCommand& command) {
+  return {{"command_id", command.command_id},
+          {"combined_config", command.combined_config},
+          {"pids", command.pids ? nlohmann::json(*command.pids) : nlohmann::json()}};
 }
 
 }  // namespace
@@ -89,6 +135,16 @@ Result<void> CommandJournal::load(const std::string& text) try {
     }
     last_command_id_ = last->get<std::string>();
   }
+  if (auto continuous = body.find("continuous");
+      continuous != body.end() && !continuous->is_null()) {
+    auto command = read_continuous(*continuous);
+    if (!command) return std::move(command).take_error();
+    continuous_ = std::move(*command);
+  }
+  if (auto clean = body.find("shut_down_cleanly"); clean != body.end()) {
+    if (!clean->is_boolean()) return Error::invalid_argument("shut_down_cleanly is not a boolean");
+    shut_down_cleanly_ = clean->get<bool>();
+  }
   if (auto owed = body.find("owed"); owed != body.end()) {
     if (!owed->is_array()) return Error::invalid_argument("owed is not a list");
     for (const auto& item : *owed) {
@@ -112,6 +168,8 @@ void CommandJournal::save() {
       {"last_command_id", last_command_id_ ? nlohmann::json(*last_command_id_) : nlohmann::json()},
       {"pending", pending_},
       {"sessions", sessions_},
+      {"continuous", continuous_ ? to_json(*continuous_) : nlohmann::json()},
+      {"shut_down_cleanly", shut_down_cleanly_},
       {"owed", std::move(owed)}};
   auto written = write_file_atomically(path_, json_text(body) + "\n", 0600);
   if (!written && !save_failing_) {
@@ -157,6 +215,23 @@ void CommandJournal::remove_session(const std::string& command_id) {
   if (erased > 0) save();
 }
 
+void CommandJournal::set_continuous(ContinuousCommand command) {
+  if (continuous_ == command) return;
+  continuous_ = std::move(command);
+  save();
+}
+
+void CommandJournal::end_continuous(const std::string& command_id) {
+  if (!continuous_ || continuous_->command_id != command_id) return;
+  continuous_.reset();
+  save();
+}
+
+void CommandJournal::note_clean_shutdown() {
+  shut_down_cleanly_ = true;
+  save();
+}
+
 void CommandJournal::settle(const std::string& command_id) {
   auto erased =
       std::erase_if(owed_, [&](const auto& owed) { return owed.command_id == command_id; });
@@ -173,23 +248,35 @@ void CommandJournal::owe_failure(const std::string& command_id, const std::strin
   record_unsaved(std::move(failed));
 }
 
-std::vector<std::string> CommandJournal::fail_orphaned_sessions(const std::string& hostname) {
-  std::vector<std::string> sessions = std::move(sessions_);
-  std::vector<std::string> pending = std::move(pending_);
-  sessions_.clear();
-  pending_.clear();
-  std::vector<std::string> orphans;
+LeftByPreviousRun CommandJournal::take_previous_run(const std::string& hostname) {
+  LeftByPreviousRun left;
+  left.shut_down_cleanly = std::exchange(shut_down_cleanly_, false);
+  std::vector<std::string> sessions = std::exchange(sessions_, {});
+  std::vector<std::string> pending = std::exchange(pending_, {});
+  if (continuous_) {
+    left.resume = continuous_;
+    // Its start is reported once, by whichever run sees it take effect.
+    left.resume_completion_owed =
+        std::find(pending.begin(), pending.end(), continuous_->command_id) != pending.end();
+    if (left.resume_completion_owed) pending_.push_back(continuous_->command_id);
+  }
+  auto resumed = [&](const std::string& id) {
+    return left.resume && left.resume->command_id == id;
+  };
   for (const auto& id : sessions) {
+    if (resumed(id)) continue;
     owe_failure(id, hostname, "agent restarted during session");
-    orphans.push_back(id);
+    left.failed.push_back(id);
   }
   for (const auto& id : pending) {
-    if (std::find(orphans.begin(), orphans.end(), id) != orphans.end()) continue;
+    if (resumed(id) || std::find(left.failed.begin(), left.failed.end(), id) != left.failed.end()) {
+      continue;
+    }
     owe_failure(id, hostname, "agent restarted before the command took effect");
-    orphans.push_back(id);
+    left.failed.push_back(id);
   }
-  if (!orphans.empty()) save();
-  return orphans;
+  if (!left.failed.empty() || left.shut_down_cleanly) save();
+  return left;
 }
 
 }  // namespace dormant::agent

@@ -1,8 +1,9 @@
 // What the agent remembers across a restart, in one JSON file under --state-dir: the command ids
 // it has received and executed (the server re-sends the current command on every heartbeat, and
 // a restarted agent must not run it again), the commands accepted but not yet carried out and the
-// sessions running now (both reported failed when the agent died meanwhile), and the completions
-// the server has not yet acknowledged.
+// sessions running now (both reported failed when the agent died meanwhile), the continuous
+// command in force (resumed by the next agent: only a stop or a newer command ends it), and the
+// completions the server has not yet acknowledged.
 //
 // Every change is written at once, atomically; a write that fails is logged and retried with the
 // next change, and the agent goes on with what it holds in memory.
@@ -16,12 +17,32 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "agent/command_id_ring.h"
 #include "common/result.h"
 #include "heartbeat/delivery_queues.h"
 #include "heartbeat/protocol/protocol.h"
 
 namespace dormant::agent {
+
+// A continuous start command in force, as the next agent needs it to start it again.
+struct ContinuousCommand {
+  std::string command_id;
+  nlohmann::json combined_config = nlohmann::json::object();
+  // Set once process-level stops have taken pids out of the command's own.
+  std::optional<std::vector<int>> pids;
+
+  friend bool operator==(const ContinuousCommand&, const ContinuousCommand&) = default;
+};
+
+// What the previous run of the agent left, as the next one finds it.
+struct LeftByPreviousRun {
+  std::vector<std::string> failed;  // its sessions and accepted commands, now reported failed
+  std::optional<ContinuousCommand> resume;
+  bool resume_completion_owed = false;  // the previous run never reported its start
+  bool shut_down_cleanly = false;       // it ended by SIGTERM, its sessions stopped
+};
 
 class CommandJournal final : public heartbeat::CompletionQueue {
  public:
@@ -48,6 +69,13 @@ class CommandJournal final : public heartbeat::CompletionQueue {
   void remove_session(const std::string& command_id);
   const std::vector<std::string>& sessions() const { return sessions_; }
 
+  // The continuous command in force (one: a newer one replaces it), and its end for good.
+  void set_continuous(ContinuousCommand command);
+  void end_continuous(const std::string& command_id);
+  const std::optional<ContinuousCommand>& continuous() const { return continuous_; }
+  // The agent stopped its sessions and exits: written so that the next run can say so.
+  void note_clean_shutdown();
+
   // Completions owed to the server, oldest first; one per command id (a newer one replaces it).
   void settle(const std::string& command_id) override;
   const std::deque<heartbeat::CommandCompletion>& owed() const { return owed_; }
@@ -57,8 +85,9 @@ class CommandJournal final : public heartbeat::CompletionQueue {
 
   // For what the previous run of the agent left undone: owes a failed completion for each
   // session it left running ("agent restarted during session") and each command it had accepted
-  // but not carried out, and forgets them. Returns their ids.
-  std::vector<std::string> fail_orphaned_sessions(const std::string& hostname);
+  // but not carried out, and forgets them, except the continuous command in force, which is to be
+  // resumed.
+  LeftByPreviousRun take_previous_run(const std::string& hostname);
 
   const std::filesystem::path& path() const { return path_; }
 
@@ -77,6 +106,8 @@ class CommandJournal final : public heartbeat::CompletionQueue {
   std::optional<std::string> last_command_id_;
   std::vector<std::string> pending_;
   std::vector<std::string> sessions_;
+  std::optional<ContinuousCommand> continuous_;
+  bool shut_down_cleanly_ = false;
   std::deque<heartbeat::CommandCompletion> owed_;
   bool save_failing_ = false;
 };

@@ -94,7 +94,7 @@ void Supervisor::on_command(const std::string& command_id,
   }
   spdlog::info("command {}: {}", command_id, command.combined_config.dump());
   if (parsed->command_type == heartbeat::CommandType::kStart) {
-    start(command_id, received, *parsed);
+    start(command_id, received, *parsed, command.combined_config);
   } else if (parsed->stop_level == heartbeat::StopLevel::kProcess && !parsed->pids.empty()) {
     stop_processes(command_id, received, parsed->pids);
   } else {
@@ -103,13 +103,14 @@ void Supervisor::on_command(const std::string& command_id,
 }
 
 void Supervisor::start(const std::string& command_id, Clock::time_point received,
-                       const heartbeat::CommandConfig& command) {
+                       const heartbeat::CommandConfig& command,
+                       const nlohmann::json& combined_config) {
   auto plan = plan_for_command(agent_, command);
   if (!plan) {
     spdlog::error("command {} refused: {}", command_id, plan.error().message());
     return complete(command_id, received, plan.error().message());
   }
-  Waiting waiting{SessionSpec{command_id, std::move(*plan)}, received, true};
+  Waiting waiting{SessionSpec{command_id, std::move(*plan)}, received, true, combined_config};
   if (!waiting.spec.plan.continuous) {
     if (queued_one_shots_.size() >= kMaxQueuedOneShots) {
       return complete(
@@ -119,6 +120,12 @@ void Supervisor::start(const std::string& command_id, Clock::time_point received
     queued_one_shots_.push_back(std::move(waiting));
     return schedule();
   }
+  start_continuous(std::move(waiting));
+}
+
+void Supervisor::start_continuous(Waiting waiting) {
+  const std::string& command_id = waiting.spec.command_id;
+  keep_in_force(waiting);  // from now on, even if the agent dies before it runs
   if (slots_[kContinuous]) {
     spdlog::info("command {} replaces the continuous session of {}", command_id,
                  slots_[kContinuous]->command.spec.command_id);
@@ -132,6 +139,27 @@ void Supervisor::start(const std::string& command_id, Clock::time_point received
     return;
   }
   launch(kContinuous, std::move(waiting));
+}
+
+void Supervisor::resume(const ContinuousCommand& command, bool completion_owed,
+                        const std::string& after) {
+  auto received = Clock::now();
+  auto refuse = [&](const std::string& why) {
+    spdlog::error("the continuous command {} cannot be resumed: {}", command.command_id, why);
+    journal_.end_continuous(command.command_id);
+    if (completion_owed) complete(command.command_id, received, why);
+  };
+  auto parsed = heartbeat::parse_combined_config(command.combined_config, "start");
+  if (!parsed) return refuse(parsed.error().message());
+  if (!parsed->continuous) return refuse("the journal holds it, but it is not continuous");
+  auto plan = plan_for_command(agent_, *parsed);
+  if (!plan) return refuse(plan.error().message());
+  if (command.pids) plan->profiling.pids = *command.pids;
+  spdlog::info("resuming the continuous session of {}: the previous agent {}", command.command_id,
+               after);
+  resumed_ = {{"command_id", command.command_id}, {"previous_agent", after}};
+  start_continuous(Waiting{SessionSpec{command.command_id, std::move(*plan)}, received,
+                           completion_owed, command.combined_config});
 }
 
 void Supervisor::stop_host(const std::string& command_id, Clock::time_point received) {
@@ -230,8 +258,15 @@ void Supervisor::stop_slot(Slot slot, SlotState next, const std::string& why) {
   if (was_running) active.session->request_stop();
 }
 
+void Supervisor::keep_in_force(const Waiting& command) {
+  ContinuousCommand in_force{command.spec.command_id, command.combined_config, std::nullopt};
+  if (!command.spec.plan.profiling.pids.empty()) in_force.pids = command.spec.plan.profiling.pids;
+  journal_.set_continuous(std::move(in_force));
+}
+
 void Supervisor::launch(Slot slot, Waiting command) {
   journal_.add_session(command.spec.command_id);
+  if (slot == kContinuous) keep_in_force(command);
   uint64_t generation = ++generations_;
   SessionEvents events{
       [this, slot, generation](const SessionStarted& started) {
@@ -284,6 +319,7 @@ void Supervisor::on_ended(Slot slot, uint64_t generation, const SessionEnded& se
     launch(slot, std::move(next->replacement));
   } else {
     journal_.remove_session(id);
+    if (std::holds_alternative<StoppingThenNothing>(ended.state)) journal_.end_continuous(id);
   }
   schedule();
 }
@@ -331,6 +367,7 @@ void Supervisor::schedule() {
 void Supervisor::drop_paused(const std::string& why) {
   cancel(*paused_continuous_, why);
   journal_.remove_session(paused_continuous_->spec.command_id);
+  journal_.end_continuous(paused_continuous_->spec.command_id);
   paused_continuous_.reset();
 }
 
@@ -363,10 +400,22 @@ void Supervisor::shut_down(std::function<void()> done) {
   shut_down_done_ = std::move(done);
   for (auto& queued : queued_one_shots_) cancel(queued, "the agent is shutting down");
   queued_one_shots_.clear();
-  if (paused_continuous_) drop_paused("the agent is shutting down");
-  for (Slot slot : kSlots) {
-    if (slots_[slot]) stop_slot(slot, StoppingThenNothing{}, "the agent is shutting down");
+  // The continuous command stays in force: paused, or about to replace the running one, it is
+  // what the next run resumes; its completion, if owed, is owed by that run.
+  if (paused_continuous_) {
+    keep_in_force(*paused_continuous_);
+    journal_.remove_session(paused_continuous_->spec.command_id);
+    paused_continuous_.reset();
   }
+  if (auto& continuous = slots_[kContinuous]) {
+    if (auto* next = std::get_if<StoppingThenReplacement>(&continuous->state)) {
+      keep_in_force(next->replacement);
+      continuous->state = StoppingForShutdown{};
+    } else if (!std::holds_alternative<StoppingThenNothing>(continuous->state)) {
+      stop_slot(kContinuous, StoppingForShutdown{}, "");
+    }
+  }
+  if (slots_[kOneShot]) stop_slot(kOneShot, StoppingThenNothing{}, "the agent is shutting down");
   schedule();
 }
 

@@ -45,7 +45,11 @@ class Supervisor {
 
   // A command from a heartbeat answer. One whose id was received before is ignored.
   void on_command(const std::string& command_id, const heartbeat::ProfilingCommand& command);
-  // Ends every session (SIGTERM); `done` runs once all have ended.
+  // Starts again the continuous command the previous run of the agent had in force (read from
+  // the journal), with no completion unless `completion_owed`; `after` says how that run ended.
+  void resume(const ContinuousCommand& command, bool completion_owed, const std::string& after);
+  // Ends every session (SIGTERM); `done` runs once all have ended. The continuous command in force
+  // stays in the journal, for the next run to resume.
   void shut_down(std::function<void()> done);
 
   State state() const;
@@ -55,6 +59,8 @@ class Supervisor {
   const std::vector<ProfilerOutcome>& last_outcomes() const { return last_outcomes_; }
   // How the latest session's profilers stopped; empty until one has ended.
   const std::optional<TeardownReport>& last_teardown() const { return last_teardown_; }
+  // The continuous command this run resumed, and how the previous run had ended; null if none.
+  const nlohmann::json& resumed() const { return resumed_; }
 
  private:
   enum Slot { kContinuous = 0, kOneShot = 1 };
@@ -64,7 +70,8 @@ class Supervisor {
   struct Waiting {
     SessionSpec spec;
     Clock::time_point received;
-    bool completion_owed = true;  // false when it ran before (resumed, restarted)
+    bool completion_owed = true;     // false when it ran before (resumed, restarted)
+    nlohmann::json combined_config;  // as the server sent it: what a later run resumes
   };
   // What a slot's session is doing. Once stopping, what follows its end: the slot empties, the
   // replacement is launched in it, or the continuous command waits, paused, to resume as
@@ -77,8 +84,9 @@ class Supervisor {
   struct StoppingThenPause {
     Waiting resume;
   };
-  using SlotState =
-      std::variant<RunningState, StoppingThenNothing, StoppingThenReplacement, StoppingThenPause>;
+  struct StoppingForShutdown {};  // its command stays in force, for the next run
+  using SlotState = std::variant<RunningState, StoppingThenNothing, StoppingThenReplacement,
+                                 StoppingThenPause, StoppingForShutdown>;
   struct Active {
     Waiting command;
     std::unique_ptr<SessionControl> session;
@@ -93,7 +101,9 @@ class Supervisor {
   };
 
   void start(const std::string& command_id, Clock::time_point received,
-             const heartbeat::CommandConfig& command);
+             const heartbeat::CommandConfig& command, const nlohmann::json& combined_config);
+  // A continuous command's session, launched now or when the one-shots are done.
+  void start_continuous(Waiting waiting);
   void stop_host(const std::string& command_id, Clock::time_point received);
   void stop_processes(const std::string& command_id, Clock::time_point received,
                       const std::vector<int>& pids);
@@ -109,6 +119,8 @@ class Supervisor {
   // The one conflict rule: two sessions cannot both run the system profiler.
   bool blocked_by_slot(Slot slot, const SessionSpec& spec) const;
   void drop_paused(const std::string& why);
+  // The journal's continuous command in force becomes `command`'s.
+  void keep_in_force(const Waiting& command);
   void cancel(Waiting& waiting, const std::string& why);
   void complete(const std::string& command_id, Clock::time_point received,
                 std::optional<std::string> failure);
@@ -125,6 +137,7 @@ class Supervisor {
   uint64_t generations_ = 0;
   std::vector<ProfilerOutcome> last_outcomes_;
   std::optional<TeardownReport> last_teardown_;
+  nlohmann::json resumed_;
   std::function<void()> shut_down_done_;
   bool shutting_down_ = false;
 };

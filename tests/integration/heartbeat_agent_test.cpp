@@ -141,23 +141,28 @@ TEST_F(HeartbeatAgentTest, ServerAwayAtStartThenKilledMidSessionLosesNoProfile) 
   stop_agent();
 }
 
-TEST_F(HeartbeatAgentTest, AnAgentKilledMidSessionNeverRerunsItAndReportsItFailed) {
+// perf record outlives its agent's SIGKILL only until PR_SET_PDEATHSIG kills it.
+bool perf_gone(const fs::path& tmp) {
+  return eventually(
+      [&] {
+        auto children =
+            run_command({"pgrep", "-f", "perf record.*" + tmp.string()}, deadline_after(10s));
+        return children.ok() && children->status.code == 1;  // none left
+      },
+      30s);
+}
+
+TEST_F(HeartbeatAgentTest, AnAgentKilledMidSessionNeverRerunsAOneShotAndReportsItFailed) {
   start_server();
   start_agent();
   ASSERT_TRUE(eventually([&] { return agent_health().is_object(); }, 30s)) << agent_log();
-  std::string start = request("start", {{"continuous", true}, {"duration", 5}, {"frequency", 49}});
+  std::string start =
+      request("start", {{"continuous", false}, {"duration", 30}, {"frequency", 49}});
   ASSERT_TRUE(command_reaches(start, "completed")) << agent_log();
   ::kill(agent_->pid(), SIGKILL);
   (void)agent_->wait(deadline_after(30s));
   agent_.reset();
-  EXPECT_TRUE(eventually(
-      [&] {
-        auto children = run_command({"pgrep", "-f", "perf record.*" + (root_ / "tmp").string()},
-                                    deadline_after(10s));
-        return children.ok() && children->status.code == 1;  // none left
-      },
-      30s))
-      << "perf outlived the agent";
+  EXPECT_TRUE(perf_gone(root_ / "tmp")) << "perf outlived the agent";
   start_agent();
   ASSERT_TRUE(command_reaches(start, "failed")) << agent_log();
   json command = server_->get("/api/commands/" + start).json();
@@ -165,6 +170,56 @@ TEST_F(HeartbeatAgentTest, AnAgentKilledMidSessionNeverRerunsItAndReportsItFaile
   ::usleep(3000000);  // several heartbeats that re-send the command
   EXPECT_EQ(log_count("session " + start + ": starting"), 1) << agent_log();
   EXPECT_EQ(agent_health()["state"], "idle");
+  EXPECT_TRUE(agent_health()["resumed"].is_null());
+  stop_agent();
+}
+
+// A continuous session outlives its agent: killed (a crash) or stopped by SIGTERM (a package
+// upgrade), the next agent starts it again from the journal, says so in its heartbeat, and
+// profiles keep coming, while the command stays completed (its one completion was sent at the
+// start). After a stop command, a restart resumes nothing.
+TEST_F(HeartbeatAgentTest, AContinuousSessionResumesAfterAKillAndAfterSigtermUntilStopped) {
+  start_server();
+  start_agent();
+  ASSERT_TRUE(eventually([&] { return agent_health().is_object(); }, 30s)) << agent_log();
+  std::string start = request("start", {{"continuous", true}, {"duration", 3}, {"frequency", 49}});
+  ASSERT_TRUE(command_reaches(start, "completed")) << agent_log();
+  ASSERT_TRUE(eventually([&] { return server_profiles() > 0; }, 30s)) << agent_log();
+  auto restarted_and_profiling = [&](int sessions_started, const std::string& previous_agent) {
+    start_agent();
+    EXPECT_TRUE(eventually(
+        [&] { return log_count("session " + start + ": starting") == sessions_started; }, 30s))
+        << agent_log();
+    EXPECT_TRUE(eventually([&] { return agent_health()["resumed"].is_object(); }, 30s));
+    EXPECT_EQ(agent_health()["resumed"]["command_id"], start);
+    EXPECT_EQ(agent_health()["resumed"]["previous_agent"], previous_agent);
+    EXPECT_EQ(agent_health()["running_commands"], json::array({start}));
+    size_t profiles = server_profiles();
+    EXPECT_TRUE(eventually([&] { return server_profiles() > profiles; }, 30s)) << agent_log();
+    EXPECT_EQ(command_status(start), "completed");
+  };
+
+  ::kill(agent_->pid(), SIGKILL);
+  (void)agent_->wait(deadline_after(30s));
+  agent_.reset();
+  ASSERT_TRUE(perf_gone(root_ / "tmp")) << "perf outlived the agent";
+  restarted_and_profiling(2, "ended without stopping its sessions");
+
+  stop_agent();
+  EXPECT_EQ(log_count("exiting with"), 0) << "the last profile was delivered\n" << agent_log();
+  restarted_and_profiling(3, "stopped its sessions and exited");
+
+  std::string stop = request("stop", {{"stop_level", "host"}});
+  ASSERT_TRUE(command_reaches(stop, "completed")) << agent_log();
+  // No audit: this agent took no idle baseline before the session it resumed.
+  ASSERT_TRUE(eventually([&] { return agent_health()["state"] == "idle"; }, 30s)) << agent_log();
+  stop_agent();
+  start_agent();
+  ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
+      << agent_log();
+  EXPECT_TRUE(agent_health()["resumed"].is_null());
+  EXPECT_EQ(log_count("session " + start + ": starting"), 3) << agent_log();
+  EXPECT_EQ(command_status(start), "completed");
   stop_agent();
 }
 

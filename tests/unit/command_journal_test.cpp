@@ -66,7 +66,14 @@ TEST_F(CommandJournalTest, ACorruptFileIsSetAsideAndTheAgentStartsEmpty) {
   for (const char* bad :
        {"{not json", "[]", R"({"version":1,"received":["nope"]})", R"({"version":2})",
         R"({"version":"1"})", R"({"version":null})", R"({"version":1,"owed":[{"command_id":1}]})",
-        R"({"version":1,"last_command_id":7})"}) {
+        R"({"version":1,"last_command_id":7})", R"({"version":1,"continuous":[]})",
+        R"({"version":1,"continuous":{"command_id":"x","combined_config":{}}})",
+        R"({"version":1,"continuous":{"command_id":"00000000-0000-4000-8000-000000000001"}})",
+        R"({"version":1,"continuous":{"command_id":"00000000-0000-4000-8000-000000000001",)"
+        R"("combined_config":{},"pids":[0]}})",
+        R"({"version":1,"continuous":{"command_id":"00000000-0000-4000-8000-000000000001",)"
+        R"("combined_config":{},"pids":"1"}})",
+        R"({"version":1,"shut_down_cleanly":1})"}) {
     write(bad);
     auto journal = CommandJournal::open(path_);
     EXPECT_TRUE(journal.received_ids().empty()) << bad;
@@ -82,8 +89,10 @@ TEST_F(CommandJournalTest, OrphanedSessionsAreOwedAFailureThatReplacesTheirStart
   journal.record_completion(
       {id(1), "web-01", heartbeat::CompletionStatus::kCompleted, 0, std::nullopt, std::nullopt});
   journal.add_received(id(2));  // accepted, waiting its turn when the agent died
-  auto orphans = CommandJournal::open(path_).fail_orphaned_sessions("web-01");
-  EXPECT_EQ(orphans, (std::vector<std::string>{id(1), id(2)}));
+  LeftByPreviousRun left = CommandJournal::open(path_).take_previous_run("web-01");
+  EXPECT_EQ(left.failed, (std::vector<std::string>{id(1), id(2)}));
+  EXPECT_FALSE(left.resume);
+  EXPECT_FALSE(left.shut_down_cleanly);
   auto reread = CommandJournal::open(path_);
   EXPECT_TRUE(reread.sessions().empty());
   EXPECT_TRUE(reread.pending().empty());
@@ -92,6 +101,58 @@ TEST_F(CommandJournalTest, OrphanedSessionsAreOwedAFailureThatReplacesTheirStart
   EXPECT_EQ(reread.owed()[0].error_message, "agent restarted during session");
   EXPECT_EQ(reread.owed()[1].error_message, "agent restarted before the command took effect");
   EXPECT_EQ(reread.executed_ids().back(), id(2));
+}
+
+// The continuous command in force is not an orphan: the next run gets it to resume, its start
+// reported once (here before the agent died, so nothing is owed), while a one-shot that ran
+// beside it is reported failed.
+TEST_F(CommandJournalTest, TheContinuousCommandInForceIsHandedToTheNextRunNotFailed) {
+  nlohmann::json config = {{"continuous", true}, {"duration", 60}, {"pids", {7, 9}}};
+  {
+    auto journal = CommandJournal::open(path_);
+    journal.add_received(id(1));
+    journal.add_session(id(1));
+    journal.set_continuous({id(1), config, std::vector<int>{9}});
+    journal.record_completion(
+        {id(1), "web-01", heartbeat::CompletionStatus::kCompleted, 0, std::nullopt, std::nullopt});
+    journal.add_received(id(2));
+    journal.add_session(id(2));
+  }
+  auto journal = CommandJournal::open(path_);
+  LeftByPreviousRun left = journal.take_previous_run("web-01");
+  EXPECT_EQ(left.failed, std::vector<std::string>{id(2)});
+  ASSERT_TRUE(left.resume);
+  EXPECT_EQ(*left.resume, (ContinuousCommand{id(1), config, std::vector<int>{9}}));
+  EXPECT_FALSE(left.resume_completion_owed);
+  EXPECT_FALSE(left.shut_down_cleanly);
+  ASSERT_EQ(journal.owed().back().command_id, id(2));
+  EXPECT_EQ(journal.owed().size(), 2u);  // the start of 1, still unacknowledged, and 2's failure
+
+  journal.note_clean_shutdown();
+  journal.end_continuous(id(2));  // not the one in force: nothing changes
+  auto next = CommandJournal::open(path_).take_previous_run("web-01");
+  EXPECT_TRUE(next.shut_down_cleanly);
+  EXPECT_TRUE(next.failed.empty());
+  EXPECT_TRUE(next.resume);
+  journal.end_continuous(id(1));
+  EXPECT_FALSE(CommandJournal::open(path_).take_previous_run("web-01").resume);
+}
+
+// Accepted, in force, but the agent died before its session started: the next run resumes it and
+// reports its start then.
+TEST_F(CommandJournalTest, AContinuousCommandThatNeverStartedIsResumedWithItsCompletionOwed) {
+  {
+    auto journal = CommandJournal::open(path_);
+    journal.add_received(id(1));
+    journal.set_continuous({id(1), {{"continuous", true}}, std::nullopt});
+  }
+  auto journal = CommandJournal::open(path_);
+  LeftByPreviousRun left = journal.take_previous_run("web-01");
+  EXPECT_TRUE(left.failed.empty());
+  ASSERT_TRUE(left.resume);
+  EXPECT_TRUE(left.resume_completion_owed);
+  EXPECT_EQ(journal.pending(), std::vector<std::string>{id(1)});
+  EXPECT_TRUE(journal.owed().empty());
 }
 
 }  // namespace

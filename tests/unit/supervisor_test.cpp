@@ -347,23 +347,105 @@ TEST_F(SupervisorTest, ShutDownEndsEverySessionThenCallsBack) {
   report_ended(*sessions_[0]);
   EXPECT_TRUE(done);
   EXPECT_TRUE(journal_->sessions().empty()) << "a session ended by SIGTERM is not an orphan";
+  ASSERT_TRUE(journal_->continuous()) << "the command stays in force, for the next run";
+  EXPECT_EQ(journal_->continuous()->command_id, id(1));
 }
 
-TEST_F(SupervisorTest, ARestartedAgentNeverRerunsACommandAndReportsTheOrphanFailed) {
-  supervisor_->on_command(id(1), start_command(true));
+TEST_F(SupervisorTest, ARestartedAgentNeverRerunsAOneShotAndReportsTheOrphanFailed) {
+  supervisor_->on_command(id(1), start_command(false));
   report_started(*sessions_[0]);
   // The agent dies here: a new journal and supervisor read what the old ones wrote.
   supervisor_.reset();
   journal_ = std::make_unique<CommandJournal>(CommandJournal::open(directory_ / "journal.json"));
-  auto orphans = journal_->fail_orphaned_sessions("web-01");
-  EXPECT_EQ(orphans, std::vector<std::string>{id(1)});
+  LeftByPreviousRun left = journal_->take_previous_run("web-01");
+  EXPECT_EQ(left.failed, std::vector<std::string>{id(1)});
+  EXPECT_FALSE(left.resume);
   ASSERT_FALSE(journal_->owed().empty());
   EXPECT_EQ(journal_->owed().back().status, heartbeat::CompletionStatus::kFailed);
   EXPECT_EQ(journal_->owed().back().error_message, "agent restarted during session");
   make_supervisor();
   sessions_.clear();
-  supervisor_->on_command(id(1), start_command(true));
+  supervisor_->on_command(id(1), start_command(false));
   EXPECT_TRUE(sessions_.empty()) << "the server re-sends the command; it must not run again";
+}
+
+// The agent dies (no shutdown) during a continuous session narrowed to pid 9 by a process-level
+// stop: the next run starts it again, with pid 9 only and no second completion; the server's
+// re-sent command does not start it twice, and a stop ends it for good.
+TEST_F(SupervisorTest, AContinuousSessionIsResumedByTheNextRunUntilAStopEndsIt) {
+  supervisor_->on_command(id(1), start_command(true, {7, 9}));
+  report_started(*sessions_[0]);
+  supervisor_->on_command(id(2), stop_command({7}));
+  report_ended(*sessions_[0]);
+  ASSERT_EQ(sessions_.size(), 2u);
+  report_started(*sessions_[1]);
+  supervisor_.reset();
+  journal_ = std::make_unique<CommandJournal>(CommandJournal::open(directory_ / "journal.json"));
+  LeftByPreviousRun left = journal_->take_previous_run("web-01");
+  EXPECT_TRUE(left.failed.empty());
+  ASSERT_TRUE(left.resume);
+  completions_.clear();
+  sessions_.clear();
+  make_supervisor();
+  supervisor_->resume(*left.resume, left.resume_completion_owed, "was killed");
+  ASSERT_EQ(sessions_.size(), 1u);
+  EXPECT_EQ(sessions_[0]->spec.command_id, id(1));
+  EXPECT_EQ(sessions_[0]->spec.plan.profiling.pids, std::vector<int>{9});
+  EXPECT_EQ(supervisor_->resumed()["command_id"], id(1));
+  EXPECT_EQ(supervisor_->resumed()["previous_agent"], "was killed");
+  report_started(*sessions_[0]);
+  EXPECT_TRUE(completions_.empty()) << "its start was reported by the previous run";
+  supervisor_->on_command(id(1), start_command(true, {7, 9}));
+  EXPECT_EQ(sessions_.size(), 1u);
+  EXPECT_EQ(journal_->sessions(), std::vector<std::string>{id(1)});
+
+  supervisor_->on_command(id(3), stop_command());
+  report_ended(*sessions_[0]);
+  EXPECT_EQ(completion_of(id(3)).status, heartbeat::CompletionStatus::kCompleted);
+  EXPECT_FALSE(journal_->continuous()) << "a stop ends it for good";
+  EXPECT_FALSE(
+      CommandJournal::open(directory_ / "journal.json").take_previous_run("web-01").resume);
+}
+
+// SIGTERM while a newer continuous command waits for the running one's teardown: the newer one is
+// in force for the next run, its completion still owed; a stop under way when SIGTERM comes ends
+// its command for good all the same.
+TEST_F(SupervisorTest, AtShutdownTheNewestContinuousCommandStaysInForceAndAStopStillEndsOne) {
+  supervisor_->on_command(id(1), start_command(true));
+  report_started(*sessions_[0]);
+  supervisor_->on_command(id(2), start_command(true, {5}));
+  EXPECT_TRUE(sessions_[0]->stop_requested);
+  supervisor_->shut_down([] {});
+  report_ended(*sessions_[0]);
+  EXPECT_EQ(sessions_.size(), 1u) << "nothing is launched while shutting down";
+  ASSERT_TRUE(journal_->continuous());
+  EXPECT_EQ(journal_->continuous()->command_id, id(2));
+  EXPECT_FALSE(completed(id(2)));
+  auto left = CommandJournal::open(directory_ / "journal.json").take_previous_run("web-01");
+  ASSERT_TRUE(left.resume);
+  EXPECT_TRUE(left.resume_completion_owed);
+  EXPECT_TRUE(left.failed.empty());
+
+  fs::remove(directory_ / "journal.json");
+  journal_ = std::make_unique<CommandJournal>(CommandJournal::open(directory_ / "journal.json"));
+  sessions_.clear();
+  make_supervisor();
+  supervisor_->on_command(id(3), start_command(true));
+  report_started(*sessions_[0]);
+  supervisor_->on_command(id(4), stop_command());
+  supervisor_->shut_down([] {});
+  report_ended(*sessions_[0]);
+  EXPECT_FALSE(journal_->continuous());
+}
+
+// A journal whose command no longer parses (the new agent refuses what the old one took): the
+// resume fails saying why, the command is dropped, and the agent stays idle.
+TEST_F(SupervisorTest, AResumedCommandTheAgentNowRefusesIsDroppedSayingWhy) {
+  supervisor_->resume({id(1), {{"continuous", true}, {"frequency", "fast"}}, std::nullopt}, true,
+                      "was killed");
+  EXPECT_TRUE(sessions_.empty());
+  EXPECT_EQ(completion_of(id(1)).status, heartbeat::CompletionStatus::kFailed);
+  EXPECT_FALSE(journal_->continuous());
 }
 
 }  // namespace
