@@ -9,6 +9,7 @@
 #include "agent/agent_health.h"
 #include "agent/session.h"
 #include "common/iso_time.h"
+#include "common/logging.h"
 #include "common/termination_signals.h"
 #include "heartbeat/delivery_senders.h"
 #include "heartbeat/https_client.h"
@@ -112,10 +113,11 @@ Result<void> AgentDaemon::start() {
 
   completions_ =
       heartbeat::make_completion_sender(io_, *control_client, retry_timer(config_), journal_);
+  clients_ = {*heartbeat_client, *control_client, *upload_client};
+  upload_identity_ = {config_.token, config_.service_name, host_.hostname, DORMANT_VERSION};
   if (spool_) {
-    uploads_ = heartbeat::make_upload_sender(
-        io_, *upload_client, retry_timer(config_), *spool_,
-        {config_.token, config_.service_name, host_.hostname, DORMANT_VERSION});
+    uploads_ = heartbeat::make_upload_sender(io_, *upload_client, retry_timer(config_), *spool_,
+                                             upload_identity_);
   }
   heartbeats_ = heartbeat::HeartbeatLoop::make(
       io_, *heartbeat_client, retry_timer(config_), [this] { return heartbeat_request(); },
@@ -125,7 +127,7 @@ Result<void> AgentDaemon::start() {
   for (const auto& id : left.failed) {
     spdlog::warn("command {} was running when the agent stopped; reported failed", id);
   }
-  auto signal_fd = termination_signal_fd();
+  auto signal_fd = termination_signal_fd(/*with_reload=*/true);
   if (!signal_fd) return std::move(signal_fd).take_error();
   signals_.assign(signal_fd->release());
   wait_for_signal();
@@ -191,8 +193,8 @@ heartbeat::HeartbeatRequest AgentDaemon::heartbeat_request() {
     if (auto memory = environment_.read_memory(); memory) rollup_ = *memory;
     rollup_at_ = now;
   }
-  HealthInputs inputs{supervisor_,  audit_,        last_audit_,    spool_.get(),
-                      *heartbeats_, *completions_, uploads_.get(), rollup_};
+  HealthInputs inputs{supervisor_,   audit_,         last_audit_, spool_.get(), *heartbeats_,
+                      *completions_, uploads_.get(), rollup_,     last_reload_};
   request.agent_health = agent_health(inputs);
   return request;
 }
@@ -283,6 +285,7 @@ void AgentDaemon::wait_for_signal() {
 }
 
 void AgentDaemon::on_signal(int signal) {
+  if (signal == SIGHUP) return reload();
   if (shutting_down_) {
     // Sessions may still be running: no destructor is to wait for them. Their perf children
     // die with this process (PR_SET_PDEATHSIG).
@@ -297,6 +300,32 @@ void AgentDaemon::on_signal(int signal) {
     journal_.note_clean_shutdown();
     drain();
   });
+}
+
+void AgentDaemon::reload() {
+  std::string at = iso_utc(std::chrono::system_clock::now(), true);
+  if (!environment_.reread_config) {
+    spdlog::warn("SIGHUP: this agent cannot read its configuration again");
+    return;
+  }
+  auto settings = reloaded_settings(config_, environment_.reread_config());
+  if (!settings) {
+    spdlog::error("SIGHUP: the configuration is not reloaded, the running one stays: {}",
+                  settings.error().message());
+    last_reload_ = {{"at", at}, {"applied", false}, {"error", settings.error().message()}};
+    return;
+  }
+  spdlog::set_level(settings->log_level);
+  logging::add_secret(settings->token);
+  heartbeat::HttpsClient::Headers bearer = {{"Authorization", "Bearer " + settings->token}};
+  for (const auto& client : clients_) client->reconfigure(settings->tls, bearer);
+  upload_identity_.token = settings->token;
+  for (const auto& name : settings->need_restart) {
+    spdlog::warn("SIGHUP: {} changed; that takes effect when the agent starts again", name);
+  }
+  spdlog::info("SIGHUP: configuration reloaded: log level {}, token and TLS files read again",
+               spdlog::level::to_string_view(settings->log_level));
+  last_reload_ = {{"at", at}, {"applied", true}, {"need_restart", settings->need_restart}};
 }
 
 // Gives the owed completions and profiles a few seconds to reach the server, then stops.

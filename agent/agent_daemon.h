@@ -15,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "agent/command_journal.h"
+#include "agent/config_reload.h"
 #include "agent/module_loader.h"
 #include "agent/profile_spool.h"
 #include "agent/resource_audit.h"
@@ -23,7 +24,9 @@
 #include "common/host_info.h"
 #include "common/procfs.h"
 #include "config/agent_config.h"
+#include "heartbeat/delivery_senders.h"
 #include "heartbeat/heartbeat_loop.h"
+#include "heartbeat/https_client.h"
 #include "heartbeat/retrying_sender.h"
 
 namespace dormant::agent {
@@ -35,6 +38,8 @@ struct DaemonEnvironment {
   std::chrono::seconds drain_time{10};
   std::function<SteadyClock::time_point()> now = [] { return SteadyClock::now(); };
   std::function<Result<procfs::MemoryUsage>()> read_memory = [] { return procfs::memory_usage(); };
+  // The configuration read again, for SIGHUP; none: SIGHUP is refused.
+  std::function<ConfigReading()> reread_config;
 };
 
 class AgentDaemon {
@@ -60,6 +65,8 @@ class AgentDaemon {
   const AuditReport* audit(bool with_memory);
   void wait_for_signal();
   void on_signal(int signal);
+  // SIGHUP: the log level, token and TLS files read again and applied, or refused whole.
+  void reload();
   void drain();
   void check_drained();
 
@@ -77,6 +84,9 @@ class AgentDaemon {
   bool memory_audit_due_ = false;
   procfs::MemoryUsage rollup_;  // for agent_health's USS and PSS
   std::optional<SteadyClock::time_point> rollup_at_;
+  std::vector<std::shared_ptr<heartbeat::HttpsClient>> clients_;  // heartbeat, control, upload
+  heartbeat::UploadIdentity upload_identity_;  // the uploads' token is reloaded with the clients'
+  nlohmann::json last_reload_;
   std::shared_ptr<heartbeat::HeartbeatLoop> heartbeats_;
   std::shared_ptr<heartbeat::RetryingSender> completions_;
   std::shared_ptr<heartbeat::RetryingSender> uploads_;

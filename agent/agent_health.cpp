@@ -61,6 +61,7 @@ nlohmann::json agent_health(const HealthInputs& in) {
   if (in.uploads) {
     health["uploads"] = delivery(in.uploads->consecutive_failures(), in.uploads->last_error());
   }
+  health["last_reload"] = in.last_reload;
   if (in.spool) {
     health["spool"] = {{"profiles", in.spool->files()}, {"bytes", in.spool->bytes()}};
   }

@@ -26,6 +26,7 @@ struct HealthInputs {
   const heartbeat::RetryingSender* uploads;  // null without -u
   // USS and PSS as last read (at most once a minute: reading them costs ten times the rest).
   const procfs::MemoryUsage& rollup;
+  const nlohmann::json& last_reload;  // SIGHUP's outcome; null before the first
 };
 
 nlohmann::json agent_health(const HealthInputs& inputs);

@@ -14,7 +14,8 @@ namespace dormant::agent {
 
 namespace fs = std::filesystem;
 
-int run_heartbeat_mode(const config::AgentConfig& config) {
+int run_heartbeat_mode(const config::AgentConfig& config,
+                       std::function<ConfigReading()> reread_config) {
   // One malloc arena for every thread: a session's threads would otherwise each get an arena of
   // their own, which outlives them and keeps its memory after teardown (malloc_trim cannot
   // give all of it back).
@@ -43,7 +44,10 @@ int run_heartbeat_mode(const config::AgentConfig& config) {
     }
     spool = std::move(*opened);
   }
-  AgentDaemon agent(config, read_host_info(), std::move(journal), std::move(spool));
+  DaemonEnvironment environment;
+  environment.reread_config = std::move(reread_config);
+  AgentDaemon agent(config, read_host_info(), std::move(journal), std::move(spool),
+                    std::move(environment));
   auto ran = agent.run();
   if (!ran) {
     spdlog::error("{}", ran.error().message());

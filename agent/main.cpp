@@ -32,7 +32,11 @@ int main(int argc, char** argv) {
   dormant::logging::add_secret(config.token);
   if (untuned) spdlog::warn("{}", *untuned);
 
-  if (config.enable_heartbeat_server) return dormant::agent::run_heartbeat_mode(config);
+  if (config.enable_heartbeat_server) {
+    dormant::block_reload_signal();
+    return dormant::agent::run_heartbeat_mode(
+        config, [argc, argv] { return dormant::config::parse_agent_args(argc, argv); });
+  }
   if (!config.launch_command.empty()) return dormant::agent::run_launched_program(config);
   return dormant::agent::run_local_profiling(config);
 }

@@ -44,8 +44,16 @@ int wait_for_termination(Deadline until) {
   }
 }
 
-Result<UniqueFd> termination_signal_fd() {
+void block_reload_signal() {
+  sigset_t hangup;
+  sigemptyset(&hangup);
+  sigaddset(&hangup, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &hangup, nullptr);
+}
+
+Result<UniqueFd> termination_signal_fd(bool with_reload) {
   sigset_t signals = termination_set();
+  if (with_reload) sigaddset(&signals, SIGHUP);
   UniqueFd fd(::signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC));
   if (!fd) return Error::from_errno("signalfd");
   return fd;

@@ -16,8 +16,12 @@ void block_termination_signals();
 // that came earlier is pending and is taken at once, even when `until` has already passed.
 int wait_for_termination(Deadline until = kNoDeadline);
 
-// A signalfd(2) that becomes readable when SIGINT or SIGTERM comes (they must be blocked), for an
-// event loop to wait on beside its sockets. Reads give signalfd_siginfo records.
-Result<UniqueFd> termination_signal_fd();
+// Blocks SIGHUP too, for a daemon that reloads its configuration on it; first in main() as well.
+void block_reload_signal();
+
+// A signalfd(2) that becomes readable when SIGINT or SIGTERM comes (they must be blocked), and
+// SIGHUP `with_reload`, for an event loop to wait on beside its sockets. Reads give
+// signalfd_siginfo records.
+Result<UniqueFd> termination_signal_fd(bool with_reload = false);
 
 }  // namespace dormant

@@ -65,10 +65,9 @@ std::shared_ptr<RetryingSender> make_completion_sender(boost::asio::io_context& 
 std::shared_ptr<RetryingSender> make_upload_sender(boost::asio::io_context& io,
                                                    std::shared_ptr<HttpsClient> client,
                                                    RetryTimer retry, UploadQueue& queue,
-                                                   UploadIdentity identity) {
+                                                   const UploadIdentity& identity) {
   auto gpid = std::make_shared<std::optional<int64_t>>();
-  auto next = [&queue, identity = std::move(identity),
-               gpid]() -> std::optional<RetryingSender::Message> {
+  auto next = [&queue, &identity, gpid]() -> std::optional<RetryingSender::Message> {
     for (;;) {
       std::optional<QueuedUpload> queued = queue.oldest_upload();
       if (!queued) return std::nullopt;

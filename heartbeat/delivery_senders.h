@@ -32,6 +32,6 @@ struct UploadIdentity {
 std::shared_ptr<RetryingSender> make_upload_sender(boost::asio::io_context& io,
                                                    std::shared_ptr<HttpsClient> client,
                                                    RetryTimer retry, UploadQueue& queue,
-                                                   UploadIdentity identity);
+                                                   const UploadIdentity& identity);
 
 }  // namespace dormant::heartbeat

@@ -70,6 +70,16 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
 
   void on_idle_close(std::function<void()> closed) override { idle_closed_ = std::move(closed); }
 
+  void reconfigure(std::shared_ptr<asio::ssl::context> tls, Headers headers) override {
+    tls_ = std::move(tls);
+    headers_ = std::move(headers);
+    if (callback_) {
+      reconnect_ = true;
+    } else {
+      drop_connection();
+    }
+  }
+
   void cancel() override {
     if (!callback_) return drop_connection();  // between requests: close the kept connection
     cancelled_ = true;
@@ -242,6 +252,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   void finish(Result<HttpReply> result) {
     request_ = {};  // an upload's body (up to 4 MiB) is not kept until the next request
     parser_.reset();
+    if (std::exchange(reconnect_, false)) drop_connection();
     Callback done = std::move(callback_);
     callback_ = nullptr;
     if (connected_) start_idle_timer();
@@ -283,7 +294,8 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   bool reused_ = false;
   bool cancelled_ = false;
   bool resolving_ = false;
-  uint64_t lookup_ = 0;  // the number of the current lookup
+  bool reconnect_ = false;  // reconfigured during a request: closed once it ends
+  uint64_t lookup_ = 0;     // the number of the current lookup
   bhttp::request<bhttp::string_body> request_;
   std::optional<bhttp::response_parser<bhttp::string_body>> parser_;
   beast::flat_buffer buffer_;

@@ -81,6 +81,10 @@ class HttpsClient {
 
   // Ends the request in flight (its callback gets kCancelled) and closes the connection.
   virtual void cancel() = 0;
+  // New TLS settings and headers (a rotated CA bundle or client certificate, a new token): the
+  // request in flight ends as it began, then the connection is closed, so that the next request
+  // connects with them.
+  virtual void reconfigure(std::shared_ptr<boost::asio::ssl::context> tls, Headers headers) = 0;
 
   // Runs on the io_context each time a connection is closed for having been idle `keep_idle`.
   virtual void on_idle_close(std::function<void()> closed) = 0;

@@ -9,7 +9,11 @@ namespace {
 
 constexpr size_t kBodyExcerpt = 200;
 
-bool worth_retrying(unsigned status) { return status >= 500 || status == 408 || status == 429; }
+// 401 and 403 too: a token being rotated is fixed on the agent (SIGHUP) or the server without
+// losing what waits; the backoff keeps the tries rare meanwhile.
+bool worth_retrying(unsigned status) {
+  return status >= 500 || status == 408 || status == 429 || status == 401 || status == 403;
+}
 
 std::string describe(const HttpReply& reply) {
   return "the server answered HTTP " + std::to_string(reply.status) + ": " +

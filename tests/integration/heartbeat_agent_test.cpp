@@ -223,6 +223,83 @@ TEST_F(HeartbeatAgentTest, AContinuousSessionResumesAfterAKillAndAfterSigtermUnt
   stop_agent();
 }
 
+// SIGHUP mid-session, as a fleet rotating its certificates and tokens would send it: a CA bundle
+// that is not one is refused whole, saying why, and the agent goes on as it was; then a new log
+// level (in --config), token file and CA bundle (old and new CA) take effect, shown by a server
+// restarted with only the new token and a certificate of the new CA, which the agent reaches
+// again. The session runs on throughout.
+TEST_F(HeartbeatAgentTest, SighupReloadsLogLevelTokenAndCaWithoutEndingTheSession) {
+  auto write_secret = [](const fs::path& path, const std::string& text) {
+    ASSERT_TRUE(write_file_atomically(path, text, 0600).ok());
+  };
+  // The server takes both tokens while the fleet moves from one to the other.
+  write_secret(root_ / "tokens", std::string(kToken) + "\nagent-token-a\nagent-token-b\n");
+  ASSERT_NO_FATAL_FAILURE(start_server());
+  uint16_t port = server_->port();
+  fs::copy_file(server_->cert("ca.pem"), root_ / "agent-ca.pem");
+  write_secret(root_ / "agent-token", "agent-token-a\n");
+  write_secret(root_ / "agent.conf", "log-level = info\n");
+  std::vector<std::string> args;
+  for (const std::string& arg : agent_args(port, "1", "info")) {
+    if (arg == kToken || arg == "--token" || arg == "--log-level" || arg == "info") continue;
+    args.push_back(arg == (root_ / "certs" / "ca.pem").string() ? (root_ / "agent-ca.pem").string()
+                                                                : arg);
+  }
+  args.insert(args.end(), {"--token-file", (root_ / "agent-token").string(), "--config",
+                           (root_ / "agent.conf").string()});
+  start_agent(args);
+  ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
+      << agent_log();
+  std::string start = request("start", {{"continuous", true}, {"duration", 3}, {"frequency", 49}});
+  ASSERT_TRUE(command_reaches(start, "completed")) << agent_log();
+  EXPECT_EQ(log_count("completion of command"), 0) << "a debug line at level info";
+
+  write_secret(root_ / "agent-ca.pem", "-----BEGIN CERTIFICATE-----\nnot one\n");
+  ::kill(agent_->pid(), SIGHUP);
+  ASSERT_TRUE(eventually([&] { return agent_health()["last_reload"].is_object(); }, 30s));
+  json refused = agent_health()["last_reload"];
+  EXPECT_EQ(refused["applied"], false);
+  EXPECT_NE(refused["error"].get<std::string>().find("agent-ca.pem"), std::string::npos)
+      << refused.dump();
+  EXPECT_EQ(log_count("SIGHUP: the configuration is not reloaded"), 1) << agent_log();
+  size_t profiles = server_profiles();
+  EXPECT_TRUE(eventually([&] { return server_profiles() > profiles; }, 30s)) << agent_log();
+
+  // The rotation: a new CA beside the old one in the bundle (the server moves to the new one
+  // later), a new token, a lower log level.
+  auto made = run_command({GEN_CERTS, (root_ / "certs-b").string()}, deadline_after(60s));
+  ASSERT_TRUE(made.ok() && made->status.success());
+  write_secret(root_ / "agent-ca.pem", read_file(server_->cert("ca.pem")).value_or("") +
+                                           read_file(root_ / "certs-b" / "ca.pem").value_or(""));
+  write_secret(root_ / "agent-token", "agent-token-b\n");
+  write_secret(root_ / "agent.conf", "log-level = debug\n");
+  ::kill(agent_->pid(), SIGHUP);
+  ASSERT_TRUE(eventually([&] { return agent_health()["last_reload"]["applied"] == true; }, 30s))
+      << agent_log();
+  EXPECT_EQ(log_count("SIGHUP: configuration reloaded: log level debug"), 1) << agent_log();
+
+  server_->stop();
+  fs::rename(root_ / "certs", root_ / "certs-a");
+  fs::rename(root_ / "certs-b", root_ / "certs");
+  write_secret(root_ / "tokens", std::string(kToken) + "\nagent-token-b\n");
+  ASSERT_NO_FATAL_FAILURE(start_server(port));
+  EXPECT_TRUE(
+      eventually([&] { return agent_health()["heartbeat"]["consecutive_failures"] == 0; }, 30s))
+      << "the agent does not reach the server with the new CA and token\n"
+      << agent_log();
+  profiles = server_profiles();
+  EXPECT_TRUE(eventually([&] { return server_profiles() > profiles; }, 30s)) << agent_log();
+
+  std::string stop = request("stop", {{"stop_level", "host"}});
+  ASSERT_TRUE(command_reaches(stop, "completed")) << agent_log();
+  EXPECT_TRUE(eventually([&] { return log_count("completion of command") > 0; }, 10s))
+      << "no debug line after the reload to debug\n"
+      << agent_log();
+  EXPECT_EQ(log_count("session " + start + ": starting"), 1) << agent_log();
+  EXPECT_EQ(log_count("agent-token-"), 0) << "a token in the log";
+  stop_agent();
+}
+
 TEST_F(HeartbeatAgentTest, ASecondAgentOnTheHostIsRefused) {
   start_server();
   start_agent();

@@ -77,6 +77,19 @@ TEST_F(RetryingSenderTest, AnOutageKeepsTheMessageAndItGoesOnceTheServerIsBack) 
   EXPECT_EQ(client_->bodies.size(), 4u);
 }
 
+// A token the server does not take (yet): rotated on one side first, fixed by SIGHUP or by the
+// server's tokens file. What waits is kept and goes once the token is taken.
+TEST_F(RetryingSenderTest, ARefusedTokenKeepsTheMessageUntilTheServerTakesIt) {
+  client_->script.push_back(HttpReply{401, "a valid API token is required"});
+  client_->script.push_back(HttpReply{403, "forbidden"});
+  queue_ = {"profile"};
+  sender_->kick();
+  run_until([&] { return queue_.empty(); });
+  EXPECT_TRUE(refused_.empty());
+  EXPECT_EQ(delivered_, (std::vector<std::string>{"profile"}));
+  EXPECT_EQ(client_->bodies.size(), 3u);
+}
+
 TEST_F(RetryingSenderTest, ARefusalSettlesTheMessageAndTheNextGoes) {
   client_->script.push_back(HttpReply{400, "malformed"});
   queue_ = {"bad", "good"};

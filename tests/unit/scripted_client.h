@@ -31,6 +31,7 @@ class ScriptedClient : public HttpsClient {
   }
   void cancel() override { ++cancels; }
   void on_idle_close(std::function<void()>) override {}
+  void reconfigure(std::shared_ptr<boost::asio::ssl::context>, Headers) override {}
 
   std::deque<Result<HttpReply>> script;
   std::vector<std::string> paths;
