@@ -1,6 +1,7 @@
 #include "agent/profile_spool.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -73,6 +74,11 @@ void ProfileSpool::recount() {
     if (error) continue;
     ++files_;
     bytes_ += size;
+    // Names are "<stamp>-<sequence>.upload": the newest stamp is the last file's.
+    std::string name = path.filename().string();
+    int64_t stamp = 0;
+    std::from_chars(name.data(), name.data() + name.size(), stamp);
+    last_stamp_ = std::max(last_stamp_, stamp);
   }
 }
 
@@ -96,11 +102,14 @@ Result<void> ProfileSpool::add(const heartbeat::CompressedUpload& upload) {
                  files[i].filename().string());
     recount();
   }
-  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-                 .count();
+  // The wall clock in milliseconds, but never a stamp at or before the last one: a clock stepped
+  // back must not put a new profile before those that wait.
+  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  last_stamp_ = std::max(now, last_stamp_ + 1);
   char name[64];
-  std::snprintf(name, sizeof(name), "%015lld-%06llu%s", static_cast<long long>(now),
+  std::snprintf(name, sizeof(name), "%015lld-%06llu%s", static_cast<long long>(last_stamp_),
                 static_cast<unsigned long long>(sequence_++ % 1'000'000), kSuffix.data());
   auto written = write_file_atomically(directory_ / name, content, 0600);
   if (!written) return written;

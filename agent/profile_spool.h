@@ -41,6 +41,7 @@ class ProfileSpool final : public heartbeat::UploadQueue {
   const uint64_t max_bytes_;
   mutable std::mutex mutex_;
   uint64_t sequence_ = 0;
+  int64_t last_stamp_ = 0;  // of the newest file: new names sort after it
   size_t files_ = 0;
   uint64_t bytes_ = 0;
 };

@@ -300,6 +300,69 @@ TEST_F(HeartbeatAgentTest, SighupReloadsLogLevelTokenAndCaWithoutEndingTheSessio
   stop_agent();
 }
 
+// The wall clock set back an hour mid-session, then forward again (libfaketime, read from a file
+// on every call, moves the agent's CLOCK_REALTIME only). Meanwhile the server restarts, and its
+// certificate, made minutes ago, is not yet valid to the agent: uploads fail and wait in the spool.
+// The session goes on (its timers are monotonic), the agent says what the clock did, every profile
+// reaches the server once the clock is right, and the session's profiles are in order, each
+// starting where the one before it ended.
+TEST_F(HeartbeatAgentTest, AWallClockSetBackAndForwardAnHourLosesNothingAndKeepsTimesInOrder) {
+  const fs::path faketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+  if (!fs::exists(faketime)) GTEST_SKIP() << "libfaketime is not installed (scripts/install-deps)";
+  ASSERT_TRUE(write_file_atomically(root_ / "clock", "+0\n", 0644).ok());
+  start_server();
+  uint16_t port = server_->port();
+  start_agent(agent_args(port, "0.5"), {"LD_PRELOAD=" + faketime.string(),
+                                        "FAKETIME_TIMESTAMP_FILE=" + (root_ / "clock").string(),
+                                        "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1"});
+  ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
+      << agent_log();
+  std::string start = request("start", {{"continuous", true}, {"duration", 2}, {"frequency", 49}});
+  ASSERT_TRUE(command_reaches(start, "completed")) << agent_log();
+  ASSERT_TRUE(eventually([&] { return server_profiles() > 0; }, 30s)) << agent_log();
+
+  ASSERT_TRUE(write_file_atomically(root_ / "clock", "-1h\n", 0644).ok());
+  EXPECT_TRUE(eventually([&] { return log_count("the wall clock went back") > 0; }, 30s))
+      << agent_log();
+  auto spooled = [&] {
+    int count = 0;
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(root_ / "state" / "spool", error)) {
+      count += entry.path().extension() == ".upload";
+    }
+    return count;
+  };
+  server_->stop();
+  ASSERT_NO_FATAL_FAILURE(start_server(port));
+  EXPECT_TRUE(eventually([&] { return spooled() >= 2; }, 30s))
+      << "no profile waits while the certificate is not yet valid\n"
+      << agent_log();
+  ASSERT_TRUE(write_file_atomically(root_ / "clock", "+0\n", 0644).ok());
+  EXPECT_TRUE(eventually([&] { return spooled() == 0; }, 60s)) << agent_log();
+
+  std::string stop = request("stop", {{"stop_level", "host"}});
+  ASSERT_TRUE(command_reaches(stop, "completed")) << agent_log();
+  ASSERT_TRUE(eventually([&] { return agent_health()["state"] == "idle"; }, 30s));
+  EXPECT_TRUE(eventually([&] { return spooled() == 0; }, 30s));
+  EXPECT_EQ(log_count("dropped"), 0) << agent_log();
+  EXPECT_EQ(static_cast<int>(server_profiles()), log_count("uploaded a profile")) << agent_log();
+  EXPECT_EQ(log_count("session " + start + ": starting"), 1);
+
+  json profiles = server_->get("/api/profiles?service=it").json()["profiles"];
+  std::sort(profiles.begin(), profiles.end(),
+            [](const json& a, const json& b) { return a["gpid"] < b["gpid"]; });
+  ASSERT_GE(profiles.size(), 4u);
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    EXPECT_LE(profiles[i]["start_time"], profiles[i]["end_time"]) << profiles[i].dump();
+    if (i > 0) {
+      EXPECT_LE(profiles[i - 1]["end_time"], profiles[i]["start_time"])
+          << profiles[i - 1].dump() << "\n"
+          << profiles[i].dump();
+    }
+  }
+  stop_agent();
+}
+
 TEST_F(HeartbeatAgentTest, ASecondAgentOnTheHostIsRefused) {
   start_server();
   start_agent();

@@ -52,6 +52,28 @@ TEST_F(ProfileSpoolTest, OldestFirstAndSurvivesARestart) {
   EXPECT_EQ((*spool)->oldest_upload()->upload, compressed("2026-11-25T10:01:00", "second"));
 }
 
+// A profile spooled while the wall clock was an hour ahead (by an earlier run, or before the clock
+// was set back): a new profile still goes after it, not before.
+TEST_F(ProfileSpoolTest, AClockSetBackDoesNotPutANewProfileBeforeTheWaitingOnes) {
+  auto ahead = std::chrono::duration_cast<std::chrono::milliseconds>(
+                   (std::chrono::system_clock::now() + 1h).time_since_epoch())
+                   .count();
+  fs::create_directories(directory_);
+  char name[64];
+  std::snprintf(name, sizeof(name), "%015lld-000007.upload", static_cast<long long>(ahead));
+  std::ofstream(directory_ / name) << "2026-11-25T11:00:00\nahead";
+  auto spool = ProfileSpool::open(directory_, 1 << 20);
+  ASSERT_TRUE(spool.ok());
+  ASSERT_TRUE((*spool)->add(compressed("2026-11-25T10:00:05", "after")).ok());
+  ASSERT_TRUE((*spool)->add(compressed("2026-11-25T10:00:06", "later still")).ok());
+  for (const char* expected : {"ahead", "after", "later still"}) {
+    auto oldest = (*spool)->oldest_upload();
+    ASSERT_TRUE(oldest.has_value());
+    EXPECT_EQ(oldest->upload.gzip_head, expected);
+    (*spool)->remove_upload(oldest->key);
+  }
+}
+
 TEST_F(ProfileSpoolTest, WhenFullTheOldestAreDropped) {
   auto spool = ProfileSpool::open(directory_, 40);
   ASSERT_TRUE(spool.ok());
