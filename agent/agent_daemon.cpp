@@ -193,8 +193,8 @@ heartbeat::HeartbeatRequest AgentDaemon::heartbeat_request() {
     if (auto memory = environment_.read_memory(); memory) rollup_ = *memory;
     rollup_at_ = now;
   }
-  HealthInputs inputs{supervisor_,   audit_,         last_audit_, spool_.get(), *heartbeats_,
-                      *completions_, uploads_.get(), rollup_,     last_reload_};
+  HealthInputs inputs{supervisor_,  journal_,      audit_,         last_audit_, spool_.get(),
+                      *heartbeats_, *completions_, uploads_.get(), rollup_,     last_reload_};
   request.agent_health = agent_health(inputs);
   return request;
 }

@@ -63,8 +63,18 @@ nlohmann::json agent_health(const HealthInputs& in) {
   }
   health["last_reload"] = in.last_reload;
   if (in.spool) {
-    health["spool"] = {{"profiles", in.spool->files()}, {"bytes", in.spool->bytes()}};
+    health["spool"] = {{"profiles", in.spool->files()},
+                       {"bytes", in.spool->bytes()},
+                       {"held_in_memory",
+                        {{"profiles", in.spool->held_files()}, {"bytes", in.spool->held_bytes()}}}};
   }
+  // Writes under --state-dir that fail now (a full or read-only file system): null when none.
+  auto error_or_null = [](const std::string& error) {
+    return error.empty() ? nlohmann::json() : nlohmann::json(error);
+  };
+  health["state_dir"] = {
+      {"journal_error", error_or_null(in.journal.write_error())},
+      {"spool_error", error_or_null(in.spool ? in.spool->write_error() : std::string())}};
   return health;
 }
 

@@ -18,6 +18,7 @@ namespace dormant::agent {
 
 struct HealthInputs {
   const Supervisor& supervisor;
+  const CommandJournal& journal;
   const ResourceAudit& audit;
   const std::optional<AuditReport>& last_audit;
   const ProfileSpool* spool;  // null without -u

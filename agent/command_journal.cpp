@@ -172,13 +172,13 @@ void CommandJournal::save() {
       {"shut_down_cleanly", shut_down_cleanly_},
       {"owed", std::move(owed)}};
   auto written = write_file_atomically(path_, json_text(body) + "\n", 0600);
-  if (!written && !save_failing_) {
+  if (!written && write_error_.empty()) {
     spdlog::error("cannot write the command journal: {}; commands stay remembered in memory only",
                   written.error().message());
-  } else if (written && save_failing_) {
+  } else if (written && !write_error_.empty()) {
     spdlog::info("the command journal {} is written again", path_.string());
   }
-  save_failing_ = !written;
+  write_error_ = written ? "" : written.error().message();
 }
 
 bool CommandJournal::was_received(std::string_view command_id) const {

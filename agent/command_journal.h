@@ -90,6 +90,8 @@ class CommandJournal final : public heartbeat::CompletionQueue {
   LeftByPreviousRun take_previous_run(const std::string& hostname);
 
   const std::filesystem::path& path() const { return path_; }
+  // Why the last write failed, while writes fail; "" once one succeeds.
+  const std::string& write_error() const { return write_error_; }
 
  private:
   explicit CommandJournal(std::filesystem::path path) : path_(std::move(path)) {}
@@ -109,7 +111,7 @@ class CommandJournal final : public heartbeat::CompletionQueue {
   std::optional<ContinuousCommand> continuous_;
   bool shut_down_cleanly_ = false;
   std::deque<heartbeat::CommandCompletion> owed_;
-  bool save_failing_ = false;
+  std::string write_error_;
 };
 
 }  // namespace dormant::agent

@@ -37,14 +37,16 @@ bool is_spool_file(const fs::directory_entry& entry) {
 
 }  // namespace
 
-Result<std::unique_ptr<ProfileSpool>> ProfileSpool::open(fs::path directory, uint64_t max_bytes) {
+Result<std::unique_ptr<ProfileSpool>> ProfileSpool::open(fs::path directory, uint64_t max_bytes,
+                                                         uint64_t max_held_bytes) {
   std::error_code error;
   fs::create_directories(directory, error);
   if (error) {
     return Error(ErrorKind::kSystem,
                  "cannot create the spool " + directory.string() + ": " + error.message());
   }
-  std::unique_ptr<ProfileSpool> spool(new ProfileSpool(std::move(directory), max_bytes));
+  std::unique_ptr<ProfileSpool> spool(
+      new ProfileSpool(std::move(directory), max_bytes, max_held_bytes));
   std::lock_guard lock(spool->mutex_);
   spool->recount();
   if (spool->files_ > 0) {
@@ -58,7 +60,9 @@ std::vector<fs::path> ProfileSpool::sorted_files() const {
   std::vector<fs::path> paths;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(directory_, error)) {
-    if (is_spool_file(entry)) paths.push_back(entry.path());
+    if (is_spool_file(entry) && !delivered_.contains(entry.path().filename().string())) {
+      paths.push_back(entry.path());
+    }
   }
   // Names start with a zero-padded time in milliseconds and a sequence number.
   std::sort(paths.begin(), paths.end());
@@ -111,16 +115,58 @@ Result<void> ProfileSpool::add(const heartbeat::CompressedUpload& upload) {
   char name[64];
   std::snprintf(name, sizeof(name), "%015lld-%06llu%s", static_cast<long long>(last_stamp_),
                 static_cast<unsigned long long>(sequence_++ % 1'000'000), kSuffix.data());
-  auto written = write_file_atomically(directory_ / name, content, 0600);
-  if (!written) return written;
-  ++files_;
-  bytes_ += content.size();
+  remove_delivered();
+  write_held();
+  write_or_hold(name, std::move(content));
   return {};
+}
+
+void ProfileSpool::write_or_hold(const std::string& name, std::string content) {
+  auto written = write_file_atomically(directory_ / name, content, 0600);
+  if (written) {
+    if (!write_error_.empty()) {
+      spdlog::info("the upload spool {} is written again", directory_.string());
+      write_error_.clear();
+    }
+    ++files_;
+    bytes_ += content.size();
+    return;
+  }
+  if (write_error_.empty()) {
+    spdlog::error(
+        "cannot write the upload spool: {}; profiles are held in memory ({} MiB at most) until "
+        "it can be written",
+        written.error().message(), max_held_bytes_ >> 20);
+  }
+  write_error_ = written.error().message();
+  held_bytes_ += content.size();
+  held_.emplace(name, std::move(content));
+  while (held_bytes_ > max_held_bytes_ && !held_.empty()) {
+    spdlog::warn("profiles held in memory pass {} bytes: dropped the oldest, {}", max_held_bytes_,
+                 held_.begin()->first);
+    held_bytes_ -= held_.begin()->second.size();
+    held_.erase(held_.begin());
+  }
+}
+
+void ProfileSpool::write_held() {
+  while (!held_.empty()) {
+    auto oldest = held_.extract(held_.begin());
+    held_bytes_ -= oldest.mapped().size();
+    size_t before = held_.size();
+    write_or_hold(oldest.key(), std::move(oldest.mapped()));
+    if (held_.size() > before) return;  // held again: the directory still cannot be written
+  }
 }
 
 std::optional<heartbeat::QueuedUpload> ProfileSpool::oldest_upload() {
   std::lock_guard lock(mutex_);
-  for (const auto& path : sorted_files()) {
+  auto files = sorted_files();
+  if (!held_.empty() && (files.empty() || held_.begin()->first < files.front().filename())) {
+    auto upload = parse_spool_file(held_.begin()->second);
+    if (upload) return heartbeat::QueuedUpload{held_.begin()->first, std::move(*upload)};
+  }
+  for (const auto& path : files) {
     std::error_code error;
     uint64_t size = fs::file_size(path, error);
     auto content =
@@ -140,19 +186,55 @@ std::optional<heartbeat::QueuedUpload> ProfileSpool::oldest_upload() {
 void ProfileSpool::remove_upload(const std::string& key) {
   if (key.find('/') != std::string::npos) return;  // keys are file names in the spool
   std::lock_guard lock(mutex_);
+  if (auto held = held_.find(key); held != held_.end()) {
+    held_bytes_ -= held->second.size();
+    held_.erase(held);
+    return;
+  }
   std::error_code error;
   fs::remove(directory_ / key, error);
+  if (error) {
+    // Delivered all the same: remembered, so that it is not sent again, and removed later.
+    if (delivered_.empty()) {
+      spdlog::error("cannot remove the delivered profile {} from the spool: {}; it is skipped", key,
+                    error.message());
+    }
+    delivered_.insert(key);
+  }
   recount();
+}
+
+void ProfileSpool::remove_delivered() {
+  for (auto it = delivered_.begin(); it != delivered_.end();) {
+    std::error_code error;
+    fs::remove(directory_ / *it, error);
+    it = error ? std::next(it) : delivered_.erase(it);
+  }
 }
 
 size_t ProfileSpool::files() const {
   std::lock_guard lock(mutex_);
-  return files_;
+  return files_ + held_.size();
 }
 
 uint64_t ProfileSpool::bytes() const {
   std::lock_guard lock(mutex_);
-  return bytes_;
+  return bytes_ + held_bytes_;
+}
+
+size_t ProfileSpool::held_files() const {
+  std::lock_guard lock(mutex_);
+  return held_.size();
+}
+
+uint64_t ProfileSpool::held_bytes() const {
+  std::lock_guard lock(mutex_);
+  return held_bytes_;
+}
+
+std::string ProfileSpool::write_error() const {
+  std::lock_guard lock(mutex_);
+  return write_error_;
 }
 
 }  // namespace dormant::agent

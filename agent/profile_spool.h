@@ -1,13 +1,17 @@
 // Profiles waiting for upload, as files under --state-dir/spool (each its end time on a line,
 // then its compressed body less the gpid): every profile goes through it,
 // so neither a server outage nor an agent restart loses one. Bounded: when a new profile would
-// pass the limit, the oldest are dropped with a warning. Safe to use from several threads.
+// pass the limit, the oldest are dropped with a warning. When the directory cannot be written
+// (full, read-only), profiles are held in memory, within their own bound, and written out once it
+// can be again. Safe to use from several threads.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,27 +23,46 @@ namespace dormant::agent {
 class ProfileSpool final : public heartbeat::UploadQueue {
  public:
   // Creates the directory when missing; counts what an earlier run left.
+  static constexpr uint64_t kMaxHeldBytes = 16 << 20;
   static Result<std::unique_ptr<ProfileSpool>> open(std::filesystem::path directory,
-                                                    uint64_t max_bytes);
+                                                    uint64_t max_bytes,
+                                                    uint64_t max_held_bytes = kMaxHeldBytes);
 
+  // Fails only for a profile that could never be kept (larger than the spool); one that cannot be
+  // written is held in memory.
   Result<void> add(const heartbeat::CompressedUpload& upload);
   // The oldest profile (its key is its file's name), or nothing. A file that cannot be read is
   // removed with an error logged.
   std::optional<heartbeat::QueuedUpload> oldest_upload() override;
   void remove_upload(const std::string& key) override;
 
-  size_t files() const;
+  size_t files() const;  // on disk and held in memory
   uint64_t bytes() const;
+  size_t held_files() const;
+  uint64_t held_bytes() const;
+  // Why the last write failed, while writes fail; "" once one succeeds.
+  std::string write_error() const;
 
  private:
-  ProfileSpool(std::filesystem::path directory, uint64_t max_bytes)
-      : directory_(std::move(directory)), max_bytes_(max_bytes) {}
+  ProfileSpool(std::filesystem::path directory, uint64_t max_bytes, uint64_t max_held_bytes)
+      : directory_(std::move(directory)), max_bytes_(max_bytes), max_held_bytes_(max_held_bytes) {}
   std::vector<std::filesystem::path> sorted_files() const;  // oldest first; mutex_ held
   void recount();                                           // mutex_ held
+  // Writes `content` as `name`; on failure holds it in memory. mutex_ held.
+  void write_or_hold(const std::string& name, std::string content);
+  // Writes the held profiles out, oldest first, while writes succeed. mutex_ held.
+  void write_held();
+  // Removes the delivered profiles that could not be removed before. mutex_ held.
+  void remove_delivered();
 
   const std::filesystem::path directory_;
   const uint64_t max_bytes_;
+  const uint64_t max_held_bytes_;
   mutable std::mutex mutex_;
+  std::map<std::string, std::string> held_;  // file name → content, oldest first
+  uint64_t held_bytes_ = 0;
+  std::string write_error_;
+  std::set<std::string> delivered_;  // delivered, but their files could not be removed yet
   uint64_t sequence_ = 0;
   int64_t last_stamp_ = 0;  // of the newest file: new names sort after it
   size_t files_ = 0;

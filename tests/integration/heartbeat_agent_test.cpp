@@ -345,6 +345,8 @@ TEST_F(HeartbeatAgentTest, AWallClockSetBackAndForwardAnHourLosesNothingAndKeeps
   ASSERT_TRUE(eventually([&] { return agent_health()["state"] == "idle"; }, 30s));
   EXPECT_TRUE(eventually([&] { return spooled() == 0; }, 30s));
   EXPECT_EQ(log_count("dropped"), 0) << agent_log();
+  // Each snapshot uploaded once: none lost, none sent twice.
+  EXPECT_EQ(log_count("uploaded a profile"), log_count("info [dormant] wrote ")) << agent_log();
   EXPECT_EQ(static_cast<int>(server_profiles()), log_count("uploaded a profile")) << agent_log();
   EXPECT_EQ(log_count("session " + start + ": starting"), 1);
 
@@ -360,6 +362,86 @@ TEST_F(HeartbeatAgentTest, AWallClockSetBackAndForwardAnHourLosesNothingAndKeeps
           << profiles[i].dump();
     }
   }
+  stop_agent();
+}
+
+// A tmpfs mounted for a test, unmounted (lazily if busy) when it ends.
+class TmpfsMount {
+ public:
+  static std::unique_ptr<TmpfsMount> make(const fs::path& at, const std::string& size) {
+    fs::create_directories(at);
+    auto mounted = run_command({"mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", at.string()},
+                               deadline_after(30s));
+    if (!mounted.ok() || !mounted->status.success()) return nullptr;
+    return std::unique_ptr<TmpfsMount>(new TmpfsMount(at));
+  }
+  ~TmpfsMount() { (void)run_command({"umount", "-l", at_.string()}, deadline_after(30s)); }
+  bool remount(const std::string& mode) {
+    auto done = run_command({"mount", "-o", "remount," + mode, at_.string()}, deadline_after(30s));
+    return done.ok() && done->status.success();
+  }
+
+ private:
+  explicit TmpfsMount(fs::path at) : at_(std::move(at)) {}
+  fs::path at_;
+};
+
+// --state-dir on a file system that fills up, then turns read-only, mid-session: the session goes
+// on, profiles that cannot be spooled are held in memory and delivered from there (also after a
+// server outage meanwhile), agent_health says what fails, and all is as before once space returns
+// and the file system is writable again. No profile is lost.
+TEST_F(HeartbeatAgentTest, AFullThenReadOnlyStateDirKeepsTheSessionAndLosesNoProfile) {
+  auto state = TmpfsMount::make(root_ / "state", "1m");
+  if (!state) GTEST_SKIP() << "cannot mount a tmpfs (needs root and mount(8))";
+  start_server();
+  uint16_t port = server_->port();
+  start_agent(agent_args(port, "0.5"));
+  ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
+      << agent_log();
+  std::string start = request("start", {{"continuous", true}, {"duration", 2}, {"frequency", 49}});
+  ASSERT_TRUE(command_reaches(start, "completed")) << agent_log();
+  ASSERT_TRUE(eventually([&] { return server_profiles() > 0; }, 30s)) << agent_log();
+  auto spool_error = [&] {
+    json error = agent_health()["state_dir"]["spool_error"];
+    return error.is_string() ? error.get<std::string>() : std::string();
+  };
+
+  (void)run_command({"dd", "if=/dev/zero", "of=" + (root_ / "state" / "filler").string(), "bs=64k"},
+                    deadline_after(30s));
+  ASSERT_TRUE(
+      eventually([&] { return spool_error().find("No space left") != std::string::npos; }, 30s))
+      << agent_log();
+  server_->stop();
+  ::usleep(5'000'000);  // two or three profiles wait, in memory
+  ASSERT_NO_FATAL_FAILURE(start_server(port));
+  EXPECT_TRUE(eventually(
+      [&] {
+        json held = agent_health()["spool"]["held_in_memory"];
+        return held.is_object() && held["profiles"] == 0 && held["bytes"] == 0;
+      },
+      30s))
+      << agent_health().dump() << "\n"
+      << agent_log();
+  fs::remove(root_ / "state" / "filler");
+  EXPECT_TRUE(eventually([&] { return spool_error().empty(); }, 30s)) << agent_log();
+
+  ASSERT_TRUE(state->remount("ro"));
+  EXPECT_TRUE(eventually(
+      [&] { return spool_error().find("Read-only file system") != std::string::npos; }, 30s))
+      << agent_log();
+  ASSERT_TRUE(state->remount("rw"));
+  EXPECT_TRUE(eventually([&] { return spool_error().empty(); }, 30s)) << agent_log();
+
+  std::string stop = request("stop", {{"stop_level", "host"}});
+  ASSERT_TRUE(command_reaches(stop, "completed")) << agent_log();
+  ASSERT_TRUE(eventually([&] { return agent_health()["state"] == "idle"; }, 30s));
+  EXPECT_TRUE(eventually([&] { return agent_health()["spool"]["profiles"] == 0; }, 30s));
+  EXPECT_EQ(log_count("dropped"), 0) << agent_log();
+  // Each snapshot uploaded once: none lost, none sent twice.
+  EXPECT_EQ(log_count("uploaded a profile"), log_count("info [dormant] wrote ")) << agent_log();
+  EXPECT_EQ(static_cast<int>(server_profiles()), log_count("uploaded a profile")) << agent_log();
+  EXPECT_EQ(log_count("session " + start + ": starting"), 1);
+  EXPECT_GE(log_count("cannot write the upload spool"), 2) << "once per failing spell";
   stop_agent();
 }
 

@@ -1,17 +1,28 @@
 // dormant-server as people, scripts and agents use it: the real binary on loopback TLS, curl as
 // the client, request bodies as the reference gives them.
+#include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <sstream>
 #include <thread>
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "server_process.h"
 
 #include "common/atomic_file.h"
+#include "common/unique_fd.h"
 
 namespace dormant::testing {
 namespace {
@@ -590,6 +601,347 @@ TEST_F(ServerTest, SigtermStopsCleanlyAndTheDataStays) {
   EXPECT_TRUE(status.success()) << status.describe() << "\n" << server_->log();
   start();
   EXPECT_EQ(beat("web-01")["profiling_command"]["command_type"], "start");
+}
+
+// The data directory on a small tmpfs of its own, that a test fills or makes read-only while the
+// server runs. Mounting needs root: elsewhere the tests are skipped, saying why.
+class DataDirFaultTest : public ServerTest {
+ protected:
+  static constexpr const char* kFull = "No space left on device";
+  static constexpr const char* kReadOnly = "Read-only file system";
+  static constexpr const char* kRefusalLogged = "storage: the server cannot store data:";
+  static constexpr const char* kRecoveryLogged = "takes writes again";
+
+  void SetUp() override {
+    ServerTest::SetUp();
+    data_ = root_ / "data";
+    if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs on the data directory needs root";
+    fs::create_directories(data_);
+    if (::mount("tmpfs", data_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=2m,mode=0700") != 0) {
+      GTEST_SKIP() << "cannot mount a tmpfs on " << data_ << ": " << std::strerror(errno);
+    }
+  }
+
+  void TearDown() override {
+    server_.reset();  // it holds files of the mount open
+    // The tmpfs, and the read-only view over it when a test left one.
+    for (int i = 0; i < 4 && is_mount_point(data_); ++i) {
+      if (::umount2(data_.c_str(), 0) != 0) {
+        ADD_FAILURE() << "umount " << data_ << ": " << std::strerror(errno) << "; detaching it";
+        ::umount2(data_.c_str(), MNT_DETACH);
+      }
+    }
+    EXPECT_FALSE(is_mount_point(data_)) << "a mount on " << data_ << " is left behind";
+    ServerTest::TearDown();
+  }
+
+  static bool is_mount_point(const fs::path& dir) {
+    std::ifstream mounts("/proc/self/mountinfo");
+    std::string line;
+    while (std::getline(mounts, line)) {
+      // "36 35 0:39 / <mount point> rw,... - tmpfs tmpfs rw,size=2048k"
+      std::istringstream fields(line);
+      std::string id, parent, device, source, mount_point;
+      fields >> id >> parent >> device >> source >> mount_point;
+      if (mount_point == dir.string()) return true;
+    }
+    return false;
+  }
+
+  uint64_t free_bytes() const {
+    struct statvfs fs {};
+    EXPECT_EQ(::statvfs(data_.c_str(), &fs), 0) << std::strerror(errno);
+    return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  }
+
+  // Writes a file into the data directory until its file system is full, then gives `leave`
+  // bytes of it back.
+  void fill(uint64_t leave = 0) {
+    UniqueFd fd(::open(filler().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    ASSERT_TRUE(fd) << "open " << filler() << ": " << std::strerror(errno);
+    std::string block(64 << 10, 'f');
+    off_t size = 0;
+    for (;;) {
+      ssize_t written = ::write(fd.get(), block.data(), block.size());
+      if (written > 0) {
+        size += written;
+      } else if (errno != EINTR) {
+        ASSERT_EQ(errno, ENOSPC) << std::strerror(errno);
+        break;
+      }
+    }
+    ASSERT_EQ(free_bytes(), 0u) << "the file system is full";
+    if (leave > 0) {
+      ASSERT_EQ(::ftruncate(fd.get(), size - static_cast<off_t>(leave)), 0) << std::strerror(errno);
+      ASSERT_EQ(free_bytes(), leave);
+    }
+  }
+  fs::path filler() const { return data_ / "filler"; }
+
+  // A read-only view over the data directory: every path the server opens from now on is on a
+  // read-only mount. (`mount -o remount,ro` of the tmpfs itself is refused with EBUSY as long as
+  // a process holds one of its files open for writing, as the server holds its database.)
+  void make_read_only() {
+    ASSERT_EQ(::mount(data_.c_str(), data_.c_str(), nullptr, MS_BIND, nullptr), 0)
+        << std::strerror(errno);
+    ASSERT_EQ(::mount(nullptr, data_.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr),
+              0)
+        << std::strerror(errno);
+  }
+  // `mount -o remount,rw` of that view.
+  void make_writable() {
+    ASSERT_EQ(::mount(nullptr, data_.c_str(), nullptr, MS_REMOUNT | MS_BIND, nullptr), 0)
+        << std::strerror(errno);
+  }
+
+  // A reply with its headers, which curl writes to a file.
+  struct Answer {
+    HttpReply reply;
+    std::string headers;
+  };
+  Answer post(const std::string& path, const json& body) {
+    fs::path headers = root_ / "headers";
+    HttpReply reply =
+        server_->curl({"-D", headers.string(), "-X", "POST", "-H", "Content-Type: application/json",
+                       "--data-binary", body.dump(), server_->url(path)});
+    return {reply, read_file(headers).value_or("")};
+  }
+  Answer upload_profile(const std::string& collapsed) {
+    fs::path headers = root_ / "headers";
+    HttpReply reply =
+        upload(gzip(upload_body("web-01", collapsed).dump()), {"-D", headers.string()});
+    return {reply, read_file(headers).value_or("")};
+  }
+
+  static json start_on(const std::vector<std::string>& hosts, bool dry_run = false) {
+    json targets = json::object();
+    for (const std::string& host : hosts) targets[host] = nullptr;
+    return {{"service_name", "web"},
+            {"request_type", "start"},
+            {"dry_run", dry_run},
+            {"target_hosts", targets}};
+  }
+  static json completion(const std::string& command_id) {
+    return {{"command_id", command_id}, {"hostname", "web-01"},     {"status", "completed"},
+            {"execution_time", 0},      {"error_message", nullptr}, {"results_path", nullptr}};
+  }
+
+  // The 503 for a full or read-only data directory: the reason, and when to try again.
+  void expect_refused(const Answer& answer, const std::string& reason, const std::string& what) {
+    EXPECT_EQ(answer.reply.status, 503) << what << ": " << answer.reply.body;
+    json body = answer.reply.json();
+    ASSERT_TRUE(body.is_object()) << what << ": not JSON: " << answer.reply.body;
+    EXPECT_EQ(body["success"], false) << what;
+    EXPECT_EQ(body["message"],
+              "the server cannot store data: " + reason + " (" + data_.string() + ")")
+        << what;
+    std::string headers = answer.headers;
+    std::transform(headers.begin(), headers.end(), headers.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    size_t field = headers.find("\nretry-after: ");
+    ASSERT_NE(field, std::string::npos) << what << ": no Retry-After in\n" << answer.headers;
+    EXPECT_GT(std::atoi(headers.c_str() + field + 14), 0) << what << ":\n" << answer.headers;
+  }
+
+  // Every write endpoint, refused for `reason`; `command_id` a command delivered to web-01.
+  void expect_writes_refused(const std::string& reason, const std::string& command_id) {
+    std::string collapsed = collapsed_profile("web-01", "0;;nginx;main;refused 1\n");
+    expect_refused(upload_profile(collapsed), reason, "profile upload");
+    expect_refused(post("/api/metrics/profile_request", start_on({"web-02"})), reason,
+                   "profile request");
+    expect_refused(post("/api/metrics/heartbeat", agent_heartbeat("web-01")), reason, "heartbeat");
+    expect_refused(post("/api/metrics/command_completion", completion(command_id)), reason,
+                   "command completion");
+    // A dry run writes nothing: it is answered as ever.
+    Answer dry = post("/api/metrics/profile_request", start_on({"web-02"}, /*dry_run=*/true));
+    EXPECT_EQ(dry.reply.status, 200) << dry.reply.body;
+  }
+
+  // What the read endpoints give for `paths`; each must answer 200.
+  std::vector<std::string> read_back(const std::vector<std::string>& paths) {
+    std::vector<std::string> bodies;
+    for (const std::string& path : paths) {
+      HttpReply reply = server_->get(path);
+      EXPECT_EQ(reply.status, 200) << path << ": " << reply.body;
+      bodies.push_back(reply.body);
+    }
+    return bodies;
+  }
+
+  // The files of profiles/: whole profiles only, no temporary file.
+  std::vector<std::string> profile_files() const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(data_ / "profiles")) {
+      names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  static size_t occurrences(const std::string& text, const std::string& part) {
+    size_t count = 0;
+    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) {
+      ++count;
+    }
+    return count;
+  }
+
+  // Some state to keep: a profile, a request and its command, delivered to web-01.
+  struct Stored {
+    std::string collapsed;
+    int64_t gpid = 0;
+    std::string request_id;
+    std::string command_id;
+    std::vector<std::string> reads;
+  };
+  Stored store_some() {
+    Stored stored;
+    stored.collapsed = collapsed_profile("web-01", "0;;nginx;main;kept 5\n0;;nginx;main;idle 2\n");
+    Answer uploaded = upload_profile(stored.collapsed);
+    EXPECT_EQ(uploaded.reply.status, 200) << uploaded.reply.body;
+    stored.gpid = uploaded.reply.json().value("gpid", int64_t{0});
+    json started = request(start_on({"web-01"}));
+    stored.request_id = started.value("request_id", "");
+    if (started["command_ids"].size() == 1) stored.command_id = started["command_ids"][0];
+    EXPECT_EQ(beat("web-01")["command_id"], stored.command_id);
+    stored.reads = read_back(read_paths(stored));
+    return stored;
+  }
+  static std::vector<std::string> read_paths(const Stored& stored) {
+    return {"/api/profiles",
+            "/api/profiles/" + std::to_string(stored.gpid),
+            "/api/profiles/" + std::to_string(stored.gpid) + "/collapsed",
+            "/api/hosts",
+            "/api/commands",
+            "/api/commands/" + stored.command_id,
+            "/api/requests/" + stored.request_id};
+  }
+
+  fs::path data_;
+};
+
+TEST_F(DataDirFaultTest, AFullDataDirGets503WithTheReasonKeepsItsDataAndRecoversWhenFreed) {
+  start();
+  Stored stored = store_some();
+  ASSERT_EQ(profile_files().size(), 1u);
+  ASSERT_NO_FATAL_FAILURE(fill());
+
+  expect_writes_refused(kFull, stored.command_id);
+  EXPECT_EQ(read_back(read_paths(stored)), stored.reads) << "what was stored reads back the same";
+  EXPECT_EQ(profile_files().size(), 1u) << "a refused upload leaves no file";
+  std::string log = server_->log();
+  EXPECT_EQ(occurrences(log, kRefusalLogged), 1u) << "one line when the refusals start:\n" << log;
+  EXPECT_NE(log.find(kFull), std::string::npos) << log;
+  std::string metrics = server_->get("/metrics").body;
+  EXPECT_NE(metrics.find("dormant_server_storage_refusals_total 4"), std::string::npos) << metrics;
+  EXPECT_NE(
+      metrics.find(R"(dormant_server_requests_total{endpoint="/api/v2/profiles",code="503"} 1)"),
+      std::string::npos)
+      << metrics;
+
+  // Space returns: the same server takes the next writes.
+  ASSERT_TRUE(fs::remove(filler()));
+  std::string later = collapsed_profile("web-01", "0;;nginx;main;later 3\n");
+  Answer uploaded = upload_profile(later);
+  ASSERT_EQ(uploaded.reply.status, 200) << uploaded.reply.body;
+  int64_t gpid = uploaded.reply.json()["gpid"];
+  EXPECT_GT(gpid, stored.gpid);
+  EXPECT_EQ(server_->get("/api/profiles/" + std::to_string(gpid) + "/collapsed").body, later);
+  EXPECT_EQ(server_->get("/api/profiles/" + std::to_string(stored.gpid) + "/collapsed").body,
+            stored.collapsed);
+  EXPECT_EQ(request(start_on({"web-02"}))["success"], true);
+  EXPECT_EQ(beat("web-01")["command_id"], stored.command_id);
+  EXPECT_EQ(complete(stored.command_id, "web-01")["success"], true)
+      << "the completion refused while full is accepted now";
+  log = server_->log();
+  EXPECT_EQ(occurrences(log, kRecoveryLogged), 1u) << log;
+  EXPECT_NE(log.find("4 write(s) were refused"), std::string::npos) << log;
+  EXPECT_EQ(occurrences(log, kRefusalLogged), 1u) << log;
+}
+
+// Space that runs out during a write, rather than before it: the upload's file is written in
+// part, the request's transaction in part; neither is left behind.
+TEST_F(DataDirFaultTest, WritesThatRunOutOfSpaceMidwayLeaveNothingBehind) {
+  start();
+  Stored stored = store_some();
+  constexpr uint64_t kLeft = 160 << 10;  // over the reserve the server keeps: writes are tried
+  ASSERT_NO_FATAL_FAILURE(fill(kLeft));
+
+  // Some 600 kB of random hex: gzip leaves it over 300 kB, more than there is room for.
+  std::mt19937_64 random(42);
+  std::string stacks;
+  while (stacks.size() < (600 << 10)) {
+    char line[64];
+    std::snprintf(line, sizeof line, "0;;f%016llx;g%016llx 1\n",
+                  static_cast<unsigned long long>(random()),
+                  static_cast<unsigned long long>(random()));
+    stacks += line;
+  }
+  std::string big = collapsed_profile("web-01", stacks);
+  Answer refused = upload_profile(big);
+  expect_refused(refused, kFull, "an upload larger than the space left");
+  EXPECT_EQ(profile_files().size(), 1u) << "no part of the refused profile stays";
+  EXPECT_EQ(free_bytes(), kLeft) << "its temporary file is gone";
+  std::string log = server_->log();
+  EXPECT_NE(log.find("write("), std::string::npos) << "the failed write is logged:\n" << log;
+
+  // Smaller writes fit still.
+  EXPECT_EQ(beat("web-01")["command_id"], stored.command_id);
+  std::vector<std::string> reads = read_back(read_paths(stored));
+  EXPECT_EQ(reads[0], stored.reads[0]) << "the profiles are as they were";
+  EXPECT_EQ(reads[2], stored.collapsed);
+
+  // A request for 1000 hosts: its transaction runs out of room in the middle.
+  std::vector<std::string> hosts;
+  for (int i = 0; i < 1000; ++i) hosts.push_back("host-" + std::to_string(i) + ".example.com");
+  expect_refused(post("/api/metrics/profile_request", start_on(hosts)), kFull,
+                 "a request too large for the space left");
+  EXPECT_EQ(read_back(read_paths(stored)), reads) << "the transaction was rolled back whole";
+  log = server_->log();
+  EXPECT_NE(log.find("database or disk is full"), std::string::npos) << log;
+  EXPECT_EQ(occurrences(log, kRefusalLogged), 2u) << log;
+  EXPECT_EQ(occurrences(log, kRecoveryLogged), 1u) << "the heartbeat went through:\n" << log;
+
+  ASSERT_TRUE(fs::remove(filler()));
+  json started = request(start_on(hosts));
+  EXPECT_EQ(started["command_ids"].size(), hosts.size()) << started;
+  Answer uploaded = upload_profile(big);
+  ASSERT_EQ(uploaded.reply.status, 200) << uploaded.reply.body << "\n"
+                                        << free_bytes() << " bytes free";
+  int64_t gpid = uploaded.reply.json()["gpid"];
+
+  // And all of it is there after a restart.
+  ExitStatus exit = server_->stop();
+  EXPECT_TRUE(exit.success()) << exit.describe() << "\n" << server_->log();
+  start();
+  EXPECT_EQ(server_->get("/api/profiles/" + std::to_string(stored.gpid) + "/collapsed").body,
+            stored.collapsed);
+  EXPECT_EQ(server_->get("/api/profiles/" + std::to_string(gpid) + "/collapsed").body, big);
+  EXPECT_EQ(server_->get("/api/commands?limit=10000").json()["commands"].size(), hosts.size() + 1);
+  EXPECT_EQ(server_->get("/api/requests/" + std::string(started["request_id"])).status, 200);
+}
+
+TEST_F(DataDirFaultTest, AReadOnlyDataDirGets503WithTheReasonAndRecoversWhenWritable) {
+  start();
+  Stored stored = store_some();
+  ASSERT_NO_FATAL_FAILURE(make_read_only());
+
+  expect_writes_refused(kReadOnly, stored.command_id);
+  EXPECT_EQ(read_back(read_paths(stored)), stored.reads) << "what was stored reads back the same";
+  std::string log = server_->log();
+  EXPECT_EQ(occurrences(log, kRefusalLogged), 1u) << log;
+  EXPECT_NE(log.find(kReadOnly), std::string::npos) << log;
+
+  ASSERT_NO_FATAL_FAILURE(make_writable());
+  Answer uploaded = upload_profile(collapsed_profile("web-01", "0;;nginx;main;writable 1\n"));
+  EXPECT_EQ(uploaded.reply.status, 200) << uploaded.reply.body;
+  EXPECT_EQ(request(start_on({"web-02"}))["success"], true);
+  EXPECT_EQ(beat("web-01")["command_id"], stored.command_id);
+  EXPECT_EQ(complete(stored.command_id, "web-01")["success"], true);
+  EXPECT_EQ(profile_files().size(), 2u);
+  log = server_->log();
+  EXPECT_EQ(occurrences(log, kRecoveryLogged), 1u) << log;
+  EXPECT_EQ(occurrences(log, kRefusalLogged), 1u) << log;
 }
 
 }  // namespace

@@ -74,6 +74,40 @@ TEST_F(ProfileSpoolTest, AClockSetBackDoesNotPutANewProfileBeforeTheWaitingOnes)
   }
 }
 
+// The spool directory gone and a file in its place (what root sees of a full or read-only file
+// system: writes fail): profiles are held in memory, the oldest dropped past their bound, still
+// given out oldest first; once the directory is back they are written out, in order.
+TEST_F(ProfileSpoolTest, ProfilesThatCannotBeWrittenAreHeldInMemoryWithinABound) {
+  auto spool = ProfileSpool::open(directory_, 1 << 20, /*max_held_bytes=*/60);
+  ASSERT_TRUE(spool.ok());
+  ASSERT_TRUE((*spool)->add(compressed("2026-11-25T10:00:00", "on disk")).ok());
+  fs::rename(directory_, directory_.string() + ".away");
+  std::ofstream(directory_) << "not a directory";
+  for (const char* body : {"held 1", "held 2", "held 3", "held 4"}) {
+    ASSERT_TRUE((*spool)->add(compressed("2026-11-25T10:00:01", body)).ok());
+  }
+  EXPECT_NE((*spool)->write_error(), "");
+  EXPECT_EQ((*spool)->held_files(), 2u) << "26 bytes each, 60 at most";
+  EXPECT_EQ((*spool)->held_bytes(), 52u);
+  auto oldest = (*spool)->oldest_upload();
+  ASSERT_TRUE(oldest.has_value());
+  EXPECT_EQ(oldest->upload.gzip_head, "held 3") << "the file on disk is out of reach";
+
+  fs::remove(directory_);
+  fs::rename(directory_.string() + ".away", directory_);
+  ASSERT_TRUE((*spool)->add(compressed("2026-11-25T10:00:02", "written")).ok());
+  EXPECT_EQ((*spool)->write_error(), "");
+  EXPECT_EQ((*spool)->held_files(), 0u);
+  EXPECT_EQ((*spool)->files(), 4u);
+  for (const char* expected : {"on disk", "held 3", "held 4", "written"}) {
+    oldest = (*spool)->oldest_upload();
+    ASSERT_TRUE(oldest.has_value());
+    EXPECT_EQ(oldest->upload.gzip_head, expected);
+    (*spool)->remove_upload(oldest->key);
+  }
+  EXPECT_EQ((*spool)->files(), 0u);
+}
+
 TEST_F(ProfileSpoolTest, WhenFullTheOldestAreDropped) {
   auto spool = ProfileSpool::open(directory_, 40);
   ASSERT_TRUE(spool.ok());
