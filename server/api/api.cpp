@@ -22,6 +22,9 @@ using bhttp::verb;
 constexpr std::string_view kServiceHeader = "GPROFILER-SERVICE-NAME";
 constexpr std::string_view kApiKeyHeader = "GPROFILER-API-KEY";
 constexpr int64_t kMaxListLimit = 10000;
+// When a client refused for a full or read-only data directory should try again. Agents keep
+// what they could not send (a spooled profile, a completion) and retry on any 5xx.
+constexpr int kStorageRetryAfterS = 30;
 
 http::Response error_response(status code, const std::string& message) {
   return http::json_response(code, nlohmann::json{{"success", false}, {"message", message}}.dump(
@@ -320,6 +323,13 @@ http::Response Api::store_failure(const Error& error) {
     return error_response(status::not_found, error.message());
   if (error.kind() == ErrorKind::kInvalidArgument) {
     return error_response(status::unprocessable_entity, error.message());
+  }
+  if (storage::is_storage_refusal(error)) {
+    // The store logged it when the refusals began; each refused request is only counted.
+    metrics_.add(Counter::kStorageRefusals);
+    http::Response response = error_response(status::service_unavailable, error.message());
+    response.set(bhttp::field::retry_after, std::to_string(kStorageRetryAfterS));
+    return response;
   }
   metrics_.add(Counter::kStorageErrors);
   spdlog::error("storage: {}", error.message());  // paths and SQLite's words stay in the log

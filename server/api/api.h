@@ -52,7 +52,8 @@ class Api {
   http::Response prometheus_metrics(const Call& call);
 
   // The answer to a failed store operation: 404 for kNotFound, 422 for a request the store
-  // refuses, 500 (counted, logged) for the rest.
+  // refuses, 503 with Retry-After and the reason when the data directory is full or read-only
+  // (is_storage_refusal), 500 (counted, logged) for the rest.
   http::Response store_failure(const Error& error);
 
   enum class Auth { kNone, kBearer, kApiKey };

@@ -20,6 +20,8 @@ constexpr std::array<CounterText, static_cast<size_t>(Counter::kCount)> kCounter
     {"dormant_server_profiles_uploaded_total", "Profiles uploaded and stored."},
     {"dormant_server_profile_bytes_total", "Uncompressed bytes of the profiles stored."},
     {"dormant_server_storage_errors_total", "Requests that failed in the database or on disk."},
+    {"dormant_server_storage_refusals_total",
+     "Writes refused with 503 because the data directory is full or read-only."},
 }};
 
 }  // namespace

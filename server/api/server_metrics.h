@@ -18,8 +18,9 @@ enum class Counter {
   kCompletions,         // command completions accepted
   kCompletionsRefused,  // completions refused (unknown command, second report, wrong host)
   kProfilesUploaded,
-  kProfileBytes,   // uploaded collapsed text, uncompressed
-  kStorageErrors,  // requests that failed in the store
+  kProfileBytes,     // uploaded collapsed text, uncompressed
+  kStorageErrors,    // requests that failed in the store
+  kStorageRefusals,  // writes refused with 503: the data directory is full or read-only
   kCount,
 };
 

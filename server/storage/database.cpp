@@ -1,6 +1,7 @@
 #include "server/storage/database.h"
 
 #include <cctype>
+#include <cerrno>
 #include <utility>
 
 #include <sqlite3.h>
@@ -131,10 +132,20 @@ Error Database::last_error(std::string_view doing, int code) const {
   message += ": ";
   // The connection's message describes the last failure; fall back to the code's generic text.
   message += sqlite3_errcode(handle_) == code ? sqlite3_errmsg(handle_) : sqlite3_errstr(code);
-  int sys_errno = (code & 0xff) == SQLITE_IOERR || (code & 0xff) == SQLITE_CANTOPEN ||
-                          (code & 0xff) == SQLITE_FULL
-                      ? sqlite3_system_errno(handle_)
-                      : 0;
+  int sys_errno = 0;
+  switch (code & 0xff) {
+    case SQLITE_FULL:
+      // SQLite's unix VFS turns a write that met ENOSPC into SQLITE_FULL and keeps no errno for
+      // it (sqlite3_system_errno would be an older failure's).
+      sys_errno = ENOSPC;
+      break;
+    case SQLITE_IOERR:  // EROFS, EDQUOT, EIO...: the errno of the system call that failed
+    case SQLITE_CANTOPEN:
+      sys_errno = sqlite3_system_errno(handle_);
+      break;
+    default:
+      break;
+  }
   return Error(kind_of(code), std::move(message), sys_errno);
 }
 

@@ -28,6 +28,9 @@ Result<ProfileFiles::Written> ProfileFiles::write(std::string_view collapsed) co
   if (!compressed) return std::move(compressed).take_error();
   Written written{random_uuid() + std::string(kSuffix), static_cast<int64_t>(compressed->size())};
   if (auto saved = write_file_atomically(path_of(written.file_name), *compressed, 0600); !saved) {
+    // Failing before the rename, it removed its temporary file; failing after it (syncing the
+    // folder), it leaves the file, which no row will name.
+    remove(written.file_name);
     return std::move(saved).take_error();
   }
   return written;

@@ -25,6 +25,7 @@ class ProfileFiles {
   };
 
   // Compresses `collapsed` into a new file, fsynced together with the folder before it returns.
+  // A failure (ENOSPC, EROFS...) leaves no file behind, whole or partial.
   Result<Written> write(std::string_view collapsed) const;
   Result<std::string> read(const std::string& file_name, int64_t raw_size) const;
   void remove(const std::string& file_name) const;

@@ -20,7 +20,8 @@ namespace {
 
 template <typename T>
 Result<T> in_context(Result<T> result, std::string_view context) {
-  if (result) return result;
+  // A refusal for a full or read-only data directory is said the same whatever was refused.
+  if (result || is_storage_refusal(result.error())) return result;
   return std::move(result).take_error().with_context(context);
 }
 
@@ -107,7 +108,15 @@ Store::Store(DataDir dir, std::unique_ptr<Database> db, Clock clock)
     : dir_(std::move(dir)),
       db_(std::move(db)),
       files_(dir_.profiles_dir()),
+      gate_(dir_.root()),
       clock_(std::move(clock)) {}
+
+template <typename T>
+Result<T> Store::settle(Result<T> result, bool wrote) {
+  if (!result) return gate_.failed(std::move(result).take_error());
+  if (wrote) gate_.succeeded();
+  return result;
+}
 
 Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat) {
   if (heartbeat.hostname.empty() || heartbeat.service_name.empty()) {
@@ -117,6 +126,7 @@ Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat) 
   if (!heartbeat.extra.is_object()) {
     return Error::invalid_argument("the heartbeat's extra fields must be a JSON object");
   }
+  if (auto writable = gate_.check(); !writable) return std::move(writable).take_error();
   std::lock_guard lock(mutex_);
   TimePoint now = current_time();
   auto record = [&]() -> Result<HeartbeatAnswer> {
@@ -152,12 +162,17 @@ Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat) 
     }
     return answer;
   };
-  return in_context(record(), "recording a heartbeat from " +
-                                  host_and_service(heartbeat.hostname, heartbeat.service_name));
+  return settle(
+      in_context(record(), "recording a heartbeat from " +
+                               host_and_service(heartbeat.hostname, heartbeat.service_name)));
 }
 
 template <typename PlanHost>
 Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run, PlanHost plan) {
+  // A dry run writes nothing: it is answered whatever the state of the disk.
+  if (!dry_run) {
+    if (auto writable = gate_.check(); !writable) return std::move(writable).take_error();
+  }
   std::lock_guard lock(mutex_);
   TimePoint now = current_time();
   request.created_at = now;
@@ -225,7 +240,8 @@ Result<SubmitOutcome> Store::submit_start(const StartRequest& start) {
     return plan_start(for_host, current, now);
   };
   std::string context = "submitting start request " + record.request_id;
-  return in_context(submit(std::move(record), request->dry_run, plan), context);
+  return settle(in_context(submit(std::move(record), request->dry_run, plan), context),
+                !request->dry_run);
 }
 
 Result<SubmitOutcome> Store::submit_stop(const StopRequest& stop) {
@@ -243,7 +259,8 @@ Result<SubmitOutcome> Store::submit_stop(const StopRequest& stop) {
                       const std::optional<CurrentCommand>& current,
                       TimePoint now) { return plan_stop(level, pids, current, now); };
   std::string context = "submitting stop request " + record.request_id;
-  return in_context(submit(std::move(record), request->dry_run, plan), context);
+  return settle(in_context(submit(std::move(record), request->dry_run, plan), context),
+                !request->dry_run);
 }
 
 Result<CompletionOutcome> Store::record_completion(const CompletionReport& report) {
@@ -251,6 +268,7 @@ Result<CompletionOutcome> Store::record_completion(const CompletionReport& repor
     return Error::invalid_argument("a completion's status is completed or failed, not " +
                                    std::string(to_string(report.status)));
   }
+  if (auto writable = gate_.check(); !writable) return std::move(writable).take_error();
   std::lock_guard lock(mutex_);
   TimePoint now = current_time();
   auto record = [&]() -> Result<CompletionOutcome> {
@@ -298,7 +316,10 @@ Result<CompletionOutcome> Store::record_completion(const CompletionReport& repor
     }
     return CompletionOutcome{true, "Command completion recorded for " + report.command_id};
   };
-  return in_context(record(), "recording the completion of command " + report.command_id);
+  auto outcome = in_context(record(), "recording the completion of command " + report.command_id);
+  // A refused report writes nothing: it says nothing of the disk.
+  bool wrote = outcome && outcome->accepted;
+  return settle(std::move(outcome), wrote);
 }
 
 Result<int64_t> Store::store_profile(const ProfileUpload& upload) {
@@ -308,11 +329,12 @@ Result<int64_t> Store::store_profile(const ProfileUpload& upload) {
   if (upload.end_time < upload.start_time) {
     return Error::invalid_argument("the profile ends before it starts");
   }
+  if (auto writable = gate_.check(); !writable) return std::move(writable).take_error();
   std::string context =
       "storing a profile from " + host_and_service(upload.hostname, upload.service_name);
   // Compressing and fsyncing take long: outside the lock, so heartbeats do not wait for them.
   auto written = files_.write(upload.collapsed);
-  if (!written) return std::move(written).take_error().with_context(context);
+  if (!written) return gate_.failed(std::move(written).take_error().with_context(context));
 
   std::lock_guard lock(mutex_);
   ProfileRow row;
@@ -336,7 +358,7 @@ Result<int64_t> Store::store_profile(const ProfileUpload& upload) {
   };
   auto gpid = insert();
   if (!gpid) files_.remove(written->file_name);
-  return in_context(std::move(gpid), context);
+  return settle(in_context(std::move(gpid), context));
 }
 
 Result<std::string> Store::read_profile(int64_t gpid) {

@@ -6,6 +6,10 @@
 // Every operation is one transaction: when it returns success, what it wrote is committed, and
 // survives a crash of the process (see Database::open for the power-loss caveat); a failure
 // writes nothing. Safe to call from several threads: operations run one at a time.
+//
+// When the data directory is full or read-only, the operations that write (heartbeats, requests,
+// completions, uploads) fail with WriteGate's refusal (is_storage_refusal) and change nothing;
+// the reads go on. The first write that succeeds once space or write access is back ends it.
 #pragma once
 
 #include <chrono>
@@ -22,6 +26,7 @@
 #include "server/storage/database.h"
 #include "server/storage/profile_files.h"
 #include "server/storage/records.h"
+#include "server/storage/write_gate.h"
 
 namespace dormant::server::storage {
 
@@ -82,10 +87,16 @@ class Store {
   template <typename PlanHost>
   Result<SubmitOutcome> submit(ProfilingRequestRecord request, bool dry_run, PlanHost plan);
 
+  // A write operation's result, told to the gate: a failure for lack of space or of write access
+  // becomes the gate's refusal; a success that wrote something ends the refusals.
+  template <typename T>
+  Result<T> settle(Result<T> result, bool wrote = true);
+
   std::mutex mutex_;  // one connection: one operation at a time
   DataDir dir_;
   std::unique_ptr<Database> db_;
   ProfileFiles files_;
+  WriteGate gate_;
   Clock clock_;
 };
 
