@@ -319,7 +319,9 @@ void Supervisor::on_ended(Slot slot, uint64_t generation, const SessionEnded& se
     launch(slot, std::move(next->replacement));
   } else {
     journal_.remove_session(id);
-    if (std::holds_alternative<StoppingThenNothing>(ended.state)) journal_.end_continuous(id);
+    // Stopped, or ended by itself (its profilers failed): nothing to resume. Only a shutdown
+    // leaves the command in force.
+    if (!std::holds_alternative<StoppingForShutdown>(ended.state)) journal_.end_continuous(id);
   }
   schedule();
 }

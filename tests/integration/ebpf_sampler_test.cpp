@@ -65,6 +65,15 @@ uint64_t on_cpu_ns(pid_t pid) {
   return text ? std::stoull(*text) : 0;
 }
 
+// many_stacks for 4 s over 2^10 paths; null, with a failure recorded, when it cannot start.
+std::unique_ptr<Subprocess> spawn_many_stacks() {
+  SpawnOptions spawn;
+  spawn.argv = {MANY_STACKS, "4", "10"};
+  auto workload = Subprocess::spawn(spawn);
+  EXPECT_TRUE(workload.ok()) << workload.error().message();
+  return workload.ok() ? std::move(*workload) : nullptr;
+}
+
 class EbpfSamplerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -121,13 +130,11 @@ TEST_F(EbpfSamplerTest, CountsAWorkloadsStacksInTheKernelAndNamesItsProcess) {
 // a stack map of 8192: each one is kept. (A stack-trace map of that size, which keeps a stack in
 // the slot its hash picks, loses about one in nine to a slot already taken.)
 TEST_F(EbpfSamplerTest, ThousandsOfDistinctStacksAreAllKeptWhileTheMapHasRoom) {
-  SpawnOptions spawn;
-  spawn.argv = {MANY_STACKS, "4", "10"};
-  auto workload = Subprocess::spawn(spawn);
-  ASSERT_TRUE(workload.ok()) << workload.error().message();
+  auto workload = spawn_many_stacks();
+  ASSERT_NE(workload, nullptr);
   CpuSamplerOptions options;
   options.frequency_hz = 999;
-  options.pids = {(*workload)->pid()};
+  options.pids = {workload->pid()};
   options.max_stacks = 8192;
   auto sampler = CpuSampler::make(options);
   ASSERT_TRUE(sampler.ok()) << sampler.error().message();
@@ -156,12 +163,9 @@ TEST_F(EbpfSamplerTest, DrainingWhileSamplesPourInLosesNoStack) {
   CpuSamplerOptions options;
   options.frequency_hz = 999;
   for (int i = 0; i < 2; ++i) {
-    SpawnOptions spawn;
-    spawn.argv = {MANY_STACKS, "4", "10"};
-    auto workload = Subprocess::spawn(spawn);
-    ASSERT_TRUE(workload.ok()) << workload.error().message();
-    options.pids.push_back((*workload)->pid());
-    workloads.push_back(std::move(*workload));
+    workloads.push_back(spawn_many_stacks());
+    ASSERT_NE(workloads.back(), nullptr);
+    options.pids.push_back(workloads.back()->pid());
   }
   auto sampler = CpuSampler::make(options);
   ASSERT_TRUE(sampler.ok()) << sampler.error().message();
@@ -190,13 +194,11 @@ TEST_F(EbpfSamplerTest, DrainingWhileSamplesPourInLosesNoStack) {
 // those too, so every turn's counted stack finds room in a stack map of 64; were they kept, the
 // map would be full of them from the second turn on.
 TEST_F(EbpfSamplerTest, StacksOfSamplesTheCountsMapRefusedAreFreedByTheDrain) {
-  SpawnOptions spawn;
-  spawn.argv = {MANY_STACKS, "4", "10"};
-  auto workload = Subprocess::spawn(spawn);
-  ASSERT_TRUE(workload.ok()) << workload.error().message();
+  auto workload = spawn_many_stacks();
+  ASSERT_NE(workload, nullptr);
   CpuSamplerOptions options;
   options.frequency_hz = 999;
-  options.pids = {(*workload)->pid()};
+  options.pids = {workload->pid()};
   options.max_counted = 1;
   options.max_stacks = 64;
   auto sampler = CpuSampler::make(options);

@@ -438,6 +438,15 @@ TEST_F(SupervisorTest, AtShutdownTheNewestContinuousCommandStaysInForceAndAStopS
   EXPECT_FALSE(journal_->continuous());
 }
 
+// A continuous session that ends by itself (its profilers failed) is not resumed by a later run.
+TEST_F(SupervisorTest, AContinuousSessionThatEndedByItselfIsNotInForce) {
+  supervisor_->on_command(id(1), start_command(true));
+  report_started(*sessions_[0], /*running=*/false);
+  report_ended(*sessions_[0]);
+  EXPECT_EQ(completion_of(id(1)).status, heartbeat::CompletionStatus::kFailed);
+  EXPECT_FALSE(journal_->continuous());
+}
+
 // A journal whose command no longer parses (the new agent refuses what the old one took): the
 // resume fails saying why, the command is dropped, and the agent stays idle.
 TEST_F(SupervisorTest, AResumedCommandTheAgentNowRefusesIsDroppedSayingWhy) {
