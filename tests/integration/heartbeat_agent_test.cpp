@@ -312,9 +312,14 @@ TEST_F(HeartbeatAgentTest, AWallClockSetBackAndForwardAnHourLosesNothingAndKeeps
   ASSERT_TRUE(write_file_atomically(root_ / "clock", "+0\n", 0644).ok());
   start_server();
   uint16_t port = server_->port();
-  start_agent(agent_args(port, "0.5"), {"LD_PRELOAD=" + faketime.string(),
-                                        "FAKETIME_TIMESTAMP_FILE=" + (root_ / "clock").string(),
-                                        "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1"});
+  // An AddressSanitizer build wants its runtime first among the preloaded libraries.
+  const char* asan_options = std::getenv("ASAN_OPTIONS");
+  start_agent(
+      agent_args(port, "0.5"),
+      {"LD_PRELOAD=" + faketime.string(), "FAKETIME_TIMESTAMP_FILE=" + (root_ / "clock").string(),
+       "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1",
+       std::string("ASAN_OPTIONS=") + (asan_options ? asan_options : "") +
+           ":verify_asan_link_order=0"});
   ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
       << agent_log();
   std::string start = request("start", {{"continuous", true}, {"duration", 2}, {"frequency", 49}});
