@@ -33,10 +33,17 @@ void raise_open_file_limit() {
 int serve(const dormant::config::ServerConfig& config) {
   using namespace dormant::server;
   raise_open_file_limit();
-  auto tokens = api::Tokens::load(config.tokens_file);
+  size_t untyped = 0;
+  auto tokens = api::Tokens::load(config.tokens_file, &untyped);
   if (!tokens) {
     spdlog::critical("{}", tokens.error().message());
     return 1;
+  }
+  if (untyped > 0) {
+    spdlog::warn(
+        "{} of the tokens in {} have no role and may do everything (agent, operator, reader): "
+        "give each its role, one 'TOKEN ROLE' per line",
+        untyped, config.tokens_file);
   }
   auto store = storage::Store::open(config.data_dir);
   if (!store) {

@@ -236,22 +236,26 @@ Api::Api(storage::Store& store, Tokens tokens, ServerMetrics& metrics, ApiOption
     : store_(store), tokens_(std::move(tokens)), metrics_(metrics), options_(options) {}
 
 const std::vector<Api::Route>& Api::routes() {
+  constexpr Roles kAgent = kAgentRole;
+  constexpr Roles kOperator = kOperatorRole;
+  constexpr Roles kRead = kOperatorRole | kReaderRole;
   static const std::vector<Route> kRoutes = {
-      {verb::post, "/api/metrics/heartbeat", Auth::kBearer, &Api::heartbeat},
-      {verb::post, "/api/metrics/command_completion", Auth::kBearer, &Api::command_completion},
-      {verb::post, "/api/metrics/profile_request", Auth::kBearer, &Api::profile_request},
-      {verb::post, "/api/v2/profiles", Auth::kApiKey, &Api::upload_profile},
-      {verb::get, "/api/v1/health_check", Auth::kNone, &Api::health_check},
-      {verb::get, "/api/v2/health_check", Auth::kNone, &Api::health_check},
-      {verb::get, "/api/hosts", Auth::kBearer, &Api::list_hosts},
-      {verb::get, "/api/commands", Auth::kBearer, &Api::list_commands},
-      {verb::get, "/api/commands/{}", Auth::kBearer, &Api::get_command},
-      {verb::get, "/api/requests/{}", Auth::kBearer, &Api::get_request},
-      {verb::get, "/api/profiles", Auth::kBearer, &Api::list_profiles},
-      {verb::get, "/api/profiles/{}", Auth::kBearer, &Api::get_profile},
-      {verb::get, "/api/profiles/{}/collapsed", Auth::kBearer, &Api::download_profile},
-      {verb::get, "/api/profiles/{}/flamegraph", Auth::kBearer, &Api::profile_flamegraph},
-      {verb::get, "/metrics", Auth::kBearer, &Api::prometheus_metrics},
+      {verb::post, "/api/metrics/heartbeat", Auth::kBearer, kAgent, &Api::heartbeat},
+      {verb::post, "/api/metrics/command_completion", Auth::kBearer, kAgent,
+       &Api::command_completion},
+      {verb::post, "/api/metrics/profile_request", Auth::kBearer, kOperator, &Api::profile_request},
+      {verb::post, "/api/v2/profiles", Auth::kApiKey, kAgent, &Api::upload_profile},
+      {verb::get, "/api/v1/health_check", Auth::kNone, kAllRoles, &Api::health_check},
+      {verb::get, "/api/v2/health_check", Auth::kNone, kAllRoles, &Api::health_check},
+      {verb::get, "/api/hosts", Auth::kBearer, kRead, &Api::list_hosts},
+      {verb::get, "/api/commands", Auth::kBearer, kRead, &Api::list_commands},
+      {verb::get, "/api/commands/{}", Auth::kBearer, kRead, &Api::get_command},
+      {verb::get, "/api/requests/{}", Auth::kBearer, kRead, &Api::get_request},
+      {verb::get, "/api/profiles", Auth::kBearer, kRead, &Api::list_profiles},
+      {verb::get, "/api/profiles/{}", Auth::kBearer, kRead, &Api::get_profile},
+      {verb::get, "/api/profiles/{}/collapsed", Auth::kBearer, kRead, &Api::download_profile},
+      {verb::get, "/api/profiles/{}/flamegraph", Auth::kBearer, kRead, &Api::profile_flamegraph},
+      {verb::get, "/metrics", Auth::kBearer, kRead, &Api::prometheus_metrics},
   };
   return kRoutes;
 }
@@ -272,6 +276,7 @@ http::Response Api::handle(const http::Request& request, const std::string& remo
   }
 
   std::string_view endpoint = route != nullptr ? route->pattern : "other";
+  Roles roles = route != nullptr ? presented_roles(request, call, route->auth) : 0;
   http::Response response;
   if (route == nullptr && !allowed.empty()) {
     response =
@@ -280,13 +285,17 @@ http::Response Api::handle(const http::Request& request, const std::string& remo
     response.set(bhttp::field::allow, allowed);
   } else if (route == nullptr) {
     response = error_response(status::not_found, "no such endpoint");
-  } else if (!authorized(request, call, route->auth)) {
+  } else if (roles == 0) {
     response =
         error_response(status::unauthorized,
                        route->auth == Auth::kApiKey
                            ? "a valid API token is required in the GPROFILER-API-KEY header"
                            : "a valid API token is required: 'Authorization: Bearer <token>'");
     response.set(bhttp::field::www_authenticate, "Bearer");
+  } else if ((roles & route->allowed) == 0) {
+    response = error_response(status::forbidden, "this token's roles (" + role_names(roles) +
+                                                     ") do not allow this endpoint: it needs " +
+                                                     role_names(route->allowed));
   } else {
     response = (this->*route->serve)(call);
   }
@@ -298,24 +307,24 @@ http::Response Api::handle(const http::Request& request, const std::string& remo
   return response;
 }
 
-bool Api::authorized(const http::Request& request, const Call& call, Auth auth) const {
+Roles Api::presented_roles(const http::Request& request, const Call& call, Auth auth) const {
   switch (auth) {
     case Auth::kNone:
-      return true;
+      return kAllRoles;
     case Auth::kBearer: {
       std::string_view value = header(request, "Authorization");
       constexpr std::string_view kScheme = "Bearer ";
-      return value.size() > kScheme.size() && value.substr(0, kScheme.size()) == kScheme &&
-             tokens_.accepts(value.substr(kScheme.size()));
+      if (value.size() <= kScheme.size() || value.substr(0, kScheme.size()) != kScheme) return 0;
+      return tokens_.roles_of(value.substr(kScheme.size()));
     }
     case Auth::kApiKey: {
       // gProfiler sends the token both as a header and as the `key` query parameter.
       std::string_view key = header(request, kApiKeyHeader);
       if (key.empty()) key = call.query_value("key");
-      return tokens_.accepts(key);
+      return tokens_.roles_of(key);
     }
   }
-  return false;
+  return 0;
 }
 
 http::Response Api::store_failure(const Error& error) {

@@ -61,10 +61,12 @@ class Api {
     boost::beast::http::verb method;
     std::string_view pattern;  // "/api/profiles/{}/collapsed": "{}" matches one segment
     Auth auth;
+    Roles allowed;  // a token with any of these roles may call it
     http::Response (Api::*serve)(const Call&);
   };
   static const std::vector<Route>& routes();
-  bool authorized(const http::Request& request, const Call& call, Auth auth) const;
+  // The roles of the token the request presents the way `auth` says; 0: none the server knows.
+  Roles presented_roles(const http::Request& request, const Call& call, Auth auth) const;
 
   storage::Store& store_;
   Tokens tokens_;

@@ -69,6 +69,28 @@ TEST(Tokens, LoadsTokensSkippingCommentsAndBlanks) {
   EXPECT_FALSE(tokens->accepts(""));
 }
 
+TEST(Tokens, EachLineGivesItsTokenARoleAndALoneTokenEveryRole) {
+  TempDir dir;
+  std::ofstream(dir.path() / "tokens") << "host-key agent\nops-key\toperator\nboth agent\n"
+                                       << "both  reader\nold-key\n";
+  size_t untyped = 0;
+  auto tokens = Tokens::load(dir.path() / "tokens", &untyped);
+  ASSERT_TRUE(tokens.ok()) << tokens.error().message();
+  EXPECT_EQ(tokens->roles_of("host-key"), kAgentRole);
+  EXPECT_EQ(tokens->roles_of("ops-key"), kOperatorRole);
+  EXPECT_EQ(tokens->roles_of("both"), kAgentRole | kReaderRole);
+  EXPECT_EQ(tokens->roles_of("old-key"), kAllRoles);
+  EXPECT_EQ(tokens->roles_of("host-key agent"), 0);
+  EXPECT_EQ(untyped, 1u);
+  EXPECT_EQ(role_names(kAgentRole | kReaderRole), "agent, reader");
+
+  std::ofstream(dir.path() / "bad") << "fine agent\nkey admin\n";
+  auto bad = Tokens::load(dir.path() / "bad");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("line 2: unknown role 'admin'"), std::string::npos)
+      << bad.error().message();
+}
+
 TEST(Tokens, AFileWithoutTokensIsAnError) {
   TempDir dir;
   std::ofstream(dir.path() / "tokens") << "# nothing here\n\n";
@@ -102,12 +124,19 @@ class ApiTest : public ::testing::Test {
     auto store = storage::Store::open(dir_.path() / "data");
     ASSERT_TRUE(store.ok()) << store.error().message();
     store_ = std::move(*store);
-    api_ = std::make_unique<Api>(*store_, Tokens::of({"t0k3n"}), metrics_);
+    api_ = std::make_unique<Api>(
+        *store_,
+        Tokens::of(std::vector<std::pair<std::string_view, Roles>>{{"t0k3n", kAllRoles},
+                                                                   {"agent-key", kAgentRole},
+                                                                   {"ops-key", kOperatorRole},
+                                                                   {"read-key", kReaderRole}}),
+        metrics_);
   }
 
-  http::Response call(bhttp::verb method, const std::string& target, std::string body = "") {
+  http::Response call(bhttp::verb method, const std::string& target, std::string body = "",
+                      const std::string& token = "t0k3n") {
     http::Request request(method, target, 11);
-    request.set(bhttp::field::authorization, "Bearer t0k3n");
+    request.set(bhttp::field::authorization, "Bearer " + token);
     request.body() = std::move(body);
     request.prepare_payload();
     return api_->handle(request, "127.0.0.1:1");
@@ -118,6 +147,34 @@ class ApiTest : public ::testing::Test {
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<Api> api_;
 };
+
+// Each role reaches its endpoints and gets 403, saying what is missing, at the others.
+TEST_F(ApiTest, ATokenReachesOnlyWhatItsRolesAllow) {
+  std::string request = R"({"service_name":"web","request_type":"start","duration":30,)"
+                        R"("target_hosts":{"web-01":null}})";
+  std::string heartbeat = R"({"hostname":"web-01","ip_address":"10.0.0.1",)"
+                          R"("service_name":"web","timestamp":"2026-11-26T10:00:00"})";
+  struct Expected {
+    std::string token;
+    unsigned request, heartbeat, read;
+  };
+  for (const Expected& expected :
+       {Expected{"agent-key", 403, 200, 403}, Expected{"ops-key", 200, 403, 200},
+        Expected{"read-key", 403, 403, 200}, Expected{"t0k3n", 200, 200, 200}}) {
+    auto asked = call(bhttp::verb::post, "/api/metrics/profile_request", request, expected.token);
+    EXPECT_EQ(asked.result_int(), expected.request) << expected.token << ": " << asked.body();
+    auto beat = call(bhttp::verb::post, "/api/metrics/heartbeat", heartbeat, expected.token);
+    EXPECT_EQ(beat.result_int(), expected.heartbeat) << expected.token << ": " << beat.body();
+    auto read = call(bhttp::verb::get, "/api/profiles", "", expected.token);
+    EXPECT_EQ(read.result_int(), expected.read) << expected.token << ": " << read.body();
+  }
+  auto refused = call(bhttp::verb::get, "/api/hosts", "", "agent-key");
+  EXPECT_NE(refused.body().find("this token's roles (agent) do not allow this endpoint: it needs "
+                                "operator, reader"),
+            std::string::npos)
+      << refused.body();
+  EXPECT_EQ(call(bhttp::verb::get, "/api/hosts", "", "nobody").result_int(), 401u);
+}
 
 TEST_F(ApiTest, APlusInTheQueryIsATimeZoneNotASpace) {
   auto reply = call(bhttp::verb::get, "/api/profiles?since=2025-11-22T10:00:00+02:00");
