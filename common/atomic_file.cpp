@@ -60,18 +60,25 @@ Result<void> write_file_atomically(const std::filesystem::path& path, std::strin
 Result<std::string> read_file(const std::filesystem::path& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return Error::from_errno("open(" + path.string() + ")");
+  return read_rest(fd.get(), path.string());
+}
+
+Result<std::string> read_rest(int fd, const std::string& name, size_t max_bytes) {
   std::string content;
   std::array<char, 16384> buffer;
   for (;;) {
-    ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return Error::from_errno("read(" + path.string() + ")");
+      return Error::from_errno("read(" + name + ")");
     }
-    if (n == 0) break;
+    if (n == 0) return content;
+    if (static_cast<size_t>(n) > max_bytes - content.size()) {
+      return Error::invalid_argument(name + " is larger than " + std::to_string(max_bytes) +
+                                     " bytes");
+    }
     content.append(buffer.data(), static_cast<size_t>(n));
   }
-  return content;
 }
 
 }  // namespace dormant

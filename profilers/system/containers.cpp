@@ -1,17 +1,15 @@
 #include "profilers/system/containers.h"
 
-#include <array>
-#include <cerrno>
 #include <exception>
 #include <system_error>
 #include <utility>
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/unique_fd.h"
 
 namespace dormant::profilers::system {
@@ -140,21 +138,8 @@ std::optional<OpenedFile> open_bounded(const fs::path& path, off_t max_bytes) {
 
 // Its content, or nullopt when it grows past `max_bytes` while read or a read fails.
 std::optional<std::string> read_bounded(const OpenedFile& file, off_t max_bytes) {
-  std::string content;
-  content.reserve(static_cast<size_t>(file.info.st_size));
-  std::array<char, 16384> buffer;
-  for (;;) {
-    ssize_t n = ::read(file.fd.get(), buffer.data(), buffer.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return std::nullopt;
-    }
-    if (n == 0) return content;
-    if (content.size() + static_cast<size_t>(n) > static_cast<size_t>(max_bytes)) {
-      return std::nullopt;
-    }
-    content.append(buffer.data(), static_cast<size_t>(n));
-  }
+  auto content = read_rest(file.fd.get(), "", static_cast<size_t>(max_bytes));
+  return content ? std::optional(std::move(*content)) : std::nullopt;
 }
 
 std::optional<std::string> read_bounded(const fs::path& path, off_t max_bytes) {
