@@ -16,6 +16,7 @@
 #include "heartbeat_fixture.h"
 #include "server_process.h"
 #include "tests/support/eventually.h"
+#include "tests/support/tmpfs_mount.h"
 #include "workload.h"
 
 #include "common/atomic_file.h"
@@ -374,34 +375,14 @@ TEST_F(HeartbeatAgentTest, AWallClockSetBackAndForwardAnHourLosesNothingAndKeeps
   stop_agent();
 }
 
-// A tmpfs mounted for a test, unmounted (lazily if busy) when it ends.
-class TmpfsMount {
- public:
-  static std::unique_ptr<TmpfsMount> make(const fs::path& at, const std::string& size) {
-    fs::create_directories(at);
-    auto mounted = run_command({"mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", at.string()},
-                               deadline_after(30s));
-    if (!mounted.ok() || !mounted->status.success()) return nullptr;
-    return std::unique_ptr<TmpfsMount>(new TmpfsMount(at));
-  }
-  ~TmpfsMount() { (void)run_command({"umount", "-l", at_.string()}, deadline_after(30s)); }
-  bool remount(const std::string& mode) {
-    auto done = run_command({"mount", "-o", "remount," + mode, at_.string()}, deadline_after(30s));
-    return done.ok() && done->status.success();
-  }
-
- private:
-  explicit TmpfsMount(fs::path at) : at_(std::move(at)) {}
-  fs::path at_;
-};
-
 // --state-dir on a file system that fills up, then turns read-only, mid-session: the session goes
 // on, profiles that cannot be spooled are held in memory and delivered from there (also after a
 // server outage meanwhile), agent_health says what fails, and all is as before once space returns
 // and the file system is writable again. No profile is lost.
 TEST_F(HeartbeatAgentTest, AFullThenReadOnlyStateDirKeepsTheSessionAndLosesNoProfile) {
-  auto state = TmpfsMount::make(root_ / "state", "1m");
-  if (!state) GTEST_SKIP() << "cannot mount a tmpfs (needs root and mount(8))";
+  std::string why;
+  auto state = TmpfsMount::make(root_ / "state", "1m", why);
+  if (!state) GTEST_SKIP() << why;
   start_server();
   uint16_t port = server_->port();
   start_agent(agent_args(port, "0.5"));
@@ -415,8 +396,7 @@ TEST_F(HeartbeatAgentTest, AFullThenReadOnlyStateDirKeepsTheSessionAndLosesNoPro
     return error.is_string() ? error.get<std::string>() : std::string();
   };
 
-  (void)run_command({"dd", "if=/dev/zero", "of=" + (root_ / "state" / "filler").string(), "bs=64k"},
-                    deadline_after(30s));
+  ASSERT_NO_FATAL_FAILURE(state->fill());
   ASSERT_TRUE(
       eventually([&] { return spool_error().find("No space left") != std::string::npos; }, 30s))
       << agent_log();
@@ -431,14 +411,14 @@ TEST_F(HeartbeatAgentTest, AFullThenReadOnlyStateDirKeepsTheSessionAndLosesNoPro
       30s))
       << agent_health().dump() << "\n"
       << agent_log();
-  fs::remove(root_ / "state" / "filler");
+  fs::remove(state->filler());
   EXPECT_TRUE(eventually([&] { return spool_error().empty(); }, 30s)) << agent_log();
 
-  ASSERT_TRUE(state->remount("ro"));
+  ASSERT_NO_FATAL_FAILURE(state->make_read_only());
   EXPECT_TRUE(eventually(
       [&] { return spool_error().find("Read-only file system") != std::string::npos; }, 30s))
       << agent_log();
-  ASSERT_TRUE(state->remount("rw"));
+  ASSERT_NO_FATAL_FAILURE(state->make_writable());
   EXPECT_TRUE(eventually([&] { return spool_error().empty(); }, 30s)) << agent_log();
 
   std::string stop = request("stop", {{"stop_level", "host"}});

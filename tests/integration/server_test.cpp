@@ -12,17 +12,14 @@
 #include <sstream>
 #include <thread>
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/mount.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "server_process.h"
+#include "tests/support/tmpfs_mount.h"
 
 #include "common/atomic_file.h"
-#include "common/unique_fd.h"
 
 namespace dormant::testing {
 namespace {
@@ -615,83 +612,15 @@ class DataDirFaultTest : public ServerTest {
   void SetUp() override {
     ServerTest::SetUp();
     data_ = root_ / "data";
-    if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs on the data directory needs root";
-    fs::create_directories(data_);
-    if (::mount("tmpfs", data_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=2m,mode=0700") != 0) {
-      GTEST_SKIP() << "cannot mount a tmpfs on " << data_ << ": " << std::strerror(errno);
-    }
+    std::string why;
+    mount_ = TmpfsMount::make(data_, "2m", why);
+    if (!mount_) GTEST_SKIP() << why;
   }
 
   void TearDown() override {
     server_.reset();  // it holds files of the mount open
-    // The tmpfs, and the read-only view over it when a test left one.
-    for (int i = 0; i < 4 && is_mount_point(data_); ++i) {
-      if (::umount2(data_.c_str(), 0) != 0) {
-        ADD_FAILURE() << "umount " << data_ << ": " << std::strerror(errno) << "; detaching it";
-        ::umount2(data_.c_str(), MNT_DETACH);
-      }
-    }
-    EXPECT_FALSE(is_mount_point(data_)) << "a mount on " << data_ << " is left behind";
+    mount_.reset();
     ServerTest::TearDown();
-  }
-
-  static bool is_mount_point(const fs::path& dir) {
-    std::ifstream mounts("/proc/self/mountinfo");
-    std::string line;
-    while (std::getline(mounts, line)) {
-      // "36 35 0:39 / <mount point> rw,... - tmpfs tmpfs rw,size=2048k"
-      std::istringstream fields(line);
-      std::string id, parent, device, source, mount_point;
-      fields >> id >> parent >> device >> source >> mount_point;
-      if (mount_point == dir.string()) return true;
-    }
-    return false;
-  }
-
-  uint64_t free_bytes() const {
-    struct statvfs fs {};
-    EXPECT_EQ(::statvfs(data_.c_str(), &fs), 0) << std::strerror(errno);
-    return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
-  }
-
-  // Writes a file into the data directory until its file system is full, then gives `leave`
-  // bytes of it back.
-  void fill(uint64_t leave = 0) {
-    UniqueFd fd(::open(filler().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    ASSERT_TRUE(fd) << "open " << filler() << ": " << std::strerror(errno);
-    std::string block(64 << 10, 'f');
-    off_t size = 0;
-    for (;;) {
-      ssize_t written = ::write(fd.get(), block.data(), block.size());
-      if (written > 0) {
-        size += written;
-      } else if (errno != EINTR) {
-        ASSERT_EQ(errno, ENOSPC) << std::strerror(errno);
-        break;
-      }
-    }
-    ASSERT_EQ(free_bytes(), 0u) << "the file system is full";
-    if (leave > 0) {
-      ASSERT_EQ(::ftruncate(fd.get(), size - static_cast<off_t>(leave)), 0) << std::strerror(errno);
-      ASSERT_EQ(free_bytes(), leave);
-    }
-  }
-  fs::path filler() const { return data_ / "filler"; }
-
-  // A read-only view over the data directory: every path the server opens from now on is on a
-  // read-only mount. (`mount -o remount,ro` of the tmpfs itself is refused with EBUSY as long as
-  // a process holds one of its files open for writing, as the server holds its database.)
-  void make_read_only() {
-    ASSERT_EQ(::mount(data_.c_str(), data_.c_str(), nullptr, MS_BIND, nullptr), 0)
-        << std::strerror(errno);
-    ASSERT_EQ(::mount(nullptr, data_.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr),
-              0)
-        << std::strerror(errno);
-  }
-  // `mount -o remount,rw` of that view.
-  void make_writable() {
-    ASSERT_EQ(::mount(nullptr, data_.c_str(), nullptr, MS_REMOUNT | MS_BIND, nullptr), 0)
-        << std::strerror(errno);
   }
 
   // A reply with its headers, which curl writes to a file.
@@ -818,13 +747,14 @@ class DataDirFaultTest : public ServerTest {
   }
 
   fs::path data_;
+  std::unique_ptr<TmpfsMount> mount_;
 };
 
 TEST_F(DataDirFaultTest, AFullDataDirGets503WithTheReasonKeepsItsDataAndRecoversWhenFreed) {
   start();
   Stored stored = store_some();
   ASSERT_EQ(profile_files().size(), 1u);
-  ASSERT_NO_FATAL_FAILURE(fill());
+  ASSERT_NO_FATAL_FAILURE(mount_->fill());
 
   expect_writes_refused(kFull, stored.command_id);
   EXPECT_EQ(read_back(read_paths(stored)), stored.reads) << "what was stored reads back the same";
@@ -840,7 +770,7 @@ TEST_F(DataDirFaultTest, AFullDataDirGets503WithTheReasonKeepsItsDataAndRecovers
       << metrics;
 
   // Space returns: the same server takes the next writes.
-  ASSERT_TRUE(fs::remove(filler()));
+  ASSERT_TRUE(fs::remove(mount_->filler()));
   std::string later = collapsed_profile("web-01", "0;;nginx;main;later 3\n");
   Answer uploaded = upload_profile(later);
   ASSERT_EQ(uploaded.reply.status, 200) << uploaded.reply.body;
@@ -865,7 +795,7 @@ TEST_F(DataDirFaultTest, WritesThatRunOutOfSpaceMidwayLeaveNothingBehind) {
   start();
   Stored stored = store_some();
   constexpr uint64_t kLeft = 160 << 10;  // over the reserve the server keeps: writes are tried
-  ASSERT_NO_FATAL_FAILURE(fill(kLeft));
+  ASSERT_NO_FATAL_FAILURE(mount_->fill(kLeft));
 
   // Some 600 kB of random hex: gzip leaves it over 300 kB, more than there is room for.
   std::mt19937_64 random(42);
@@ -881,7 +811,7 @@ TEST_F(DataDirFaultTest, WritesThatRunOutOfSpaceMidwayLeaveNothingBehind) {
   Answer refused = upload_profile(big);
   expect_refused(refused, kFull, "an upload larger than the space left");
   EXPECT_EQ(profile_files().size(), 1u) << "no part of the refused profile stays";
-  EXPECT_EQ(free_bytes(), kLeft) << "its temporary file is gone";
+  EXPECT_EQ(mount_->free_bytes(), kLeft) << "its temporary file is gone";
   std::string log = server_->log();
   EXPECT_NE(log.find("write("), std::string::npos) << "the failed write is logged:\n" << log;
 
@@ -902,12 +832,12 @@ TEST_F(DataDirFaultTest, WritesThatRunOutOfSpaceMidwayLeaveNothingBehind) {
   EXPECT_EQ(occurrences(log, kRefusalLogged), 2u) << log;
   EXPECT_EQ(occurrences(log, kRecoveryLogged), 1u) << "the heartbeat went through:\n" << log;
 
-  ASSERT_TRUE(fs::remove(filler()));
+  ASSERT_TRUE(fs::remove(mount_->filler()));
   json started = request(start_on(hosts));
   EXPECT_EQ(started["command_ids"].size(), hosts.size()) << started;
   Answer uploaded = upload_profile(big);
   ASSERT_EQ(uploaded.reply.status, 200) << uploaded.reply.body << "\n"
-                                        << free_bytes() << " bytes free";
+                                        << mount_->free_bytes() << " bytes free";
   int64_t gpid = uploaded.reply.json()["gpid"];
 
   // And all of it is there after a restart.
@@ -924,7 +854,7 @@ TEST_F(DataDirFaultTest, WritesThatRunOutOfSpaceMidwayLeaveNothingBehind) {
 TEST_F(DataDirFaultTest, AReadOnlyDataDirGets503WithTheReasonAndRecoversWhenWritable) {
   start();
   Stored stored = store_some();
-  ASSERT_NO_FATAL_FAILURE(make_read_only());
+  ASSERT_NO_FATAL_FAILURE(mount_->make_read_only());
 
   expect_writes_refused(kReadOnly, stored.command_id);
   EXPECT_EQ(read_back(read_paths(stored)), stored.reads) << "what was stored reads back the same";
@@ -932,7 +862,7 @@ TEST_F(DataDirFaultTest, AReadOnlyDataDirGets503WithTheReasonAndRecoversWhenWrit
   EXPECT_EQ(occurrences(log, kRefusalLogged), 1u) << log;
   EXPECT_NE(log.find(kReadOnly), std::string::npos) << log;
 
-  ASSERT_NO_FATAL_FAILURE(make_writable());
+  ASSERT_NO_FATAL_FAILURE(mount_->make_writable());
   Answer uploaded = upload_profile(collapsed_profile("web-01", "0;;nginx;main;writable 1\n"));
   EXPECT_EQ(uploaded.reply.status, 200) << uploaded.reply.body;
   EXPECT_EQ(request(start_on({"web-02"}))["success"], true);
