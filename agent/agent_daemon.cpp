@@ -11,6 +11,7 @@
 #include "common/iso_time.h"
 #include "common/logging.h"
 #include "common/termination_signals.h"
+#include "config/server_urls.h"
 #include "heartbeat/delivery_senders.h"
 #include "heartbeat/https_client.h"
 
@@ -39,6 +40,21 @@ heartbeat::RetryTimer retry_timer(const config::AgentConfig& config) {
   policy.interval = std::chrono::milliseconds(std::llround(config.heartbeat_interval_s * 1000));
   policy.max_backoff = std::max(policy.interval, std::chrono::milliseconds(300'000));
   return heartbeat::RetryTimer(policy);
+}
+
+// A server flag's URLs, taken apart, in the order the client fails over between them.
+Result<std::vector<heartbeat::ServerUrl>> server_urls(const std::string& list,
+                                                      std::string_view flag) {
+  auto urls = config::split_server_urls(list, flag);
+  if (!urls) return std::move(urls).take_error();
+  std::vector<heartbeat::ServerUrl> servers;
+  for (const std::string& url : *urls) {
+    auto server = heartbeat::parse_server_url(url);
+    if (!server) return std::move(server).take_error().with_context(flag);
+    servers.push_back(std::move(*server));
+  }
+  if (servers.empty()) return Error::invalid_argument(std::string(flag) + ": no URL");
+  return servers;
 }
 
 }  // namespace
@@ -78,14 +94,17 @@ Result<void> AgentDaemon::start() {
   auto tls = heartbeat::make_client_tls(
       {!config_.no_verify, config_.tls_ca_bundle, config_.tls_client_cert, config_.tls_client_key});
   if (!tls) return std::move(tls).take_error();
-  auto api = heartbeat::parse_server_url(config_.api_server);
-  if (!api) return std::move(api).take_error().with_context("--api-server");
-  auto upload = heartbeat::parse_server_url(config_.upload_server());
-  if (!upload) return std::move(upload).take_error().with_context("--server-host");
-  for (const auto* url : {&*api, &*upload}) {
-    if (!url->tls) {
-      spdlog::warn("{} is plain http://: the token and the profiles travel unencrypted",
-                   url->host + ":" + url->port);
+  auto api = server_urls(config_.api_server, "--api-server");
+  if (!api) return std::move(api).take_error();
+  auto upload = server_urls(config_.upload_server(),
+                            config_.server_host.empty() ? "--api-server" : "--server-host");
+  if (!upload) return std::move(upload).take_error();
+  for (const auto* servers : {&*api, &*upload}) {
+    for (const heartbeat::ServerUrl& url : *servers) {
+      if (!url.tls) {
+        spdlog::warn("{} is plain http://: the token and the profiles travel unencrypted",
+                     url.host + ":" + url.port);
+      }
     }
   }
   if (config_.no_verify) spdlog::warn("--no-verify: the server's certificate is not checked");

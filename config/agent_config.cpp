@@ -6,7 +6,9 @@
 
 #include "common/perf_events.h"
 #include "common/profiling_limits.h"
+#include "common/text.h"
 #include "config/cli.h"
+#include "config/server_urls.h"
 #include "config/token_file.h"
 
 namespace dormant::config {
@@ -63,6 +65,10 @@ struct FlagTexts {
   std::vector<std::string> perf_events = {"cycles"};
   std::string system_profiler = "auto";
   std::string gpu_mode = "merge";
+  // One value per --api-server or --server-host, or the elements of a config file's list; joined
+  // with commas into the config and split again by split_server_urls.
+  std::vector<std::string> api_server;
+  std::vector<std::string> server_host;
 };
 
 SystemProfiler system_profiler_from(const std::string& text) {
@@ -91,11 +97,16 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
                "Idle until the control server sends a start command (needs --api-server, "
                "--service-name, --token)")
       ->group(kConnection);
-  app.add_option("--api-server", c.api_server,
-                 "Base URL of the control server (heartbeats, command completions)")
+  // Lists, but no CLI11 delimiter: it would drop an empty element ("a,,b") without a word.
+  app.add_option("--api-server", texts.api_server,
+                 "Base URL of the control server (heartbeats, command completions); several, "
+                 "comma-separated, to fail over between them in that order")
+      ->allow_extra_args(false)
       ->group(kConnection);
-  app.add_option("--server-host", c.server_host,
-                 "Base URL for profile uploads (default: the --api-server URL)")
+  app.add_option("--server-host", texts.server_host,
+                 "Base URL for profile uploads, or several, comma-separated (default: the "
+                 "--api-server URLs)")
+      ->allow_extra_args(false)
       ->group(kConnection);
   app.add_option("--heartbeat-interval", c.heartbeat_interval_s,
                  "Seconds between heartbeats (0.1 to 86400)")
@@ -373,13 +384,8 @@ Result<void> validate(const AgentConfig& c) {
     if (c.token.empty()) return invalid("-u/--upload-results needs --token");
     if (c.service_name.empty()) return invalid("-u/--upload-results needs --service-name");
   }
-  if (!c.api_server.empty() && !is_http_url(c.api_server)) {
-    return invalid("--api-server must be an http:// or https:// URL (got '" + c.api_server + "')");
-  }
-  if (!c.server_host.empty() && !is_http_url(c.server_host)) {
-    return invalid("--server-host must be an http:// or https:// URL (got '" + c.server_host +
-                   "')");
-  }
+  if (auto urls = split_server_urls(c.api_server, "--api-server"); !urls) return urls.error();
+  if (auto urls = split_server_urls(c.server_host, "--server-host"); !urls) return urls.error();
   if (c.tls_client_cert.empty() != c.tls_client_key.empty()) {
     return invalid("--tls-client-cert and --tls-client-key go together: give both or neither");
   }
@@ -399,6 +405,8 @@ std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* co
   config.perf_mode = perf_mode_from(texts.perf_mode);
   config.system_profiler = system_profiler_from(texts.system_profiler);
   config.gpu_mode = parse_gpu_mode(texts.gpu_mode).value_or(GpuMode::kMerge);
+  config.api_server = join(texts.api_server, ",");
+  config.server_host = join(texts.server_host, ",");
   auto pids = parse_pids(texts.pids);
   if (!pids) return usage_error(app, pids.error().message());
   config.pids = std::move(*pids);

@@ -37,8 +37,10 @@ std::string_view to_string(SystemProfiler profiler);
 struct AgentConfig {
   // Heartbeat, server connection and TLS.
   bool enable_heartbeat_server = false;
-  std::string api_server;            // heartbeats and command completions
-  std::string server_host;           // profile uploads; empty: same as api_server
+  // Heartbeats and command completions: one URL or several, comma-separated, that the agent
+  // fails over between (config/server_urls.h splits them).
+  std::string api_server;
+  std::string server_host;           // profile uploads, the same form; empty: same as api_server
   double heartbeat_interval_s = 30;  // fractions allowed, for tests and labs
   int server_upload_timeout_s = 120;
   std::string token;
@@ -108,7 +110,7 @@ struct AgentConfig {
   // Logging.
   std::string log_level = "info";
 
-  // The base URL uploads go to.
+  // The base URL (or comma-separated URLs) uploads go to.
   const std::string& upload_server() const {
     return server_host.empty() ? api_server : server_host;
   }

@@ -1,6 +1,5 @@
 #include "heartbeat/https_client.h"
 
-#include <charconv>
 #include <optional>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -9,6 +8,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+
+#include "heartbeat/server_rotation.h"
 
 namespace dormant::heartbeat {
 namespace {
@@ -28,10 +29,10 @@ bool is_ip_literal(const std::string& host) {
 
 class Client final : public HttpsClient, public std::enable_shared_from_this<Client> {
  public:
-  Client(asio::io_context& io, ServerUrl server, std::shared_ptr<asio::ssl::context> tls,
-         Headers headers, PhaseTimeouts timeouts)
+  Client(asio::io_context& io, std::vector<ServerUrl> servers,
+         std::shared_ptr<asio::ssl::context> tls, Headers headers, PhaseTimeouts timeouts)
       : io_(io),
-        server_(std::move(server)),
+        servers_(std::move(servers)),
         tls_(std::move(tls)),
         headers_(std::move(headers)),
         timeouts_(timeouts),
@@ -50,7 +51,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     callback_ = std::move(done);
     cancelled_ = false;
     stop_idle_timer();
-    request_ = {bhttp::verb::post, server_.base_path + call.path, 11};
+    request_ = {bhttp::verb::post, server().base_path + call.path, 11};
     request_.set(bhttp::field::host, host_header());
     request_.set(bhttp::field::content_type, "application/json");
     request_.set(bhttp::field::user_agent, "dormant-agent");
@@ -104,14 +105,18 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   }
 
  private:
-  std::string where() const { return server_.host + ":" + server_.port; }
+  // The server of this request: it changes only between requests.
+  const ServerUrl& server() const { return servers_.current(); }
+
+  std::string where() const { return server().host + ":" + server().port; }
 
   // "host", "host:8443", "[::1]:8443": the port only when it is not the scheme's own.
   std::string host_header() const {
+    const ServerUrl& server = this->server();
     std::string host =
-        server_.host.find(':') != std::string::npos ? "[" + server_.host + "]" : server_.host;
-    bool default_port = server_.port == (server_.tls ? "443" : "80");
-    return default_port ? host : host + ":" + server_.port;
+        server.host.find(':') != std::string::npos ? "[" + server.host + "]" : server.host;
+    bool default_port = server.port == (server.tls ? "443" : "80");
+    return default_port ? host : host + ":" + server.port;
   }
 
   beast::tcp_stream& lowest() { return ssl_ ? beast::get_lowest_layer(*ssl_) : *tcp_; }
@@ -149,7 +154,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
       fail(Error(ErrorKind::kTimeout, "resolving " + where() + ": timed out"));
     });
     resolver_.async_resolve(
-        server_.host, server_.port,
+        server().host, server().port,
         [this, self, lookup](beast::error_code error, tcp::resolver::results_type found) {
           if (lookup != lookup_ || !resolving_) return;  // timed out or cancelled meanwhile
           resolving_ = false;
@@ -159,13 +164,17 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
         });
   }
 
+  // Every address the name resolved to, in turn, until one takes the connection (asio's range
+  // connect): a refused or unreachable first address moves on to the next within this request.
+  // The deadline covers them all.
   void connect(const tcp::resolver::results_type& found) {
-    if (tls_) {
+    if (server().tls) {
+      if (!tls_) return fail(Error::invalid_argument(to_string(server()) + " needs a TLS context"));
       ssl_.emplace(io_, *tls_);
-      if (!is_ip_literal(server_.host)) {
-        SSL_set_tlsext_host_name(ssl_->native_handle(), server_.host.c_str());  // SNI
+      if (!is_ip_literal(server().host)) {
+        SSL_set_tlsext_host_name(ssl_->native_handle(), server().host.c_str());  // SNI
       }
-      ssl_->set_verify_callback(asio::ssl::host_name_verification(server_.host));
+      ssl_->set_verify_callback(asio::ssl::host_name_verification(server().host));
     } else {
       tcp_.emplace(io_);
     }
@@ -212,7 +221,11 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
         if (cancelled_) return fail(Error(ErrorKind::kCancelled, "request cancelled"));
         bhttp::response<bhttp::string_body> response = parser_->release();
         if (!response.keep_alive()) drop_connection();
-        finish(HttpReply{response.result_int(), std::move(response.body())});
+        HttpReply reply{response.result_int(), std::move(response.body())};
+        for (const auto& field : response) {
+          reply.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+        }
+        finish(std::move(reply));
       });
     });
   }
@@ -253,6 +266,8 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     request_ = {};  // an upload's body (up to 4 MiB) is not kept until the next request
     parser_.reset();
     if (std::exchange(reconnect_, false)) drop_connection();
+    // Moving on: a connection kept to the server that answered 503 is not the next one's.
+    if (servers_.after(result)) drop_connection();
     Callback done = std::move(callback_);
     callback_ = nullptr;
     if (connected_) start_idle_timer();
@@ -279,7 +294,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   }
 
   asio::io_context& io_;
-  ServerUrl server_;
+  ServerRotation servers_;
   std::shared_ptr<asio::ssl::context> tls_;
   Headers headers_;
   PhaseTimeouts timeouts_;
@@ -303,59 +318,6 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
 };
 
 }  // namespace
-
-Result<ServerUrl> parse_server_url(std::string_view url) {
-  ServerUrl server;
-  std::string_view rest;
-  if (url.starts_with("https://")) {
-    rest = url.substr(8);
-  } else if (url.starts_with("http://")) {
-    server.tls = false;
-    rest = url.substr(7);
-  } else {
-    return Error::invalid_argument("server URL '" + std::string(url) +
-                                   "' must start with https:// (or http://)");
-  }
-  size_t slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash);
-  while (path.ends_with('/')) path.remove_suffix(1);
-  if (authority.find('@') != std::string_view::npos || path.find_first_of("?#") != path.npos) {
-    return Error::invalid_argument("server URL '" + std::string(url) +
-                                   "' may hold a host, a port and a path, nothing else");
-  }
-  std::string_view host = authority;
-  std::string_view port;
-  if (authority.starts_with('[')) {  // [::1]:8443
-    size_t close = authority.find(']');
-    if (close == std::string_view::npos) {
-      return Error::invalid_argument("server URL '" + std::string(url) + "': unclosed '['");
-    }
-    host = authority.substr(1, close - 1);
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty() && !after.starts_with(':')) {
-      return Error::invalid_argument("server URL '" + std::string(url) + "': junk after ']'");
-    }
-    if (!after.empty()) port = after.substr(1);
-  } else if (size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-  }
-  if (host.empty())
-    return Error::invalid_argument("server URL '" + std::string(url) + "' has no host");
-  if (!port.empty()) {
-    unsigned number = 0;
-    auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
-    if (error != std::errc() || end != port.data() + port.size() || number == 0 || number > 65535) {
-      return Error::invalid_argument("server URL '" + std::string(url) + "': bad port '" +
-                                     std::string(port) + "'");
-    }
-  }
-  server.host = std::string(host);
-  server.port = port.empty() ? (server.tls ? "443" : "80") : std::string(port);
-  server.base_path = std::string(path);
-  return server;
-}
 
 Result<std::shared_ptr<asio::ssl::context>> make_client_tls(const ClientTls& tls) {
   auto context = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
@@ -396,15 +358,28 @@ Result<std::shared_ptr<asio::ssl::context>> make_client_tls(const ClientTls& tls
   return context;
 }
 
-Result<std::shared_ptr<HttpsClient>> HttpsClient::make(asio::io_context& io, ServerUrl server,
+const std::string* HttpReply::header(std::string_view name) const {
+  for (const auto& [field, value] : headers) {
+    if (beast::iequals(field, beast::string_view(name.data(), name.size()))) return &value;
+  }
+  return nullptr;
+}
+
+Result<std::shared_ptr<HttpsClient>> HttpsClient::make(asio::io_context& io,
+                                                       std::vector<ServerUrl> servers,
                                                        std::shared_ptr<asio::ssl::context> tls,
                                                        Headers headers, PhaseTimeouts timeouts) {
-  if (server.tls && !tls) {
-    return Error::invalid_argument("https://" + server.host + " needs a TLS context");
+  if (servers.empty()) return Error::invalid_argument("no server to send requests to");
+  bool any_tls = false;
+  for (const ServerUrl& server : servers) {
+    if (server.tls && !tls) {
+      return Error::invalid_argument("https://" + server.host + " needs a TLS context");
+    }
+    any_tls = any_tls || server.tls;
   }
-  if (!server.tls) tls.reset();
+  if (!any_tls) tls.reset();
   return std::shared_ptr<HttpsClient>(std::make_shared<Client>(
-      io, std::move(server), std::move(tls), std::move(headers), timeouts));
+      io, std::move(servers), std::move(tls), std::move(headers), timeouts));
 }
 
 }  // namespace dormant::heartbeat

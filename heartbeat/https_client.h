@@ -1,7 +1,8 @@
 // The agent's HTTP(S) client for the control server: asynchronous on the caller's io_context (the
 // agent's one I/O thread), one request at a time over a kept-alive connection, a deadline on
 // every phase (resolve, connect, handshake, write, read), TLS verified by default with SNI and
-// host-name checks, and cancel() for shutdown.
+// host-name checks, and cancel() for shutdown. Given several servers, it fails over between them
+// (heartbeat/server_rotation.h).
 #pragma once
 
 #include <chrono>
@@ -16,17 +17,9 @@
 #include <boost/asio/ssl/context.hpp>
 
 #include "common/result.h"
+#include "heartbeat/server_url.h"
 
 namespace dormant::heartbeat {
-
-// "https://studio.example:8443/prefix" → where to connect and what to put before each path.
-struct ServerUrl {
-  bool tls = true;
-  std::string host;
-  std::string port;       // "443" or "80" when the URL names none
-  std::string base_path;  // without a trailing '/': "" or "/prefix"
-};
-Result<ServerUrl> parse_server_url(std::string_view url);
 
 struct ClientTls {
   bool verify = true;       // --no-verify turns it off
@@ -47,21 +40,40 @@ struct PhaseTimeouts {
   std::chrono::milliseconds keep_idle{0};
 };
 
+// Header fields as (name, value), in order.
+using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
+
 struct HttpReply {
   unsigned status = 0;
   std::string body;
+  HttpHeaders headers{};  // the response's
+
+  // The value of the first header called `name`, in any case; nullptr when there is none.
+  const std::string* header(std::string_view name) const;
 };
 
 class HttpsClient {
  public:
-  using Headers = std::vector<std::pair<std::string, std::string>>;
+  using Headers = HttpHeaders;
   using Callback = std::function<void(Result<HttpReply>)>;
 
-  // `tls` is needed for an https:// server and ignored for http://. `headers` go on every
-  // request (Authorization...).
-  static Result<std::shared_ptr<HttpsClient>> make(boost::asio::io_context& io, ServerUrl server,
+  // `servers`: one, or several to fail over between, in order: a request goes to the current
+  // server; one that fails at connection level (resolve, connect, TLS handshake, a deadline, a
+  // reset) or answers 502, 503 or 504 moves the next request to the next server, round the list
+  // (server_rotation.h). The request itself is not sent again: its caller's retry is. A host
+  // name that resolves to several addresses is tried address by address within one request.
+  // `tls` is needed for https:// servers and ignored for http://. `headers` go on every request
+  // (Authorization...).
+  static Result<std::shared_ptr<HttpsClient>> make(boost::asio::io_context& io,
+                                                   std::vector<ServerUrl> servers,
                                                    std::shared_ptr<boost::asio::ssl::context> tls,
                                                    Headers headers, PhaseTimeouts timeouts = {});
+  static Result<std::shared_ptr<HttpsClient>> make(boost::asio::io_context& io, ServerUrl server,
+                                                   std::shared_ptr<boost::asio::ssl::context> tls,
+                                                   Headers headers, PhaseTimeouts timeouts = {}) {
+    return make(io, std::vector<ServerUrl>{std::move(server)}, std::move(tls), std::move(headers),
+                timeouts);
+  }
   virtual ~HttpsClient() = default;
 
   struct Post {

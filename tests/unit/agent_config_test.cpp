@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/subprocess.h"
+#include "config/server_urls.h"
 
 namespace dormant::config {
 namespace {
@@ -398,6 +399,94 @@ TEST_F(AgentConfigTest, ConfigFileProblemsSayWhere) {
                   "--profiling-frequency: Value 5000 not in range 1 to 1000 (config file " +
                       file("agent.conf") + ", line 3)");
   expect_rejected({"-o", "/x", "--config", file("missing.conf")}, "missing.conf");
+}
+
+// --api-server and --server-host take several URLs, comma-separated, from every source: the
+// agent fails over between them in that order.
+class ServerLists : public AgentConfigTest {
+ protected:
+  static constexpr const char* kList = "https://a.example:8443,https://b.example:8443";
+  static std::vector<std::string> urls(const std::string& list, const char* flag) {
+    auto split = split_server_urls(list, flag);
+    EXPECT_TRUE(split.ok()) << split.error().message();
+    return split.ok() ? *split : std::vector<std::string>{};
+  }
+  static std::vector<std::string> expected() {
+    return {"https://a.example:8443", "https://b.example:8443"};
+  }
+  // Enough other flags for heartbeat mode.
+  static std::vector<std::string> heartbeat_args(std::vector<std::string> more) {
+    std::vector<std::string> args = {"--enable-heartbeat-server", "--service-name", "web",
+                                     "--token", "t"};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
+};
+
+TEST_F(ServerLists, FromTheCommandLine) {
+  Outcome outcome = parse(heartbeat_args({"--api-server", kList}));
+  ASSERT_TRUE(outcome.config) << outcome.text;
+  EXPECT_EQ(outcome.config->api_server, kList) << "the string stays for its other readers";
+  EXPECT_EQ(urls(outcome.config->api_server, "--api-server"), expected());
+  EXPECT_EQ(urls(outcome.config->upload_server(), "--server-host"), expected())
+      << "uploads default to the same list";
+  // Blanks around the commas, and the flag given twice, make the same list.
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"--api-server",
+                                 " https://a.example:8443 , https://b.example:8443"},
+        std::vector<std::string>{"--api-server", "https://a.example:8443", "--api-server",
+                                 "https://b.example:8443"}}) {
+    outcome = parse(heartbeat_args(args));
+    ASSERT_TRUE(outcome.config) << outcome.text;
+    EXPECT_EQ(urls(outcome.config->api_server, "--api-server"), expected());
+  }
+  outcome = parse(heartbeat_args({"--api-server", "https://ctl", "--server-host", kList}));
+  ASSERT_TRUE(outcome.config) << outcome.text;
+  EXPECT_EQ(urls(outcome.config->upload_server(), "--server-host"), expected());
+}
+
+TEST_F(ServerLists, FromTheEnvironmentAndAConfigFile) {
+  {
+    ScopedEnv env;
+    env.set("DORMANT_API_SERVER", kList);
+    Outcome outcome = parse(heartbeat_args({}));
+    ASSERT_TRUE(outcome.config) << outcome.text;
+    EXPECT_EQ(urls(outcome.config->api_server, "--api-server"), expected());
+  }
+  for (std::string line :
+       {std::string("api-server = ") + kList, std::string("api-server = \"") + kList + "\"",
+        std::string("api-server = https://a.example:8443 , https://b.example:8443"),
+        std::string("api-server = [\"https://a.example:8443\", "
+                    "\"https://b.example:8443\"]")}) {
+    Outcome outcome = parse(heartbeat_args({"--config", write_config(line + "\n")}));
+    ASSERT_TRUE(outcome.config) << line << ": " << outcome.text;
+    EXPECT_EQ(urls(outcome.config->api_server, "--api-server"), expected()) << line;
+  }
+}
+
+TEST_F(ServerLists, AnEmptyElementOrABadSchemeIsRejected) {
+  for (const char* list : {"https://a.example,,https://b.example", "https://a.example,",
+                           ",https://a.example", "https://a.example, ,https://b.example"}) {
+    expect_rejected(heartbeat_args({"--api-server", list}), "--api-server: empty URL in '");
+    expect_rejected(heartbeat_args({"--api-server", "https://ctl", "--server-host", list}),
+                    "--server-host: empty URL in '");
+  }
+  expect_rejected(heartbeat_args({"--api-server", "https://a.example,b.example:8443"}),
+                  "--api-server must be an http:// or https:// URL (got 'b.example:8443')");
+  expect_rejected(heartbeat_args({"--api-server", "https://ctl", "--server-host",
+                                  "ftp://up.example,https://up.example"}),
+                  "--server-host must be an http:// or https:// URL (got 'ftp://up.example')");
+  {
+    ScopedEnv env;
+    env.set("DORMANT_API_SERVER", "https://a.example,,https://b.example");
+    expect_rejected(heartbeat_args({}), "--api-server: empty URL in '");
+  }
+  expect_rejected(heartbeat_args({"--config", write_config("api-server = https://a.example,,"
+                                                           "https://b.example\n")}),
+                  "--api-server: empty URL in '");
+  expect_rejected(heartbeat_args({"--config", write_config("api-server = https://a.example,"
+                                                           "studio:8443\n")}),
+                  "--api-server must be an http:// or https:// URL (got 'studio:8443')");
 }
 
 TEST_F(AgentConfigTest, HelpGroupsTheFlagsAndVersionPrintsIt) {

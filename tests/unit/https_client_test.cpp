@@ -1,13 +1,20 @@
 // The agent's HTTPS client against the project's own HttpServer on loopback, with a test CA:
-// verification, keep-alive, deadlines, cancellation.
+// verification, keep-alive, deadlines, cancellation, failover between several servers.
 #include "heartbeat/https_client.h"
 
+#include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
@@ -94,15 +101,52 @@ class HttpsClientTest : public ::testing::Test {
 
   std::shared_ptr<HttpsClient> client(const std::string& url, ClientTls tls = {},
                                       PhaseTimeouts timeouts = {}) {
+    return client(std::vector<std::string>{url}, tls, timeouts);
+  }
+  std::shared_ptr<HttpsClient> client(const std::vector<std::string>& urls, ClientTls tls = {},
+                                      PhaseTimeouts timeouts = {}) {
     if (tls.verify && tls.ca_bundle.empty()) tls.ca_bundle = (certs_ / "ca.pem").string();
     auto context = make_client_tls(tls);
     EXPECT_TRUE(context.ok()) << context.error().message();
-    auto server_url = parse_server_url(url);
-    EXPECT_TRUE(server_url.ok());
-    auto made = HttpsClient::make(io_, *server_url, *context, {{"Authorization", "Bearer secret"}},
-                                  timeouts);
+    std::vector<ServerUrl> servers;
+    for (const std::string& url : urls) {
+      auto server_url = parse_server_url(url);
+      EXPECT_TRUE(server_url.ok()) << url;
+      servers.push_back(*server_url);
+    }
+    auto made =
+        HttpsClient::make(io_, servers, *context, {{"Authorization", "Bearer secret"}}, timeouts);
     EXPECT_TRUE(made.ok());
     return *made;
+  }
+
+  // One of several servers of a failover test: answers `status` with its name, and counts the
+  // requests it got.
+  struct NamedServer {
+    std::unique_ptr<server::http::HttpServer> http;
+    std::shared_ptr<std::atomic<int>> requests = std::make_shared<std::atomic<int>>(0);
+    std::string url() const { return "https://localhost:" + std::to_string(http->port()); }
+  };
+  NamedServer named_server(const std::string& name, bhttp::status status = bhttp::status::ok,
+                           std::string address = "127.0.0.1", bool tls = true) {
+    NamedServer named;
+    server::http::HttpServerOptions options;
+    options.address = std::move(address);
+    if (tls) {
+      auto context = server::http::make_tls_context((certs_ / "server.pem").string(),
+                                                    (certs_ / "server.key").string(), "");
+      EXPECT_TRUE(context.ok());
+      options.tls = *context;
+    }
+    auto started = server::http::HttpServer::start(
+        options, [name, status, requests = named.requests](const server::http::Request&,
+                                                           const std::string&) {
+          ++*requests;
+          return server::http::json_response(status, nlohmann::json{{"server", name}}.dump());
+        });
+    EXPECT_TRUE(started.ok()) << started.error().message();
+    if (started.ok()) named.http = std::move(*started);
+    return named;
   }
 
   // Posts and runs the io_context until the answer (or 30 s).
@@ -314,6 +358,101 @@ TEST_F(HttpsClientTest, OneRequestAtATime) {
   ASSERT_TRUE(second.has_value());
   ASSERT_FALSE(second->ok());
   EXPECT_EQ(second->error().kind(), ErrorKind::kInvalidArgument);
+}
+
+TEST_F(HttpsClientTest, TheReplyCarriesItsHeadersWhateverTheirCase) {
+  start_server(true);
+  auto reply = post(*client(https_url()));
+  ASSERT_TRUE(reply.ok()) << reply.error().message();
+  ASSERT_FALSE(reply->headers.empty());
+  const std::string* type = reply->header("CONTENT-type");
+  ASSERT_NE(type, nullptr);
+  EXPECT_EQ(*type, "application/json");
+  EXPECT_EQ(reply->header("X-Not-Sent"), nullptr);
+}
+
+// A server that answers 503 (a replica that is going away, a proxy without a backend) is left
+// for the next one; the reply still goes to the caller, whose retry reaches the next server.
+TEST_F(HttpsClientTest, AfterA503TheNextRequestGoesToTheNextServerAndStaysThere) {
+  NamedServer a = named_server("a", bhttp::status::service_unavailable);
+  NamedServer b = named_server("b");
+  ASSERT_TRUE(a.http && b.http);
+  auto failover = client(std::vector<std::string>{a.url(), b.url()});
+  auto first = post(*failover);
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  EXPECT_EQ(first->status, 503u);
+  for (int request = 0; request < 3; ++request) {
+    auto next = post(*failover);
+    ASSERT_TRUE(next.ok()) << next.error().message();
+    EXPECT_EQ(next->status, 200u);
+    EXPECT_EQ(json_of(next)["server"], "b") << "request " << request;
+  }
+  EXPECT_EQ(a.requests->load(), 1) << "the client went back to the server that answered 503";
+  EXPECT_EQ(b.requests->load(), 3);
+}
+
+TEST_F(HttpsClientTest, AfterARefusedConnectionTheNextRequestGoesToTheNextServerAndStaysThere) {
+  dormant::testing::LoopbackSocket away(dormant::testing::LoopbackSocket::Mode::kRefusing);
+  NamedServer b = named_server("b");
+  ASSERT_TRUE(b.http);
+  auto failover =
+      client(std::vector<std::string>{"https://localhost:" + std::to_string(away.port()), b.url()});
+  auto first = post(*failover);
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.error().kind(), ErrorKind::kNetwork) << first.error().message();
+  for (int request = 0; request < 3; ++request) {
+    auto next = post(*failover);
+    ASSERT_TRUE(next.ok()) << next.error().message();
+    EXPECT_EQ(json_of(next)["server"], "b") << "request " << request;
+  }
+  EXPECT_EQ(b.requests->load(), 3);
+}
+
+TEST_F(HttpsClientTest, WhenTheOtherServerFailsTooTheClientGoesRoundTheList) {
+  NamedServer a = named_server("a");
+  NamedServer b = named_server("b", bhttp::status::bad_gateway);
+  ASSERT_TRUE(a.http && b.http);
+  dormant::testing::LoopbackSocket away(dormant::testing::LoopbackSocket::Mode::kRefusing);
+  auto failover = client(std::vector<std::string>{
+      "https://localhost:" + std::to_string(away.port()), b.url(), a.url()});
+  EXPECT_FALSE(post(*failover).ok());
+  EXPECT_EQ(post(*failover)->status, 502u);
+  EXPECT_EQ(json_of(post(*failover))["server"], "a");
+  EXPECT_EQ(json_of(post(*failover))["server"], "a");
+  EXPECT_EQ(b.requests->load(), 1);
+}
+
+// A name that resolves to several addresses is tried address by address within one request: the
+// test gives a name two loopback addresses (in a private mount namespace, over /etc/hosts) and
+// a server listens on one of them only; both ways round, one request reaches it.
+TEST_F(HttpsClientTest, EveryAddressOfANameIsTriedWithinOneRequest) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a private /etc/hosts needs root";
+  if (::unshare(CLONE_NEWNS) != 0) GTEST_SKIP() << "unshare(CLONE_NEWNS): " << std::strerror(errno);
+  ASSERT_EQ(::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr), 0) << std::strerror(errno);
+  fs::path hosts = certs_ / "hosts";
+  {
+    std::ifstream system_hosts("/etc/hosts");
+    std::ofstream out(hosts);
+    out << system_hosts.rdbuf() << "\n127.0.0.1 two-addresses.test\n127.0.0.2 two-addresses.test\n";
+  }
+  if (::mount(hosts.c_str(), "/etc/hosts", nullptr, MS_BIND, nullptr) != 0) {
+    GTEST_SKIP() << "cannot bind-mount over /etc/hosts: " << std::strerror(errno);
+  }
+  boost::asio::ip::tcp::resolver resolver(io_);
+  auto found = resolver.resolve("two-addresses.test", "80");
+  ASSERT_EQ(found.size(), 2u) << "the name has both addresses";
+  std::string first_address = found.begin()->endpoint().address().to_string();
+
+  bool first_was_refused = false;
+  for (const char* address : {"127.0.0.1", "127.0.0.2"}) {
+    NamedServer only = named_server(address, bhttp::status::ok, address, /*tls=*/false);
+    ASSERT_TRUE(only.http);
+    first_was_refused = first_was_refused || first_address != address;
+    auto reply = post(*client("http://two-addresses.test:" + std::to_string(only.http->port())));
+    ASSERT_TRUE(reply.ok()) << "listening on " << address << ": " << reply.error().message();
+    EXPECT_EQ(json_of(reply)["server"], address);
+  }
+  EXPECT_TRUE(first_was_refused) << "one of the two requests found the first address refused";
 }
 
 TEST(MakeClientTls, HalfAClientCertificateIsAnError) {
