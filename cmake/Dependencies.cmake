@@ -6,6 +6,7 @@ find_package(nlohmann_json 3.11 REQUIRED)
 find_package(Boost 1.74 REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(SQLite3 REQUIRED)
+find_package(PostgreSQL REQUIRED)  # libpq, for the server's shared store
 find_package(ZLIB REQUIRED)
 if(BUILD_TESTING)
   find_package(GTest REQUIRED)

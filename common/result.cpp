@@ -26,6 +26,8 @@ std::string_view to_string(ErrorKind kind) {
       return "unavailable";
     case ErrorKind::kCancelled:
       return "cancelled";
+    case ErrorKind::kConflict:
+      return "conflict";
   }
   return "unknown";
 }

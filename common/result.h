@@ -21,6 +21,7 @@ enum class ErrorKind {
   kBpf,              // BPF load, verify or attach problem
   kUnavailable,      // a facility the host does not offer
   kCancelled,        // the operation was interrupted on purpose
+  kConflict,         // a concurrent change won; the operation may be run again
 };
 
 std::string_view to_string(ErrorKind kind);

@@ -41,6 +41,15 @@ void define_options(CLI::App& app, ServerConfig& c) {
   app.add_option("--data-dir", c.data_dir, "Where the database and the profiles are kept")
       ->capture_default_str()
       ->group(kStorage);
+  app.add_option("--database", c.database,
+                 "Keep everything in this PostgreSQL database (postgresql://...) instead of "
+                 "--data-dir; several servers may share one. Put the password in ~/.pgpass or "
+                 "PGPASSWORD, not here")
+      ->group(kStorage);
+  add_int(app, "--database-connections", c.database_connections, 0, 1024,
+          "Connections to PostgreSQL (0: one per worker thread)", kStorage);
+  add_int(app, "--retention-days", c.retention_days, 0, 100000,
+          "Delete profiles and command history older than this many days (0: keep them)", kStorage);
   app.add_option("--tokens-file", c.tokens_file,
                  "API tokens, one per line, accepted as 'Authorization: Bearer' and "
                  "GPROFILER-API-KEY")
@@ -71,6 +80,12 @@ Result<void> validate(const ServerConfig& c) {
   }
   if (c.insecure_http && !c.tls_client_ca.empty()) {
     return invalid("--tls-client-ca needs TLS: drop --insecure-http");
+  }
+  if (!c.database.empty() && !c.database.starts_with("postgresql://") &&
+      !c.database.starts_with("postgres://") && c.database.find('=') == std::string::npos) {
+    return invalid(
+        "--database takes a PostgreSQL URL (postgresql://user@host/dbname) or libpq's "
+        "'key=value' settings");
   }
   if (c.tokens_file.empty()) {
     return invalid("--tokens-file is required: every endpoint but the health checks needs a token");

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <variant>
 
@@ -14,11 +15,13 @@
 #include "config/server_config.h"
 #include "server/api/api.h"
 #include "server/http/http_server.h"
+#include "server/storage/retention.h"
 #include "server/storage/store.h"
 
 namespace {
 
 constexpr std::chrono::seconds kDrain{10};
+constexpr std::chrono::minutes kRetentionPeriod{10};
 
 // Each connection is a descriptor: allow as many as the hard limit lets --max-connections use.
 void raise_open_file_limit() {
@@ -45,10 +48,23 @@ int serve(const dormant::config::ServerConfig& config) {
         "give each its role, one 'TOKEN ROLE' per line",
         untyped, config.tokens_file);
   }
-  auto store = storage::Store::open(config.data_dir);
+  const int threads = config.threads > 0
+                          ? config.threads
+                          : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  storage::StoreOptions store_options;
+  store_options.connections =
+      static_cast<size_t>(config.database_connections > 0 ? config.database_connections : threads);
+  auto store = config.database.empty()
+                   ? storage::Store::open(config.data_dir, store_options)
+                   : storage::Store::open_postgres(config.database, store_options);
   if (!store) {
-    spdlog::critical("cannot open the data directory: {}", store.error().message());
+    spdlog::critical("cannot open the store: {}", store.error().message());
     return 1;
+  }
+  std::optional<storage::Retention> retention;
+  if (config.retention_days > 0) {
+    retention.emplace(**store, std::chrono::hours(24 * config.retention_days), kRetentionPeriod,
+                      store_options.clock);
   }
   http::HttpServerOptions options;
   if (!config.insecure_http) {
@@ -66,9 +82,7 @@ int serve(const dormant::config::ServerConfig& config) {
   options.read_timeout = std::chrono::seconds(config.read_timeout_s);
   options.idle_timeout = std::chrono::seconds(config.idle_timeout_s);
   options.max_connections = static_cast<size_t>(config.max_connections);
-  options.threads = config.threads > 0
-                        ? config.threads
-                        : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  options.threads = threads;
 
   api::ServerMetrics metrics;
   api::Api handler(**store, std::move(*tokens), metrics);
@@ -87,7 +101,7 @@ int serve(const dormant::config::ServerConfig& config) {
   std::fflush(stdout);
   spdlog::info("serving {} on port {} with {} threads; data in {}",
                config.insecure_http ? "plain HTTP" : "HTTPS", (*server)->port(), options.threads,
-               config.data_dir);
+               (*store)->location());
 
   int received = dormant::wait_for_termination();
   spdlog::info("{}: finishing the requests in flight, then exiting",

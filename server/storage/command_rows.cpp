@@ -5,14 +5,21 @@
 namespace dormant::server::storage {
 namespace {
 
-constexpr std::string_view kSelectCommands = R"sql(
+// The columns read_row() reads, the request ids as a JSON array last.
+std::string select_commands(const Database& db) {
+  std::string request_ids = db.dialect() == Dialect::kPostgres
+                                ? "COALESCE(json_agg(request_id), '[]'::json)::text"
+                                : "json_group_array(request_id)";
+  return R"sql(
 SELECT command_id, hostname, service_name, command_type, pids, stop_level, continuous, duration,
        frequency, profiling_mode, additional_args, combined_config, status, created_ms, sent_ms,
        completed_ms, execution_time, error_message, results_path, replaced_by, replaced_ms,
-       (SELECT json_group_array(request_id) FROM command_requests
+       (SELECT )sql" +
+         request_ids + R"sql( FROM command_requests
         WHERE command_requests.command_id = commands.command_id)
 FROM commands
 )sql";
+}
 
 std::optional<TimePoint> optional_time(const Statement& row, int column) {
   auto ms = row.optional_int64(column);
@@ -90,7 +97,7 @@ Result<std::optional<CommandRow>> find_one(Statement& statement) {
 }  // namespace
 
 Result<std::optional<CommandRow>> find_command(Database& db, const std::string& command_id) {
-  auto statement = db.prepare(std::string(kSelectCommands) + "WHERE command_id = ?1");
+  auto statement = db.prepare(select_commands(db) + "WHERE command_id = ?1");
   if (!statement) return std::move(statement).take_error();
   statement->bind_all(command_id);
   return find_one(*statement);
@@ -98,7 +105,7 @@ Result<std::optional<CommandRow>> find_command(Database& db, const std::string& 
 
 Result<std::optional<CommandRow>> find_current_command(Database& db, const std::string& hostname,
                                                        const std::string& service_name) {
-  auto statement = db.prepare(std::string(kSelectCommands) +
+  auto statement = db.prepare(select_commands(db) +
                               "WHERE hostname = ?1 AND service_name = ?2 AND replaced_by IS NULL");
   if (!statement) return std::move(statement).take_error();
   statement->bind_all(hostname, service_name);
@@ -106,13 +113,15 @@ Result<std::optional<CommandRow>> find_current_command(Database& db, const std::
 }
 
 Result<std::vector<Command>> find_commands(Database& db, const CommandFilter& filter) {
-  auto statement = db.prepare(std::string(kSelectCommands) + R"sql(
-WHERE (?1 IS NULL OR hostname = ?1) AND (?2 IS NULL OR service_name = ?2)
-  AND (?3 OR replaced_by IS NULL)
+  auto statement = db.prepare(select_commands(db) + R"sql(
+WHERE (CAST(?1 AS TEXT) IS NULL OR hostname = ?1)
+  AND (CAST(?2 AS TEXT) IS NULL OR service_name = ?2)
+  AND (?3 = 1 OR replaced_by IS NULL)
 ORDER BY created_ms DESC, rowid DESC
 LIMIT ?4)sql");
   if (!statement) return std::move(statement).take_error();
-  statement->bind_all(filter.hostname, filter.service_name, filter.include_history, filter.limit);
+  statement->bind_all(filter.hostname, filter.service_name, filter.include_history,
+                      sql_limit(filter.limit));
   std::vector<Command> commands;
   for (;;) {
     auto row = statement->step();
@@ -181,8 +190,10 @@ Result<void> mark_delivered(Database& db, const Command& command, TimePoint at) 
   if (!update) return std::move(update).take_error();
   if (auto done = update->bind_all(command.command_id, to_unix_ms(at)).run(); !done) return done;
   auto executions = db.prepare(R"sql(
-INSERT OR IGNORE INTO executions (command_id, request_id, hostname, status, delivered_ms)
-SELECT command_id, request_id, ?2, 'assigned', ?3 FROM command_requests WHERE command_id = ?1)sql");
+INSERT INTO executions (command_id, request_id, hostname, status, delivered_ms)
+SELECT command_id, request_id, CAST(?2 AS TEXT), 'assigned', CAST(?3 AS BIGINT)
+FROM command_requests WHERE command_id = ?1
+ON CONFLICT DO NOTHING)sql");
   if (!executions) return std::move(executions).take_error();
   return executions->bind_all(command.command_id, command.hostname, to_unix_ms(at)).run();
 }
@@ -215,6 +226,30 @@ WHERE command_id = ?1 AND status = 'completed' AND command_type = 'start')sql");
       "status = 'completed'");
   if (!executions) return std::move(executions).take_error();
   return executions->bind_all(report.command_id, to_unix_ms(at)).run();
+}
+
+Result<int64_t> delete_history_before(Database& db, TimePoint cutoff, int64_t batch) {
+  // The same rows for the three deletes: within the transaction, nothing else changes them. A
+  // command is inserted after the one it replaced (rowid order), so a command is never deleted
+  // before its predecessor; one whose predecessor must stay (a clock that went back) stays too.
+  constexpr std::string_view kBatch = R"sql(
+(SELECT command_id FROM commands
+ WHERE replaced_by IS NOT NULL AND replaced_ms < ?1
+   AND NOT EXISTS (SELECT 1 FROM commands AS predecessor
+                   WHERE predecessor.replaced_by = commands.command_id
+                     AND predecessor.replaced_ms >= ?1)
+ ORDER BY rowid LIMIT ?2))sql";
+  int64_t deleted = 0;
+  for (std::string_view table : {"executions", "command_requests", "commands"}) {
+    auto remove = db.prepare("DELETE FROM " + std::string(table) + " WHERE command_id IN " +
+                             std::string(kBatch));
+    if (!remove) return std::move(remove).take_error();
+    if (auto done = remove->bind_all(to_unix_ms(cutoff), batch).run(); !done) {
+      return std::move(done).take_error();
+    }
+    deleted = db.changes();
+  }
+  return deleted;
 }
 
 }  // namespace dormant::server::storage

@@ -38,4 +38,8 @@ Result<void> mark_reported(Database& db, const CompletionReport& report, TimePoi
 // agent died during it). The command becomes failed, with the report's error.
 Result<void> mark_session_failed(Database& db, const CompletionReport& report, TimePoint at);
 
+// Deletes up to `batch` commands replaced before `cutoff`, oldest first, with their deliveries
+// and links to requests. Current commands stay, however old. Returns how many it deleted.
+Result<int64_t> delete_history_before(Database& db, TimePoint cutoff, int64_t batch);
+
 }  // namespace dormant::server::storage

@@ -1,18 +1,15 @@
 #include "server/storage/database.h"
 
 #include <cctype>
-#include <cerrno>
-#include <utility>
-
-#include <sqlite3.h>
 
 namespace dormant::server::storage {
 namespace {
 
 constexpr size_t kSqlInMessages = 80;
 
-// The statement as it reads in an error message: one line, cut short.
-std::string abbreviate(std::string_view sql) {
+}  // namespace
+
+std::string abbreviate_sql(std::string_view sql) {
   std::string line;
   bool space = false;
   for (char c : sql) {
@@ -31,185 +28,6 @@ std::string abbreviate(std::string_view sql) {
   return line;
 }
 
-ErrorKind kind_of(int code) {
-  switch (code & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return ErrorKind::kTimeout;  // still locked when busy_timeout ran out
-    case SQLITE_CONSTRAINT:
-    case SQLITE_MISMATCH:
-    case SQLITE_RANGE:
-    case SQLITE_TOOBIG:
-      return ErrorKind::kInvalidArgument;
-    case SQLITE_NOTADB:
-    case SQLITE_CORRUPT:
-      return ErrorKind::kParse;
-    default:
-      return ErrorKind::kSystem;
-  }
-}
-
-}  // namespace
-
-Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& path) {
-  sqlite3* handle = nullptr;
-  int code =
-      sqlite3_open_v2(path.c_str(), &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-  // The handle must be closed even when opening failed.
-  std::unique_ptr<Database> db(new Database(handle, path));
-  std::string doing = "opening database " + path.string();
-  if (code != SQLITE_OK) return db->last_error(doing, code);
-  sqlite3_extended_result_codes(handle, 1);
-  sqlite3_busy_timeout(handle, kBusyTimeoutMs);
-
-  auto journal = db->prepare("PRAGMA journal_mode = WAL");
-  if (!journal) return std::move(journal).take_error().with_context(doing);
-  auto row = journal->step();
-  if (!row) return std::move(row).take_error().with_context(doing);
-  if (!*row || journal->text(0) != "wal") {
-    return Error(ErrorKind::kUnavailable,
-                 doing + ": the file system does not support SQLite's WAL mode (journal mode is " +
-                     (*row ? journal->text(0) : std::string("unknown")) + ")");
-  }
-  // In WAL mode, synchronous=NORMAL writes every commit to the WAL file before COMMIT returns and
-  // fsyncs the WAL only at checkpoints. A committed transaction therefore survives the death of
-  // the process (kill -9, a crash): it is in the kernel's page cache. An OS crash or a power cut
-  // may lose the last commits, but never corrupts the database. FULL would fsync every commit.
-  if (auto set = db->execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON"); !set) {
-    return std::move(set).take_error().with_context(doing);
-  }
-  return db;
-}
-
-Database::~Database() {
-  for (auto& [sql, statement] : idle_statements_) sqlite3_finalize(statement);
-  sqlite3_close_v2(handle_);
-}
-
-Result<void> Database::execute(std::string_view sql) {
-  std::string text(sql);
-  int code = sqlite3_exec(handle_, text.c_str(), nullptr, nullptr, nullptr);
-  if (code != SQLITE_OK) return last_error("running \"" + abbreviate(sql) + "\"", code);
-  return ok();
-}
-
-Result<Statement> Database::prepare(std::string_view sql) {
-  std::string text(sql);
-  if (auto idle = idle_statements_.find(text); idle != idle_statements_.end()) {
-    sqlite3_stmt* handle = idle->second;
-    idle_statements_.erase(idle);
-    return Statement(this, handle, std::move(text));
-  }
-  sqlite3_stmt* handle = nullptr;
-  int code = sqlite3_prepare_v3(handle_, sql.data(), static_cast<int>(sql.size()),
-                                SQLITE_PREPARE_PERSISTENT, &handle, nullptr);
-  if (code != SQLITE_OK) {
-    sqlite3_finalize(handle);
-    return last_error("preparing \"" + abbreviate(sql) + "\"", code);
-  }
-  return Statement(this, handle, std::move(text));
-}
-
-void Database::release(std::string sql, sqlite3_stmt* handle) noexcept {
-  sqlite3_reset(handle);
-  sqlite3_clear_bindings(handle);
-  try {
-    // The same text prepared twice at once (a nested query): one of the two is enough to keep.
-    if (idle_statements_.try_emplace(std::move(sql), handle).second) return;
-  } catch (const std::bad_alloc&) {  // called from destructors: keep nothing rather than throw
-  }
-  sqlite3_finalize(handle);
-}
-
-int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(handle_); }
-
-int64_t Database::changes() const { return sqlite3_changes64(handle_); }
-
-bool Database::in_transaction() const { return sqlite3_get_autocommit(handle_) == 0; }
-
-Error Database::last_error(std::string_view doing, int code) const {
-  std::string message(doing);
-  message += ": ";
-  // The connection's message describes the last failure; fall back to the code's generic text.
-  message += sqlite3_errcode(handle_) == code ? sqlite3_errmsg(handle_) : sqlite3_errstr(code);
-  int sys_errno = 0;
-  switch (code & 0xff) {
-    case SQLITE_FULL:
-      // SQLite's unix VFS turns a write that met ENOSPC into SQLITE_FULL and keeps no errno for
-      // it (sqlite3_system_errno would be an older failure's).
-      sys_errno = ENOSPC;
-      break;
-    case SQLITE_IOERR:  // EROFS, EDQUOT, EIO...: the errno of the system call that failed
-    case SQLITE_CANTOPEN:
-      sys_errno = sqlite3_system_errno(handle_);
-      break;
-    default:
-      break;
-  }
-  return Error(kind_of(code), std::move(message), sys_errno);
-}
-
-Statement::Statement(Statement&& other) noexcept
-    : db_(other.db_),
-      handle_(std::exchange(other.handle_, nullptr)),
-      sql_(std::move(other.sql_)),
-      bind_error_(std::move(other.bind_error_)) {}
-
-Statement& Statement::operator=(Statement&& other) noexcept {
-  if (this != &other) {
-    release();
-    db_ = other.db_;
-    handle_ = std::exchange(other.handle_, nullptr);
-    sql_ = std::move(other.sql_);
-    bind_error_ = std::move(other.bind_error_);
-  }
-  return *this;
-}
-
-Statement::~Statement() { release(); }
-
-void Statement::release() {
-  if (handle_ != nullptr) db_->release(std::move(sql_), std::exchange(handle_, nullptr));
-}
-
-Statement& Statement::check_bind(int code, int index) {
-  if (code != SQLITE_OK && !bind_error_) {
-    bind_error_ = db_->last_error(
-        "binding parameter " + std::to_string(index) + " of \"" + abbreviate(sql_) + "\"", code);
-  }
-  return *this;
-}
-
-Statement& Statement::bind(int index, int64_t value) {
-  return check_bind(sqlite3_bind_int64(handle_, index, value), index);
-}
-
-Statement& Statement::bind(int index, double value) {
-  return check_bind(sqlite3_bind_double(handle_, index, value), index);
-}
-
-Statement& Statement::bind(int index, std::string_view value) {
-  return check_bind(sqlite3_bind_text64(handle_, index, value.data(), value.size(),
-                                        SQLITE_TRANSIENT, SQLITE_UTF8),
-                    index);
-}
-
-Statement& Statement::bind(int index, std::nullopt_t) {
-  return check_bind(sqlite3_bind_null(handle_, index), index);
-}
-
-Error Statement::error(int code) const {
-  return db_->last_error("running \"" + abbreviate(sql_) + "\"", code);
-}
-
-Result<bool> Statement::step() {
-  if (bind_error_) return *bind_error_;
-  int code = sqlite3_step(handle_);
-  if (code == SQLITE_ROW) return true;
-  if (code == SQLITE_DONE) return false;
-  return error(code);
-}
-
 Result<void> Statement::run() {
   for (;;) {
     auto row = step();
@@ -224,24 +42,6 @@ Result<void> Statement::run() {
   return ok();
 }
 
-void Statement::reset() {
-  sqlite3_reset(handle_);
-  bind_error_.reset();
-}
-
-bool Statement::is_null(int column) const {
-  return sqlite3_column_type(handle_, column) == SQLITE_NULL;
-}
-
-int64_t Statement::int64(int column) const { return sqlite3_column_int64(handle_, column); }
-
-std::string Statement::text(int column) const {
-  const auto* data = sqlite3_column_text(handle_, column);
-  if (data == nullptr) return {};
-  return std::string(reinterpret_cast<const char*>(data),
-                     static_cast<size_t>(sqlite3_column_bytes(handle_, column)));
-}
-
 std::optional<std::string> Statement::optional_text(int column) const {
   if (is_null(column)) return std::nullopt;
   return text(column);
@@ -252,30 +52,26 @@ std::optional<int64_t> Statement::optional_int64(int column) const {
   return int64(column);
 }
 
-namespace {
-
-// BEGIN, COMMIT and ROLLBACK run on every operation: as cached statements, parsed once.
-Result<void> run_once(Database& db, std::string_view sql) {
-  auto statement = db.prepare(sql);
-  if (!statement) return std::move(statement).take_error();
-  return statement->run();
+Result<void> lock_host(Database& db, const std::string& hostname, const std::string& service) {
+  if (db.dialect() == Dialect::kSqlite) return ok();
+  // The key is a hash: two hosts that share one merely wait for each other.
+  auto lock = db.prepare("SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))");
+  if (!lock) return std::move(lock).take_error();
+  return lock->bind_all(hostname + '\n' + service).run();
 }
 
-}  // namespace
-
 Result<Transaction> Transaction::begin(Database& db, Kind kind) {
-  auto begun = run_once(db, kind == Kind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+  auto begun = db.begin(kind);
   if (!begun) return std::move(begun).take_error();
   return Transaction(&db);
 }
 
 Transaction::~Transaction() {
-  // SQLite rolls some failed transactions back by itself; only an open one needs ROLLBACK.
-  if (db_ != nullptr && db_->in_transaction()) (void)run_once(*db_, "ROLLBACK");
+  if (db_ != nullptr && db_->in_transaction()) db_->rollback();
 }
 
 Result<void> Transaction::commit() {
-  auto committed = run_once(*db_, "COMMIT");
+  auto committed = db_->commit();
   if (!committed) return committed;
   db_ = nullptr;
   return ok();

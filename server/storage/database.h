@@ -1,84 +1,84 @@
-// A thin RAII layer over the SQLite C API: one owner for the connection, one for each prepared
-// statement, and a transaction guard. Every SQLite failure comes back as an Error that names the
-// statement that failed and carries SQLite's own message.
+// What the store needs of a database, whichever it is: SQLite (sqlite_database.h) or PostgreSQL
+// (postgres_database.h). A connection runs SQL text, hands out prepared statements and brackets
+// transactions; every failure comes back as an Error that names the statement that failed and
+// carries the database's own message.
+//
+// The SQL the store writes is the dialect both understand: numbered parameters (?1, ?2, ...),
+// ON CONFLICT, RETURNING, CAST. The few places where they differ ask dialect().
+//
+// Errors from either database are sorted into the kinds the store acts on: kConflict (a
+// concurrent transaction won: run the operation again), kUnavailable (the database cannot be
+// reached, or its disk is full: errno ENOSPC; the API answers 503), kInvalidArgument (a value the
+// schema refuses).
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <utility>
 
 #include "common/result.h"
 
-struct sqlite3;
-struct sqlite3_stmt;
-
 namespace dormant::server::storage {
 
-class Statement;
+enum class Dialect { kSqlite, kPostgres };
 
-// One connection to one database file. Not safe for concurrent use: callers serialise access.
-class Database {
- public:
-  static constexpr int kBusyTimeoutMs = 5000;
-
-  // Opens (creating if needed) the database at `path` in WAL mode with foreign keys enforced.
-  static Result<std::unique_ptr<Database>> open(const std::filesystem::path& path);
-
-  Database(const Database&) = delete;
-  Database& operator=(const Database&) = delete;
-  ~Database();
-
-  // Runs one or more statements that return no rows (schema, pragmas).
-  Result<void> execute(std::string_view sql);
-  // A statement for `sql`. Prepared once per connection: a statement handed back (destroyed) is
-  // kept, reset, and handed out again the next time the same text is prepared. Statements must
-  // not outlive their Database.
-  Result<Statement> prepare(std::string_view sql);
-
-  int64_t last_insert_rowid() const;
-  // Rows changed by the last INSERT, UPDATE or DELETE.
-  int64_t changes() const;
-  bool in_transaction() const;
-  const std::filesystem::path& path() const { return path_; }
-
-  // "<doing>: <SQLite's message for the last failure on this connection>".
-  Error last_error(std::string_view doing, int code) const;
-
- private:
-  friend class Statement;
-  Database(sqlite3* handle, std::filesystem::path path) : handle_(handle), path_(std::move(path)) {}
-  // Takes back a statement that is done with: kept for the next prepare() of the same text.
-  void release(std::string sql, sqlite3_stmt* handle) noexcept;
-
-  sqlite3* handle_;
-  std::filesystem::path path_;
-  std::unordered_map<std::string, sqlite3_stmt*> idle_statements_;
+enum class TransactionKind {
+  kRead,   // a consistent snapshot for several reads
+  kWrite,  // reads and writes; with lock_host(), no other writer touches that host meanwhile
 };
 
-// A prepared statement. Parameters are bound by 1-based index, columns read by 0-based index.
-// A failed bind is remembered and reported by the next step() or run().
+// One database's prepared statement. Parameters are bound by 1-based index, columns read by
+// 0-based index. A failed bind is remembered and reported by the next step().
+class StatementBackend {
+ public:
+  virtual ~StatementBackend() = default;
+
+  virtual void bind_int64(int index, int64_t value) = 0;
+  virtual void bind_double(int index, double value) = 0;
+  virtual void bind_text(int index, std::string_view value) = 0;
+  virtual void bind_blob(int index, std::string_view bytes) = 0;
+  virtual void bind_null(int index) = 0;
+
+  // True when a row is ready to be read, false when there are no more.
+  virtual Result<bool> step() = 0;
+  // Ready to run again; bindings are kept until rebound.
+  virtual void reset() = 0;
+
+  virtual bool is_null(int column) const = 0;
+  virtual int64_t int64(int column) const = 0;
+  virtual std::string text(int column) const = 0;
+  virtual std::string blob(int column) const = 0;
+};
+
 class Statement {
  public:
-  Statement(Statement&& other) noexcept;
-  Statement& operator=(Statement&& other) noexcept;
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  ~Statement();
+  explicit Statement(std::unique_ptr<StatementBackend> backend) : backend_(std::move(backend)) {}
 
-  Statement& bind(int index, int64_t value);
+  Statement& bind(int index, int64_t value) {
+    backend_->bind_int64(index, value);
+    return *this;
+  }
   Statement& bind(int index, int value) { return bind(index, static_cast<int64_t>(value)); }
   Statement& bind(int index, bool value) { return bind(index, static_cast<int64_t>(value)); }
-  Statement& bind(int index, double value);
-  Statement& bind(int index, std::string_view value);
+  Statement& bind(int index, double value) {
+    backend_->bind_double(index, value);
+    return *this;
+  }
+  Statement& bind(int index, std::string_view value) {
+    backend_->bind_text(index, value);
+    return *this;
+  }
   Statement& bind(int index, const std::string& value) {
     return bind(index, std::string_view(value));
   }
   Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
-  Statement& bind(int index, std::nullopt_t);
+  Statement& bind(int index, std::nullopt_t) {
+    backend_->bind_null(index);
+    return *this;
+  }
   template <typename T>
   Statement& bind(int index, const std::optional<T>& value) {
     return value ? bind(index, *value) : bind(index, std::nullopt);
@@ -90,42 +90,59 @@ class Statement {
     (bind(++index, values), ...);
     return *this;
   }
+  // Bytes that are not text (compressed profiles).
+  Statement& bind_blob(int index, std::string_view bytes) {
+    backend_->bind_blob(index, bytes);
+    return *this;
+  }
 
-  // Advances to the next row: true when a row is ready to be read, false when there are no more.
-  Result<bool> step();
+  Result<bool> step() { return backend_->step(); }
   // Runs a statement that returns no rows, then resets it so that it can be bound and run again.
   Result<void> run();
-  // Makes the statement ready to run again; bindings are kept until rebound.
-  void reset();
+  void reset() { backend_->reset(); }
 
-  bool is_null(int column) const;
-  int64_t int64(int column) const;
+  bool is_null(int column) const { return backend_->is_null(column); }
+  int64_t int64(int column) const { return backend_->int64(column); }
   bool boolean(int column) const { return int64(column) != 0; }
-  std::string text(int column) const;
+  std::string text(int column) const { return backend_->text(column); }
+  std::string blob(int column) const { return backend_->blob(column); }
   std::optional<std::string> optional_text(int column) const;
   std::optional<int64_t> optional_int64(int column) const;
 
  private:
-  friend class Database;
-  Statement(Database* db, sqlite3_stmt* handle, std::string sql)
-      : db_(db), handle_(handle), sql_(std::move(sql)) {}
-  void release();
-  Statement& check_bind(int code, int index);
-  Error error(int code) const;
-
-  Database* db_;
-  sqlite3_stmt* handle_;
-  std::string sql_;  // for error messages
-  std::optional<Error> bind_error_;
+  std::unique_ptr<StatementBackend> backend_;
 };
 
-// BEGIN ... COMMIT; rolls back when destroyed without a successful commit().
+// One connection. Not safe for concurrent use: the store leases each to one operation at a time.
+class Database {
+ public:
+  virtual ~Database() = default;
+
+  virtual Dialect dialect() const = 0;
+  // Where the data is, for messages: a file's path, or the database's name and server.
+  virtual const std::string& location() const = 0;
+
+  // Runs one or more statements that return no rows (schema, settings).
+  virtual Result<void> execute(std::string_view sql) = 0;
+  // A statement for `sql`, prepared once per connection and reused. Statements must not outlive
+  // their Database.
+  virtual Result<Statement> prepare(std::string_view sql) = 0;
+  // Rows changed by the last INSERT, UPDATE or DELETE.
+  virtual int64_t changes() const = 0;
+
+  virtual Result<void> begin(TransactionKind kind) = 0;
+  virtual Result<void> commit() = 0;
+  virtual void rollback() noexcept = 0;
+  virtual bool in_transaction() const = 0;
+
+  // The connection was lost: it will never work again and is to be replaced.
+  virtual bool broken() const { return false; }
+};
+
+// Begins a transaction; rolls it back when destroyed without a successful commit().
 class Transaction {
  public:
-  enum class Kind {
-    kRead,   // BEGIN DEFERRED: a consistent snapshot for several reads
-    kWrite,  // BEGIN IMMEDIATE: takes the write lock now, so the commit cannot meet SQLITE_BUSY
-  };
+  using Kind = TransactionKind;
 
   static Result<Transaction> begin(Database& db, Kind kind);
 
@@ -142,5 +159,18 @@ class Transaction {
 
   Database* db_;  // null once committed or rolled back
 };
+
+// Within a kWrite transaction, makes every other writer that asks for the same host wait until
+// this transaction ends: two replicas answering one host's heartbeats at once deliver its command
+// once. SQLite's write transactions already exclude each other; PostgreSQL takes an advisory lock.
+// Ask for several hosts in one order (sorted) so that two transactions cannot deadlock.
+Result<void> lock_host(Database& db, const std::string& hostname, const std::string& service);
+
+// The value to bind to LIMIT for a filter's limit, where a negative one means none: SQLite takes
+// -1 for that, PostgreSQL refuses it.
+inline int64_t sql_limit(int64_t limit) { return limit < 0 ? INT64_MAX : limit; }
+
+// The statement as it reads in an error message: one line, cut short.
+std::string abbreviate_sql(std::string_view sql);
 
 }  // namespace dormant::server::storage

@@ -40,7 +40,7 @@ Result<std::vector<HostRecord>> find_hosts(Database& db,
 SELECT hostname, service_name, ip_address, agent_version, run_mode, status, first_heartbeat_ms,
        last_heartbeat_ms, agent_timestamp, last_command_id, received_command_ids,
        executed_command_ids, supported_perf_events, agent_health, extra
-FROM hosts WHERE ?1 IS NULL OR service_name = ?1
+FROM hosts WHERE CAST(?1 AS TEXT) IS NULL OR service_name = ?1
 ORDER BY service_name, hostname)sql");
   if (!select) return std::move(select).take_error();
   select->bind_all(service_name);

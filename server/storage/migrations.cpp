@@ -1,123 +1,47 @@
 #include "server/storage/migrations.h"
 
-#include <array>
 #include <string>
+#include <utility>
 
 namespace dormant::server::storage {
 namespace {
 
-// Times are milliseconds since the Unix epoch by the server's clock (the *_ms columns). JSON
-// columns hold the text of one JSON value, checked by the CHECK constraints.
-constexpr std::string_view kSchemaV1 = R"sql(
-CREATE TABLE hosts (
-  hostname              TEXT NOT NULL,
-  service_name          TEXT NOT NULL,
-  ip_address            TEXT NOT NULL,
-  agent_version         TEXT,
-  run_mode              TEXT,
-  status                TEXT NOT NULL CHECK (status IN ('active', 'idle', 'error', 'offline')),
-  first_heartbeat_ms    INTEGER NOT NULL,
-  last_heartbeat_ms     INTEGER NOT NULL,
-  agent_timestamp       TEXT,  -- the agent's own clock, as it wrote it
-  last_command_id       TEXT,
-  received_command_ids  TEXT NOT NULL CHECK (json_type(received_command_ids) = 'array'),
-  executed_command_ids  TEXT NOT NULL CHECK (json_type(executed_command_ids) = 'array'),
-  supported_perf_events TEXT NOT NULL CHECK (json_type(supported_perf_events) = 'array'),
-  agent_health          TEXT CHECK (agent_health IS NULL OR json_valid(agent_health)),
-  extra                 TEXT NOT NULL CHECK (json_type(extra) = 'object'),  -- all other fields
-  PRIMARY KEY (hostname, service_name)
-);
+// pg_advisory_lock's key for migrations: "dormant" in ASCII (0x646f726d616e74).
+constexpr std::string_view kMigrationLockKey = "28270034923122292";
 
--- One row per API request. Start parameters are NULL for stops.
-CREATE TABLE profiling_requests (
-  request_id      TEXT PRIMARY KEY,
-  service_name    TEXT NOT NULL,
-  request_type    TEXT NOT NULL CHECK (request_type IN ('start', 'stop')),
-  target_hosts    TEXT NOT NULL CHECK (json_type(target_hosts) = 'object'),  -- host: [pids] | null
-  continuous      INTEGER,
-  duration        INTEGER,
-  frequency       INTEGER,
-  profiling_mode  TEXT CHECK (profiling_mode IN ('cpu', 'allocation', 'none')),
-  additional_args TEXT CHECK (additional_args IS NULL OR json_type(additional_args) = 'object'),
-  stop_level      TEXT CHECK (stop_level IN ('process', 'host')),
-  status          TEXT NOT NULL
-                  CHECK (status IN ('pending', 'assigned', 'completed', 'failed', 'cancelled')),
-  created_ms      INTEGER NOT NULL
-);
-CREATE INDEX profiling_requests_by_service ON profiling_requests (service_name, created_ms);
+// On PostgreSQL, holds the migration lock from take() to destruction (or to the end of the
+// session, if the connection is lost first). On SQLite, each migration's BEGIN IMMEDIATE is lock
+// enough.
+class MigrationLock {
+ public:
+  static Result<MigrationLock> take(Database& db) {
+    if (db.dialect() != Dialect::kPostgres) return MigrationLock(nullptr);
+    auto locked = db.execute("SELECT pg_advisory_lock(" + std::string(kMigrationLockKey) + ")");
+    if (!locked) return std::move(locked).take_error().with_context("taking the migration lock");
+    auto table = db.execute("CREATE TABLE IF NOT EXISTS dormant_schema (version INTEGER NOT NULL)");
+    if (!table) return std::move(table).take_error();
+    return MigrationLock(&db);
+  }
+  MigrationLock(MigrationLock&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
+  MigrationLock& operator=(MigrationLock&&) = delete;
+  ~MigrationLock() {
+    if (db_ != nullptr && !db_->broken()) {
+      (void)db_->execute("SELECT pg_advisory_unlock(" + std::string(kMigrationLockKey) + ")");
+    }
+  }
 
--- Every command ever issued. The current command of a host is the one not replaced; the others
--- are its history. What a command asks is kept in columns (pids ... additional_args) so that
--- later requests can merge with it; combined_config is what the agent receives.
-CREATE TABLE commands (
-  command_id      TEXT PRIMARY KEY,
-  hostname        TEXT NOT NULL,
-  service_name    TEXT NOT NULL,
-  command_type    TEXT NOT NULL CHECK (command_type IN ('start', 'stop')),
-  pids            TEXT CHECK (pids IS NULL OR json_type(pids) = 'array'),  -- NULL: whole host
-  stop_level      TEXT CHECK (stop_level IN ('process', 'host')),
-  continuous      INTEGER,
-  duration        INTEGER,
-  frequency       INTEGER,
-  profiling_mode  TEXT CHECK (profiling_mode IN ('cpu', 'allocation', 'none')),
-  additional_args TEXT CHECK (additional_args IS NULL OR json_type(additional_args) = 'object'),
-  combined_config TEXT NOT NULL CHECK (json_type(combined_config) = 'object'),
-  status          TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'completed', 'failed')),
-  created_ms      INTEGER NOT NULL,
-  sent_ms         INTEGER,
-  completed_ms    INTEGER,
-  execution_time  INTEGER,
-  error_message   TEXT,
-  results_path    TEXT,
-  -- Deferred: the replaced row is updated before its successor is inserted.
-  replaced_by     TEXT REFERENCES commands (command_id) DEFERRABLE INITIALLY DEFERRED,
-  replaced_ms     INTEGER
-);
-CREATE UNIQUE INDEX commands_one_current ON commands (hostname, service_name)
-  WHERE replaced_by IS NULL;
-CREATE INDEX commands_by_host ON commands (hostname, service_name, created_ms);
-CREATE INDEX commands_by_service ON commands (service_name, created_ms);
-
--- The requests a command carries out (more than one after a merge).
-CREATE TABLE command_requests (
-  command_id TEXT NOT NULL REFERENCES commands (command_id),
-  request_id TEXT NOT NULL REFERENCES profiling_requests (request_id),
-  PRIMARY KEY (command_id, request_id)
-) WITHOUT ROWID;
-CREATE INDEX command_requests_by_request ON command_requests (request_id);
-
--- Deliveries: one row per request of a command, written when a heartbeat first carries it.
-CREATE TABLE executions (
-  command_id   TEXT NOT NULL REFERENCES commands (command_id),
-  request_id   TEXT NOT NULL REFERENCES profiling_requests (request_id),
-  hostname     TEXT NOT NULL,
-  status       TEXT NOT NULL CHECK (status IN ('assigned', 'completed', 'failed')),
-  delivered_ms INTEGER NOT NULL,
-  reported_ms  INTEGER,
-  PRIMARY KEY (command_id, request_id)
-) WITHOUT ROWID;
-
--- Uploaded profiles. The gzip-compressed collapsed text is a file under profiles/ in the data
--- directory, named by file_name. AUTOINCREMENT: a gpid is never given to a second profile.
-CREATE TABLE profiles (
-  gpid            INTEGER PRIMARY KEY AUTOINCREMENT,
-  service_name    TEXT NOT NULL,
-  hostname        TEXT NOT NULL,
-  start_ms        INTEGER NOT NULL,
-  end_ms          INTEGER NOT NULL,
-  received_ms     INTEGER NOT NULL,
-  raw_size        INTEGER NOT NULL,
-  compressed_size INTEGER NOT NULL,
-  file_name       TEXT NOT NULL UNIQUE
-);
-CREATE INDEX profiles_by_service ON profiles (service_name, start_ms);
-CREATE INDEX profiles_by_host ON profiles (hostname, start_ms);
-CREATE INDEX profiles_by_time ON profiles (start_ms);
-)sql";
-
-constexpr std::array kMigrations = {
-    Migration{1, "hosts, requests, commands, executions, profiles", kSchemaV1},
+ private:
+  explicit MigrationLock(Database* db) : db_(db) {}
+  Database* db_;
 };
+
+Result<void> set_schema_version(Database& db, int version) {
+  if (db.dialect() == Dialect::kSqlite) {
+    return db.execute("PRAGMA user_version = " + std::to_string(version));
+  }
+  return db.execute("DELETE FROM dormant_schema; INSERT INTO dormant_schema VALUES (" +
+                    std::to_string(version) + ")");
+}
 
 Result<void> apply(Database& db, const Migration& migration) {
   auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
@@ -127,22 +51,27 @@ Result<void> apply(Database& db, const Migration& migration) {
   if (!version) return std::move(version).take_error();
   if (*version >= migration.version) return ok();
   if (auto applied = db.execute(migration.sql); !applied) return applied;
-  auto set = db.execute("PRAGMA user_version = " + std::to_string(migration.version));
-  if (!set) return set;
+  if (auto set = set_schema_version(db, migration.version); !set) return set;
   return transaction->commit();
 }
 
 }  // namespace
 
-std::span<const Migration> schema_migrations() { return kMigrations; }
+std::span<const Migration> schema_migrations(Dialect dialect) {
+  return dialect == Dialect::kPostgres ? postgres_migrations() : sqlite_migrations();
+}
 
 Result<int> schema_version(Database& db) {
-  auto statement = db.prepare("PRAGMA user_version");
+  auto statement = db.prepare(db.dialect() == Dialect::kSqlite
+                                  ? "PRAGMA user_version"
+                                  : "SELECT COALESCE(MAX(version), 0) FROM dormant_schema");
   if (!statement) return std::move(statement).take_error();
   auto row = statement->step();
   if (!row) return std::move(row).take_error();
   return *row ? static_cast<int>(statement->int64(0)) : 0;
 }
+
+Result<int> migrate(Database& db) { return migrate(db, schema_migrations(db.dialect())); }
 
 Result<int> migrate(Database& db, std::span<const Migration> migrations) {
   for (size_t i = 0; i < migrations.size(); ++i) {
@@ -151,22 +80,23 @@ Result<int> migrate(Database& db, std::span<const Migration> migrations) {
                                      std::to_string(migrations[i].version));
     }
   }
+  auto lock = MigrationLock::take(db);
+  if (!lock) return std::move(lock).take_error().with_context(db.location());
   const int known = static_cast<int>(migrations.size());
   auto version = schema_version(db);
   if (!version) return std::move(version).take_error().with_context("reading the schema version");
   if (*version > known) {
     return Error(ErrorKind::kUnavailable,
-                 "database " + db.path().string() + " has schema version " +
-                     std::to_string(*version) + ", newer than the last one this binary knows (" +
-                     std::to_string(known) +
+                 "database " + db.location() + " has schema version " + std::to_string(*version) +
+                     ", newer than the last one this binary knows (" + std::to_string(known) +
                      "): it was written by a newer dormant-server; run that one, or use another "
-                     "data directory");
+                     "database");
   }
   for (const Migration& migration : migrations.subspan(static_cast<size_t>(*version))) {
     if (auto applied = apply(db, migration); !applied) {
       return std::move(applied).take_error().with_context(
           "applying migration " + std::to_string(migration.version) + " (" +
-          std::string(migration.description) + ") to " + db.path().string());
+          std::string(migration.description) + ") to " + db.location());
     }
   }
   return known;

@@ -1,5 +1,6 @@
-// The schema, as an ordered list of migrations. The database's version is PRAGMA user_version:
-// the number of the last migration applied.
+// The schema, as an ordered list of migrations for each database. Both lists have the same
+// versions and describe the same tables. The database's version is the number of the last
+// migration applied: PRAGMA user_version on SQLite, the dormant_schema table on PostgreSQL.
 #pragma once
 
 #include <span>
@@ -16,15 +17,20 @@ struct Migration {
   std::string_view sql;
 };
 
-// Every migration this binary knows, oldest first.
-std::span<const Migration> schema_migrations();
+// Every migration this binary knows for each database, oldest first.
+std::span<const Migration> sqlite_migrations();
+std::span<const Migration> postgres_migrations();
+std::span<const Migration> schema_migrations(Dialect dialect);
 
 // Applies the migrations newer than the database's version, each in its own transaction together
 // with the new version number. Refuses a database whose version is newer than the last migration
 // (written by a newer binary). Returns the version the database is at now.
-Result<int> migrate(Database& db, std::span<const Migration> migrations = schema_migrations());
+//
+// Several servers starting at once on one PostgreSQL database migrate it once: each takes an
+// advisory lock for the whole of it, and the later ones find the work done.
+Result<int> migrate(Database& db, std::span<const Migration> migrations);
+Result<int> migrate(Database& db);
 
-// PRAGMA user_version.
 Result<int> schema_version(Database& db);
 
 }  // namespace dormant::server::storage

@@ -20,7 +20,7 @@ ProfileRow read_row(const Statement& row) {
   profile.received_at = from_unix_ms(row.int64(5));
   profile.raw_size = row.int64(6);
   profile.compressed_size = row.int64(7);
-  out.file_name = row.text(8);
+  out.file_name = row.optional_text(8);
   return out;
 }
 
@@ -36,16 +36,20 @@ Result<int64_t> insert_profile(Database& db, const ProfileRow& row) {
   auto insert = db.prepare(R"sql(
 INSERT INTO profiles (service_name, hostname, start_ms, end_ms, received_ms, raw_size,
                       compressed_size, file_name)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))sql");
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+RETURNING gpid)sql");
   if (!insert) return std::move(insert).take_error();
   auto inserted =
       insert
           ->bind_all(profile.service_name, profile.hostname, to_unix_ms(profile.start_time),
                      to_unix_ms(profile.end_time), to_unix_ms(profile.received_at),
                      profile.raw_size, profile.compressed_size, row.file_name)
-          .run();
+          .step();
   if (!inserted) return std::move(inserted).take_error();
-  return db.last_insert_rowid();
+  if (!*inserted) return Error(ErrorKind::kSystem, "inserting a profile returned no gpid");
+  int64_t gpid = insert->int64(0);
+  insert->reset();
+  return gpid;
 }
 
 Result<std::optional<ProfileRow>> find_profile(Database& db, int64_t gpid) {
@@ -59,13 +63,15 @@ Result<std::optional<ProfileRow>> find_profile(Database& db, int64_t gpid) {
 
 Result<std::vector<StoredProfile>> find_profiles(Database& db, const ProfileFilter& filter) {
   auto select = db.prepare(std::string(kSelectProfiles) + R"sql(
-WHERE (?1 IS NULL OR service_name = ?1) AND (?2 IS NULL OR hostname = ?2)
-  AND (?3 IS NULL OR end_ms >= ?3) AND (?4 IS NULL OR start_ms <= ?4)
+WHERE (CAST(?1 AS TEXT) IS NULL OR service_name = ?1)
+  AND (CAST(?2 AS TEXT) IS NULL OR hostname = ?2)
+  AND (CAST(?3 AS BIGINT) IS NULL OR end_ms >= ?3)
+  AND (CAST(?4 AS BIGINT) IS NULL OR start_ms <= ?4)
 ORDER BY start_ms DESC, gpid DESC
 LIMIT ?5)sql");
   if (!select) return std::move(select).take_error();
   select->bind_all(filter.service_name, filter.hostname, optional_ms(filter.since),
-                   optional_ms(filter.until), filter.limit);
+                   optional_ms(filter.until), sql_limit(filter.limit));
   std::vector<StoredProfile> profiles;
   for (;;) {
     auto row = select->step();
@@ -77,7 +83,7 @@ LIMIT ?5)sql");
 }
 
 Result<std::set<std::string>> profile_file_names(Database& db) {
-  auto select = db.prepare("SELECT file_name FROM profiles");
+  auto select = db.prepare("SELECT file_name FROM profiles WHERE file_name IS NOT NULL");
   if (!select) return std::move(select).take_error();
   std::set<std::string> names;
   for (;;) {
@@ -87,6 +93,25 @@ Result<std::set<std::string>> profile_file_names(Database& db) {
     names.insert(select->text(0));
   }
   return names;
+}
+
+Result<DeletedProfiles> delete_profiles_before(Database& db, TimePoint cutoff, int64_t batch) {
+  auto remove = db.prepare(R"sql(
+DELETE FROM profiles
+WHERE gpid IN (SELECT gpid FROM profiles WHERE received_ms < ?1 ORDER BY received_ms LIMIT ?2)
+RETURNING file_name)sql");
+  if (!remove) return std::move(remove).take_error();
+  remove->bind_all(to_unix_ms(cutoff), batch);
+  DeletedProfiles deleted;
+  for (;;) {
+    auto row = remove->step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) break;
+    ++deleted.count;
+    if (auto name = remove->optional_text(0)) deleted.file_names.push_back(std::move(*name));
+  }
+  remove->reset();
+  return deleted;
 }
 
 }  // namespace dormant::server::storage

@@ -1,5 +1,5 @@
-// The profiles table: one row per uploaded profile, naming its file. Callers hold the
-// transaction.
+// The profiles table: one row per uploaded profile, naming its file where the body is one (see
+// profile_bodies.h). Callers hold the transaction.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@ namespace dormant::server::storage {
 
 struct ProfileRow {
   StoredProfile profile;
-  std::string file_name;
+  std::optional<std::string> file_name;
 };
 
 // Returns the new row's gpid; `row.profile.gpid` is ignored.
@@ -24,5 +24,12 @@ Result<int64_t> insert_profile(Database& db, const ProfileRow& row);
 Result<std::optional<ProfileRow>> find_profile(Database& db, int64_t gpid);
 Result<std::vector<StoredProfile>> find_profiles(Database& db, const ProfileFilter& filter);
 Result<std::set<std::string>> profile_file_names(Database& db);
+
+struct DeletedProfiles {
+  int64_t count = 0;
+  std::vector<std::string> file_names;  // of those that had a file
+};
+// Deletes up to `batch` profiles received before `cutoff`, oldest first.
+Result<DeletedProfiles> delete_profiles_before(Database& db, TimePoint cutoff, int64_t batch);
 
 }  // namespace dormant::server::storage

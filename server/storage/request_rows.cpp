@@ -71,4 +71,20 @@ WHERE request_id IN (SELECT request_id FROM command_requests WHERE command_id = 
   return update->bind_all(command_id, to_string(status)).run();
 }
 
+Result<int64_t> delete_requests_before(Database& db, TimePoint cutoff, int64_t batch) {
+  auto remove = db.prepare(R"sql(
+DELETE FROM profiling_requests WHERE request_id IN (
+  SELECT request_id FROM profiling_requests AS request
+  WHERE created_ms < ?1
+    AND NOT EXISTS (SELECT 1 FROM command_requests AS link
+                    WHERE link.request_id = request.request_id)
+    AND NOT EXISTS (SELECT 1 FROM executions WHERE executions.request_id = request.request_id)
+  ORDER BY created_ms LIMIT ?2))sql");
+  if (!remove) return std::move(remove).take_error();
+  if (auto done = remove->bind_all(to_unix_ms(cutoff), batch).run(); !done) {
+    return std::move(done).take_error();
+  }
+  return db.changes();
+}
+
 }  // namespace dormant::server::storage

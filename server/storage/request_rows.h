@@ -18,4 +18,8 @@ Result<std::optional<ProfilingRequestRecord>> find_request(Database& db,
 // to kCompleted or kFailed from kPending or kAssigned. A request's first outcome stands.
 Result<void> advance_requests(Database& db, const std::string& command_id, RequestStatus status);
 
+// Deletes up to `batch` requests made before `cutoff` that no remaining command carries out.
+// Returns how many it deleted.
+Result<int64_t> delete_requests_before(Database& db, TimePoint cutoff, int64_t batch);
+
 }  // namespace dormant::server::storage

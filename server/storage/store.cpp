@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
+#include <thread>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -11,9 +13,11 @@
 #include "server/storage/command_rows.h"
 #include "server/storage/host_rows.h"
 #include "server/storage/migrations.h"
+#include "server/storage/postgres_database.h"
 #include "server/storage/profile_rows.h"
 #include "server/storage/request_checks.h"
 #include "server/storage/request_rows.h"
+#include "server/storage/sqlite_database.h"
 
 namespace dormant::server::storage {
 namespace {
@@ -86,7 +90,8 @@ Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& data_dir
   std::string doing = "opening the store in " + data_dir.string();
   auto dir = DataDir::open(data_dir);
   if (!dir) return std::move(dir).take_error().with_context(doing);
-  auto db = Database::open(dir->database_file());
+  std::filesystem::path file = dir->database_file();
+  auto db = SqliteDatabase::open(file);
   if (!db) return std::move(db).take_error().with_context(doing);
   if (auto migrated = migrate(**db); !migrated) {
     return std::move(migrated).take_error().with_context(doing);
@@ -100,21 +105,71 @@ Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& data_dir
     spdlog::info("removed {} profile file(s) that an interrupted upload left in {}", *removed,
                  dir->profiles_dir().string());
   }
-  return std::unique_ptr<Store>(
-      new Store(std::move(*dir), std::move(*db), std::move(options.clock)));
+  // One connection: SQLite lets one writer in at a time whatever the number.
+  auto pool = std::make_unique<ConnectionPool>(
+      [file]() -> Result<std::unique_ptr<Database>> {
+        auto reopened = SqliteDatabase::open(file);
+        if (!reopened) return std::move(reopened).take_error();
+        return std::unique_ptr<Database>(std::move(*reopened));
+      },
+      1, std::move(*db));
+  std::unique_ptr<Store> store(new Store(std::move(*dir), std::move(pool), options.clock));
+  store->bodies_ = std::make_unique<FileBodies>(store->dir_->profiles_dir());
+  store->gate_ = std::make_unique<WriteGate>(store->dir_->root());
+  return store;
 }
 
-Store::Store(DataDir dir, std::unique_ptr<Database> db, Clock clock)
-    : dir_(std::move(dir)),
-      db_(std::move(db)),
-      files_(dir_.profiles_dir()),
-      gate_(dir_.root()),
-      clock_(std::move(clock)) {}
+Result<std::unique_ptr<Store>> Store::open_postgres(const std::string& url, StoreOptions options) {
+  std::string doing = "opening the store in " + describe_postgres_url(url);
+  auto db = PostgresDatabase::connect(url);
+  if (!db) return std::move(db).take_error().with_context(doing);
+  if (auto migrated = migrate(**db); !migrated) {
+    return std::move(migrated).take_error().with_context(doing);
+  }
+  auto pool = std::make_unique<ConnectionPool>(
+      [url]() -> Result<std::unique_ptr<Database>> {
+        auto connected = PostgresDatabase::connect(url);
+        if (!connected) return std::move(connected).take_error();
+        return std::unique_ptr<Database>(std::move(*connected));
+      },
+      options.connections, std::move(*db));
+  std::unique_ptr<Store> store(new Store(std::nullopt, std::move(pool), options.clock));
+  store->bodies_ = std::make_unique<TableBodies>(*store->pool_);
+  return store;
+}
+
+Store::Store(std::optional<DataDir> dir, std::unique_ptr<ConnectionPool> pool, Clock clock)
+    : dir_(std::move(dir)), pool_(std::move(pool)), clock_(std::move(clock)) {}
+
+template <typename Operation>
+auto Store::with_connection(Operation operation) -> decltype(operation(std::declval<Database&>())) {
+  constexpr int kAttempts = 8;
+  for (int attempt = 1;; ++attempt) {
+    {
+      auto db = pool_->lease();
+      if (!db) return std::move(db).take_error();
+      auto result = operation(**db);
+      if (result || result.error().kind() != ErrorKind::kConflict || attempt == kAttempts) {
+        return result;
+      }
+    }
+    // Apart, so that the transactions that collided do not collide again.
+    thread_local std::minstd_rand random(std::random_device{}());
+    std::uniform_int_distribution<int> pause_us(0, 1000 << std::min(attempt, 5));
+    std::this_thread::sleep_for(std::chrono::microseconds(pause_us(random)));
+  }
+}
+
+Result<void> Store::check_writable() {
+  if (!gate_) return ok();
+  return gate_->check();
+}
 
 template <typename T>
 Result<T> Store::settle(Result<T> result, bool wrote) {
-  if (!result) return gate_.failed(std::move(result).take_error());
-  if (wrote) gate_.succeeded();
+  if (!gate_) return result;
+  if (!result) return gate_->failed(std::move(result).take_error());
+  if (wrote) gate_->succeeded();
   return result;
 }
 
@@ -126,44 +181,43 @@ Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat) 
   if (!heartbeat.extra.is_object()) {
     return Error::invalid_argument("the heartbeat's extra fields must be a JSON object");
   }
-  if (auto writable = gate_.check(); !writable) return std::move(writable).take_error();
-  std::lock_guard lock(mutex_);
-  TimePoint now = current_time();
-  auto record = [&]() -> Result<HeartbeatAnswer> {
-    auto transaction = Transaction::begin(*db_, Transaction::Kind::kWrite);
+  if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
+  auto record = [&](Database& db) -> Result<HeartbeatAnswer> {
+    TimePoint now = current_time();
+    auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
     if (!transaction) return std::move(transaction).take_error();
-    if (auto upserted = upsert_host(*db_, heartbeat, now); !upserted) {
+    if (auto locked = lock_host(db, heartbeat.hostname, heartbeat.service_name); !locked) {
+      return std::move(locked).take_error();
+    }
+    if (auto upserted = upsert_host(db, heartbeat, now); !upserted) {
       return std::move(upserted).take_error();
     }
-    auto current = find_current_command(*db_, heartbeat.hostname, heartbeat.service_name);
+    auto current = find_current_command(db, heartbeat.hostname, heartbeat.service_name);
     if (!current) return std::move(current).take_error();
-    if (!*current) {
-      if (auto committed = transaction->commit(); !committed) {
-        return std::move(committed).take_error();
+    HeartbeatAnswer answer;
+    if (*current) {
+      answer.command = std::move((*current)->command);
+      Command& command = *answer.command;
+      if (command.status == CommandStatus::kPending) {
+        if (auto delivered = mark_delivered(db, command, now); !delivered) {
+          return std::move(delivered).take_error();
+        }
+        if (auto assigned = advance_requests(db, command.command_id, RequestStatus::kAssigned);
+            !assigned) {
+          return std::move(assigned).take_error();
+        }
+        command.status = CommandStatus::kSent;
+        command.sent_at = now;
+        answer.first_delivery = true;
       }
-      return HeartbeatAnswer();
-    }
-    HeartbeatAnswer answer{std::move((*current)->command), false};
-    Command& command = *answer.command;
-    if (command.status == CommandStatus::kPending) {
-      if (auto delivered = mark_delivered(*db_, command, now); !delivered) {
-        return std::move(delivered).take_error();
-      }
-      if (auto assigned = advance_requests(*db_, command.command_id, RequestStatus::kAssigned);
-          !assigned) {
-        return std::move(assigned).take_error();
-      }
-      command.status = CommandStatus::kSent;
-      command.sent_at = now;
-      answer.first_delivery = true;
     }
     if (auto committed = transaction->commit(); !committed) {
       return std::move(committed).take_error();
     }
     return answer;
   };
-  return settle(
-      in_context(record(), "recording a heartbeat from " +
+  return settle(in_context(with_connection(record),
+                           "recording a heartbeat from " +
                                host_and_service(heartbeat.hostname, heartbeat.service_name)));
 }
 
@@ -171,45 +225,51 @@ template <typename PlanHost>
 Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run, PlanHost plan) {
   // A dry run writes nothing: it is answered whatever the state of the disk.
   if (!dry_run) {
-    if (auto writable = gate_.check(); !writable) return std::move(writable).take_error();
+    if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
   }
-  std::lock_guard lock(mutex_);
-  TimePoint now = current_time();
-  request.created_at = now;
-  // A dry run reads in a transaction too, for a consistent view, and never commits.
-  auto transaction = Transaction::begin(*db_, Transaction::Kind::kWrite);
-  if (!transaction) return std::move(transaction).take_error();
+  auto record = [&](Database& db) -> Result<SubmitOutcome> {
+    TimePoint now = current_time();
+    request.created_at = now;
+    // A dry run reads in a transaction too, for a consistent view, and never commits.
+    auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
+    if (!transaction) return std::move(transaction).take_error();
 
-  std::vector<PlannedHost> planned;
-  for (const auto& [hostname, pids] : request.target_hosts) {
-    auto current = find_current_command(*db_, hostname, request.service_name);
-    if (!current) return std::move(current).take_error();
-    HostChange change = plan(pids, planning_view(*current), now);
-    planned.push_back(
-        plan_host(hostname, request.service_name, change, *current, request.request_id, now));
-  }
-
-  SubmitOutcome outcome{request.request_id, dry_run, {}};
-  bool issues_commands = std::any_of(planned.begin(), planned.end(),
-                                     [](const PlannedHost& host) { return host.row.has_value(); });
-  // A request that changes nothing anywhere is done as soon as it is made.
-  request.status = issues_commands ? RequestStatus::kPending : RequestStatus::kCompleted;
-  if (!dry_run) {
-    if (auto inserted = insert_request(*db_, request); !inserted) {
-      return std::move(inserted).take_error();
+    std::vector<PlannedHost> planned;
+    for (const auto& [hostname, pids] : request.target_hosts) {  // sorted: see lock_host
+      if (auto locked = lock_host(db, hostname, request.service_name); !locked) {
+        return std::move(locked).take_error();
+      }
+      auto current = find_current_command(db, hostname, request.service_name);
+      if (!current) return std::move(current).take_error();
+      HostChange change = plan(pids, planning_view(*current), now);
+      planned.push_back(
+          plan_host(hostname, request.service_name, change, *current, request.request_id, now));
     }
-    for (const PlannedHost& host : planned) {
-      if (auto written = write_host(*db_, host, now); !written) {
-        return std::move(written).take_error().with_context(
-            host_and_service(host.plan.hostname, request.service_name));
+
+    SubmitOutcome outcome{request.request_id, dry_run, {}};
+    bool issues_commands = std::any_of(planned.begin(), planned.end(), [](const PlannedHost& host) {
+      return host.row.has_value();
+    });
+    // A request that changes nothing anywhere is done as soon as it is made.
+    request.status = issues_commands ? RequestStatus::kPending : RequestStatus::kCompleted;
+    if (!dry_run) {
+      if (auto inserted = insert_request(db, request); !inserted) {
+        return std::move(inserted).take_error();
+      }
+      for (const PlannedHost& host : planned) {
+        if (auto written = write_host(db, host, now); !written) {
+          return std::move(written).take_error().with_context(
+              host_and_service(host.plan.hostname, request.service_name));
+        }
+      }
+      if (auto committed = transaction->commit(); !committed) {
+        return std::move(committed).take_error();
       }
     }
-    if (auto committed = transaction->commit(); !committed) {
-      return std::move(committed).take_error();
-    }
-  }
-  for (PlannedHost& host : planned) outcome.hosts.push_back(std::move(host.plan));
-  return outcome;
+    for (PlannedHost& host : planned) outcome.hosts.push_back(std::move(host.plan));
+    return outcome;
+  };
+  return with_connection(record);
 }
 
 Result<SubmitOutcome> Store::submit_start(const StartRequest& start) {
@@ -268,15 +328,26 @@ Result<CompletionOutcome> Store::record_completion(const CompletionReport& repor
     return Error::invalid_argument("a completion's status is completed or failed, not " +
                                    std::string(to_string(report.status)));
   }
-  if (auto writable = gate_.check(); !writable) return std::move(writable).take_error();
-  std::lock_guard lock(mutex_);
-  TimePoint now = current_time();
-  auto record = [&]() -> Result<CompletionOutcome> {
-    auto transaction = Transaction::begin(*db_, Transaction::Kind::kWrite);
+  if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
+  auto record = [&](Database& db) -> Result<CompletionOutcome> {
+    TimePoint now = current_time();
+    auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
     if (!transaction) return std::move(transaction).take_error();
-    auto found = find_command(*db_, report.command_id);
+    auto found = find_command(db, report.command_id);
     if (!found) return std::move(found).take_error();
     if (!*found) return CompletionOutcome{false, "Command " + report.command_id + " is unknown"};
+    if (db.dialect() != Dialect::kSqlite) {
+      // Read again under the host's lock: another replica may have recorded a report meanwhile.
+      const Command& unlocked = (*found)->command;
+      if (auto locked = lock_host(db, unlocked.hostname, unlocked.service_name); !locked) {
+        return std::move(locked).take_error();
+      }
+      found = find_command(db, report.command_id);
+      if (!found) return std::move(found).take_error();
+      if (!*found) {
+        return CompletionOutcome{false, "Command " + report.command_id + " is unknown"};
+      }
+    }
     const Command& command = (*found)->command;
     if (command.hostname != report.hostname) {
       return CompletionOutcome{false, "Command " + report.command_id + " was issued to host " +
@@ -289,7 +360,7 @@ Result<CompletionOutcome> Store::record_completion(const CompletionReport& repor
     if (command.status == CommandStatus::kCompleted && command.type == CommandType::kStart &&
         report.status == CommandStatus::kFailed) {
       // The session began, then failed (the agent died during it): that is news to record.
-      if (auto marked = mark_session_failed(*db_, report, now); !marked) {
+      if (auto marked = mark_session_failed(db, report, now); !marked) {
         return std::move(marked).take_error();
       }
       if (auto committed = transaction->commit(); !committed) {
@@ -303,12 +374,12 @@ Result<CompletionOutcome> Store::record_completion(const CompletionReport& repor
                                           std::string(to_string(command.status)) +
                                           "; the first report stands"};
     }
-    if (auto marked = mark_reported(*db_, report, now); !marked) {
+    if (auto marked = mark_reported(db, report, now); !marked) {
       return std::move(marked).take_error();
     }
     RequestStatus outcome = report.status == CommandStatus::kCompleted ? RequestStatus::kCompleted
                                                                        : RequestStatus::kFailed;
-    if (auto advanced = advance_requests(*db_, report.command_id, outcome); !advanced) {
+    if (auto advanced = advance_requests(db, report.command_id, outcome); !advanced) {
       return std::move(advanced).take_error();
     }
     if (auto committed = transaction->commit(); !committed) {
@@ -316,7 +387,8 @@ Result<CompletionOutcome> Store::record_completion(const CompletionReport& repor
     }
     return CompletionOutcome{true, "Command completion recorded for " + report.command_id};
   };
-  auto outcome = in_context(record(), "recording the completion of command " + report.command_id);
+  auto outcome = in_context(with_connection(record),
+                            "recording the completion of command " + report.command_id);
   // A refused report writes nothing: it says nothing of the disk.
   bool wrote = outcome && outcome->accepted;
   return settle(std::move(outcome), wrote);
@@ -329,56 +401,50 @@ Result<int64_t> Store::store_profile(const ProfileUpload& upload) {
   if (upload.end_time < upload.start_time) {
     return Error::invalid_argument("the profile ends before it starts");
   }
-  if (auto writable = gate_.check(); !writable) return std::move(writable).take_error();
+  if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
   std::string context =
       "storing a profile from " + host_and_service(upload.hostname, upload.service_name);
-  // Compressing and fsyncing take long: outside the lock, so heartbeats do not wait for them.
-  auto written = files_.write(upload.collapsed);
-  if (!written) return gate_.failed(std::move(written).take_error().with_context(context));
+  // Compressing (and fsyncing a file) takes long: before the lease, so heartbeats do not wait.
+  auto body = bodies_->prepare(upload.collapsed);
+  if (!body) return settle(in_context(Result<int64_t>(std::move(body).take_error()), context));
 
-  std::lock_guard lock(mutex_);
   ProfileRow row;
   row.profile.service_name = upload.service_name;
   row.profile.hostname = upload.hostname;
   row.profile.start_time = upload.start_time;
   row.profile.end_time = upload.end_time;
-  row.profile.received_at = current_time();
   row.profile.raw_size = static_cast<int64_t>(upload.collapsed.size());
-  row.profile.compressed_size = written->compressed_size;
-  row.file_name = written->file_name;
-  auto insert = [&]() -> Result<int64_t> {
-    auto transaction = Transaction::begin(*db_, Transaction::Kind::kWrite);
+  row.profile.compressed_size = body->compressed_size;
+  row.file_name = body->file_name;
+  auto insert = [&](Database& db) -> Result<int64_t> {
+    row.profile.received_at = current_time();
+    auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
     if (!transaction) return std::move(transaction).take_error();
-    auto gpid = insert_profile(*db_, row);
+    auto gpid = insert_profile(db, row);
     if (!gpid) return gpid;
+    if (auto attached = bodies_->attach(db, *gpid, *body); !attached) {
+      return std::move(attached).take_error();
+    }
     if (auto committed = transaction->commit(); !committed) {
       return std::move(committed).take_error();
     }
     return gpid;
   };
-  auto gpid = insert();
-  if (!gpid) files_.remove(written->file_name);
+  auto gpid = with_connection(insert);
+  if (!gpid) bodies_->abandon(*body);
   return settle(in_context(std::move(gpid), context));
 }
 
 Result<std::string> Store::read_profile(int64_t gpid) {
-  std::optional<ProfileRow> row;
-  {
-    std::lock_guard lock(mutex_);
-    auto found = find_profile(*db_, gpid);
-    if (!found) {
-      return std::move(found).take_error().with_context("reading profile " + std::to_string(gpid));
-    }
-    row = std::move(*found);
-  }
-  if (!row) return Error(ErrorKind::kNotFound, "no profile has gpid " + std::to_string(gpid));
-  return in_context(files_.read(row->file_name, row->profile.raw_size),
-                    "reading profile " + std::to_string(gpid));
+  std::string doing = "reading profile " + std::to_string(gpid);
+  auto found = with_connection([gpid](Database& db) { return find_profile(db, gpid); });
+  if (!found) return std::move(found).take_error().with_context(doing);
+  if (!*found) return Error(ErrorKind::kNotFound, "no profile has gpid " + std::to_string(gpid));
+  return in_context(bodies_->read(**found), doing);
 }
 
 Result<StoredProfile> Store::get_profile(int64_t gpid) {
-  std::lock_guard lock(mutex_);
-  auto found = find_profile(*db_, gpid);
+  auto found = with_connection([gpid](Database& db) { return find_profile(db, gpid); });
   if (!found) {
     return std::move(found).take_error().with_context("reading profile " + std::to_string(gpid));
   }
@@ -387,19 +453,18 @@ Result<StoredProfile> Store::get_profile(int64_t gpid) {
 }
 
 Result<std::vector<StoredProfile>> Store::list_profiles(const ProfileFilter& filter) {
-  std::lock_guard lock(mutex_);
-  return in_context(find_profiles(*db_, filter), "listing profiles");
+  return in_context(with_connection([&](Database& db) { return find_profiles(db, filter); }),
+                    "listing profiles");
 }
 
 Result<std::vector<HostRecord>> Store::list_hosts(const std::optional<std::string>& service_name) {
-  std::lock_guard lock(mutex_);
-  auto list = [&]() -> Result<std::vector<HostRecord>> {
-    auto transaction = Transaction::begin(*db_, Transaction::Kind::kRead);
+  auto list = [&](Database& db) -> Result<std::vector<HostRecord>> {
+    auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
     if (!transaction) return std::move(transaction).take_error();
-    auto hosts = find_hosts(*db_, service_name);
+    auto hosts = find_hosts(db, service_name);
     if (!hosts) return hosts;
     CommandFilter current_only{std::nullopt, service_name, false, -1};
-    auto commands = find_commands(*db_, current_only);
+    auto commands = find_commands(db, current_only);
     if (!commands) return std::move(commands).take_error();
     std::map<std::pair<std::string, std::string>, Command> by_host;
     for (Command& command : *commands) {
@@ -412,28 +477,57 @@ Result<std::vector<HostRecord>> Store::list_hosts(const std::optional<std::strin
     }
     return hosts;
   };
-  return in_context(list(), "listing hosts");
+  return in_context(with_connection(list), "listing hosts");
 }
 
 Result<std::vector<Command>> Store::list_commands(const CommandFilter& filter) {
-  std::lock_guard lock(mutex_);
-  return in_context(find_commands(*db_, filter), "listing commands");
+  return in_context(with_connection([&](Database& db) { return find_commands(db, filter); }),
+                    "listing commands");
 }
 
 Result<Command> Store::get_command(const std::string& command_id) {
-  std::lock_guard lock(mutex_);
-  auto found = find_command(*db_, command_id);
+  auto found = with_connection([&](Database& db) { return find_command(db, command_id); });
   if (!found) return std::move(found).take_error().with_context("reading command " + command_id);
   if (!*found) return Error(ErrorKind::kNotFound, "no command has id " + command_id);
   return std::move((*found)->command);
 }
 
 Result<ProfilingRequestRecord> Store::get_request(const std::string& request_id) {
-  std::lock_guard lock(mutex_);
-  auto found = find_request(*db_, request_id);
+  auto found = with_connection([&](Database& db) { return find_request(db, request_id); });
   if (!found) return std::move(found).take_error().with_context("reading request " + request_id);
   if (!*found) return Error(ErrorKind::kNotFound, "no profiling request has id " + request_id);
   return std::move(**found);
+}
+
+Result<ExpiredRows> Store::expire_before(TimePoint cutoff, int64_t batch) {
+  // Each kind in a transaction of its own: short ones, between which heartbeats get through.
+  auto in_transaction = [](auto remove) {
+    return [remove](Database& db) -> decltype(remove(db)) {
+      auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
+      if (!transaction) return std::move(transaction).take_error();
+      auto removed = remove(db);
+      if (!removed) return removed;
+      if (auto committed = transaction->commit(); !committed) {
+        return std::move(committed).take_error();
+      }
+      return removed;
+    };
+  };
+  ExpiredRows expired;
+  auto profiles = with_connection(
+      in_transaction([&](Database& db) { return delete_profiles_before(db, cutoff, batch); }));
+  if (!profiles) return std::move(profiles).take_error().with_context("deleting old profiles");
+  bodies_->forget(profiles->file_names);
+  expired.profiles = profiles->count;
+  auto commands = with_connection(
+      in_transaction([&](Database& db) { return delete_history_before(db, cutoff, batch); }));
+  if (!commands) return std::move(commands).take_error().with_context("deleting old commands");
+  expired.commands = *commands;
+  auto requests = with_connection(
+      in_transaction([&](Database& db) { return delete_requests_before(db, cutoff, batch); }));
+  if (!requests) return std::move(requests).take_error().with_context("deleting old requests");
+  expired.requests = *requests;
+  return expired;
 }
 
 }  // namespace dormant::server::storage

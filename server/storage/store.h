@@ -1,15 +1,22 @@
 // The control server's state: hosts and their heartbeats, profiling requests, the commands they
 // turn into (one current command per host and service, plus history), deliveries, completions
-// and uploaded profiles. SQLite in WAL mode under the data directory, with profile files beside
-// it.
+// and uploaded profiles. Two homes for it, with the same schema and the same SQL:
+// - SQLite in WAL mode under a data directory, with profile files beside it: one server;
+// - a PostgreSQL database, profile bodies included: any number of servers (replicas) at once,
+//   none of which keeps anything of its own.
 //
 // Every operation is one transaction: when it returns success, what it wrote is committed, and
-// survives a crash of the process (see Database::open for the power-loss caveat); a failure
-// writes nothing. Safe to call from several threads: operations run one at a time.
+// survives a crash of the process (see SqliteDatabase::open for the power-loss caveat); a failure
+// writes nothing. Safe to call from several threads. On PostgreSQL, operations on different
+// connections run at once; two that concern the same host (its heartbeats on two replicas, a
+// request for it, its completions) take turns under the host's lock (lock_host), so a command is
+// delivered, and its completion recorded, once. One that meets a deadlock is run again.
 //
 // When the data directory is full or read-only, the operations that write (heartbeats, requests,
 // completions, uploads) fail with WriteGate's refusal (is_storage_refusal) and change nothing;
-// the reads go on. The first write that succeeds once space or write access is back ends it.
+// the reads go on. The first write that succeeds once space or write access is back ends it. A
+// PostgreSQL server out of disk space answers the same refusal; one that cannot be reached fails
+// every operation with kUnavailable until it is back.
 #pragma once
 
 #include <chrono>
@@ -22,9 +29,10 @@
 #include <vector>
 
 #include "common/result.h"
+#include "server/storage/connection_pool.h"
 #include "server/storage/data_dir.h"
 #include "server/storage/database.h"
-#include "server/storage/profile_files.h"
+#include "server/storage/profile_bodies.h"
 #include "server/storage/records.h"
 #include "server/storage/write_gate.h"
 
@@ -32,6 +40,14 @@ namespace dormant::server::storage {
 
 struct StoreOptions {
   Clock clock = [] { return std::chrono::system_clock::now(); };  // the server's clock
+  size_t connections = 4;  // to PostgreSQL, used at once by as many threads; SQLite has one
+};
+
+// What one expire_before() deleted.
+struct ExpiredRows {
+  int64_t profiles = 0;
+  int64_t commands = 0;  // history: current commands are never deleted
+  int64_t requests = 0;
 };
 
 class Store {
@@ -41,6 +57,10 @@ class Store {
   // profile files that a crash left without a row.
   static Result<std::unique_ptr<Store>> open(const std::filesystem::path& data_dir,
                                              StoreOptions options = {});
+  // Connects to the PostgreSQL database at `url` and brings its schema up to date, once however
+  // many servers start at the same moment.
+  static Result<std::unique_ptr<Store>> open_postgres(const std::string& url,
+                                                      StoreOptions options = {});
 
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -75,10 +95,22 @@ class Store {
   Result<Command> get_command(const std::string& command_id);
   Result<ProfilingRequestRecord> get_request(const std::string& request_id);
 
-  const std::filesystem::path& data_dir() const { return dir_.root(); }
+  // Deletes up to `batch` of each: profiles received, commands replaced (history) and requests
+  // made before `cutoff`, requests only once no command carries them out. Each kind in its own
+  // short transaction, so that heartbeats never wait long behind it.
+  Result<ExpiredRows> expire_before(TimePoint cutoff, int64_t batch);
+
+  Dialect dialect() const { return pool_->dialect(); }
+  // The data directory or the database, for messages.
+  const std::string& location() const { return pool_->location(); }
 
  private:
-  Store(DataDir dir, std::unique_ptr<Database> db, Clock clock);
+  Store(std::optional<DataDir> dir, std::unique_ptr<ConnectionPool> pool, Clock clock);
+
+  // Runs `operation` with a leased connection, again when the database aborted it for a
+  // concurrent transaction (kConflict: a deadlock), a few times with a short random pause.
+  template <typename Operation>
+  auto with_connection(Operation operation) -> decltype(operation(std::declval<Database&>()));
 
   // The clock, at the millisecond precision times are stored with.
   TimePoint current_time() const { return from_unix_ms(to_unix_ms(clock_())); }
@@ -87,16 +119,17 @@ class Store {
   template <typename PlanHost>
   Result<SubmitOutcome> submit(ProfilingRequestRecord request, bool dry_run, PlanHost plan);
 
+  // The gate's answer before a write; always yes on PostgreSQL.
+  Result<void> check_writable();
   // A write operation's result, told to the gate: a failure for lack of space or of write access
   // becomes the gate's refusal; a success that wrote something ends the refusals.
   template <typename T>
   Result<T> settle(Result<T> result, bool wrote = true);
 
-  std::mutex mutex_;  // one connection: one operation at a time
-  DataDir dir_;
-  std::unique_ptr<Database> db_;
-  ProfileFiles files_;
-  WriteGate gate_;
+  std::optional<DataDir> dir_;  // SQLite's: locked while the store is open
+  std::unique_ptr<ConnectionPool> pool_;
+  std::unique_ptr<ProfileBodies> bodies_;
+  std::unique_ptr<WriteGate> gate_;  // null on PostgreSQL, whose errors say when its disk is full
   Clock clock_;
 };
 

@@ -14,12 +14,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/support/eventually.h"
+#include "tests/support/postgres_cluster.h"
+
 #include "common/atomic_file.h"
 #include "common/uuid.h"
 #include "server/storage/command_plan.h"
 #include "server/storage/database.h"
 #include "server/storage/migrations.h"
+#include "server/storage/postgres_database.h"
 #include "server/storage/profile_files.h"
+#include "server/storage/retention.h"
+#include "server/storage/sqlite_database.h"
 #include "server/storage/store.h"
 
 namespace dormant::server::storage {
@@ -53,7 +59,7 @@ class StorageDirTest : public ::testing::Test {
 using DatabaseTest = StorageDirTest;
 
 TEST_F(DatabaseTest, OpensInWalModeWithForeignKeys) {
-  auto db = Database::open(dir_ / "x.db");
+  auto db = SqliteDatabase::open(dir_ / "x.db");
   ASSERT_TRUE(db.ok()) << db.error().message();
   auto journal = (*db)->prepare("PRAGMA journal_mode");
   ASSERT_TRUE(journal.ok());
@@ -66,7 +72,7 @@ TEST_F(DatabaseTest, OpensInWalModeWithForeignKeys) {
 }
 
 TEST_F(DatabaseTest, ErrorsSayWhichStatementAndWhatSqliteSaid) {
-  auto db = Database::open(dir_ / "x.db");
+  auto db = SqliteDatabase::open(dir_ / "x.db");
   ASSERT_TRUE(db.ok());
   auto bad = (*db)->prepare("SELEC 1");
   ASSERT_FALSE(bad.ok());
@@ -90,7 +96,7 @@ TEST_F(DatabaseTest, ErrorsSayWhichStatementAndWhatSqliteSaid) {
 }
 
 TEST_F(DatabaseTest, TransactionRollsBackUnlessCommitted) {
-  auto db = Database::open(dir_ / "x.db");
+  auto db = SqliteDatabase::open(dir_ / "x.db");
   ASSERT_TRUE(db.ok());
   Database& database = **db;
   ASSERT_TRUE(database.execute("CREATE TABLE t (v INTEGER)").ok());
@@ -117,13 +123,13 @@ TEST_F(DatabaseTest, MigrationsApplyInOrderOnceEach) {
   const std::vector<Migration> v1 = {kFirst};
   const std::vector<Migration> v2 = {kFirst, kSecond};
   {
-    auto db = Database::open(dir_ / "m.db");
+    auto db = SqliteDatabase::open(dir_ / "m.db");
     ASSERT_TRUE(db.ok());
     EXPECT_EQ(schema_version(**db).value(), 0);
     EXPECT_EQ(migrate(**db, v1).value(), 1);
     EXPECT_EQ(migrate(**db, v1).value(), 1);  // nothing left to do
   }
-  auto db = Database::open(dir_ / "m.db");
+  auto db = SqliteDatabase::open(dir_ / "m.db");
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(schema_version(**db).value(), 1);
   auto migrated = migrate(**db, v2);
@@ -136,7 +142,7 @@ TEST_F(DatabaseTest, AFailedMigrationLeavesTheVersionAlone) {
   const std::vector<Migration> broken = {
       {1, "good", "CREATE TABLE a (x INTEGER)"},
       {2, "bad", "CREATE TABLE b (x INTEGER); CREATE TABLE a (x INTEGER)"}};
-  auto db = Database::open(dir_ / "m.db");
+  auto db = SqliteDatabase::open(dir_ / "m.db");
   ASSERT_TRUE(db.ok());
   auto migrated = migrate(**db, broken);
   ASSERT_FALSE(migrated.ok());
@@ -154,9 +160,9 @@ TEST_F(DatabaseTest, FreshStoreGetsTheWholeSchemaAndKeepsItOnReopen) {
   auto store = Store::open(dir_ / "data");
   ASSERT_TRUE(store.ok()) << store.error().message();
   store->reset();
-  auto db = Database::open(dir_ / "data" / "dormant.db");
+  auto db = SqliteDatabase::open(dir_ / "data" / "dormant.db");
   ASSERT_TRUE(db.ok());
-  EXPECT_EQ(schema_version(**db).value(), static_cast<int>(schema_migrations().size()));
+  EXPECT_EQ(schema_version(**db).value(), static_cast<int>(sqlite_migrations().size()));
   for (const char* table :
        {"hosts", "profiling_requests", "commands", "command_requests", "executions", "profiles"}) {
     EXPECT_TRUE((*db)->execute(std::string("SELECT * FROM ") + table).ok()) << table;
@@ -166,7 +172,7 @@ TEST_F(DatabaseTest, FreshStoreGetsTheWholeSchemaAndKeepsItOnReopen) {
 TEST_F(DatabaseTest, ADatabaseFromANewerBinaryIsRefused) {
   ASSERT_TRUE(Store::open(dir_ / "data").ok());
   {
-    auto db = Database::open(dir_ / "data" / "dormant.db");
+    auto db = SqliteDatabase::open(dir_ / "data" / "dormant.db");
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)->execute("PRAGMA user_version = 99").ok());
   }
@@ -242,25 +248,83 @@ TEST(CommandPlanTest, OnlyStartsThatRunOrWillRunStand) {
 // ---------------------------------------------------------------------------------------------
 // The store
 
-class StoreTest : public StorageDirTest {
+std::string store_name(const ::testing::TestParamInfo<Dialect>& info) {
+  return info.param == Dialect::kSqlite ? "Sqlite" : "Postgres";
+}
+
+// The store's behaviour, the same on both databases: every TEST_P runs on SQLite and on a
+// PostgreSQL server of its own.
+class StoreTest : public StorageDirTest, public ::testing::WithParamInterface<Dialect> {
  protected:
   void SetUp() override {
     StorageDirTest::SetUp();
+    if (GetParam() == Dialect::kPostgres) {
+      if (std::string why = testing::PostgresCluster::unavailable_reason(); !why.empty()) {
+        GTEST_SKIP() << why;
+      }
+      auto cluster = testing::PostgresCluster::start();
+      ASSERT_TRUE(cluster.ok()) << cluster.error().message();
+      cluster_ = std::move(*cluster);
+      new_location();
+    }
     open_store();
   }
   void TearDown() override {
     store_.reset();
+    cluster_.reset();
     StorageDirTest::TearDown();
   }
 
+  // Another store on the same data: a second replica (PostgreSQL), or the next run of the server.
+  Result<std::unique_ptr<Store>> open_another() {
+    StoreOptions options{[this] { return now_; }};
+    if (GetParam() == Dialect::kSqlite) return Store::open(dir_ / "data", options);
+    return Store::open_postgres(url_, options);
+  }
   void open_store() {
-    auto store = Store::open(dir_ / "data", StoreOptions{[this] { return now_; }});
+    auto store = open_another();
     ASSERT_TRUE(store.ok()) << store.error().message();
     store_ = std::move(*store);
   }
   void reopen() {
     store_.reset();
     open_store();
+  }
+  // Later stores open an empty database: a new one on the same server, or a new directory.
+  void new_location() {
+    if (GetParam() == Dialect::kSqlite) {
+      fs::remove_all(dir_ / "data");
+      return;
+    }
+    auto url = cluster_->create_database();
+    ASSERT_TRUE(url.ok()) << url.error().message();
+    url_ = *url;
+  }
+  // A plain connection to the store's database, for what the store does not show.
+  std::unique_ptr<Database> open_database() {
+    if (GetParam() == Dialect::kSqlite) {
+      fs::create_directories(dir_ / "data");
+      auto db = SqliteDatabase::open(dir_ / "data" / "dormant.db");
+      EXPECT_TRUE(db.ok()) << db.error().message();
+      return db.ok() ? std::move(*db) : nullptr;
+    }
+    auto db = PostgresDatabase::connect(url_);
+    EXPECT_TRUE(db.ok()) << db.error().message();
+    return db.ok() ? std::move(*db) : nullptr;
+  }
+  // The values of one column, in the order given, joined by ','.
+  std::string column(const std::string& sql) {
+    auto db = open_database();
+    auto rows = db->prepare(sql);
+    EXPECT_TRUE(rows.ok()) << rows.error().message();
+    std::string joined;
+    for (;;) {
+      auto row = rows->step();
+      EXPECT_TRUE(row.ok()) << row.error().message();
+      if (!row.ok() || !*row) break;
+      joined += (joined.empty() ? "" : ",") + rows->text(0);
+    }
+    return joined;
   }
 
   static HostHeartbeat heartbeat(const std::string& hostname, const std::string& service = "web") {
@@ -320,10 +384,15 @@ class StoreTest : public StorageDirTest {
   }
 
   TimePoint now_ = from_unix_ms(1'750'000'000'000);
+  std::unique_ptr<testing::PostgresCluster> cluster_;
+  std::string url_;
   std::unique_ptr<Store> store_;
 };
 
-TEST_F(StoreTest, HeartbeatUpsertsTheHostAndKeepsExtraFields) {
+INSTANTIATE_TEST_SUITE_P(Stores, StoreTest, ::testing::Values(Dialect::kSqlite, Dialect::kPostgres),
+                         store_name);
+
+TEST_P(StoreTest, HeartbeatUpsertsTheHostAndKeepsExtraFields) {
   HostHeartbeat first = heartbeat("web-01");
   first.agent_version = "1.53.1";
   first.agent_timestamp = "2026-08-05T10:00:00.123456";
@@ -362,7 +431,7 @@ TEST_F(StoreTest, HeartbeatUpsertsTheHostAndKeepsExtraFields) {
   EXPECT_EQ(store_->list_hosts().value().size(), 2u);
 }
 
-TEST_F(StoreTest, HeartbeatReturnsTheSameCommandUntilReplacedAndMarksItSentOnce) {
+TEST_P(StoreTest, HeartbeatReturnsTheSameCommandUntilReplacedAndMarksItSentOnce) {
   EXPECT_FALSE(beat("web-01"));
   SubmitOutcome outcome = submit(start({{"web-01", std::nullopt}}));
   ASSERT_EQ(outcome.hosts.size(), 1u);
@@ -379,12 +448,7 @@ TEST_F(StoreTest, HeartbeatReturnsTheSameCommandUntilReplacedAndMarksItSentOnce)
   EXPECT_EQ(first->sent_at, delivered);
   EXPECT_EQ(store_->get_request(outcome.request_id)->status, RequestStatus::kAssigned);
 
-  auto executions = [this] {
-    auto db = Database::open(dir_ / "data" / "dormant.db");
-    auto rows = (*db)->prepare("SELECT group_concat(status) FROM executions");
-    EXPECT_TRUE(rows->step().value());
-    return rows->text(0);
-  };
+  auto executions = [this] { return column("SELECT status FROM executions"); };
   EXPECT_EQ(executions(), "assigned");
 
   for (int i = 0; i < 3; ++i) {
@@ -405,7 +469,7 @@ TEST_F(StoreTest, HeartbeatReturnsTheSameCommandUntilReplacedAndMarksItSentOnce)
   EXPECT_FALSE(beat("web-02"));
 }
 
-TEST_F(StoreTest, StartsForOneHostMergeIntoANewCommand) {
+TEST_P(StoreTest, StartsForOneHostMergeIntoANewCommand) {
   StartRequest first = start({{"web-01", PidList{30, 10}}});
   first.duration_s = 120;
   first.frequency_hz = 11;
@@ -446,7 +510,7 @@ TEST_F(StoreTest, StartsForOneHostMergeIntoANewCommand) {
   EXPECT_EQ((*history)[1].replaced_at, now_);
 }
 
-TEST_F(StoreTest, AWholeHostStartAbsorbsPidLists) {
+TEST_P(StoreTest, AWholeHostStartAbsorbsPidLists) {
   submit(start({{"web-01", PidList{1, 2}}, {"web-02", std::nullopt}}));
   SubmitOutcome outcome = submit(start({{"web-01", std::nullopt}, {"web-02", PidList{3}}}));
   ASSERT_EQ(outcome.hosts.size(), 2u);
@@ -456,7 +520,7 @@ TEST_F(StoreTest, AWholeHostStartAbsorbsPidLists) {
   }
 }
 
-TEST_F(StoreTest, ADeliveredContinuousStartStillMerges) {
+TEST_P(StoreTest, ADeliveredContinuousStartStillMerges) {
   StartRequest continuous = start({{"web-01", PidList{1}}});
   continuous.continuous = true;
   submit(continuous);
@@ -469,7 +533,7 @@ TEST_F(StoreTest, ADeliveredContinuousStartStillMerges) {
   EXPECT_EQ(outcome.hosts[0].command->combined_config["continuous"], true);
 }
 
-TEST_F(StoreTest, AFinishedOrFailedStartIsReplacedNotMerged) {
+TEST_P(StoreTest, AFinishedOrFailedStartIsReplacedNotMerged) {
   StartRequest one_shot = start({{"web-01", PidList{1}}, {"web-02", PidList{1}}});
   one_shot.duration_s = 60;
   submit(one_shot);
@@ -487,7 +551,7 @@ TEST_F(StoreTest, AFinishedOrFailedStartIsReplacedNotMerged) {
   }
 }
 
-TEST_F(StoreTest, AProcessStopLeavesAStartForTheRemainingPids) {
+TEST_P(StoreTest, AProcessStopLeavesAStartForTheRemainingPids) {
   SubmitOutcome started = submit(start({{"web-01", PidList{1, 2, 3}}}));
   beat("web-01");
   SubmitOutcome stopped = submit(stop({{"web-01", PidList{2, 9}}}, StopLevel::kProcess));
@@ -507,7 +571,7 @@ TEST_F(StoreTest, AProcessStopLeavesAStartForTheRemainingPids) {
   (void)started;
 }
 
-TEST_F(StoreTest, AProcessStopOfEveryPidIsAHostStop) {
+TEST_P(StoreTest, AProcessStopOfEveryPidIsAHostStop) {
   submit(start({{"web-01", PidList{1, 2}}}));
   SubmitOutcome stopped = submit(stop({{"web-01", PidList{1, 2}}}, StopLevel::kProcess));
   EXPECT_EQ(stopped.hosts[0].action, PlanAction::kHostStop);
@@ -515,7 +579,7 @@ TEST_F(StoreTest, AProcessStopOfEveryPidIsAHostStop) {
   EXPECT_EQ(stopped.hosts[0].command->combined_config, json({{"stop_level", "host"}}));
 }
 
-TEST_F(StoreTest, AProcessStopOfPidsNotProfiledChangesNothing) {
+TEST_P(StoreTest, AProcessStopOfPidsNotProfiledChangesNothing) {
   SubmitOutcome started = submit(start({{"web-01", PidList{1}}}));
   SubmitOutcome stopped = submit(stop({{"web-01", PidList{7}}}, StopLevel::kProcess));
   EXPECT_EQ(stopped.hosts[0].action, PlanAction::kUnchanged);
@@ -524,7 +588,7 @@ TEST_F(StoreTest, AProcessStopOfPidsNotProfiledChangesNothing) {
   EXPECT_EQ(store_->get_request(stopped.request_id)->status, RequestStatus::kCompleted);
 }
 
-TEST_F(StoreTest, AProcessStopWithoutAPidListToSubtractFromIsSentAsOne) {
+TEST_P(StoreTest, AProcessStopWithoutAPidListToSubtractFromIsSentAsOne) {
   submit(start({{"web-01", std::nullopt}}));
   SubmitOutcome stopped =
       submit(stop({{"web-01", PidList{7}}, {"web-02", PidList{8}}}, StopLevel::kProcess));
@@ -536,7 +600,7 @@ TEST_F(StoreTest, AProcessStopWithoutAPidListToSubtractFromIsSentAsOne) {
             json({{"stop_level", "process"}, {"pids", {8}}}));
 }
 
-TEST_F(StoreTest, AHostStopReplacesEverything) {
+TEST_P(StoreTest, AHostStopReplacesEverything) {
   StartRequest continuous = start({{"web-01", PidList{1, 2}}});
   continuous.continuous = true;
   SubmitOutcome started = submit(continuous);
@@ -551,7 +615,7 @@ TEST_F(StoreTest, AHostStopReplacesEverything) {
   EXPECT_EQ(restarted.hosts[0].command->combined_config["continuous"], false);
 }
 
-TEST_F(StoreTest, RequestsAreCheckedBeforeAnythingIsWritten) {
+TEST_P(StoreTest, RequestsAreCheckedBeforeAnythingIsWritten) {
   StartRequest reserved = start({{"web-01", std::nullopt}});
   reserved.additional_args = {{"pids", {1}}};
   auto refused = store_->submit_start(reserved);
@@ -570,7 +634,7 @@ TEST_F(StoreTest, RequestsAreCheckedBeforeAnythingIsWritten) {
   EXPECT_TRUE(store_->list_commands({}).value().empty());
 }
 
-TEST_F(StoreTest, DryRunPlansButWritesNothing) {
+TEST_P(StoreTest, DryRunPlansButWritesNothing) {
   SubmitOutcome started = submit(start({{"web-01", PidList{1}}}));
   StartRequest dry = start({{"web-01", PidList{2}}, {"web-02", std::nullopt}});
   dry.dry_run = true;
@@ -593,7 +657,7 @@ TEST_F(StoreTest, DryRunPlansButWritesNothing) {
             ErrorKind::kNotFound);
 }
 
-TEST_F(StoreTest, TheFirstCompletionReportWins) {
+TEST_P(StoreTest, TheFirstCompletionReportWins) {
   SubmitOutcome started = submit(start({{"web-01", std::nullopt}}));
   const std::string id = started.hosts[0].command->command_id;
 
@@ -628,7 +692,7 @@ TEST_F(StoreTest, TheFirstCompletionReportWins) {
   EXPECT_FALSE(bad_status.ok());
 }
 
-TEST_F(StoreTest, ProfilesRoundTripCompressed) {
+TEST_P(StoreTest, ProfilesRoundTripCompressed) {
   std::string collapsed = "# {\"metadata\": {\"hostname\": \"web-01\"}}\n";
   for (int i = 0; i < 2000; ++i) {
     collapsed += "0;;python;main;handle_request;parse_" + std::to_string(i % 17) + " " +
@@ -646,14 +710,22 @@ TEST_F(StoreTest, ProfilesRoundTripCompressed) {
   EXPECT_LT(stored->compressed_size * 4, stored->raw_size);
   EXPECT_EQ(stored->received_at, now_);
 
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir_ / "data" / "profiles")) {
-    files.push_back(entry.path());
+  std::string body;
+  if (GetParam() == Dialect::kSqlite) {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir_ / "data" / "profiles")) {
+      files.push_back(entry.path());
+    }
+    ASSERT_EQ(files.size(), 1u);
+    body = read_file(files[0]).value();
+  } else {
+    auto db = open_database();
+    auto select = db->prepare("SELECT gzip FROM profile_bodies");
+    ASSERT_TRUE(select->step().value());
+    body = select->blob(0);
   }
-  ASSERT_EQ(files.size(), 1u);
-  EXPECT_EQ(static_cast<int64_t>(fs::file_size(files[0])), stored->compressed_size);
-  std::string on_disk = read_file(files[0]).value();
-  EXPECT_EQ(on_disk.substr(0, 2), "\x1f\x8b");  // gzip
+  EXPECT_EQ(static_cast<int64_t>(body.size()), stored->compressed_size);
+  EXPECT_EQ(body.substr(0, 2), "\x1f\x8b");  // gzip
 
   EXPECT_EQ(store_->read_profile(*gpid + 1).error().kind(), ErrorKind::kNotFound);
   auto empty = store_->store_profile({"web", "web-01", now_, now_, ""});
@@ -661,7 +733,7 @@ TEST_F(StoreTest, ProfilesRoundTripCompressed) {
   EXPECT_EQ(store_->read_profile(*empty).value(), "");
 }
 
-TEST_F(StoreTest, ProfilesAreListedByServiceHostAndTime) {
+TEST_P(StoreTest, ProfilesAreListedByServiceHostAndTime) {
   auto at = [this](int minutes) { return now_ + std::chrono::minutes(minutes); };
   std::map<std::string, int64_t> gpids;
   for (auto [name, service, host, minute] :
@@ -692,7 +764,7 @@ TEST_F(StoreTest, ProfilesAreListedByServiceHostAndTime) {
             std::vector<int64_t>{gpids["d"]});
 }
 
-TEST_F(StoreTest, SqlMetacharactersAreStoredVerbatim) {
+TEST_P(StoreTest, SqlMetacharactersAreStoredVerbatim) {
   const std::string host = "h'; DROP TABLE hosts; --\"%_\\";
   const std::string service = "svc' OR '1'='1";
   HostHeartbeat odd = heartbeat(host, service);
@@ -716,7 +788,7 @@ TEST_F(StoreTest, SqlMetacharactersAreStoredVerbatim) {
             1u);
 }
 
-TEST_F(StoreTest, EverythingSurvivesARestart) {
+TEST_P(StoreTest, EverythingSurvivesARestart) {
   HostHeartbeat beat_in = heartbeat("web-01");
   beat_in.agent_health = json{{"state", "idle"}};
   ASSERT_TRUE(store_->record_heartbeat(beat_in).ok());
@@ -756,7 +828,15 @@ TEST_F(StoreTest, EverythingSurvivesARestart) {
   EXPECT_EQ(merged.hosts[0].command->combined_config["pids"], json({2, 3, 4}));
 }
 
-TEST_F(StoreTest, AProfileFileWithoutARowIsRemovedAtOpen) {
+// What only one of the stores has: files beside the database (SQLite), several stores on one
+// database at once (PostgreSQL).
+class SqliteStoreTest : public StoreTest {};
+INSTANTIATE_TEST_SUITE_P(Stores, SqliteStoreTest, ::testing::Values(Dialect::kSqlite), store_name);
+class PostgresStoreTest : public StoreTest {};
+INSTANTIATE_TEST_SUITE_P(Stores, PostgresStoreTest, ::testing::Values(Dialect::kPostgres),
+                         store_name);
+
+TEST_P(SqliteStoreTest, AProfileFileWithoutARowIsRemovedAtOpen) {
   auto gpid = store_->store_profile({"web", "web-01", now_, now_, "kept 1\n"});
   ASSERT_TRUE(gpid.ok());
   fs::path profiles = dir_ / "data" / "profiles";
@@ -768,16 +848,21 @@ TEST_F(StoreTest, AProfileFileWithoutARowIsRemovedAtOpen) {
   EXPECT_EQ(store_->read_profile(*gpid).value(), "kept 1\n");
 }
 
-TEST_F(StoreTest, OperationsFromSeveralThreadsAreSerialised) {
+TEST_P(StoreTest, OperationsFromSeveralThreadsAreSerialised) {
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([this, t, &failures] {
       const std::string host = "web-" + std::to_string(t);
+      auto count = [&failures](const auto& result) {
+        if (result.ok()) return;
+        ++failures;
+        ADD_FAILURE() << result.error().message();
+      };
       for (int i = 0; i < 25; ++i) {
-        if (!store_->record_heartbeat(heartbeat(host)).ok()) ++failures;
-        if (!store_->submit_start(start({{host, PidList{i + 1}}})).ok()) ++failures;
-        if (!store_->store_profile({"web", host, now_, now_, "f 1\n"}).ok()) ++failures;
+        count(store_->record_heartbeat(heartbeat(host)));
+        count(store_->submit_start(start({{host, PidList{i + 1}}})));
+        count(store_->store_profile({"web", host, now_, now_, "f 1\n"}));
       }
     });
   }
@@ -796,7 +881,7 @@ TEST_F(StoreTest, OperationsFromSeveralThreadsAreSerialised) {
 
 // The child acknowledges each write on a pipe after the call returned; it is killed mid-stream.
 // Every write it acknowledged must be there when the store is opened again.
-TEST_F(StoreTest, AcknowledgedWritesSurviveSigkill) {
+TEST_P(StoreTest, AcknowledgedWritesSurviveSigkill) {
   store_.reset();  // the child opens the store; one per directory
   int fds[2];
   ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
@@ -804,7 +889,7 @@ TEST_F(StoreTest, AcknowledgedWritesSurviveSigkill) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     ::close(fds[0]);
-    auto store = Store::open(dir_ / "data");
+    auto store = open_another();
     if (!store) ::_exit(2);
     for (int i = 0;; ++i) {
       StartRequest request;
@@ -869,6 +954,176 @@ TEST_F(StoreTest, AcknowledgedWritesSurviveSigkill) {
   EXPECT_GE(profiles, 10);
   // One current command per host, whatever the moment of the kill.
   EXPECT_EQ(store_->list_commands({std::nullopt, "crash", false, 100}).value().size(), 7u);
+}
+
+// A database made by the first schema, with data in it, opened by this binary: migrated to the
+// last version, its data kept.
+TEST_P(StoreTest, AnOlderSchemaIsMigratedWithItsData) {
+  store_.reset();
+  new_location();
+  {
+    auto db = open_database();
+    ASSERT_TRUE(db);
+    ASSERT_EQ(migrate(*db, schema_migrations(GetParam()).first(1)).value(), 1);
+    ASSERT_TRUE(db->execute(R"sql(
+INSERT INTO hosts (hostname, service_name, ip_address, status, first_heartbeat_ms,
+                   last_heartbeat_ms, received_command_ids, executed_command_ids,
+                   supported_perf_events, extra)
+VALUES ('old-host', 'web', '10.0.0.1', 'idle', 1, 2, '[]', '[]', '[]', '{}'))sql")
+                    .ok());
+  }
+  open_store();
+  auto db = open_database();
+  EXPECT_EQ(schema_version(*db).value(), static_cast<int>(schema_migrations(GetParam()).size()));
+  auto hosts = store_->list_hosts();
+  ASSERT_TRUE(hosts.ok()) << hosts.error().message();
+  ASSERT_EQ(hosts->size(), 1u);
+  EXPECT_EQ(hosts->front().last_heartbeat.hostname, "old-host");
+}
+
+TEST_P(StoreTest, RetentionDeletesOldProfilesAndHistoryButNotCurrentCommands) {
+  const TimePoint began = now_;
+  StartRequest one_shot = start({{"web-01", std::nullopt}});
+  one_shot.duration_s = 60;
+  SubmitOutcome first = submit(one_shot);
+  ASSERT_TRUE(beat("web-01"));
+  ASSERT_TRUE(complete(first.hosts[0].command->command_id, "web-01").accepted);
+  now_ += seconds(61);                                               // it has run its course
+  SubmitOutcome second = submit(start({{"web-01", std::nullopt}}));  // replaces the finished one
+  auto old_profile = store_->store_profile({"web", "web-01", now_, now_, "old 1\n"});
+  ASSERT_TRUE(old_profile.ok());
+  SubmitOutcome unrelated = submit(start({{"web-02", std::nullopt}}));
+
+  now_ = began + std::chrono::hours(24 * 10);
+  SubmitOutcome third = submit(stop({{"web-01", std::nullopt}}, StopLevel::kHost));
+  auto new_profile = store_->store_profile({"web", "web-01", now_, now_, "new 1\n"});
+  ASSERT_TRUE(new_profile.ok());
+
+  // In batches of one: each call deletes at most one row of each kind.
+  ExpiredRows total;
+  for (int calls = 0;; ++calls) {
+    ASSERT_LT(calls, 10);
+    auto expired = store_->expire_before(began + std::chrono::hours(24 * 5), 1);
+    ASSERT_TRUE(expired.ok()) << expired.error().message();
+    EXPECT_LE(std::max({expired->profiles, expired->commands, expired->requests}), 1);
+    if (expired->profiles + expired->commands + expired->requests == 0) break;
+    total.profiles += expired->profiles;
+    total.commands += expired->commands;
+    total.requests += expired->requests;
+  }
+  EXPECT_EQ(total.profiles, 1);
+  EXPECT_EQ(total.commands, 1);  // the first command; the second was replaced on day 10
+  EXPECT_EQ(total.requests, 1);  // the first request, which no command carries out any more
+  EXPECT_EQ(store_->read_profile(*old_profile).error().kind(), ErrorKind::kNotFound);
+  EXPECT_EQ(store_->read_profile(*new_profile).value(), "new 1\n");
+  EXPECT_EQ(store_->get_command(first.hosts[0].command->command_id).error().kind(),
+            ErrorKind::kNotFound);
+  EXPECT_EQ(store_->get_request(first.request_id).error().kind(), ErrorKind::kNotFound);
+  EXPECT_TRUE(store_->get_command(second.hosts[0].command->command_id).ok());
+  EXPECT_TRUE(store_->get_request(second.request_id).ok());
+  // Current commands stay however old.
+  EXPECT_EQ(current("web-02").command_id, unrelated.hosts[0].command->command_id);
+  EXPECT_EQ(current("web-01").command_id, third.hosts[0].command->command_id);
+  EXPECT_EQ(column("SELECT command_id FROM executions"), "");  // the first one's went with it
+  if (GetParam() == Dialect::kSqlite) {
+    EXPECT_EQ(
+        std::distance(fs::directory_iterator(dir_ / "data" / "profiles"), fs::directory_iterator()),
+        1);
+  }
+}
+
+TEST_P(StoreTest, TheRetentionThreadSweepsAtStartAndStopsWhenDestroyed) {
+  auto gpid = store_->store_profile({"web", "web-01", now_, now_, "old 1\n"});
+  ASSERT_TRUE(gpid.ok());
+  TimePoint later = now_ + std::chrono::hours(24 * 3);
+  {
+    Retention retention(*store_, std::chrono::hours(24 * 2), std::chrono::hours(1),
+                        [later] { return later; });
+    ASSERT_TRUE(testing::eventually([&] { return retention.sweeps() >= 1; }, seconds(30)));
+  }
+  EXPECT_EQ(store_->read_profile(*gpid).error().kind(), ErrorKind::kNotFound);
+}
+
+// Two stores on one database are two replicas: a heartbeat answered by either delivers a pending
+// command once, and one completion is recorded, however the calls interleave.
+TEST_P(PostgresStoreTest, ReplicasDeliverACommandOnceAndRecordOneCompletion) {
+  auto replica = open_another();
+  ASSERT_TRUE(replica.ok()) << replica.error().message();
+  std::vector<Store*> stores = {store_.get(), replica->get()};
+  for (int round = 0; round < 10; ++round) {
+    const std::string host = "host-" + std::to_string(round);
+    SubmitOutcome started = submit(start({{host, std::nullopt}}));
+    const std::string id = started.hosts[0].command->command_id;
+    std::atomic<int> deliveries{0};
+    std::atomic<int> accepted{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 6; ++t) {
+      threads.emplace_back([&, t] {
+        Store& store = *stores[t % 2];
+        auto answer = store.record_heartbeat(heartbeat(host));
+        ASSERT_TRUE(answer.ok()) << answer.error().message();
+        if (answer->first_delivery) ++deliveries;
+        auto outcome =
+            store.record_completion({id, host, CommandStatus::kCompleted, 1, {}, std::nullopt});
+        ASSERT_TRUE(outcome.ok()) << outcome.error().message();
+        if (outcome->accepted) ++accepted;
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    EXPECT_EQ(deliveries, 1) << host;
+    EXPECT_EQ(accepted, 1) << host;
+  }
+  EXPECT_EQ(column("SELECT COUNT(*) FROM executions"), "10");
+  EXPECT_EQ(column("SELECT COUNT(*) FROM executions WHERE status = 'completed'"), "10");
+}
+
+TEST_P(PostgresStoreTest, ARequestMadeOnOneReplicaIsDeliveredByAnother) {
+  auto replica = open_another();
+  ASSERT_TRUE(replica.ok()) << replica.error().message();
+  SubmitOutcome started = submit(start({{"web-01", std::nullopt}}));
+  auto answer = (*replica)->record_heartbeat(heartbeat("web-01"));
+  ASSERT_TRUE(answer.ok() && answer->command);
+  EXPECT_EQ(answer->command->command_id, started.hosts[0].command->command_id);
+  EXPECT_TRUE(answer->first_delivery);
+  auto gpid = (*replica)->store_profile({"web", "web-01", now_, now_, "a;b 2\n"});
+  ASSERT_TRUE(gpid.ok());
+  EXPECT_EQ(store_->read_profile(*gpid).value(), "a;b 2\n");
+}
+
+TEST_P(PostgresStoreTest, ServersStartingAtOnceMigrateTheDatabaseOnce) {
+  store_.reset();
+  new_location();
+  std::vector<std::thread> threads;
+  std::atomic<int> opened{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      auto store = open_another();
+      EXPECT_TRUE(store.ok()) << store.error().message();
+      if (store.ok()) ++opened;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(opened, 4);
+  EXPECT_EQ(column("SELECT version FROM dormant_schema"),
+            std::to_string(postgres_migrations().size()));
+}
+
+// While the database is down every operation fails with kUnavailable (the API's 503); once it is
+// back the store reconnects by itself.
+TEST_P(PostgresStoreTest, OperationsFailWhileTheDatabaseIsDownAndRecoverAfter) {
+  ASSERT_TRUE(store_->record_heartbeat(heartbeat("web-01")).ok());
+  ASSERT_TRUE(cluster_->stop().ok());
+  auto down = store_->record_heartbeat(heartbeat("web-01"));
+  ASSERT_FALSE(down.ok());
+  EXPECT_EQ(down.error().kind(), ErrorKind::kUnavailable) << down.error().message();
+  auto listing = store_->list_hosts();
+  ASSERT_FALSE(listing.ok());
+  EXPECT_EQ(listing.error().kind(), ErrorKind::kUnavailable) << listing.error().message();
+  ASSERT_TRUE(cluster_->restart().ok());
+  // Connections that died with the server fail once each, then are replaced.
+  ASSERT_TRUE(testing::eventually(
+      [&] { return store_->record_heartbeat(heartbeat("web-01")).ok(); }, seconds(30)));
+  EXPECT_EQ(store_->list_hosts().value().size(), 1u);
 }
 
 }  // namespace
