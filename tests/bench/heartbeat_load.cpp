@@ -2,8 +2,11 @@
 // connection, heartbeating as gProfiler does (reference §1.2). Prints the sustained rate and the
 // latency percentiles.
 //
-//   heartbeat_load --port P --ca CA.pem --token T --agents N [--rate R] [--seconds S]
-//                  [--warmup S]
+//   heartbeat_load --port P[,P...] --ca CA.pem --token T --agents N [--hosts H] [--rate R]
+//                  [--seconds S] [--warmup S]
+//
+// Several ports (replicas of the server) share the agents round-robin. --hosts H (default N)
+// spreads the heartbeats over H host names: each connection takes its turn with every H/N of them.
 //
 // With --rate R (heartbeats per second, all agents together) every agent sends on a fixed
 // schedule, open loop, and latency counts from when a heartbeat was due, not from when it was
@@ -35,10 +38,11 @@ namespace bhttp = beast::http;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
-  unsigned short port = 0;
+  std::vector<unsigned short> ports;
   std::string ca;
   std::string token;
   int agents = 100;
+  int hosts = 0;       // 0: one per agent
   double rate = 5000;  // per second, all agents together; 0: closed loop
   double seconds = 10;
   double warmup = 3;
@@ -59,18 +63,9 @@ class Agent : public std::enable_shared_from_this<Agent> {
   Agent(asio::io_context& io, asio::ssl::context& tls, const Options& options, Totals& totals,
         int index)
       : stream_(io, tls), timer_(io), options_(options), totals_(totals) {
-    bhttp::request<bhttp::string_body> request(bhttp::verb::post, "/api/metrics/heartbeat", 11);
-    request.set(bhttp::field::host, "localhost");
-    request.set(bhttp::field::authorization, "Bearer " + options.token);
-    request.set(bhttp::field::content_type, "application/json");
-    request.body() = R"({"ip_address":"10.0.0.7","hostname":"load-)" + std::to_string(index) +
-                     R"(","service_name":"load","last_command_id":null,"status":"active",)"
-                     R"("timestamp":"2026-11-22T10:00:00.123456","received_command_ids":[],)"
-                     R"("executed_command_ids":[],"perf_supported_events":["cycles"],)"
-                     R"("agent_version":"1.53.1","run_mode":"standalone_executable",)"
-                     R"("namespace":null,"pod_name":null,"containers":[]})";
-    request.prepare_payload();
-    request_ = std::move(request);
+    int hosts = options.hosts > 0 ? options.hosts : options.agents;
+    for (int host = index; host < hosts; host += options.agents) requests_.push_back(make(host));
+    if (requests_.empty()) requests_.push_back(make(index % hosts));
     if (options.rate > 0) {
       interval_ = std::chrono::duration_cast<Clock::duration>(
           std::chrono::duration<double>(options.agents / options.rate));
@@ -114,10 +109,26 @@ class Agent : public std::enable_shared_from_this<Agent> {
     timer_.async_wait([this, self](beast::error_code) { send(); });
   }
 
+  bhttp::request<bhttp::string_body> make(int host) const {
+    bhttp::request<bhttp::string_body> request(bhttp::verb::post, "/api/metrics/heartbeat", 11);
+    request.set(bhttp::field::host, "localhost");
+    request.set(bhttp::field::authorization, "Bearer " + options_.token);
+    request.set(bhttp::field::content_type, "application/json");
+    request.body() = R"({"ip_address":"10.0.0.7","hostname":"load-)" + std::to_string(host) +
+                     R"(","service_name":"load","last_command_id":null,"status":"active",)"
+                     R"("timestamp":"2026-11-22T10:00:00.123456","received_command_ids":[],)"
+                     R"("executed_command_ids":[],"perf_supported_events":["cycles"],)"
+                     R"("agent_version":"1.53.1","run_mode":"standalone_executable",)"
+                     R"("namespace":null,"pod_name":null,"containers":[]})";
+    request.prepare_payload();
+    return request;
+  }
+
   void send() {
     auto self = shared_from_this();
     Clock::time_point due = options_.rate > 0 ? due_ : Clock::now();
-    bhttp::async_write(stream_, request_, [this, self, due](beast::error_code error, size_t) {
+    const auto& request = requests_[next_request_++ % requests_.size()];
+    bhttp::async_write(stream_, request, [this, self, due](beast::error_code error, size_t) {
       if (error) return broken(error);
       response_ = {};
       bhttp::async_read(stream_, buffer_, response_,
@@ -154,7 +165,8 @@ class Agent : public std::enable_shared_from_this<Agent> {
   asio::steady_timer timer_;
   const Options& options_;
   Totals& totals_;
-  bhttp::request<bhttp::string_body> request_;
+  std::vector<bhttp::request<bhttp::string_body>> requests_;  // one per host name, in turn
+  size_t next_request_ = 0;
   bhttp::response<bhttp::string_body> response_;
   beast::flat_buffer buffer_;
   Clock::duration interval_{0};
@@ -169,19 +181,32 @@ double percentile(std::vector<double>& values, double p) {
   return values[rank];
 }
 
+// "8443,8444" -> {8443, 8444}
+std::vector<unsigned short> parse_ports(const std::string& list) {
+  std::vector<unsigned short> ports;
+  for (size_t start = 0; start <= list.size();) {
+    size_t comma = std::min(list.find(',', start), list.size());
+    ports.push_back(static_cast<unsigned short>(std::stoi(list.substr(start, comma - start))));
+    start = comma + 1;
+  }
+  return ports;
+}
+
 Options parse(int argc, char** argv) {
   Options options;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     std::string value = argv[i + 1];
     if (flag == "--port")
-      options.port = static_cast<unsigned short>(std::stoi(value));
+      options.ports = parse_ports(value);
     else if (flag == "--ca")
       options.ca = value;
     else if (flag == "--token")
       options.token = value;
     else if (flag == "--agents")
       options.agents = std::stoi(value);
+    else if (flag == "--hosts")
+      options.hosts = std::stoi(value);
     else if (flag == "--rate")
       options.rate = std::stod(value);
     else if (flag == "--seconds")
@@ -193,10 +218,12 @@ Options parse(int argc, char** argv) {
       std::exit(2);
     }
   }
-  if (options.port == 0 || options.ca.empty() || options.token.empty() || options.agents < 1) {
+  bool no_port = options.ports.empty() ||
+                 std::find(options.ports.begin(), options.ports.end(), 0) != options.ports.end();
+  if (no_port || options.ca.empty() || options.token.empty() || options.agents < 1) {
     std::fprintf(stderr,
-                 "usage: heartbeat_load --port P --ca CA.pem --token T --agents N [--rate R] "
-                 "[--seconds S] [--warmup S]\n");
+                 "usage: heartbeat_load --port P[,P...] --ca CA.pem --token T --agents N "
+                 "[--hosts H] [--rate R] [--seconds S] [--warmup S]\n");
     std::exit(2);
   }
   return options;
@@ -214,7 +241,10 @@ int main(int argc, char** argv) {
   asio::io_context io;
   asio::ssl::context tls(asio::ssl::context::tls_client);
   tls.load_verify_file(options.ca);
-  asio::ip::tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), options.port);
+  std::vector<asio::ip::tcp::endpoint> endpoints;
+  for (unsigned short port : options.ports) {
+    endpoints.emplace_back(asio::ip::make_address("127.0.0.1"), port);
+  }
   Totals totals;
   std::vector<std::shared_ptr<Agent>> agents;
   for (int i = 0; i < options.agents; ++i) {
@@ -228,7 +258,8 @@ int main(int argc, char** argv) {
   std::function<void()> connect_more = [&] {
     while (in_flight < options.concurrent_handshakes && next < agents.size()) {
       ++in_flight;
-      agents[next++]->connect(endpoint, [&] {
+      size_t index = next++;
+      agents[index]->connect(endpoints[index % endpoints.size()], [&] {
         --in_flight;
         connect_more();
       });
@@ -257,9 +288,10 @@ int main(int argc, char** argv) {
   double p99 = percentile(latencies, 0.99);
   double max = latencies.empty() ? 0 : *std::max_element(latencies.begin(), latencies.end());
   std::printf(
-      "%d agents over keep-alive TLS (%d connected in %.1f s), %s: %.0f heartbeats/s over %.0f s; "
-      "latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; %lu errors\n",
-      options.agents, totals.connected, connect_seconds,
+      "%d agents over keep-alive TLS to %zu port(s), %d hosts (%d connected in %.1f s), %s: "
+      "%.0f heartbeats/s over %.0f s; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; %lu errors\n",
+      options.agents, endpoints.size(), options.hosts > 0 ? options.hosts : options.agents,
+      totals.connected, connect_seconds,
       options.rate > 0
           ? ("open loop at " + std::to_string(static_cast<int>(options.rate)) + "/s").c_str()
           : "closed loop",
