@@ -66,7 +66,12 @@ void define_options(CLI::App& app, ServerConfig& c) {
           "Seconds a kept-alive connection may wait for its next request", kLimits);
   add_int(app, "--max-connections", c.max_connections, 1, 1 << 20,
           "Connections served at once; more wait in the backlog", kLimits);
-  add_int(app, "--threads", c.threads, 0, 256, "Worker threads (0: one per core)", kLimits);
+  add_int(app, "--long-poll-max", c.long_poll_max_s, 0, 600,
+          "Seconds a heartbeat may be held until its host has a new command (0: answer at once)",
+          kLimits);
+  add_int(app, "--threads", c.threads, 0, 256,
+          "Worker threads (0: one per core; with --database, four per core and at least 8)",
+          kLimits);
 }
 
 }  // namespace
@@ -86,6 +91,9 @@ Result<void> validate(const ServerConfig& c) {
     return invalid(
         "--database takes a PostgreSQL URL (postgresql://user@host/dbname) or libpq's "
         "'key=value' settings");
+  }
+  if (c.long_poll_max_s >= c.idle_timeout_s) {
+    return invalid("--long-poll-max must be shorter than --idle-timeout");
   }
   if (c.tokens_file.empty()) {
     return invalid("--tokens-file is required: every endpoint but the health checks needs a token");

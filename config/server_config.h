@@ -16,6 +16,7 @@ struct ServerConfig {
   std::string database;          // PostgreSQL URL; empty: SQLite in data_dir
   int database_connections = 0;  // to PostgreSQL; 0: as many as threads
   int retention_days = 0;        // profiles and command history; 0: kept forever
+  int long_poll_max_s = 30;      // longest hold of a heartbeat waiting for a command; 0: none
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;   // when set, clients must present a certificate it signed

@@ -1,13 +1,19 @@
 #include "heartbeat/heartbeat_loop.h"
 
+#include <algorithm>
+#include <charconv>
+#include <optional>
+
 #include "common/json_text.h"
 #include "heartbeat/protocol/json_fields.h"
 
 namespace dormant::heartbeat {
 namespace {
 
-constexpr const char* kPath = "/api/metrics/heartbeat";
 constexpr size_t kBodyExcerpt = 200;
+// The least time between two long-polls: a server that answers them at once (a wake that found
+// nothing new) cannot make the agent spin.
+constexpr std::chrono::milliseconds kLeastLongPollGap{1000};
 
 }  // namespace
 
@@ -49,10 +55,27 @@ void HeartbeatLoop::schedule(std::chrono::milliseconds delay) {
 }
 
 void HeartbeatLoop::send() {
-  client_->post(kPath, json_text(to_json(build_())),
-                [self = shared_from_this(), run = run_](Result<HttpReply> reply) {
-                  if (run == self->run_) self->on_reply(std::move(reply));
-                });
+  HttpsClient::Post post{std::string(kHeartbeatPath), json_text(to_json(build_())), {}, hold_};
+  if (hold_.count() > 0) {
+    post.path += "?" + std::string(kLongPollWaitParameter) + "=" +
+                 std::to_string(std::chrono::duration_cast<std::chrono::seconds>(hold_).count());
+  }
+  sent_at_ = std::chrono::steady_clock::now();
+  client_->post(std::move(post), [self = shared_from_this(), run = run_](Result<HttpReply> reply) {
+    if (run == self->run_) self->on_reply(std::move(reply));
+  });
+}
+
+std::chrono::milliseconds HeartbeatLoop::offered_hold(const std::optional<std::string>& offer,
+                                                      std::chrono::milliseconds interval) {
+  if (!offer) return {};
+  int64_t seconds = 0;
+  auto [end, error] = std::from_chars(offer->data(), offer->data() + offer->size(), seconds);
+  if (error != std::errc() || end != offer->data() + offer->size() || seconds <= 0) return {};
+  // The hold is asked in whole seconds: below one, plain polling is as quick.
+  auto hold =
+      std::min(std::chrono::seconds(seconds), std::chrono::floor<std::chrono::seconds>(interval));
+  return hold.count() >= 1 ? std::chrono::milliseconds(hold) : std::chrono::milliseconds(0);
 }
 
 Result<HeartbeatResponse> HeartbeatLoop::read_answer(Result<HttpReply> reply) const {
@@ -68,6 +91,12 @@ Result<HeartbeatResponse> HeartbeatLoop::read_answer(Result<HttpReply> reply) co
 }
 
 void HeartbeatLoop::on_reply(Result<HttpReply> reply) {
+  bool held = hold_.count() > 0;
+  hold_ = {};
+  std::optional<std::string> offer;
+  if (reply) {
+    if (const std::string* header = reply->header(kLongPollHeader)) offer = *header;
+  }
   auto answer = read_answer(std::move(reply));
   if (!answer) {
     auto delay = retry_.after_failure();
@@ -79,6 +108,12 @@ void HeartbeatLoop::on_reply(Result<HttpReply> reply) {
   auto delay = retry_.after_success();
   outages_.recovered(failures);
   last_error_.clear();
+  hold_ = offered_hold(offer, delay);
+  if (held && hold_.count() > 0) {
+    auto since_sent = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - sent_at_);
+    delay = std::max(kLeastLongPollGap - since_sent, std::chrono::milliseconds(0));
+  }
   on_answer_(*answer);
   if (running_) schedule(delay);
 }

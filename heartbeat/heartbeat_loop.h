@@ -4,11 +4,18 @@
 // timeout, a status other than 200, an answer that is not the protocol's) the loop backs off, and
 // logs once when it starts failing and once when the server answers again, not every attempt.
 // The agent never exits because the server is away.
+//
+// Where the server advertises long-polls (kLongPollHeader), each heartbeat asks it to hold the
+// answer up to the interval until a command comes, and the next one goes out as soon as the
+// answer is in: still about one heartbeat per interval, but a command arrives at once. Against a
+// server that does not (Performance Studio), heartbeats go out every interval as they always did.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
@@ -48,6 +55,10 @@ class HeartbeatLoop : public std::enable_shared_from_this<HeartbeatLoop> {
   void on_reply(Result<HttpReply> reply);
   Result<HeartbeatResponse> read_answer(Result<HttpReply> reply) const;
   void schedule(std::chrono::milliseconds delay);
+  // The hold the server offers (its kLongPollHeader), up to `interval`, in whole seconds; 0 when
+  // it offers none, or the interval is under a second.
+  static std::chrono::milliseconds offered_hold(const std::optional<std::string>& offer,
+                                                std::chrono::milliseconds interval);
 
   boost::asio::steady_timer timer_;
   std::shared_ptr<HttpsClient> client_;
@@ -57,6 +68,8 @@ class HeartbeatLoop : public std::enable_shared_from_this<HeartbeatLoop> {
   bool running_ = false;
   uint64_t run_ = 0;  // counts start() and stop(): callbacks of an earlier run are stale
   std::string last_error_;
+  std::chrono::milliseconds hold_{0};  // what the next heartbeat asks the server for
+  std::chrono::steady_clock::time_point sent_at_;
   OutageLog outages_{"heartbeat"};
 };
 

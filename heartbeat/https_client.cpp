@@ -60,6 +60,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     request_.keep_alive(true);
     request_.body() = std::move(call.body);
     request_.prepare_payload();
+    held_for_ = call.held_for;
     if (connected_) {
       reused_ = true;
       write();
@@ -212,7 +213,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     auto self = shared_from_this();
     parser_.emplace();
     parser_->body_limit(kMaxReplyBytes);
-    lowest().expires_after(timeouts_.read);
+    lowest().expires_after(timeouts_.read + held_for_);
     with_stream([&](auto& stream) {
       bhttp::async_read(stream, buffer_, *parser_, [this, self](beast::error_code error, size_t) {
         if (error)
@@ -312,6 +313,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   bool reconnect_ = false;  // reconfigured during a request: closed once it ends
   uint64_t lookup_ = 0;     // the number of the current lookup
   bhttp::request<bhttp::string_body> request_;
+  std::chrono::milliseconds held_for_{0};
   std::optional<bhttp::response_parser<bhttp::string_body>> parser_;
   beast::flat_buffer buffer_;
   Callback callback_;

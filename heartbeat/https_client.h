@@ -80,6 +80,9 @@ class HttpsClient {
     std::string path;  // after base_path; may carry a query string
     std::string body;  // JSON unless `headers` say otherwise
     Headers headers;   // this request's own, beside (or replacing) the client's
+    // How long the server may hold the answer on purpose (a long-poll): added to the read
+    // deadline.
+    std::chrono::milliseconds held_for{0};
   };
 
   // POSTs to base_path + `path`; `done` runs on the io_context with the reply or an error that
@@ -88,7 +91,7 @@ class HttpsClient {
   // second post() before `done` ran fails with kInvalidArgument.
   virtual void post(Post request, Callback done) = 0;
   void post(std::string path, std::string body, Callback done) {
-    post(Post{std::move(path), std::move(body), {}}, std::move(done));
+    post(Post{std::move(path), std::move(body), {}, {}}, std::move(done));
   }
 
   // Ends the request in flight (its callback gets kCancelled) and closes the connection.

@@ -48,9 +48,12 @@ int serve(const dormant::config::ServerConfig& config) {
         "give each its role, one 'TOKEN ROLE' per line",
         untyped, config.tokens_file);
   }
-  const int threads = config.threads > 0
-                          ? config.threads
-                          : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  // Requests wait on the database with their thread: on PostgreSQL, whose commits wait for a
+  // flush, more threads (and connections) keep the cores busy meanwhile.
+  const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  const int threads = config.threads > 0        ? config.threads
+                      : config.database.empty() ? cores
+                                                : std::max(8, 4 * cores);
   storage::StoreOptions store_options;
   store_options.connections =
       static_cast<size_t>(config.database_connections > 0 ? config.database_connections : threads);
@@ -85,10 +88,18 @@ int serve(const dormant::config::ServerConfig& config) {
   options.threads = threads;
 
   api::ServerMetrics metrics;
-  api::Api handler(**store, std::move(*tokens), metrics);
-  auto server = http::HttpServer::start(
-      options, [&](const http::Request& request, const std::string& remote) {
-        return handler.handle(request, remote);
+  api::ApiOptions api_options;
+  api_options.long_poll_max = std::chrono::seconds(config.long_poll_max_s);
+  api::Api handler(**store, std::move(*tokens), metrics, api_options);
+  (*store)->on_commands(
+      [&handler](const std::string& host, const std::string& service) {
+        handler.long_polls().wake(host, service);
+      },
+      [&handler] { handler.long_polls().wake_all(); });
+  auto server =
+      http::HttpServer::start(options, [&](const http::Request& request, const std::string& remote,
+                                           std::shared_ptr<http::Responder> responder) {
+        handler.handle(request, remote, std::move(responder));
       });
   if (!server) {
     spdlog::critical("cannot listen on {}:{}: {}", config.listen_address, config.port,
@@ -106,6 +117,8 @@ int serve(const dormant::config::ServerConfig& config) {
   int received = dormant::wait_for_termination();
   spdlog::info("{}: finishing the requests in flight, then exiting",
                received == SIGINT ? "SIGINT" : "SIGTERM");
+  (*store)->on_commands({}, {});
+  handler.long_polls().wake_all();  // held heartbeats answer now, before the drain
   (*server)->stop(kDrain);
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,15 @@
 #include "heartbeat/protocol/wire_enums.h"
 
 namespace dormant::heartbeat {
+
+inline constexpr std::string_view kHeartbeatPath = "/api/metrics/heartbeat";
+
+// Long-polls, Dormant's own (Performance Studio has none): a server that holds heartbeats says in
+// every heartbeat answer how long it may hold one, in seconds; an agent that sees it may add
+// ?wait=<seconds> to its next heartbeat, which the server then answers as soon as the host has a
+// new command, or when the wait runs out.
+inline constexpr std::string_view kLongPollHeader = "X-Dormant-Long-Poll";
+inline constexpr std::string_view kLongPollWaitParameter = "wait";
 
 // POST /api/metrics/heartbeat, agent → server.
 struct HeartbeatRequest {

@@ -240,7 +240,7 @@ const std::vector<Api::Route>& Api::routes() {
   constexpr Roles kOperator = kOperatorRole;
   constexpr Roles kRead = kOperatorRole | kReaderRole;
   static const std::vector<Route> kRoutes = {
-      {verb::post, "/api/metrics/heartbeat", Auth::kBearer, kAgent, &Api::heartbeat},
+      {verb::post, heartbeat::kHeartbeatPath, Auth::kBearer, kAgent, &Api::heartbeat},
       {verb::post, "/api/metrics/command_completion", Auth::kBearer, kAgent,
        &Api::command_completion},
       {verb::post, "/api/metrics/profile_request", Auth::kBearer, kOperator, &Api::profile_request},
@@ -260,7 +260,7 @@ const std::vector<Api::Route>& Api::routes() {
   return kRoutes;
 }
 
-http::Response Api::handle(const http::Request& request, const std::string& remote) {
+http::Response Api::handle(const http::Request& request, const std::string& remote, bool* news) {
   std::string_view target(request.target().data(), request.target().size());
   std::vector<std::string_view> segments = path_segments(target);
   Call call{request, {}, parse_query(target)};
@@ -299,12 +299,51 @@ http::Response Api::handle(const http::Request& request, const std::string& remo
   } else {
     response = (this->*route->serve)(call);
   }
+  if (news != nullptr) *news = call.news;
   metrics_.count_request(endpoint, static_cast<unsigned>(response.result_int()));
   if (response.result_int() >= 400) {
     spdlog::debug("{} {} {} from {}: {}", std::string(request.method_string()), endpoint,
                   response.result_int(), remote, response.body().substr(0, 300));
   }
   return response;
+}
+
+std::chrono::milliseconds Api::long_poll_wait(const http::Request& request) const {
+  if (options_.long_poll_max.count() == 0 || request.method() != verb::post) return {};
+  std::string_view target(request.target().data(), request.target().size());
+  if (target.substr(0, target.find('?')) != heartbeat::kHeartbeatPath) return {};
+  for (const auto& [key, value] : parse_query(target)) {
+    if (key != heartbeat::kLongPollWaitParameter) continue;
+    int64_t seconds = 0;
+    auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+    if (error != std::errc() || end != value.data() + value.size() || seconds <= 0) return {};
+    return std::min(std::chrono::seconds(seconds), options_.long_poll_max);
+  }
+  return {};
+}
+
+void Api::handle(const http::Request& request, const std::string& remote,
+                 std::shared_ptr<http::Responder> responder) {
+  std::chrono::milliseconds wait = long_poll_wait(request);
+  if (wait.count() == 0) return responder->reply(handle(request, remote));
+  auto body = json_body(request, "heartbeat");
+  auto beat = body ? heartbeat::parse_heartbeat_request(*body)
+                   : Result<heartbeat::HeartbeatRequest>(body.error());
+  if (!beat) return responder->reply(handle(request, remote));
+  // Watched before the store is read: a command committed after that read wakes it.
+  auto poll = long_polls_.watch(LongPolls::key_of(beat->hostname, beat->service_name));
+  bool news = true;
+  http::Response response = handle(request, remote, &news);
+  if (news || response.result() != status::ok) {
+    poll->cancel();
+    return responder->reply(std::move(response));
+  }
+  // The request goes with the connection's buffers: the held heartbeat keeps a copy.
+  auto held = std::make_shared<const http::Request>(request);
+  poll->arm(responder->executor(), wait, [this, held, remote, responder](bool woken) {
+    metrics_.add(woken ? Counter::kLongPollsWoken : Counter::kLongPollsExpired);
+    responder->reply(handle(*held, remote));
+  });
 }
 
 Roles Api::presented_roles(const http::Request& request, const Call& call, Auth auth) const {
@@ -333,8 +372,9 @@ http::Response Api::store_failure(const Error& error) {
   if (error.kind() == ErrorKind::kInvalidArgument) {
     return error_response(status::unprocessable_entity, error.message());
   }
-  if (storage::is_storage_refusal(error)) {
-    // The store logged it when the refusals began; each refused request is only counted.
+  if (storage::is_storage_refusal(error) || error.kind() == ErrorKind::kUnavailable) {
+    // The store logged it when the refusals began; each refused request is only counted. A
+    // database that cannot be reached is waited out the same way.
     metrics_.add(Counter::kStorageRefusals);
     http::Response response = error_response(status::service_unavailable, error.message());
     response.set(bhttp::field::retry_after, std::to_string(kStorageRetryAfterS));
@@ -355,7 +395,17 @@ http::Response Api::heartbeat(const Call& call) {
   if (!answer) return store_failure(answer.error());
   metrics_.add(Counter::kHeartbeats);
   if (answer->first_delivery) metrics_.add(Counter::kCommandsDelivered);
-  return json_ok(heartbeat::to_json(to_heartbeat_response(answer->command)));
+  const auto& command = answer->command;
+  const auto& received = request->received_command_ids;
+  call.news = answer->first_delivery ||
+              (command && command->command_id != request->last_command_id &&
+               std::find(received.begin(), received.end(), command->command_id) == received.end());
+  http::Response response = json_ok(heartbeat::to_json(to_heartbeat_response(command)));
+  if (options_.long_poll_max.count() > 0) {
+    response.set(std::string(heartbeat::kLongPollHeader),
+                 std::to_string(options_.long_poll_max.count()));
+  }
+  return response;
 }
 
 http::Response Api::command_completion(const Call& call) {

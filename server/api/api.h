@@ -3,11 +3,14 @@
 // Handler for HttpServer; every answer is JSON except the downloads, the flamegraph and /metrics.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "server/api/long_polls.h"
 #include "server/api/server_metrics.h"
 #include "server/api/tokens.h"
 #include "server/http/http_server.h"
@@ -16,6 +19,9 @@
 namespace dormant::server::api {
 
 struct ApiOptions {
+  // The longest a heartbeat may ask to be held (?wait=N) until its host has a new command; every
+  // heartbeat answer advertises it in X-Dormant-Long-Poll. 0: no long-polls, no advertisement.
+  std::chrono::seconds long_poll_max{0};
   // Largest uploaded profile once decompressed: a gzip bomb stops here. Collapsed text packs
   // about 10:1, so 4 MiB of gzip (the body limit) holds some 40 MiB of profile.
   size_t max_profile_bytes = 64 << 20;
@@ -25,7 +31,17 @@ class Api {
  public:
   Api(storage::Store& store, Tokens tokens, ServerMetrics& metrics, ApiOptions options = {});
 
-  http::Response handle(const http::Request& request, const std::string& remote);
+  // With `news`: whether a heartbeat's answer tells its agent something new (a command it has
+  // not acknowledged); true for everything else.
+  http::Response handle(const http::Request& request, const std::string& remote,
+                        bool* news = nullptr);
+  // The server's handler: as above, but a heartbeat that asks to wait (?wait=N, long-polls on)
+  // and has nothing new is held until its host gets a command or the wait runs out.
+  void handle(const http::Request& request, const std::string& remote,
+              std::shared_ptr<http::Responder> responder);
+
+  // Where the store's "a command was committed for this host" goes.
+  LongPolls& long_polls() { return long_polls_; }
 
   // What a route's handler sees of a request.
   struct Call {
@@ -33,6 +49,7 @@ class Api {
     std::vector<std::string> params;                         // the path segments matched by "{}"
     std::vector<std::pair<std::string, std::string>> query;  // decoded, in order
     std::string_view query_value(std::string_view name) const;
+    mutable bool news = true;  // set by the heartbeat route
   };
 
  private:
@@ -53,7 +70,8 @@ class Api {
 
   // The answer to a failed store operation: 404 for kNotFound, 422 for a request the store
   // refuses, 503 with Retry-After and the reason when the data directory is full or read-only
-  // (is_storage_refusal), 500 (counted, logged) for the rest.
+  // (is_storage_refusal) or the database cannot be reached (kUnavailable), 500 (counted, logged)
+  // for the rest.
   http::Response store_failure(const Error& error);
 
   enum class Auth { kNone, kBearer, kApiKey };
@@ -65,6 +83,9 @@ class Api {
     http::Response (Api::*serve)(const Call&);
   };
   static const std::vector<Route>& routes();
+  // The wait a heartbeat asks for, within the server's maximum; 0 for any other request.
+  std::chrono::milliseconds long_poll_wait(const http::Request& request) const;
+
   // The roles of the token the request presents the way `auth` says; 0: none the server knows.
   Roles presented_roles(const http::Request& request, const Call& call, Auth auth) const;
 
@@ -72,6 +93,7 @@ class Api {
   Tokens tokens_;
   ServerMetrics& metrics_;
   ApiOptions options_;
+  LongPolls long_polls_;
 };
 
 }  // namespace dormant::server::api

@@ -22,6 +22,10 @@ constexpr std::array<CounterText, static_cast<size_t>(Counter::kCount)> kCounter
     {"dormant_server_storage_errors_total", "Requests that failed in the database or on disk."},
     {"dormant_server_storage_refusals_total",
      "Writes refused with 503 because the data directory is full or read-only."},
+    {"dormant_server_long_polls_woken_total",
+     "Held heartbeats answered because their host got a command."},
+    {"dormant_server_long_polls_expired_total",
+     "Held heartbeats answered because their wait ran out."},
 }};
 
 }  // namespace

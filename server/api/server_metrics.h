@@ -18,9 +18,11 @@ enum class Counter {
   kCompletions,         // command completions accepted
   kCompletionsRefused,  // completions refused (unknown command, second report, wrong host)
   kProfilesUploaded,
-  kProfileBytes,     // uploaded collapsed text, uncompressed
-  kStorageErrors,    // requests that failed in the store
-  kStorageRefusals,  // writes refused with 503: the data directory is full or read-only
+  kProfileBytes,      // uploaded collapsed text, uncompressed
+  kStorageErrors,     // requests that failed in the store
+  kStorageRefusals,   // writes refused with 503: the data directory is full or read-only
+  kLongPollsWoken,    // held heartbeats answered because their host got a command
+  kLongPollsExpired,  // held heartbeats answered because their wait ran out
   kCount,
 };
 

@@ -39,7 +39,7 @@ class SessionBase {
 
 struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   HttpServerOptions options;
-  Handler handler;
+  AsyncHandler handler;
   net::io_context ioc;
   tcp::acceptor acceptor{ioc};
   std::vector<std::thread> threads;
@@ -166,18 +166,45 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
     ++served_;
     Request request = parser_->release();
+    version_ = request.version();
+    keep_alive_ = request.keep_alive();
+    auto responder = std::make_shared<SessionResponder>(this->shared_from_this());
     try {
-      response_ = state_->handler(request, remote_);
+      state_->handler(request, remote_, responder);
     } catch (const std::exception& exception) {
       // The path only: a query string may carry a token (gProfiler sends key=<token>).
       std::string_view target(request.target().data(), request.target().size());
       spdlog::error("{} {}: internal error: {}", std::string(request.method_string()),
                     target.substr(0, target.find('?')), exception.what());
-      response_ = json_response(bhttp::status::internal_server_error,
-                                R"({"success":false,"message":"internal server error"})");
+      responder->reply(json_response(bhttp::status::internal_server_error,
+                                     R"({"success":false,"message":"internal server error"})"));
     }
-    response_.version(request.version());
-    response_.keep_alive(request.keep_alive() && !state_->stopping);
+  }
+
+  // Answers the request read last, once, on the connection's strand.
+  class SessionResponder final : public Responder {
+   public:
+    explicit SessionResponder(std::shared_ptr<Session> session) : session_(std::move(session)) {}
+    void reply(Response response) override {
+      if (replied_.exchange(true)) return;
+      auto session = std::move(session_);
+      net::post(session->stream_.get_executor(),
+                [session, response = std::move(response)]() mutable {
+                  session->respond(std::move(response));
+                });
+    }
+    net::any_io_executor executor() const override { return executor_; }
+
+   private:
+    std::shared_ptr<Session> session_;
+    net::any_io_executor executor_ = session_->stream_.get_executor();
+    std::atomic<bool> replied_{false};
+  };
+
+  void respond(Response response) {
+    response_ = std::move(response);
+    response_.version(version_);
+    response_.keep_alive(keep_alive_ && !state_->stopping);
     write();
   }
 
@@ -252,7 +279,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   Response response_;
   uint64_t id_ = 0;
-  uint64_t served_ = 0;  // requests answered on this connection
+  uint64_t served_ = 0;    // requests answered on this connection
+  unsigned version_ = 11;  // of the request being answered
+  bool keep_alive_ = false;
   bool request_unread_ = false;
   bool idle_ = false;
 };
@@ -335,6 +364,15 @@ Response json_response(bhttp::status status, const std::string& body) {
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options, Handler handler) {
+  return start(std::move(options),
+               [handler = std::move(handler)](const Request& request, const std::string& remote,
+                                              std::shared_ptr<Responder> responder) {
+                 responder->reply(handler(request, remote));
+               });
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options,
+                                                      AsyncHandler handler) {
   auto state = std::make_shared<State>();
   state->options = std::move(options);
   state->handler = std::move(handler);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/http.hpp>
 
@@ -22,6 +23,19 @@ using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
 // Called on a server thread for each complete request; `remote` is "ip:port".
 using Handler = std::function<Response(const Request& request, const std::string& remote)>;
+
+// How an asynchronous handler answers: at once or later (a long-poll), from any thread. Only the
+// first reply counts. The connection reads nothing and has no deadline while it waits: whoever
+// holds the Responder must reply, in the end.
+class Responder {
+ public:
+  virtual ~Responder() = default;
+  virtual void reply(Response response) = 0;
+  // The connection's strand: timers and later work for this request run there.
+  virtual boost::asio::any_io_executor executor() const = 0;
+};
+using AsyncHandler = std::function<void(const Request& request, const std::string& remote,
+                                        std::shared_ptr<Responder> responder)>;
 
 struct HttpServerOptions {
   std::string address = "127.0.0.1";
@@ -47,6 +61,7 @@ Response json_response(boost::beast::http::status status, const std::string& bod
 class HttpServer {
  public:
   static Result<std::unique_ptr<HttpServer>> start(HttpServerOptions options, Handler handler);
+  static Result<std::unique_ptr<HttpServer>> start(HttpServerOptions options, AsyncHandler handler);
   ~HttpServer();
 
   uint16_t port() const;

@@ -17,6 +17,14 @@ struct Migration {
   std::string_view sql;
 };
 
+// Migration 2, the same SQL on both: retention deletes the oldest rows in batches, found by the
+// time they were replaced or received.
+inline constexpr std::string_view kRetentionIndexes = R"sql(
+CREATE INDEX commands_by_replaced ON commands (replaced_ms) WHERE replaced_by IS NOT NULL;
+CREATE INDEX profiling_requests_by_time ON profiling_requests (created_ms);
+CREATE INDEX profiles_by_received ON profiles (received_ms);
+)sql";
+
 // Every migration this binary knows for each database, oldest first.
 std::span<const Migration> sqlite_migrations();
 std::span<const Migration> postgres_migrations();

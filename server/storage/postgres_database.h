@@ -42,6 +42,8 @@ class PostgresDatabase final : public Database {
   void rollback() noexcept override;
   bool in_transaction() const override;
   bool broken() const override;
+  // For LISTEN, which reads the connection's socket itself.
+  pg_conn* native_handle() const { return connection_; }
 
   // Runs a prepared statement; the result is owned by the caller (PQclear). Records changes().
   Result<pg_result*> run_prepared(const std::string& name, std::string_view sql, int count,

@@ -119,15 +119,9 @@ CREATE TABLE profile_bodies (
 ALTER TABLE profile_bodies ALTER COLUMN gzip SET STORAGE EXTERNAL;
 )sql";
 
-constexpr std::string_view kPostgresV2 = R"sql(
-CREATE INDEX commands_by_replaced ON commands (replaced_ms) WHERE replaced_by IS NOT NULL;
-CREATE INDEX profiling_requests_by_time ON profiling_requests (created_ms);
-CREATE INDEX profiles_by_received ON profiles (received_ms);
-)sql";
-
 constexpr std::array kMigrations = {
     Migration{1, "hosts, requests, commands, executions, profiles", kPostgresV1},
-    Migration{2, "indexes for retention", kPostgresV2},
+    Migration{2, "indexes for retention", kRetentionIndexes},
 };
 
 }  // namespace

@@ -113,16 +113,9 @@ CREATE INDEX profiles_by_host ON profiles (hostname, start_ms);
 CREATE INDEX profiles_by_time ON profiles (start_ms);
 )sql";
 
-// Retention deletes the oldest rows in batches: by the time they were replaced or received.
-constexpr std::string_view kSqliteV2 = R"sql(
-CREATE INDEX commands_by_replaced ON commands (replaced_ms) WHERE replaced_by IS NOT NULL;
-CREATE INDEX profiling_requests_by_time ON profiling_requests (created_ms);
-CREATE INDEX profiles_by_received ON profiles (received_ms);
-)sql";
-
 constexpr std::array kMigrations = {
     Migration{1, "hosts, requests, commands, executions, profiles", kSqliteV1},
-    Migration{2, "indexes for retention", kSqliteV2},
+    Migration{2, "indexes for retention", kRetentionIndexes},
 };
 
 }  // namespace

@@ -83,6 +83,18 @@ Result<void> write_host(Database& db, const PlannedHost& planned, TimePoint now)
   return insert_command(db, *planned.row);
 }
 
+// On PostgreSQL, tells every replica's listener at commit. A payload over NOTIFY's limit (8000
+// bytes) goes empty: it wakes every held heartbeat.
+Result<void> notify_command(Database& db, const std::string& hostname, const std::string& service) {
+  if (db.dialect() != Dialect::kPostgres) return ok();
+  constexpr size_t kMaxPayload = 7900;
+  std::string payload = hostname + '\n' + service;
+  if (payload.size() > kMaxPayload) payload.clear();
+  auto notify = db.prepare("SELECT pg_notify(?1, ?2)");
+  if (!notify) return std::move(notify).take_error();
+  return notify->bind_all(kCommandsChannel, payload).run();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& data_dir,
@@ -135,6 +147,7 @@ Result<std::unique_ptr<Store>> Store::open_postgres(const std::string& url, Stor
       options.connections, std::move(*db));
   std::unique_ptr<Store> store(new Store(std::nullopt, std::move(pool), options.clock));
   store->bodies_ = std::make_unique<TableBodies>(*store->pool_);
+  store->postgres_url_ = url;
   return store;
 }
 
@@ -261,9 +274,19 @@ Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run
           return std::move(written).take_error().with_context(
               host_and_service(host.plan.hostname, request.service_name));
         }
+        if (!host.row) continue;
+        if (auto notified = notify_command(db, host.plan.hostname, request.service_name);
+            !notified) {
+          return std::move(notified).take_error();
+        }
       }
       if (auto committed = transaction->commit(); !committed) {
         return std::move(committed).take_error();
+      }
+      if (commands_changed_) {
+        for (const PlannedHost& host : planned) {
+          if (host.row) commands_changed_(host.plan.hostname, request.service_name);
+        }
       }
     }
     for (PlannedHost& host : planned) outcome.hosts.push_back(std::move(host.plan));
@@ -497,6 +520,22 @@ Result<ProfilingRequestRecord> Store::get_request(const std::string& request_id)
   if (!found) return std::move(found).take_error().with_context("reading request " + request_id);
   if (!*found) return Error(ErrorKind::kNotFound, "no profiling request has id " + request_id);
   return std::move(**found);
+}
+
+void Store::on_commands(CommandsChanged changed, std::function<void()> missed) {
+  listener_.reset();
+  if (postgres_url_.empty() || !changed) {
+    commands_changed_ = std::move(changed);
+    return;
+  }
+  listener_ = std::make_unique<PostgresListener>(
+      postgres_url_,
+      [changed = std::move(changed), missed](const std::string& payload) {
+        auto split = payload.find('\n');
+        if (split == std::string::npos) return missed();  // too long to name: wake everyone
+        changed(payload.substr(0, split), payload.substr(split + 1));
+      },
+      missed);
 }
 
 Result<ExpiredRows> Store::expire_before(TimePoint cutoff, int64_t batch) {

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -32,6 +33,7 @@
 #include "server/storage/connection_pool.h"
 #include "server/storage/data_dir.h"
 #include "server/storage/database.h"
+#include "server/storage/postgres_listener.h"
 #include "server/storage/profile_bodies.h"
 #include "server/storage/records.h"
 #include "server/storage/write_gate.h"
@@ -95,6 +97,14 @@ class Store {
   Result<Command> get_command(const std::string& command_id);
   Result<ProfilingRequestRecord> get_request(const std::string& request_id);
 
+  // Calls `changed` with the host and service of every command committed from now on, by this
+  // store or, on PostgreSQL, by any store on the database; `missed` when some may have been lost
+  // (the connection that listens for them broke and is back). From another thread. Empty
+  // functions: no more calls once it returns.
+  using CommandsChanged =
+      std::function<void(const std::string& hostname, const std::string& service)>;
+  void on_commands(CommandsChanged changed, std::function<void()> missed);
+
   // Deletes up to `batch` of each: profiles received, commands replaced (history) and requests
   // made before `cutoff`, requests only once no command carries them out. Each kind in its own
   // short transaction, so that heartbeats never wait long behind it.
@@ -131,6 +141,9 @@ class Store {
   std::unique_ptr<ProfileBodies> bodies_;
   std::unique_ptr<WriteGate> gate_;  // null on PostgreSQL, whose errors say when its disk is full
   Clock clock_;
+  std::string postgres_url_;          // empty on SQLite
+  CommandsChanged commands_changed_;  // SQLite: called after the commit
+  std::unique_ptr<PostgresListener> listener_;
 };
 
 }  // namespace dormant::server::storage

@@ -11,6 +11,7 @@
 #include "heartbeat_fixture.h"
 #include "server_process.h"
 #include "tests/support/eventually.h"
+#include "tests/support/postgres_cluster.h"
 #include "workload.h"
 
 namespace dormant::testing {
@@ -23,16 +24,19 @@ class AgentFailoverTest : public HeartbeatFixture {
     HeartbeatFixture::TearDown();
   }
 
-  // The second server: a data directory of its own, the first one's certificates (the agent
-  // trusts one CA) and tokens.
-  void start_standby() {
-    fs::path root = root_ / "standby";
+  // Another server: a folder of its own, the first one's certificates (the agent trusts one CA)
+  // and tokens.
+  std::unique_ptr<ServerProcess> another_server(const std::string& name,
+                                                const std::vector<std::string>& args = {}) {
+    fs::path root = root_ / name;
     fs::create_directories(root);
     fs::copy(root_ / "certs", root / "certs", fs::copy_options::recursive);
     fs::copy_file(root_ / "tokens", root / "tokens");
-    standby_ = std::make_unique<ServerProcess>(root);
-    ASSERT_TRUE(standby_->start()) << standby_->log();
+    auto server = std::make_unique<ServerProcess>(root);
+    EXPECT_TRUE(server->start(args)) << server->log();
+    return server;
   }
+  void start_standby() { standby_ = another_server("standby"); }
 
   // agent_args with `api_server` for --api-server.
   std::vector<std::string> agent_args_with(const std::string& api_server) {
@@ -41,6 +45,11 @@ class AgentFailoverTest : public HeartbeatFixture {
       if (args[i] == "--api-server") args[i + 1] = api_server;
     }
     return args;
+  }
+
+  bool every_profile_delivered() {
+    return eventually([&] { return static_cast<int>(server_profiles()) >= profiles_written(); },
+                      60s);
   }
 
   int profiles_written() {
@@ -84,12 +93,56 @@ TEST_F(AgentFailoverTest, AServerKilledWithSigkillIsLeftForTheNextOneAndNothingI
   std::string stop = request("stop", {{"stop_level", "host"}});
   ASSERT_TRUE(command_reaches(stop, "completed")) << agent_log();
   ASSERT_TRUE(back_to_idle()) << agent_log();
-  ASSERT_TRUE(
-      eventually([&] { return static_cast<int>(server_profiles()) >= profiles_written(); }, 60s))
+  ASSERT_TRUE(every_profile_delivered())
       << "profiles were lost: " << server_profiles() << " of " << profiles_written() << "\n"
       << agent_log();
   EXPECT_EQ(log_count("session " + start + ": starting"), 1) << agent_log();
   stop_agent();
+}
+
+// Three replicas on one PostgreSQL database, the agent given all three. Its heartbeats are
+// long-polls held by the first; a request made on the third reaches it through the database at
+// once. The first is killed: the agent goes on with the second, and what it reports there is
+// what the third shows.
+TEST_F(AgentFailoverTest, ReplicasOnOneDatabaseServeAnAgentWhicheverItReaches) {
+  if (std::string why = PostgresCluster::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  auto cluster = PostgresCluster::start();
+  ASSERT_TRUE(cluster.ok()) << cluster.error().message();
+  auto url = (*cluster)->create_database();
+  ASSERT_TRUE(url.ok()) << url.error().message();
+  const std::vector<std::string> shared = {"--database", *url};
+  ASSERT_TRUE(server_->start(shared)) << server_->log();
+  auto second = another_server("second", shared);
+  auto third = another_server("third", shared);
+  ASSERT_TRUE(second->port() != 0 && third->port() != 0);
+  auto url_of = [](const ServerProcess& server) {
+    return "https://localhost:" + std::to_string(server.port());
+  };
+  start_agent(agent_args_with(url_of(*server_) + "," + url_of(*second) + "," + url_of(*third)));
+  ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))
+      << agent_log();
+
+  std::unique_ptr<ServerProcess> first = std::move(server_);
+  server_ = std::move(third);  // requests and reads go to the third replica
+  auto busy = spawn_workload(40);
+  std::string start = request("start", {{"continuous", true}, {"duration", 2}, {"frequency", 49}});
+  ASSERT_FALSE(start.empty());
+  ASSERT_TRUE(command_reaches(start, "completed")) << command_status(start) << "\n" << agent_log();
+  EXPECT_GE(first->metric("dormant_server_long_polls_woken_total"), 1)
+      << "the command did not wake the heartbeat held by the first replica";
+
+  first->kill();
+  std::string stop = request("stop", {{"stop_level", "host"}});
+  ASSERT_TRUE(command_reaches(stop, "completed")) << agent_log();
+  EXPECT_GE(log_count("next requests go to " + url_of(*second)), 1) << agent_log();
+  ASSERT_TRUE(back_to_idle()) << agent_log();
+  ASSERT_TRUE(every_profile_delivered())
+      << "profiles were lost: " << server_profiles() << " of " << profiles_written() << "\n"
+      << agent_log();
+  EXPECT_EQ(log_count("session " + start + ": starting"), 1) << agent_log();
+  stop_agent();
+  second.reset();
+  server_.reset();
 }
 
 }  // namespace

@@ -96,6 +96,15 @@ HttpReply ServerProcess::curl(std::vector<std::string> args, bool with_token) co
   return reply;
 }
 
+double ServerProcess::metric(const std::string& name) const {
+  std::istringstream lines(get("/metrics").body);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
+  }
+  return -1;
+}
+
 HttpReply ServerProcess::post_json(const std::string& path, const nlohmann::json& body) const {
   return post_text(path, body.dump());
 }

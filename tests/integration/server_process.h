@@ -47,6 +47,8 @@ class ServerProcess {
   HttpReply get(const std::string& path) const { return curl({url(path)}); }
   HttpReply post_json(const std::string& path, const nlohmann::json& body) const;
   HttpReply post_text(const std::string& path, const std::string& body) const;
+  // A counter of its /metrics; -1 when it has none of that name.
+  double metric(const std::string& name) const;
 
  private:
   std::filesystem::path root_;

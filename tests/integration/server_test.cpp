@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "server_process.h"
+#include "tests/support/eventually.h"
+#include "tests/support/postgres_cluster.h"
 #include "tests/support/tmpfs_mount.h"
 
 #include "common/atomic_file.h"
@@ -872,6 +874,85 @@ TEST_F(DataDirFaultTest, AReadOnlyDataDirGets503WithTheReasonAndRecoversWhenWrit
   log = server_->log();
   EXPECT_EQ(occurrences(log, kRecoveryLogged), 1u) << log;
   EXPECT_EQ(occurrences(log, kRefusalLogged), 1u) << log;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Long-polls, and the store on PostgreSQL
+
+using namespace std::chrono_literals;
+
+// The long-poll offer, as curl reads it from a plain heartbeat's answer.
+std::string long_poll_offer(const ServerProcess& server, const json& heartbeat) {
+  return server
+      .curl({"-o", "/dev/null", "-w", "%header{x-dormant-long-poll}\n%{http_code}", "-H",
+             "Content-Type: application/json", "--data-binary", heartbeat.dump(),
+             server.url("/api/metrics/heartbeat")})
+      .body;
+}
+
+TEST_F(ServerTest, AHeldHeartbeatGetsTheCommandAsSoonAsItIsRequested) {
+  start({"--long-poll-max", "60"});
+  EXPECT_EQ(long_poll_offer(*server_, agent_heartbeat("web-01")), "60");
+  HttpReply held;
+  std::thread agent([&] {
+    held = server_->post_json("/api/metrics/heartbeat?wait=60", agent_heartbeat("web-01"));
+  });
+  // The request is made once the heartbeat is held (or, were it not held, after its answer).
+  ASSERT_TRUE(
+      eventually([&] { return server_->metric("dormant_server_heartbeats_total") >= 2; }, 30s));
+  json made = request({{"service_name", "web"},
+                       {"request_type", "start"},
+                       {"target_hosts", {{"web-01", nullptr}}}});
+  agent.join();
+  ASSERT_EQ(held.status, 200) << held.body;
+  EXPECT_EQ(held.json()["command_id"], made["command_ids"][0]) << held.body;
+  EXPECT_EQ(server_->metric("dormant_server_long_polls_woken_total"), 1);
+  EXPECT_EQ(server_->metric("dormant_server_long_polls_expired_total"), 0);
+
+  // A heartbeat that does not acknowledge the command it was given is answered at once.
+  HttpReply again = server_->post_json("/api/metrics/heartbeat?wait=60", agent_heartbeat("web-01"));
+  EXPECT_EQ(again.json()["command_id"], made["command_ids"][0]);
+  // One that does is held until its wait runs out, and answered with the same command.
+  json acknowledged = agent_heartbeat("web-01");
+  acknowledged["received_command_ids"] = made["command_ids"];
+  HttpReply expired = server_->post_json("/api/metrics/heartbeat?wait=1", acknowledged);
+  EXPECT_EQ(expired.json()["command_id"], made["command_ids"][0]);
+  EXPECT_EQ(server_->metric("dormant_server_long_polls_expired_total"), 1);
+  EXPECT_EQ(server_->metric("dormant_server_long_polls_woken_total"), 1);
+}
+
+TEST_F(ServerTest, WithoutLongPollsAHeartbeatIsAnsweredAtOnceAndNothingIsOffered) {
+  start({"--long-poll-max", "0"});
+  EXPECT_EQ(long_poll_offer(*server_, agent_heartbeat("web-01")), "");
+  HttpReply reply = server_->post_json("/api/metrics/heartbeat?wait=60", agent_heartbeat("web-01"));
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(server_->metric("dormant_server_long_polls_expired_total"), 0);
+  EXPECT_EQ(server_->metric("dormant_server_long_polls_woken_total"), 0);
+}
+
+// The database goes away under a replica: it answers 503 with Retry-After meanwhile, and serves
+// again by itself once the database is back.
+TEST_F(ServerTest, WhileItsDatabaseIsDownTheServerAnswers503AndRecoversByItself) {
+  if (std::string why = PostgresCluster::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  auto cluster = PostgresCluster::start();
+  ASSERT_TRUE(cluster.ok()) << cluster.error().message();
+  auto url = (*cluster)->create_database();
+  ASSERT_TRUE(url.ok()) << url.error().message();
+  start({"--database", *url});
+  beat("web-01");
+  ASSERT_TRUE((*cluster)->stop().ok());
+  HttpReply down = server_->post_json("/api/metrics/heartbeat", agent_heartbeat("web-01"));
+  EXPECT_EQ(down.status, 503) << down.body;
+  EXPECT_EQ(server_->get("/api/hosts").status, 503);
+  ASSERT_TRUE((*cluster)->restart().ok());
+  EXPECT_TRUE(eventually(
+      [&] {
+        return server_->post_json("/api/metrics/heartbeat", agent_heartbeat("web-01")).status ==
+               200;
+      },
+      30s))
+      << server_->log();
+  EXPECT_EQ(server_->get("/api/hosts").json()["hosts"].size(), 1u);
 }
 
 }  // namespace

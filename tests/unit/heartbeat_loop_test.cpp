@@ -16,6 +16,14 @@ using namespace std::chrono_literals;
 constexpr const char* kNoCommand =
     R"({"success":true,"message":"Heartbeat received. No profiling commands.","command_id":null,"profiling_command":null})";
 
+HeartbeatRequest web_01() {
+  HeartbeatRequest request;
+  request.hostname = "web-01";
+  request.service_name = "web";
+  request.ip_address = "10.0.0.7";
+  return request;
+}
+
 class HeartbeatLoopTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -30,14 +38,7 @@ class HeartbeatLoopTest : public ::testing::Test {
     policy.max_backoff = 20ms;
     policy.jitter = 0;
     loop_ = HeartbeatLoop::make(
-        io_, client_, RetryTimer(policy),
-        [] {
-          HeartbeatRequest request;
-          request.hostname = "web-01";
-          request.service_name = "web";
-          request.ip_address = "10.0.0.7";
-          return request;
-        },
+        io_, client_, RetryTimer(policy), web_01,
         [this](const HeartbeatResponse& answer) { answers_.push_back(answer); });
   }
   void TearDown() override { spdlog::set_default_logger(previous_); }
@@ -77,6 +78,39 @@ TEST_F(HeartbeatLoopTest, SendsTheAgentsHeartbeatAndHandsOverEachAnswer) {
   auto body = nlohmann::json::parse(client_->bodies[0]);
   EXPECT_EQ(body["hostname"], "web-01");
   EXPECT_EQ(body["service_name"], "web");
+}
+
+// A server that offers long-polls is asked to hold the next heartbeat (up to the interval); one
+// that stops offering them (a failover to Performance Studio) is polled plainly again. Under a
+// second of interval, there is no hold to ask for.
+TEST_F(HeartbeatLoopTest, AsksForAHoldOnlyWhereTheServerOffersOne) {
+  HttpReply offering{200, kNoCommand};
+  offering.headers = {{"x-dormant-long-poll", "30"}};
+  client_->script = {offering, offering, HttpReply{200, kNoCommand}};
+  RetryPolicy policy;
+  policy.interval = 1s;
+  policy.jitter = 0;
+  auto loop = HeartbeatLoop::make(io_, client_, RetryTimer(policy), web_01,
+                                  [](const HeartbeatResponse&) {});
+  loop->start();
+  run_until([&] { return client_->paths.size() >= 4; });
+  loop->stop();
+  ASSERT_GE(client_->paths.size(), 4u);
+  EXPECT_EQ(client_->paths[0], "/api/metrics/heartbeat");
+  EXPECT_EQ(client_->paths[1], "/api/metrics/heartbeat?wait=1");  // the interval
+  EXPECT_EQ(client_->paths[2], "/api/metrics/heartbeat?wait=1");
+  EXPECT_EQ(client_->paths[3], "/api/metrics/heartbeat");
+}
+
+TEST_F(HeartbeatLoopTest, UnderASecondOfIntervalTheServersOfferIsNotTaken) {
+  HttpReply offering{200, kNoCommand};
+  offering.headers = {{"X-Dormant-Long-Poll", "30"}};
+  client_->script = {offering, offering};
+  loop_->start();  // its interval is 5 ms
+  run_until([&] { return client_->paths.size() >= 3; });
+  loop_->stop();
+  ASSERT_GE(client_->paths.size(), 3u);
+  for (const std::string& path : client_->paths) EXPECT_EQ(path, "/api/metrics/heartbeat");
 }
 
 TEST_F(HeartbeatLoopTest, FailuresBackOffLogOnceAndRecover) {
