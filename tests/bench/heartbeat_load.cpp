@@ -3,7 +3,7 @@
 // latency percentiles.
 //
 //   heartbeat_load --port P[,P...] --ca CA.pem --token T --agents N [--hosts H] [--rate R]
-//                  [--seconds S] [--warmup S]
+//                  [--seconds S] [--warmup S] [--wait W]
 //
 // Several ports (replicas of the server) share the agents round-robin. --hosts H (default N)
 // spreads the heartbeats over H host names: each connection takes its turn with every H/N of them.
@@ -13,6 +13,13 @@
 // sent: a server that falls behind cannot hide it by slowing the client down. --rate 0 is a
 // closed loop: each agent sends its next heartbeat as soon as the answer to the last one arrives,
 // which measures the most the server can take.
+//
+// --wait W (with --rate 0) sends the heartbeats as long-polls (?wait=W): with no commands for
+// their hosts the server holds each for W seconds. Each agent sends its first one as soon as its
+// connection is up (the server closes a new connection that sends nothing for --read-timeout,
+// less than it may take to open thousands). Every answer counts, whenever it comes, and is sorted
+// into those held for the full wait and those answered sooner. `--agents 10000 --rate 0 --wait 30
+// --seconds 1 --warmup 0` holds one heartbeat on each of 10,000 connections, then exits.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -46,13 +53,16 @@ struct Options {
   double rate = 5000;  // per second, all agents together; 0: closed loop
   double seconds = 10;
   double warmup = 3;
+  int wait = 0;  // seconds; 0: plain heartbeats
   int concurrent_handshakes = 256;
 };
 
 struct Totals {
-  std::vector<double> latencies_ms;  // measured window only
-  uint64_t answered = 0;             // measured window only
+  std::vector<double> latencies_ms;  // measured window only (--wait: all)
+  uint64_t answered = 0;             // measured window only (--wait: all)
   uint64_t errors = 0;
+  uint64_t held_full = 0;   // --wait: answered after the whole wait
+  uint64_t held_short = 0;  // --wait: answered sooner
   int connected = 0;
   Clock::time_point measure_from;
   Clock::time_point measure_until;
@@ -87,6 +97,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
                                     if (error) return fail(error, done);
                                     ++totals_.connected;
                                     done();
+                                    if (options_.wait > 0) send();
                                   });
         });
   }
@@ -110,7 +121,9 @@ class Agent : public std::enable_shared_from_this<Agent> {
   }
 
   bhttp::request<bhttp::string_body> make(int host) const {
-    bhttp::request<bhttp::string_body> request(bhttp::verb::post, "/api/metrics/heartbeat", 11);
+    std::string target = "/api/metrics/heartbeat";
+    if (options_.wait > 0) target += "?wait=" + std::to_string(options_.wait);
+    bhttp::request<bhttp::string_body> request(bhttp::verb::post, target, 11);
     request.set(bhttp::field::host, "localhost");
     request.set(bhttp::field::authorization, "Bearer " + options_.token);
     request.set(bhttp::field::content_type, "application/json");
@@ -126,7 +139,8 @@ class Agent : public std::enable_shared_from_this<Agent> {
 
   void send() {
     auto self = shared_from_this();
-    Clock::time_point due = options_.rate > 0 ? due_ : Clock::now();
+    sent_ = Clock::now();
+    Clock::time_point due = options_.rate > 0 ? due_ : sent_;
     const auto& request = requests_[next_request_++ % requests_.size()];
     bhttp::async_write(stream_, request, [this, self, due](beast::error_code error, size_t) {
       if (error) return broken(error);
@@ -145,6 +159,12 @@ class Agent : public std::enable_shared_from_this<Agent> {
       if (totals_.errors++ < 5) {
         std::fprintf(stderr, "status %u: %s\n", response_.result_int(), response_.body().c_str());
       }
+    } else if (options_.wait > 0) {
+      // A held heartbeat answers after the window it was sent in: count it whenever it comes.
+      auto held = std::chrono::duration<double>(now - sent_).count();
+      ++(held >= options_.wait - 0.1 ? totals_.held_full : totals_.held_short);
+      ++totals_.answered;
+      totals_.latencies_ms.push_back(held * 1000);
     } else if (due >= totals_.measure_from && now <= totals_.measure_until) {
       ++totals_.answered;
       totals_.latencies_ms.push_back(std::chrono::duration<double, std::milli>(now - due).count());
@@ -172,6 +192,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
   Clock::duration interval_{0};
   Clock::duration offset_{0};
   Clock::time_point due_;
+  Clock::time_point sent_;
 };
 
 double percentile(std::vector<double>& values, double p) {
@@ -213,6 +234,8 @@ Options parse(int argc, char** argv) {
       options.seconds = std::stod(value);
     else if (flag == "--warmup")
       options.warmup = std::stod(value);
+    else if (flag == "--wait")
+      options.wait = std::stoi(value);
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       std::exit(2);
@@ -220,10 +243,11 @@ Options parse(int argc, char** argv) {
   }
   bool no_port = options.ports.empty() ||
                  std::find(options.ports.begin(), options.ports.end(), 0) != options.ports.end();
-  if (no_port || options.ca.empty() || options.token.empty() || options.agents < 1) {
+  if (no_port || options.ca.empty() || options.token.empty() || options.agents < 1 ||
+      options.wait < 0 || (options.wait > 0 && options.rate != 0)) {
     std::fprintf(stderr,
                  "usage: heartbeat_load --port P[,P...] --ca CA.pem --token T --agents N "
-                 "[--hosts H] [--rate R] [--seconds S] [--warmup S]\n");
+                 "[--hosts H] [--rate R] [--seconds S] [--warmup S] [--wait W (with --rate 0)]\n");
     std::exit(2);
   }
   return options;
@@ -251,8 +275,12 @@ int main(int argc, char** argv) {
     agents.push_back(std::make_shared<Agent>(io, tls, options, totals, i));
   }
 
-  // Connections first, a bounded number of handshakes at a time.
+  // Connections first, a bounded number of handshakes at a time; the measurement starts when
+  // the last is up. Long-polls are already under way by then (see Agent::connect): with --wait
+  // this one run() lasts until they are all answered.
   auto connect_start = Clock::now();
+  Clock::time_point start;
+  double connect_seconds = -1;
   size_t next = 0;
   int in_flight = 0;
   std::function<void()> connect_more = [&] {
@@ -264,34 +292,47 @@ int main(int argc, char** argv) {
         connect_more();
       });
     }
+    if (in_flight > 0 || connect_seconds >= 0) return;
+    start = Clock::now();
+    connect_seconds = std::chrono::duration<double>(start - connect_start).count();
+    totals.measure_from = start + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(options.warmup));
+    totals.measure_until =
+        totals.measure_from +
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.seconds));
   };
   connect_more();
   io.run();
   io.restart();
-  double connect_seconds = std::chrono::duration<double>(Clock::now() - connect_start).count();
   if (totals.connected < options.agents) {
     std::fprintf(stderr, "only %d of %d agents connected\n", totals.connected, options.agents);
     return 1;
   }
-
-  Clock::time_point start = Clock::now();
-  totals.measure_from = start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(options.warmup));
-  totals.measure_until = totals.measure_from + std::chrono::duration_cast<Clock::duration>(
-                                                   std::chrono::duration<double>(options.seconds));
-  for (auto& agent : agents) agent->run(start);
-  io.run();
+  if (options.wait == 0) {
+    for (auto& agent : agents) agent->run(start);
+    io.run();
+  }
 
   double rate = static_cast<double>(totals.answered) / options.seconds;
   std::vector<double>& latencies = totals.latencies_ms;
   double p50 = percentile(latencies, 0.50);
   double p99 = percentile(latencies, 0.99);
   double max = latencies.empty() ? 0 : *std::max_element(latencies.begin(), latencies.end());
+  int hosts = options.hosts > 0 ? options.hosts : options.agents;
+  if (options.wait > 0) {
+    std::printf(
+        "%d agents over keep-alive TLS to %zu port(s), %d hosts (%d connected in %.1f s), "
+        "long-polls (?wait=%d): %lu answered after the full wait, %lu sooner; held p50 %.0f ms, "
+        "max %.0f ms (from sent); %lu errors\n",
+        options.agents, endpoints.size(), hosts, totals.connected, connect_seconds, options.wait,
+        static_cast<unsigned long>(totals.held_full), static_cast<unsigned long>(totals.held_short),
+        p50, max, static_cast<unsigned long>(totals.errors));
+    return totals.errors == 0 ? 0 : 1;
+  }
   std::printf(
       "%d agents over keep-alive TLS to %zu port(s), %d hosts (%d connected in %.1f s), %s: "
       "%.0f heartbeats/s over %.0f s; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; %lu errors\n",
-      options.agents, endpoints.size(), options.hosts > 0 ? options.hosts : options.agents,
-      totals.connected, connect_seconds,
+      options.agents, endpoints.size(), hosts, totals.connected, connect_seconds,
       options.rate > 0
           ? ("open loop at " + std::to_string(static_cast<int>(options.rate)) + "/s").c_str()
           : "closed loop",

@@ -23,86 +23,18 @@ agents=${BENCH_AGENTS:-50}
 hosts=${BENCH_HOSTS:-1000}
 seconds=${BENCH_SECONDS:-10}
 warmup=${BENCH_WARMUP:-2}
-read -r -a server_args <<<"${BENCH_SERVER_ARGS:-}"
-read -r -a pg_args <<<"${BENCH_PG_ARGS:-}"
 for file in "$server_src" "$load_src" "$pg_bin/initdb" "$pg_bin/postgres"; do
   [[ -x $file ]] || { echo "heartbeat_replicas_bench: $file is missing" >&2; exit 1; }
 done
 
-work=$(mktemp -d)
-chmod 711 "$work"  # PostgreSQL's account must reach its folder inside
-server_pids=()
-pg_pid=
-cleanup() {
-  for pid in "${server_pids[@]}"; do
-    kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  done
-  if [[ -n $pg_pid ]]; then
-    kill -INT "$pg_pid" 2>/dev/null && wait "$pg_pid" 2>/dev/null
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# Copies, so that every case runs the same binaries even if a build replaces them meanwhile.
-cp "$server_src" "$work/dormant-server"
+# shellcheck source=tests/bench/bench_servers.sh
+source "$here/bench_servers.sh"
+bench_init "$server_src"
+read -r -a server_args <<<"${BENCH_SERVER_ARGS:-}"
+read -r -a pg_args <<<"${BENCH_PG_ARGS:-}"
 cp "$load_src" "$work/heartbeat_load"
-"$here/../../scripts/gen-certs" "$work/certs" >/dev/null
-(umask 077 && echo "bench-token agent" >"$work/tokens")
+start_postgres "$pg_bin" "${pg_args[@]}"
 
-# PostgreSQL runs as its own account when we are root.
-as_pg=()
-if [[ $(id -u) -eq 0 ]]; then
-  as_pg=(setpriv --reuid=postgres --regid=postgres --clear-groups --)
-fi
-pg="$work/pg"
-mkdir "$pg"
-[[ ${#as_pg[@]} -gt 0 ]] && chown postgres:postgres "$pg"
-"${as_pg[@]}" "$pg_bin/initdb" -D "$pg/data" -A trust -U dormant -E UTF8 --no-locale \
-  --no-instructions >"$work/initdb.log" 2>&1 || { cat "$work/initdb.log" >&2; exit 1; }
-"${as_pg[@]}" "$pg_bin/postgres" -D "$pg/data" -k "$pg" -c listen_addresses= \
-  -c max_connections=300 -c logging_collector=off "${pg_args[@]}" 2>"$work/postgres.log" &
-pg_pid=$!
-for _ in $(seq 150); do
-  "$pg_bin/pg_isready" -q -h "$pg" -d postgres -U dormant && break
-  kill -0 "$pg_pid" 2>/dev/null || { cat "$work/postgres.log" >&2; exit 1; }
-  sleep 0.1
-done
-"$pg_bin/pg_isready" -q -h "$pg" -d postgres -U dormant
-
-# start_server NAME STORAGE_ARGS... starts a server in the background and adds its pid to
-# server_pids; wait_for_servers NAME... waits until they listen and adds their ports to ports.
-ports=()
-start_server() {
-  local name=$1
-  shift
-  "$work/dormant-server" --listen 127.0.0.1 --port 0 --tokens-file "$work/tokens" \
-    --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" --log-level warn \
-    "${server_args[@]}" "$@" >"$work/$name.out" 2>"$work/$name.log" &
-  server_pids+=($!)
-}
-wait_for_servers() {
-  local name
-  for name in "$@"; do
-    for _ in $(seq 300); do  # migrations on PostgreSQL take a moment
-      grep -q listening "$work/$name.out" 2>/dev/null && break
-      sleep 0.1
-    done
-    grep -q listening "$work/$name.out" ||
-      { echo "dormant-server ($name) did not start:" >&2; cat "$work/$name.log" >&2; exit 1; }
-    ports+=("$(sed -n 's/.*://p' "$work/$name.out")")
-  done
-}
-stop_servers() {
-  local pid
-  for pid in "${server_pids[@]}"; do
-    kill -TERM "$pid"
-    wait "$pid" || true
-  done
-  server_pids=()
-  ports=()
-}
 rss_mb() { awk '$1 == "VmRSS:" { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 
 rows=()
