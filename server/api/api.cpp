@@ -325,7 +325,11 @@ std::chrono::milliseconds Api::long_poll_wait(const http::Request& request) cons
 void Api::handle(const http::Request& request, const std::string& remote,
                  std::shared_ptr<http::Responder> responder) {
   std::chrono::milliseconds wait = long_poll_wait(request);
-  if (wait.count() == 0) return responder->reply(handle(request, remote));
+  // A held heartbeat keeps a copy of its request: only ordinary ones are held.
+  constexpr size_t kLargestHeldBody = 64 << 10;
+  if (wait.count() == 0 || request.body().size() > kLargestHeldBody) {
+    return responder->reply(handle(request, remote));
+  }
   auto body = json_body(request, "heartbeat");
   auto beat = body ? heartbeat::parse_heartbeat_request(*body)
                    : Result<heartbeat::HeartbeatRequest>(body.error());
