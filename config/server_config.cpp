@@ -35,6 +35,10 @@ void define_options(CLI::App& app, ServerConfig& c) {
                  "Require client certificates signed by these CAs (PEM)")
       ->check(CLI::ExistingFile)
       ->group(kListening);
+  app.add_flag("--bind-hostname-to-certificate", c.bind_hostname_to_certificate,
+               "Take heartbeats, completions and uploads for a host only from a client certificate "
+               "that names it (needs --tls-client-ca)")
+      ->group(kListening);
   app.add_flag("--insecure-http", c.insecure_http, "Serve plain HTTP instead of TLS")
       ->group(kListening);
 
@@ -82,6 +86,9 @@ Result<void> validate(const ServerConfig& c) {
     return invalid(
         "TLS needs --tls-cert and --tls-key (scripts/gen-certs makes a test pair); plain HTTP "
         "only with --insecure-http");
+  }
+  if (c.bind_hostname_to_certificate && c.tls_client_ca.empty()) {
+    return invalid("--bind-hostname-to-certificate needs --tls-client-ca (mutual TLS)");
   }
   if (c.insecure_http && !c.tls_client_ca.empty()) {
     return invalid("--tls-client-ca needs TLS: drop --insecure-http");

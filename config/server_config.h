@@ -19,9 +19,10 @@ struct ServerConfig {
   int long_poll_max_s = 30;      // longest hold of a heartbeat waiting for a command; 0: none
   std::string tls_cert;
   std::string tls_key;
-  std::string tls_client_ca;   // when set, clients must present a certificate it signed
-  bool insecure_http = false;  // plain HTTP, only when asked for
-  std::string tokens_file;     // one token per line; '#' starts a comment
+  std::string tls_client_ca;  // when set, clients must present a certificate it signed
+  bool bind_hostname_to_certificate = false;  // a host speaks only with a certificate naming it
+  bool insecure_http = false;                 // plain HTTP, only when asked for
+  std::string tokens_file;                    // one token per line; '#' starts a comment
   int max_body_bytes = 4 << 20;
   int max_header_bytes = 16 << 10;
   int read_timeout_s = 10;   // per request: a slow client cannot hold a connection longer

@@ -90,6 +90,7 @@ int serve(const dormant::config::ServerConfig& config) {
   api::ServerMetrics metrics;
   api::ApiOptions api_options;
   api_options.long_poll_max = std::chrono::seconds(config.long_poll_max_s);
+  api_options.bind_hostname_to_certificate = config.bind_hostname_to_certificate;
   api::Api handler(**store, std::move(*tokens), metrics, api_options);
   (*store)->on_commands(
       [&handler](const std::string& host, const std::string& service) {
@@ -97,9 +98,9 @@ int serve(const dormant::config::ServerConfig& config) {
       },
       [&handler] { handler.long_polls().wake_all(); });
   auto server =
-      http::HttpServer::start(options, [&](const http::Request& request, const std::string& remote,
+      http::HttpServer::start(options, [&](const http::Request& request, const http::Client& client,
                                            std::shared_ptr<http::Responder> responder) {
-        handler.handle(request, remote, std::move(responder));
+        handler.handle(request, client, std::move(responder));
       });
   if (!server) {
     spdlog::critical("cannot listen on {}:{}: {}", config.listen_address, config.port,

@@ -1,5 +1,7 @@
 #include "server/api/api.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <variant>
 
@@ -260,10 +262,11 @@ const std::vector<Api::Route>& Api::routes() {
   return kRoutes;
 }
 
-http::Response Api::handle(const http::Request& request, const std::string& remote, bool* news) {
+http::Response Api::handle(const http::Request& request, const http::Client& client, bool* news) {
+  const std::string& remote = client.remote;
   std::string_view target(request.target().data(), request.target().size());
   std::vector<std::string_view> segments = path_segments(target);
-  Call call{request, {}, parse_query(target)};
+  Call call{request, {}, parse_query(target), client};
   const Route* route = nullptr;
   std::string allowed;
   for (const Route& candidate : routes()) {
@@ -308,6 +311,25 @@ http::Response Api::handle(const http::Request& request, const std::string& remo
   return response;
 }
 
+std::optional<http::Response> Api::refuse_other_host(const Call& call,
+                                                     std::string_view hostname) const {
+  if (!options_.bind_hostname_to_certificate) return std::nullopt;
+  const auto& names = call.client.certificate_names;
+  auto same = [hostname](const std::string& name) {
+    return name.size() == hostname.size() &&
+           std::equal(name.begin(), name.end(), hostname.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) ==
+                    std::tolower(static_cast<unsigned char>(b));
+           });
+  };
+  if (std::any_of(names.begin(), names.end(), same)) return std::nullopt;
+  std::string named;
+  for (const std::string& name : names) named += (named.empty() ? "" : ", ") + name;
+  return error_response(status::forbidden,
+                        "the client certificate names " + (named.empty() ? "no host" : named) +
+                            ", not " + std::string(hostname) + " (--bind-hostname-to-certificate)");
+}
+
 std::chrono::milliseconds Api::long_poll_wait(const http::Request& request) const {
   if (options_.long_poll_max.count() == 0 || request.method() != verb::post) return {};
   std::string_view target(request.target().data(), request.target().size());
@@ -322,31 +344,31 @@ std::chrono::milliseconds Api::long_poll_wait(const http::Request& request) cons
   return {};
 }
 
-void Api::handle(const http::Request& request, const std::string& remote,
+void Api::handle(const http::Request& request, const http::Client& client,
                  std::shared_ptr<http::Responder> responder) {
   std::chrono::milliseconds wait = long_poll_wait(request);
   // A held heartbeat keeps a copy of its request: only ordinary ones are held.
   constexpr size_t kLargestHeldBody = 64 << 10;
   if (wait.count() == 0 || request.body().size() > kLargestHeldBody) {
-    return responder->reply(handle(request, remote));
+    return responder->reply(handle(request, client));
   }
   auto body = json_body(request, "heartbeat");
   auto beat = body ? heartbeat::parse_heartbeat_request(*body)
                    : Result<heartbeat::HeartbeatRequest>(body.error());
-  if (!beat) return responder->reply(handle(request, remote));
+  if (!beat) return responder->reply(handle(request, client));
   // Watched before the store is read: a command committed after that read wakes it.
   auto poll = long_polls_.watch(LongPolls::key_of(beat->hostname, beat->service_name));
   bool news = true;
-  http::Response response = handle(request, remote, &news);
+  http::Response response = handle(request, client, &news);
   if (news || response.result() != status::ok) {
     poll->cancel();
     return responder->reply(std::move(response));
   }
   // The request goes with the connection's buffers: the held heartbeat keeps a copy.
   auto held = std::make_shared<const http::Request>(request);
-  poll->arm(responder->executor(), wait, [this, held, remote, responder](bool woken) {
+  poll->arm(responder->executor(), wait, [this, held, client, responder](bool woken) {
     metrics_.add(woken ? Counter::kLongPollsWoken : Counter::kLongPollsExpired);
-    responder->reply(handle(*held, remote));
+    responder->reply(handle(*held, client));
   });
 }
 
@@ -395,6 +417,7 @@ http::Response Api::heartbeat(const Call& call) {
   if (!body) return error_response(status::bad_request, body.error().message());
   auto request = heartbeat::parse_heartbeat_request(*body);
   if (!request) return error_response(status::unprocessable_entity, request.error().message());
+  if (auto refused = refuse_other_host(call, request->hostname)) return std::move(*refused);
   auto answer = store_.record_heartbeat(to_host_heartbeat(*request));
   if (!answer) return store_failure(answer.error());
   metrics_.add(Counter::kHeartbeats);
@@ -419,6 +442,7 @@ http::Response Api::command_completion(const Call& call) {
   if (!completion) {
     return error_response(status::unprocessable_entity, completion.error().message());
   }
+  if (auto refused = refuse_other_host(call, completion->hostname)) return std::move(*refused);
   auto outcome = store_.record_completion(to_completion_report(*completion));
   if (!outcome) return store_failure(outcome.error());
   metrics_.add(outcome->accepted ? Counter::kCompletions : Counter::kCompletionsRefused);
@@ -469,6 +493,7 @@ http::Response Api::upload_profile(const Call& call) {
   if (!stored_upload) {
     return error_response(status::unprocessable_entity, stored_upload.error().message());
   }
+  if (auto refused = refuse_other_host(call, stored_upload->hostname)) return std::move(*refused);
   auto gpid = store_.store_profile(*stored_upload);
   if (!gpid) return store_failure(gpid.error());
   metrics_.add(Counter::kProfilesUploaded);

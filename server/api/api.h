@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,9 @@ struct ApiOptions {
   // The longest a heartbeat may ask to be held (?wait=N) until its host has a new command; every
   // heartbeat answer advertises it in X-Dormant-Long-Poll. 0: no long-polls, no advertisement.
   std::chrono::seconds long_poll_max{0};
+  // Mutual TLS: heartbeats, completions and uploads are taken for a host only from a client
+  // certificate that names it, so that one host's key cannot speak for another.
+  bool bind_hostname_to_certificate = false;
   // Largest uploaded profile once decompressed: a gzip bomb stops here. Collapsed text packs
   // about 10:1, so 4 MiB of gzip (the body limit) holds some 40 MiB of profile.
   size_t max_profile_bytes = 64 << 20;
@@ -33,11 +37,11 @@ class Api {
 
   // With `news`: whether a heartbeat's answer tells its agent something new (a command it has
   // not acknowledged); true for everything else.
-  http::Response handle(const http::Request& request, const std::string& remote,
+  http::Response handle(const http::Request& request, const http::Client& client,
                         bool* news = nullptr);
   // The server's handler: as above, but a heartbeat that asks to wait (?wait=N, long-polls on)
   // and has nothing new is held until its host gets a command or the wait runs out.
-  void handle(const http::Request& request, const std::string& remote,
+  void handle(const http::Request& request, const http::Client& client,
               std::shared_ptr<http::Responder> responder);
 
   // Where the store's "a command was committed for this host" goes.
@@ -49,6 +53,7 @@ class Api {
     std::vector<std::string> params;                         // the path segments matched by "{}"
     std::vector<std::pair<std::string, std::string>> query;  // decoded, in order
     std::string_view query_value(std::string_view name) const;
+    const http::Client& client;
     mutable bool news = true;  // set by the heartbeat route
   };
 
@@ -83,6 +88,11 @@ class Api {
     http::Response (Api::*serve)(const Call&);
   };
   static const std::vector<Route>& routes();
+  // With bind_hostname_to_certificate, the 403 for a request that speaks for `hostname` with a
+  // certificate that does not name it.
+  std::optional<http::Response> refuse_other_host(const Call& call,
+                                                  std::string_view hostname) const;
+
   // The wait a heartbeat asks for, within the server's maximum; 0 for any other request.
   std::chrono::milliseconds long_poll_wait(const http::Request& request) const;
 

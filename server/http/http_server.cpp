@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <openssl/x509v3.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -74,22 +75,52 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
 
 namespace {
 
+// The DNS names the client's certificate was issued to: its subjectAltName DNS entries, or its
+// CN where it has none; none without a certificate.
+std::vector<std::string> certificate_names(SSL* ssl) {
+  std::vector<std::string> names;
+  X509* certificate = SSL_get1_peer_certificate(ssl);
+  if (certificate == nullptr) return names;
+  auto* alt_names = static_cast<GENERAL_NAMES*>(
+      X509_get_ext_d2i(certificate, NID_subject_alt_name, nullptr, nullptr));
+  for (int i = 0; alt_names != nullptr && i < sk_GENERAL_NAME_num(alt_names); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(alt_names, i);
+    if (name->type != GEN_DNS) continue;
+    const ASN1_STRING* text = name->d.dNSName;
+    names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(text)),
+                       static_cast<size_t>(ASN1_STRING_length(text)));
+  }
+  GENERAL_NAMES_free(alt_names);
+  if (names.empty()) {
+    X509_NAME* subject = X509_get_subject_name(certificate);
+    int index = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
+    if (index >= 0) {
+      const ASN1_STRING* text = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, index));
+      names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(text)),
+                         static_cast<size_t>(ASN1_STRING_length(text)));
+    }
+  }
+  X509_free(certificate);
+  return names;
+}
+
 template <typename Stream>
 class Session : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
  public:
   Session(Stream stream, std::shared_ptr<HttpServer::State> state, std::string remote)
-      : stream_(std::move(stream)), state_(std::move(state)), remote_(std::move(remote)) {}
+      : stream_(std::move(stream)), state_(std::move(state)), client_{std::move(remote), {}} {}
   ~Session() override { state_->session_ended(id_); }
 
   void run() {
     id_ = state_->session_started(this->weak_from_this());
     if constexpr (kTls) {
       beast::get_lowest_layer(stream_).expires_after(state_->options.read_timeout);
-      stream_.async_handshake(ssl::stream_base::server,
-                              [self = this->shared_from_this()](beast::error_code error) {
-                                if (error) return self->drop();
-                                self->read();
-                              });
+      stream_.async_handshake(
+          ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code error) {
+            if (error) return self->drop();
+            self->client_.certificate_names = certificate_names(self->stream_.native_handle());
+            self->read();
+          });
     } else {
       read();
     }
@@ -170,7 +201,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     keep_alive_ = request.keep_alive();
     auto responder = std::make_shared<SessionResponder>(this->shared_from_this());
     try {
-      state_->handler(request, remote_, responder);
+      state_->handler(request, client_, responder);
     } catch (const std::exception& exception) {
       // The path only: a query string may carry a token (gProfiler sends key=<token>).
       std::string_view target(request.target().data(), request.target().size());
@@ -274,7 +305,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   Stream stream_;
   std::shared_ptr<HttpServer::State> state_;
-  std::string remote_;
+  Client client_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   Response response_;
@@ -365,9 +396,9 @@ Response json_response(bhttp::status status, const std::string& body) {
 
 Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options, Handler handler) {
   return start(std::move(options),
-               [handler = std::move(handler)](const Request& request, const std::string& remote,
+               [handler = std::move(handler)](const Request& request, const Client& client,
                                               std::shared_ptr<Responder> responder) {
-                 responder->reply(handler(request, remote));
+                 responder->reply(handler(request, client.remote));
                });
 }
 

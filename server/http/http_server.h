@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -34,7 +35,13 @@ class Responder {
   // The connection's strand: timers and later work for this request run there.
   virtual boost::asio::any_io_executor executor() const = 0;
 };
-using AsyncHandler = std::function<void(const Request& request, const std::string& remote,
+// Who sent a request: "ip:port", and with mutual TLS the DNS names of its certificate (its
+// subjectAltName entries, or its CN where it has none).
+struct Client {
+  std::string remote;
+  std::vector<std::string> certificate_names;
+};
+using AsyncHandler = std::function<void(const Request& request, const Client& client,
                                         std::shared_ptr<Responder> responder)>;
 
 struct HttpServerOptions {

@@ -318,6 +318,57 @@ TEST_F(ServerTest, ClientCertificateRequiredWhenAClientCaIsSet) {
   EXPECT_EQ(with.status, 200) << with.body;
 }
 
+// With --bind-hostname-to-certificate a host speaks only with a certificate that names it: in
+// its subjectAltName, or in its CN when it has none. Reads are not bound.
+TEST_F(ServerTest, BoundToCertificatesAHostCannotSpeakForAnother) {
+  ASSERT_TRUE(server_->start(
+      {"--tls-client-ca", (root_ / "certs" / "ca.pem").string(), "--bind-hostname-to-certificate"}))
+      << server_->log();
+  auto made = run_command({GEN_CERTS, "--client", "web-01", (root_ / "certs").string()},
+                          deadline_after(std::chrono::seconds(60)));
+  ASSERT_TRUE(made.ok() && made->status.success());
+  auto as = [&](const std::string& name, std::vector<std::string> args) {
+    std::vector<std::string> with = {"--cert", server_->cert(name + ".pem").string(), "--key",
+                                     server_->cert(name + ".key").string()};
+    with.insert(with.end(), args.begin(), args.end());
+    return server_->curl(with);
+  };
+  auto post = [&](const std::string& name, const std::string& path, const json& body) {
+    return as(name, {"-H", "Content-Type: application/json", "--data-binary", body.dump(),
+                     server_->url(path)});
+  };
+  EXPECT_EQ(post("client-web-01", "/api/metrics/heartbeat", agent_heartbeat("web-01")).status, 200);
+  HttpReply other = post("client-web-01", "/api/metrics/heartbeat", agent_heartbeat("web-02"));
+  EXPECT_EQ(other.status, 403) << other.body;
+  EXPECT_NE(other.body.find("names web-01, not web-02"), std::string::npos) << other.body;
+  // client.pem has no subjectAltName: its CN, dormant-agent, is the name.
+  EXPECT_EQ(post("client", "/api/metrics/heartbeat", agent_heartbeat("web-01")).status, 403);
+  EXPECT_EQ(post("client", "/api/metrics/heartbeat", agent_heartbeat("dormant-agent")).status, 200);
+
+  // An unknown command: refused by the store (200, success false) once the host is allowed.
+  json completion = {{"command_id", "6f1c9a5e-8d43-4b6a-9a1e-2f3d4c5b6a79"},
+                     {"hostname", "web-01"},
+                     {"status", "completed"},
+                     {"execution_time", 0},
+                     {"error_message", nullptr},
+                     {"results_path", nullptr}};
+  EXPECT_EQ(post("client", "/api/metrics/command_completion", completion).status, 403);
+  EXPECT_EQ(post("client-web-01", "/api/metrics/command_completion", completion).status, 200);
+
+  fs::path file = root_ / "upload.gz";
+  std::ofstream(file, std::ios::binary)
+      << gzip(upload_body("web-01", collapsed_profile("web-01", "0;;a;b 1\n")).dump());
+  auto upload = [&](const std::string& name) {
+    return as(name, {"-X", "POST", "-H", std::string("GPROFILER-API-KEY: ") + kToken, "-H",
+                     "GPROFILER-SERVICE-NAME: web", "-H", "Content-Encoding: gzip", "-H",
+                     "Content-Type: application/json", "--data-binary", "@" + file.string(),
+                     server_->url("/api/v2/profiles")});
+  };
+  EXPECT_EQ(upload("client").status, 403);
+  EXPECT_EQ(upload("client-web-01").status, 200);
+  EXPECT_EQ(as("client", {server_->url("/api/hosts")}).status, 200);
+}
+
 struct Hostile {
   const char* what;
   std::vector<std::string> args;  // curl arguments before the URL

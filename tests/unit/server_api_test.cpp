@@ -139,7 +139,7 @@ class ApiTest : public ::testing::Test {
     request.set(bhttp::field::authorization, "Bearer " + token);
     request.body() = std::move(body);
     request.prepare_payload();
-    return api_->handle(request, "127.0.0.1:1");
+    return api_->handle(request, http::Client{"127.0.0.1:1", {}});
   }
 
   TempDir dir_;

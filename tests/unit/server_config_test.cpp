@@ -59,6 +59,17 @@ TEST_F(ServerConfigTest, PlainHttpOnlyWhenAskedAndNeverWithoutTokens) {
   EXPECT_NE(error_of({"--insecure-http", "--tokens-file", file("tokens"), "--port", "70000"})
                 .find("--port: Value 70000 not in range 0 to 65535"),
             std::string::npos);
+  EXPECT_NE(error_of({"--insecure-http", "--tokens-file", file("tokens"),
+                      "--bind-hostname-to-certificate"})
+                .find("--bind-hostname-to-certificate needs --tls-client-ca"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--insecure-http", "--tokens-file", file("tokens"), "--database", "nope"})
+                .find("--database takes a PostgreSQL URL"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--insecure-http", "--tokens-file", file("tokens"), "--long-poll-max",
+                      "200"})
+                .find("--long-poll-max must be shorter than --idle-timeout"),
+            std::string::npos);
 }
 
 }  // namespace
