@@ -28,8 +28,6 @@ void LongPoll::arm(boost::asio::any_io_executor executor, std::chrono::milliseco
 void LongPoll::cancel() {
   fired_ = true;
   hub_.forget(this);
-  std::lock_guard lock(mutex_);
-  if (timer_) timer_->cancel();
 }
 
 void LongPoll::wake() {
@@ -44,13 +42,16 @@ void LongPoll::wake() {
 void LongPoll::fire(bool woken) {
   if (fired_.exchange(true)) return;
   hub_.forget(this);
-  Then then;
-  {
-    std::lock_guard lock(mutex_);
-    if (timer_) timer_->cancel();
-    then = std::move(then_);
-  }
-  boost::asio::post(*executor_, [then = std::move(then), woken] { then(woken); });
+  // On the executor: the timer is only ever touched there, where its own handler runs.
+  boost::asio::post(*executor_, [self = shared_from_this(), woken] {
+    Then then;
+    {
+      std::lock_guard lock(self->mutex_);
+      if (self->timer_) self->timer_->cancel();
+      then = std::move(self->then_);
+    }
+    then(woken);
+  });
 }
 
 std::string LongPolls::key_of(const std::string& hostname, const std::string& service) {

@@ -31,7 +31,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll> {
   // Starts the wait; runs `then` at once (posted) if a wake came since watch().
   using Then = std::function<void(bool woken)>;
   void arm(boost::asio::any_io_executor executor, std::chrono::milliseconds wait, Then then);
-  // Not needed after all: unregisters without running anything.
+  // Not needed after all (instead of arm()): unregisters without running anything.
   void cancel();
   const std::string& key() const { return key_; }
 
