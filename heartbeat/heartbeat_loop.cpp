@@ -108,7 +108,7 @@ void HeartbeatLoop::on_reply(Result<HttpReply> reply) {
   auto delay = retry_.after_success();
   outages_.recovered(failures);
   last_error_.clear();
-  hold_ = offered_hold(offer, delay);
+  hold_ = offered_hold(offer, retry_.interval());  // not the jittered delay
   if (held && hold_.count() > 0) {
     auto since_sent = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - sent_at_);

@@ -26,6 +26,7 @@ class RetryTimer {
   std::chrono::milliseconds after_failure();
 
   int consecutive_failures() const { return failures_; }
+  std::chrono::milliseconds interval() const { return policy_.interval; }
 
  private:
   std::chrono::milliseconds jittered(std::chrono::milliseconds delay);
