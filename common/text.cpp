@@ -1,6 +1,15 @@
 #include "common/text.h"
 
+#include <charconv>
+
 namespace dormant {
+
+std::optional<int64_t> parse_integer(std::string_view text) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
 
 std::vector<std::string_view> split(std::string_view text, char separator) {
   std::vector<std::string_view> parts;

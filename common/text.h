@@ -1,7 +1,9 @@
-// Text helpers for the parsers of files and messages: ASCII whitespace trimming, splitting and
-// joining.
+// Text helpers for the parsers of files and messages: ASCII whitespace trimming, splitting,
+// joining and whole numbers.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +34,9 @@ constexpr std::string_view trim(std::string_view text) { return trim_back(trim_f
 
 // The parts of `text` between the separators: "a,,b" → {"a", "", "b"}; "" → {""}.
 std::vector<std::string_view> split(std::string_view text, char separator);
+
+// `text` as a whole number in decimal, all of it ("12", "-3"); nullopt for anything else.
+std::optional<int64_t> parse_integer(std::string_view text);
 
 // The parts (strings or string views) with `separator` between them: {"a", "b"}, ", " → "a, b".
 template <typename Parts>

@@ -1,10 +1,10 @@
 #include "heartbeat/heartbeat_loop.h"
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 
 #include "common/json_text.h"
+#include "common/text.h"
 #include "heartbeat/protocol/json_fields.h"
 
 namespace dormant::heartbeat {
@@ -68,13 +68,11 @@ void HeartbeatLoop::send() {
 
 std::chrono::milliseconds HeartbeatLoop::offered_hold(const std::optional<std::string>& offer,
                                                       std::chrono::milliseconds interval) {
-  if (!offer) return {};
-  int64_t seconds = 0;
-  auto [end, error] = std::from_chars(offer->data(), offer->data() + offer->size(), seconds);
-  if (error != std::errc() || end != offer->data() + offer->size() || seconds <= 0) return {};
+  auto seconds = offer ? parse_integer(*offer) : std::nullopt;
+  if (!seconds || *seconds <= 0) return {};
   // The hold is asked in whole seconds: below one, plain polling is as quick.
   auto hold =
-      std::min(std::chrono::seconds(seconds), std::chrono::floor<std::chrono::seconds>(interval));
+      std::min(std::chrono::seconds(*seconds), std::chrono::floor<std::chrono::seconds>(interval));
   return hold.count() >= 1 ? std::chrono::milliseconds(hold) : std::chrono::milliseconds(0);
 }
 

@@ -1,13 +1,12 @@
 #include "server/api/api.h"
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <variant>
 
 #include <spdlog/spdlog.h>
 
 #include "common/gzip.h"
+#include "common/text.h"
 #include "heartbeat/protocol/json_fields.h"
 #include "profile/collapsed.h"
 #include "profile/flamegraph.h"
@@ -128,13 +127,6 @@ std::string_view header(const http::Request& request, std::string_view name) {
 Result<nlohmann::json> json_body(const http::Request& request, std::string_view name) {
   if (request.body().empty()) return Error::parse(std::string(name) + ": the request has no body");
   return heartbeat::parse_json_text(request.body(), name);
-}
-
-std::optional<int64_t> parse_integer(std::string_view text) {
-  int64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
 }
 
 // A query parameter that must be a whole number in [min, max]; absent: `fallback`.
@@ -316,11 +308,7 @@ std::optional<http::Response> Api::refuse_other_host(const Call& call,
   if (!options_.bind_hostname_to_certificate) return std::nullopt;
   const auto& names = call.client.certificate_names;
   auto same = [hostname](const std::string& name) {
-    return name.size() == hostname.size() &&
-           std::equal(name.begin(), name.end(), hostname.begin(), [](char a, char b) {
-             return std::tolower(static_cast<unsigned char>(a)) ==
-                    std::tolower(static_cast<unsigned char>(b));
-           });
+    return boost::beast::iequals(name, boost::beast::string_view(hostname.data(), hostname.size()));
   };
   if (std::any_of(names.begin(), names.end(), same)) return std::nullopt;
   std::string named;
@@ -336,10 +324,9 @@ std::chrono::milliseconds Api::long_poll_wait(const http::Request& request) cons
   if (target.substr(0, target.find('?')) != heartbeat::kHeartbeatPath) return {};
   for (const auto& [key, value] : parse_query(target)) {
     if (key != heartbeat::kLongPollWaitParameter) continue;
-    int64_t seconds = 0;
-    auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-    if (error != std::errc() || end != value.data() + value.size() || seconds <= 0) return {};
-    return std::min(std::chrono::seconds(seconds), options_.long_poll_max);
+    auto seconds = parse_integer(value);
+    if (!seconds || *seconds <= 0) return {};
+    return std::min(std::chrono::seconds(*seconds), options_.long_poll_max);
   }
   return {};
 }

@@ -66,8 +66,7 @@ TEST_F(ServerConfigTest, PlainHttpOnlyWhenAskedAndNeverWithoutTokens) {
   EXPECT_NE(error_of({"--insecure-http", "--tokens-file", file("tokens"), "--database", "nope"})
                 .find("--database takes a PostgreSQL URL"),
             std::string::npos);
-  EXPECT_NE(error_of({"--insecure-http", "--tokens-file", file("tokens"), "--long-poll-max",
-                      "200"})
+  EXPECT_NE(error_of({"--insecure-http", "--tokens-file", file("tokens"), "--long-poll-max", "200"})
                 .find("--long-poll-max must be shorter than --idle-timeout"),
             std::string::npos);
 }

@@ -34,5 +34,13 @@ TEST(Join, PutsTheSeparatorOnlyBetweenParts) {
   EXPECT_EQ(join(std::vector<std::string>{}, ", "), "");
 }
 
+TEST(ParseInteger, TakesAWholeDecimalNumberAndNothingElse) {
+  EXPECT_EQ(parse_integer("30"), 30);
+  EXPECT_EQ(parse_integer("-3"), -3);
+  for (const char* bad : {"", " 30", "30 ", "30s", "3.0", "+3", "99999999999999999999"}) {
+    EXPECT_FALSE(parse_integer(bad).has_value()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace dormant
