@@ -623,7 +623,9 @@ class SvgWriter {
     append_fixed(out_, layout_.width, 0);
     out_ += ' ';
     append_fixed(out_, layout_.height, 0);
-    out_ += "\">\n<style>";
+    out_ += "\">\n<style";
+    nonce();
+    out_ += '>';
     out_ += kStyle;
     out_ += "#frames text { font-size: ";
     append_fixed(out_, layout_.font_size, 0);
@@ -675,7 +677,9 @@ class SvgWriter {
   }
 
   void script() {
-    out_ += "<script type=\"text/ecmascript\"><![CDATA[";
+    out_ += "<script type=\"text/ecmascript\"";
+    nonce();
+    out_ += "><![CDATA[";
     out_ += kScript;
     out_ += "]]></script>\n";
   }
@@ -686,6 +690,14 @@ class SvgWriter {
   }
 
  private:
+  void nonce() {
+    if (!options_.nonce.empty()) {
+      out_ += " nonce=\"";
+      append_text(out_, options_.nonce);
+      out_ += '"';
+    }
+  }
+
   // <g class="kind" data-offset data-count><title>name\nN samples (P%)</title><rect/><text/></g>
   void frame(const FrameName& what, const PlacedFrame& where, double y, uint64_t total) {
     const std::string name = displayable(what.name);

@@ -18,6 +18,9 @@ struct FlamegraphOptions {
   // the SVG bounded whatever the size of the profile.
   double min_frame_width_px = 0.1;
   std::string count_name = "samples";  // what one count is, in tooltips
+  // The Content-Security-Policy nonce of the response that serves the SVG, on its <style> and
+  // <script>; empty for a file.
+  std::string nonce;
 };
 
 // Every string from the table is escaped (and invalid UTF-8 replaced), so any frame name is safe.

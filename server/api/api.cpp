@@ -11,6 +11,8 @@
 #include "profile/collapsed.h"
 #include "profile/flamegraph.h"
 #include "profile/metadata_validation.h"
+#include "server/api/api_requests.h"
+#include "server/api/content_policy.h"
 #include "server/api/wire_mapping.h"
 
 namespace dormant::server::api {
@@ -26,138 +28,6 @@ constexpr int64_t kMaxListLimit = 10000;
 // When a client refused for a full or read-only data directory should try again. Agents keep
 // what they could not send (a spooled profile, a completion) and retry on any 5xx.
 constexpr int kStorageRetryAfterS = 30;
-
-http::Response error_response(status code, const std::string& message) {
-  return http::json_response(code, nlohmann::json{{"success", false}, {"message", message}}.dump(
-                                       -1, ' ', false, nlohmann::json::error_handler_t::replace));
-}
-
-http::Response json_ok(const nlohmann::json& body) {
-  return http::json_response(status::ok,
-                             body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-}
-
-http::Response text_response(std::string content_type, std::string body) {
-  http::Response response(status::ok, 11);
-  response.set(bhttp::field::content_type, content_type);
-  response.body() = std::move(body);
-  response.prepare_payload();
-  return response;
-}
-
-// The request's path without its query, split at '/': "/api/x/1" → {"api", "x", "1"}.
-std::vector<std::string_view> path_segments(std::string_view target) {
-  std::string_view path = target.substr(0, target.find('?'));
-  std::vector<std::string_view> segments;
-  while (!path.empty()) {
-    if (path.front() == '/') {
-      path.remove_prefix(1);
-      continue;
-    }
-    size_t slash = path.find('/');
-    segments.push_back(path.substr(0, slash));
-    path.remove_prefix(slash == std::string_view::npos ? path.size() : slash);
-  }
-  return segments;
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Percent-decoding (RFC 3986): %XX is a byte, a bad escape stays as it is. '+' stays a '+', not a
-// space as in HTML forms: people type times as since=2026-11-22T10:00:00+02:00.
-std::string url_decode(std::string_view text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 &&
-        hex_value(text[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(text[i]);
-    }
-  }
-  return out;
-}
-
-std::vector<std::pair<std::string, std::string>> parse_query(std::string_view target) {
-  std::vector<std::pair<std::string, std::string>> query;
-  size_t mark = target.find('?');
-  if (mark == std::string_view::npos) return query;
-  std::string_view rest = target.substr(mark + 1);
-  while (!rest.empty()) {
-    size_t amp = rest.find('&');
-    std::string_view pair = rest.substr(0, amp);
-    rest.remove_prefix(amp == std::string_view::npos ? rest.size() : amp + 1);
-    if (pair.empty()) continue;
-    size_t equals = pair.find('=');
-    query.emplace_back(url_decode(pair.substr(0, equals)),
-                       equals == std::string_view::npos ? "" : url_decode(pair.substr(equals + 1)));
-  }
-  return query;
-}
-
-bool matches(std::string_view pattern, const std::vector<std::string_view>& segments,
-             std::vector<std::string>& params) {
-  std::vector<std::string_view> parts = path_segments(pattern);
-  if (parts.size() != segments.size()) return false;
-  params.clear();
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (parts[i] == "{}") {
-      params.push_back(url_decode(segments[i]));
-    } else if (parts[i] != segments[i]) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string_view header(const http::Request& request, std::string_view name) {
-  auto found = request.find(boost::beast::string_view(name.data(), name.size()));
-  if (found == request.end()) return {};
-  auto value = found->value();
-  return {value.data(), value.size()};
-}
-
-// The body as JSON, or the 400 that says why it is not.
-Result<nlohmann::json> json_body(const http::Request& request, std::string_view name) {
-  if (request.body().empty()) return Error::parse(std::string(name) + ": the request has no body");
-  return heartbeat::parse_json_text(request.body(), name);
-}
-
-// A query parameter that must be a whole number in [min, max]; absent: `fallback`.
-Result<int64_t> integer_parameter(const Api::Call& call, std::string_view name, int64_t fallback,
-                                  int64_t min, int64_t max) {
-  std::string_view text = call.query_value(name);
-  if (text.empty()) return fallback;
-  auto value = parse_integer(text);
-  if (!value || *value < min || *value > max) {
-    return Error::invalid_argument(std::string(name) + ": must be a whole number from " +
-                                   std::to_string(min) + " to " + std::to_string(max));
-  }
-  return *value;
-}
-
-Result<std::optional<storage::TimePoint>> time_parameter(const Api::Call& call,
-                                                         std::string_view name) {
-  std::string_view text = call.query_value(name);
-  if (text.empty()) return std::optional<storage::TimePoint>();
-  auto time = parse_iso_time(text);
-  if (!time) {
-    return Error::invalid_argument(std::string(name) +
-                                   ": must be an ISO-8601 time such as 2026-11-22T10:00:00Z");
-  }
-  return time;
-}
-
-std::optional<std::string> optional_parameter(const Api::Call& call, std::string_view name) {
-  std::string_view value = call.query_value(name);
-  return value.empty() ? std::nullopt : std::optional<std::string>(value);
-}
 
 // The pieces of an upload the store needs, from the decoded body and the headers.
 // The upload's fields from its body, gzip or plain JSON; or the answer that refuses it. The
@@ -545,15 +415,6 @@ http::Response Api::list_profiles(const Call& call) {
   return json_ok({{"profiles", list}});
 }
 
-namespace {
-
-std::optional<int64_t> gpid_of(const Api::Call& call) {
-  auto gpid = parse_integer(call.params[0]);
-  return gpid && *gpid > 0 ? gpid : std::nullopt;
-}
-
-}  // namespace
-
 http::Response Api::get_profile(const Call& call) {
   auto gpid = gpid_of(call);
   if (!gpid) return error_response(status::not_found, "no profile " + call.params[0]);
@@ -590,7 +451,11 @@ http::Response Api::profile_flamegraph(const Call& call) {
   profile::FlamegraphOptions options;
   options.title = stored->service_name + ": " + stored->hostname;
   options.subtitle = iso_time(stored->start_time) + " to " + iso_time(stored->end_time);
-  return text_response("image/svg+xml", profile::render_flamegraph(collapsed->stacks, options));
+  options.nonce = new_nonce();
+  http::Response response =
+      text_response("image/svg+xml", profile::render_flamegraph(collapsed->stacks, options));
+  restrict_document(response, options.nonce);
+  return response;
 }
 
 http::Response Api::prometheus_metrics(const Call&) {

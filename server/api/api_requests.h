@@ -1,0 +1,47 @@
+// What the API's handlers share: reading a request (path, query, headers, JSON body, typed query
+// parameters) and writing the common answers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "server/api/api.h"
+
+namespace dormant::server::api {
+
+http::Response error_response(boost::beast::http::status code, const std::string& message);
+http::Response json_ok(const nlohmann::json& body);
+http::Response text_response(std::string content_type, std::string body);
+
+// The request's path without its query, split at '/': "/api/x/1" → {"api", "x", "1"}.
+std::vector<std::string_view> path_segments(std::string_view target);
+// Percent-decoding (RFC 3986): %XX is a byte, a bad escape stays as it is. '+' stays a '+', not a
+// space as in HTML forms: people type times as since=2026-11-22T10:00:00+02:00.
+std::string url_decode(std::string_view text);
+std::vector<std::pair<std::string, std::string>> parse_query(std::string_view target);
+// Whether `segments` fit `pattern` ("/api/profiles/{}": "{}" matches one segment); `params` gets
+// the decoded segments "{}" matched.
+bool matches(std::string_view pattern, const std::vector<std::string_view>& segments,
+             std::vector<std::string>& params);
+std::string_view header(const http::Request& request, std::string_view name);
+
+// The body as JSON, or the error that says why it is not.
+Result<nlohmann::json> json_body(const http::Request& request, std::string_view name);
+// A query parameter that must be a whole number in [min, max]; absent: `fallback`.
+Result<int64_t> integer_parameter(const Api::Call& call, std::string_view name, int64_t fallback,
+                                  int64_t min, int64_t max);
+// An ISO-8601 time; absent: nullopt.
+Result<std::optional<storage::TimePoint>> time_parameter(const Api::Call& call,
+                                                         std::string_view name);
+std::optional<std::string> optional_parameter(const Api::Call& call, std::string_view name);
+// The profile id of "/api/profiles/{}/…": a positive whole number, else nullopt.
+std::optional<int64_t> gpid_of(const Api::Call& call);
+
+}  // namespace dormant::server::api
