@@ -8,6 +8,7 @@ find_package(OpenSSL REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(PostgreSQL REQUIRED)  # libpq, for the server's shared store
 find_package(ZLIB REQUIRED)
+find_package(Protobuf REQUIRED)  # the lite runtime and protoc, for pprof
 if(BUILD_TESTING)
   find_package(GTest REQUIRED)
 endif()

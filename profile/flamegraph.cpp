@@ -4,11 +4,14 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
+
+#include "profile/frame_paths.h"
 
 namespace dormant::profile {
 namespace {
@@ -319,14 +322,16 @@ struct PlacedFrame {
   int depth;        // 0 for the root
   uint64_t offset;  // counts to the left of the frame
   uint64_t count;
+  uint64_t path;  // frame_paths.h
 };
 
 // Walks the sorted stacks keeping only the frames of the current one open: sibling frames with
 // the same name merge because sorted stacks that share them are neighbours. No tree is built: the
 // frames kept are only those wide enough to draw.
-std::vector<PlacedFrame> place_frames(const SortedStacks& sorted, double min_count) {
+std::vector<PlacedFrame> place_frames(const SortedStacks& sorted, const FrameRanks& ranks,
+                                      double min_count) {
   std::vector<PlacedFrame> placed;
-  std::vector<PlacedFrame> open = {{FrameRanks::kRoot, 0, 0, 0}};
+  std::vector<PlacedFrame> open = {{FrameRanks::kRoot, 0, 0, 0, kRootPath}};
   auto close_down_to = [&](size_t depth) {
     for (; open.size() > depth; open.pop_back()) {
       const PlacedFrame& frame = open.back();
@@ -345,7 +350,9 @@ std::vector<PlacedFrame> place_frames(const SortedStacks& sorted, double min_cou
     }
     close_down_to(shared + 1);
     for (size_t i = shared; i < path.size(); ++i) {
-      open.push_back({path[i], static_cast<int>(i) + 1, offset, 0});
+      const FrameName& frame = ranks.frame(path[i]);
+      open.push_back({path[i], static_cast<int>(i) + 1, offset, 0,
+                      child_path(open.back().path, frame.name, frame.kind == FrameKind::kProcess)});
     }
     for (PlacedFrame& frame : open) frame.count += stack.count;
     offset += stack.count;
@@ -689,7 +696,34 @@ class SvgWriter {
     return std::move(out_);
   }
 
+  // Differential colours and tooltips against `baseline`, scaled so that the frame whose share
+  // changed most is fully saturated.
+  void compare_with(const PathCounts* baseline, const std::vector<PlacedFrame>& placed,
+                    uint64_t total) {
+    baseline_ = baseline;
+    for (const PlacedFrame& frame : placed) {
+      largest_change_ = std::max(largest_change_, std::abs(change(frame, total)));
+    }
+  }
+
  private:
+  double baseline_share(const PlacedFrame& frame) const {
+    if (baseline_->total() == 0) return 0;
+    return static_cast<double>(baseline_->at(frame.path)) / static_cast<double>(baseline_->total());
+  }
+
+  // Of the frame's share of all samples, in [-1, 1].
+  double change(const PlacedFrame& frame, uint64_t total) const {
+    return static_cast<double>(frame.count) / static_cast<double>(total) - baseline_share(frame);
+  }
+
+  Rgb change_colour(double change) const {
+    if (largest_change_ <= 0 || change == 0) return {250, 250, 250};
+    const double strength = std::abs(change) / largest_change_;
+    const int faded = static_cast<int>(std::lround(230 - 190 * strength));
+    return change > 0 ? Rgb{255, faded, faded} : Rgb{faded, faded, 255};
+  }
+
   void nonce() {
     if (!options_.nonce.empty()) {
       out_ += " nonce=\"";
@@ -710,13 +744,14 @@ class SvgWriter {
     attribute("data-offset", where.offset);
     attribute("data-count", where.count);
     out_ += '>';
-    tooltip(name, where.count, total);
+    tooltip(name, where, total);
     out_ += "<rect";
     attribute("x", x, 2);
     attribute("y", y, 2);
     attribute("width", width, 2);
     attribute("height", layout_.frame_height - 1, 2);
-    const Rgb fill = colour_of(what.kind, what.name);
+    const Rgb fill = baseline_ != nullptr ? change_colour(change(where, total))
+                                          : colour_of(what.kind, what.name);
     out_ += " fill=\"rgb(" + std::to_string(fill.red) + ',' + std::to_string(fill.green) + ',' +
             std::to_string(fill.blue) + ")\" rx=\"2\"/>";
     if (std::string label = fit_label(name, width, layout_); !label.empty()) {
@@ -730,8 +765,10 @@ class SvgWriter {
     out_ += "</g>\n";
   }
 
-  // "name\n1,234 samples (5.67%)": the script takes the name from the first line.
-  void tooltip(std::string_view displayable_name, uint64_t count, uint64_t total) {
+  // "name\n1,234 samples (5.67%)", and with a baseline "\nbaseline 3.21%, +2.46 points": the
+  // script takes the name from the first line.
+  void tooltip(std::string_view displayable_name, const PlacedFrame& where, uint64_t total) {
+    const uint64_t count = where.count;
     out_ += "<title>";
     append_escaped(out_, displayable_name);
     out_ += '\n';
@@ -740,7 +777,16 @@ class SvgWriter {
     append_text(out_, options_.count_name);
     out_ += " (";
     append_fixed(out_, 100.0 * static_cast<double>(count) / static_cast<double>(total), 2);
-    out_ += "%)</title>";
+    out_ += "%)";
+    if (baseline_ != nullptr) {
+      out_ += "\nbaseline ";
+      append_fixed(out_, 100.0 * baseline_share(where), 2);
+      const double points = 100.0 * change(where, total);
+      out_ += points >= 0 ? "%, +" : "%, ";
+      append_fixed(out_, points, 2);
+      out_ += " points";
+    }
+    out_ += "</title>";
   }
 
   void text_element(std::string_view id, std::string_view css_class, double x, double y,
@@ -779,6 +825,8 @@ class SvgWriter {
   const FlamegraphOptions& options_;
   const Layout& layout_;
   std::string out_;
+  const PathCounts* baseline_ = nullptr;
+  double largest_change_ = 0;
 };
 
 std::string render_empty(const FlamegraphOptions& options) {
@@ -798,10 +846,15 @@ std::string render_flamegraph(const StackTable& table, const FlamegraphOptions& 
   const FrameRanks ranks(table);
   const double px_per_count = layout_for(options, total, 1).px_per_count;
   const std::vector<PlacedFrame> placed =
-      place_frames(SortedStacks(table, ranks), options.min_frame_width_px / px_per_count);
+      place_frames(SortedStacks(table, ranks), ranks, options.min_frame_width_px / px_per_count);
   const Layout layout = layout_for(options, total, rows_of(placed));
 
   SvgWriter svg(options, layout);
+  std::optional<PathCounts> baseline;
+  if (options.baseline != nullptr) {
+    baseline.emplace(*options.baseline);
+    svg.compare_with(&*baseline, placed, total);
+  }
   svg.open_document();
   svg.headings();
   svg.controls();

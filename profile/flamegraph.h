@@ -18,6 +18,10 @@ struct FlamegraphOptions {
   // the SVG bounded whatever the size of the profile.
   double min_frame_width_px = 0.1;
   std::string count_name = "samples";  // what one count is, in tooltips
+  // With a baseline, a differential flamegraph: frames as wide as this table's samples, each
+  // coloured by how its share of all samples changed from the baseline's share at the same place:
+  // red grew, blue shrank, white did not change. Its tooltip gives both shares.
+  const StackTable* baseline = nullptr;
   // The Content-Security-Policy nonce of the response that serves the SVG, on its <style> and
   // <script>; empty for a file.
   std::string nonce;

@@ -43,16 +43,26 @@ StackTable& StackTable::operator=(const StackTable& other) {
   return *this;
 }
 
-StringId StackTable::intern(std::string_view text) {
-  uint64_t hash = fast_hash(text);
+// The slot holding `text`, or the empty one where it would go.
+size_t StackTable::string_slot(std::string_view text) const {
   size_t mask = string_slots_.size() - 1;
-  for (size_t slot = hash & mask;; slot = (slot + 1) & mask) {
+  for (size_t slot = fast_hash(text) & mask;; slot = (slot + 1) & mask) {
     const StringSlot& candidate = string_slots_[slot];
-    if (candidate.id == kEmpty) return add_string(text, slot);
+    if (candidate.id == kEmpty) return slot;
     if (candidate.size == text.size() && same_bytes(candidate.data, text.data(), text.size())) {
-      return candidate.id;
+      return slot;
     }
   }
+}
+
+StringId StackTable::intern(std::string_view text) {
+  size_t slot = string_slot(text);
+  return string_slots_[slot].used() ? string_slots_[slot].id : add_string(text, slot);
+}
+
+std::optional<StringId> StackTable::find_string(std::string_view text) const {
+  const StringSlot& slot = string_slots_[string_slot(text)];
+  return slot.used() ? std::optional<StringId>(slot.id) : std::nullopt;
 }
 
 StringId StackTable::add_string(std::string_view text, size_t slot) {
@@ -90,6 +100,28 @@ void StackTable::add(std::string_view container, std::string_view comm,
   key.push_back(intern(comm));
   for (std::string_view frame : frames) key.push_back(intern(frame));
   add_interned(key, count);
+}
+
+bool StackTable::add_within(std::string_view container, std::string_view comm,
+                            std::span<const std::string_view> frames, uint64_t count,
+                            size_t max_stacks) {
+  if (stacks_.size() < max_stacks) {
+    add(container, comm, frames, count);
+    return true;
+  }
+  std::vector<StringId> key;
+  key.reserve(frames.size() + 2);
+  auto known = [&](std::string_view text) {
+    auto id = find_string(text);
+    if (id) key.push_back(*id);
+    return id.has_value();
+  };
+  if (!known(container) || !known(comm) || !std::all_of(frames.begin(), frames.end(), known)) {
+    return false;
+  }
+  if (stack_slots_[stack_slot(key, key_hash(key))].index == kEmpty) return false;
+  add_interned(key, count);
+  return true;
 }
 
 size_t StackTable::stack_slot(std::span<const StringId> key, uint64_t hash) const {

@@ -44,6 +44,12 @@ class StackTable {
   // The same with interned strings: key = {container, comm, frame...}.
   void add_interned(std::span<const StringId> key, uint64_t count = 1);
 
+  // Adds a stack as add() does while the table holds fewer than `max_stacks` distinct stacks; once
+  // it holds that many, adds only to the stacks it already holds and interns nothing new. False
+  // for a stack it had no room for.
+  bool add_within(std::string_view container, std::string_view comm,
+                  std::span<const std::string_view> frames, uint64_t count, size_t max_stacks);
+
   // Adds every stack of `other`; with `container`, counted under that container name instead of
   // the one `other` gave them.
   void merge(const StackTable& other, std::optional<std::string_view> container = std::nullopt);
@@ -90,6 +96,8 @@ class StackTable {
   };
 
   StringId add_string(std::string_view text, size_t slot);
+  size_t string_slot(std::string_view text) const;
+  std::optional<StringId> find_string(std::string_view text) const;
   std::string_view store(std::string_view text);  // a copy in arena_, which never moves
   size_t stack_slot(std::span<const StringId> key, uint64_t hash) const;
 

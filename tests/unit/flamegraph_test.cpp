@@ -293,5 +293,77 @@ TEST(Flamegraph, EmptyTableSaysSo) {
   EXPECT_EQ(xml_errors(svg), "") << svg;
 }
 
+TEST(Flamegraph, ANonceMarksTheStyleAndTheScriptOnly) {
+  FlamegraphOptions options;
+  options.nonce = "abc123+/=";
+  std::string svg = render_flamegraph(nasty_table(), options);
+  EXPECT_NE(svg.find("<style nonce=\"abc123+/=\">"), std::string::npos);
+  EXPECT_NE(svg.find("<script type=\"text/ecmascript\" nonce=\"abc123+/=\">"), std::string::npos);
+  EXPECT_EQ(occurrences(svg, "nonce="), 2u);
+  EXPECT_EQ(render_flamegraph(nasty_table()).find("nonce="), std::string::npos);
+}
+
+// A differential flamegraph: widths from the new table, colours and tooltips from how each
+// frame's share changed. Baseline: handle 50% (parse 25%, write 25%), idle 50%. New: handle 75%
+// (parse 60%, write 15%), idle 25%; "cache" is new.
+TEST(Flamegraph, DifferentialColoursGrowthRedAndShrinkageBlue) {
+  StackTable baseline;
+  baseline.add("", "web", Frames{"handle", "parse"}, 25);
+  baseline.add("", "web", Frames{"handle", "write"}, 25);
+  baseline.add("", "web", Frames{"wait"}, 50);
+  StackTable now;
+  now.add("", "web", Frames{"handle", "parse"}, 120);
+  now.add("", "web", Frames{"handle", "write"}, 30);
+  now.add("", "web", Frames{"wait"}, 40);
+  now.add("", "web", Frames{"cache"}, 10);
+  FlamegraphOptions options;
+  options.baseline = &baseline;
+  std::string svg = render_flamegraph(now, options);
+  auto frames = drawn_frames(svg);
+
+  auto parse = find_frame(frames, "parse");
+  auto write = find_frame(frames, "write");
+  auto wait = find_frame(frames, "wait");
+  auto cache = find_frame(frames, "cache");
+  ASSERT_TRUE(parse && write && wait && cache) << svg;
+  EXPECT_EQ(parse->count, 120u) << "widths are the new profile's";
+  EXPECT_EQ(parse->numbers, "120 samples (60.00%)\nbaseline 25.00%, +35.00 points");
+  EXPECT_EQ(write->numbers, "30 samples (15.00%)\nbaseline 25.00%, -10.00 points");
+  EXPECT_EQ(wait->numbers, "40 samples (20.00%)\nbaseline 50.00%, -30.00 points");
+  EXPECT_EQ(cache->numbers, "10 samples (5.00%)\nbaseline 0.00%, +5.00 points");
+  // The largest change is fully saturated; growth red, shrinkage blue, paler when smaller.
+  EXPECT_EQ(parse->fill, "rgb(255,40,40)");
+  EXPECT_EQ(wait->fill, "rgb(67,67,255)");
+  EXPECT_EQ(write->fill, "rgb(176,176,255)");
+  EXPECT_EQ(cache->fill, "rgb(255,203,203)");
+  auto process = find_frame(frames, "web");
+  ASSERT_TRUE(process);
+  EXPECT_EQ(process->fill, "rgb(250,250,250)") << "100% before and after: no change";
+  if (!have_xmllint()) GTEST_SKIP() << "xmllint is not installed (apt-get install libxml2-utils)";
+  EXPECT_EQ(xml_errors(svg), "");
+}
+
+TEST(Flamegraph, DifferentialPlacesAreNamesFromTheRootNotIds) {
+  // The same function under another caller, or a process named like a function, is another place.
+  StackTable baseline;
+  baseline.add("", "app", Frames{"a", "work"}, 10);
+  baseline.add("", "work", Frames{}, 10);
+  StackTable now;
+  now.intern("padding that shifts every string id");
+  now.add("", "app", Frames{"b", "work"}, 10);
+  now.add("", "app", Frames{"a", "work"}, 10);
+  FlamegraphOptions options;
+  options.baseline = &baseline;
+  auto frames = drawn_frames(render_flamegraph(now, options));
+  std::vector<std::string> work_tooltips;
+  for (const DrawnFrame& frame : frames) {
+    if (frame.name == "work") work_tooltips.push_back(frame.numbers);
+  }
+  std::sort(work_tooltips.begin(), work_tooltips.end());
+  ASSERT_EQ(work_tooltips.size(), 2u);
+  EXPECT_EQ(work_tooltips[0], "10 samples (50.00%)\nbaseline 0.00%, +50.00 points");  // under b
+  EXPECT_EQ(work_tooltips[1], "10 samples (50.00%)\nbaseline 50.00%, +0.00 points");  // under a
+}
+
 }  // namespace
 }  // namespace dormant::profile

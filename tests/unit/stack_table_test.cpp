@@ -13,6 +13,8 @@
 namespace dormant::profile {
 namespace {
 
+using Frames = std::vector<std::string_view>;
+
 // Every stack as "container;comm;frame;… count", for comparisons.
 std::map<std::string, uint64_t> contents(const StackTable& table) {
   std::map<std::string, uint64_t> stacks;
@@ -114,6 +116,20 @@ TEST(StackTable, CopiesAndClearsAreIndependent) {
 
 // same_bytes reads words that overlap and never past the end: compared with memcmp on every
 // length up to a few words, with the difference at every position.
+TEST(StackTable, AddWithinAFullTableAddsOnlyToStacksItHolds) {
+  StackTable table;
+  EXPECT_TRUE(table.add_within("", "app", Frames{"main", "a"}, 1, 2));
+  EXPECT_TRUE(table.add_within("", "app", Frames{"main", "b"}, 1, 2));
+  EXPECT_TRUE(table.add_within("", "app", Frames{"main", "a"}, 5, 2)) << "held: still counted";
+  EXPECT_FALSE(table.add_within("", "app", Frames{"main", "c"}, 7, 2)) << "a new name";
+  EXPECT_FALSE(table.add_within("", "app", Frames{"a", "b"}, 7, 2)) << "known names, new stack";
+  EXPECT_FALSE(table.add_within("box", "app", Frames{"main", "a"}, 7, 2)) << "another container";
+  EXPECT_EQ(table.distinct_stacks(), 2u);
+  EXPECT_EQ(table.total_samples(), 7u);
+  EXPECT_EQ(contents(table),
+            (std::map<std::string, uint64_t>{{";app;main;a", 6}, {";app;main;b", 1}}));
+}
+
 TEST(FastHash, SameBytesAgreesWithMemcmp) {
   std::mt19937 random(7);
   for (size_t size = 0; size <= 70; ++size) {
