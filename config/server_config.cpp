@@ -73,6 +73,10 @@ void define_options(CLI::App& app, ServerConfig& c) {
   add_int(app, "--long-poll-max", c.long_poll_max_s, 0, 600,
           "Seconds a heartbeat may be held until its host has a new command (0: answer at once)",
           kLimits);
+  add_int(app, "--merge-max-stacks", c.merge_max_stacks, 1, 1 << 26,
+          "Distinct stacks a merged flamegraph keeps (its memory); the samples of stacks beyond "
+          "them are shown as one",
+          kLimits);
   add_int(app, "--threads", c.threads, 0, 256,
           "Worker threads (0: one per core; with --database, four per core and at least 8)",
           kLimits);

@@ -13,10 +13,11 @@ struct ServerConfig {
   std::string listen_address = "0.0.0.0";
   int port = 8443;
   std::string data_dir = "/var/lib/dormant-server";
-  std::string database;          // PostgreSQL URL; empty: SQLite in data_dir
-  int database_connections = 0;  // to PostgreSQL; 0: as many as threads
-  int retention_days = 0;        // profiles and command history; 0: kept forever
-  int long_poll_max_s = 30;      // longest hold of a heartbeat waiting for a command; 0: none
+  std::string database;            // PostgreSQL URL; empty: SQLite in data_dir
+  int database_connections = 0;    // to PostgreSQL; 0: as many as threads
+  int retention_days = 0;          // profiles and command history; 0: kept forever
+  int long_poll_max_s = 30;        // longest hold of a heartbeat waiting for a command; 0: none
+  int merge_max_stacks = 1 << 20;  // distinct stacks a merged flamegraph keeps
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;  // when set, clients must present a certificate it signed

@@ -91,6 +91,7 @@ int serve(const dormant::config::ServerConfig& config) {
   api::ApiOptions api_options;
   api_options.long_poll_max = std::chrono::seconds(config.long_poll_max_s);
   api_options.bind_hostname_to_certificate = config.bind_hostname_to_certificate;
+  api_options.merge_max_stacks = static_cast<size_t>(config.merge_max_stacks);
   api::Api handler(**store, std::move(*tokens), metrics, api_options);
   (*store)->on_commands(
       [&handler](const std::string& host, const std::string& service) {

@@ -119,6 +119,9 @@ const std::vector<Api::Route>& Api::routes() {
       {verb::get, "/api/profiles/{}", Auth::kBearer, kRead, &Api::get_profile},
       {verb::get, "/api/profiles/{}/collapsed", Auth::kBearer, kRead, &Api::download_profile},
       {verb::get, "/api/profiles/{}/flamegraph", Auth::kBearer, kRead, &Api::profile_flamegraph},
+      {verb::get, "/api/profiles/{}/pprof", Auth::kBearer, kRead, &Api::profile_pprof},
+      {verb::get, "/api/flamegraph", Auth::kBearer, kRead, &Api::merged_flamegraph},
+      {verb::get, "/api/flamegraph/diff", Auth::kBearer, kRead, &Api::diff_flamegraph},
       {verb::get, "/metrics", Auth::kBearer, kRead, &Api::prometheus_metrics},
   };
   return kRoutes;
@@ -431,30 +434,6 @@ http::Response Api::download_profile(const Call& call) {
   http::Response response = text_response("text/plain; charset=utf-8", std::move(*text));
   response.set(bhttp::field::content_disposition,
                "attachment; filename=\"profile_" + std::to_string(*gpid) + ".col\"");
-  return response;
-}
-
-http::Response Api::profile_flamegraph(const Call& call) {
-  auto gpid = gpid_of(call);
-  if (!gpid) return error_response(status::not_found, "no profile " + call.params[0]);
-  auto stored = store_.get_profile(*gpid);
-  if (!stored) return store_failure(stored.error());
-  auto text = store_.read_profile(*gpid);
-  if (!text) return store_failure(text.error());
-  auto collapsed = profile::read_collapsed(*text);
-  if (!collapsed) {
-    return error_response(
-        status::unprocessable_entity,
-        "profile " + std::to_string(*gpid) +
-            " is stored but is not a valid collapsed profile: " + collapsed.error().message());
-  }
-  profile::FlamegraphOptions options;
-  options.title = stored->service_name + ": " + stored->hostname;
-  options.subtitle = iso_time(stored->start_time) + " to " + iso_time(stored->end_time);
-  options.nonce = new_nonce();
-  http::Response response =
-      text_response("image/svg+xml", profile::render_flamegraph(collapsed->stacks, options));
-  restrict_document(response, options.nonce);
   return response;
 }
 

@@ -29,6 +29,8 @@ struct ApiOptions {
   // Largest uploaded profile once decompressed: a gzip bomb stops here. Collapsed text packs
   // about 10:1, so 4 MiB of gzip (the body limit) holds some 40 MiB of profile.
   size_t max_profile_bytes = 64 << 20;
+  // Distinct stacks a merged flamegraph keeps: its memory, whatever the profiles hold.
+  size_t merge_max_stacks = 1 << 20;
 };
 
 class Api {
@@ -70,7 +72,12 @@ class Api {
   http::Response list_profiles(const Call& call);
   http::Response get_profile(const Call& call);
   http::Response download_profile(const Call& call);
+  // flamegraphs.cpp: one profile or the merge of many as an SVG flamegraph, collapsed text or
+  // pprof; the differential flamegraph of two time ranges.
   http::Response profile_flamegraph(const Call& call);
+  http::Response profile_pprof(const Call& call);
+  http::Response merged_flamegraph(const Call& call);
+  http::Response diff_flamegraph(const Call& call);
   http::Response prometheus_metrics(const Call& call);
 
   // The answer to a failed store operation: 404 for kNotFound, 422 for a request the store

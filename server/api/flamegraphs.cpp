@@ -1,0 +1,242 @@
+// The flamegraph endpoints: one stored profile, the merge of every profile a query selects, and the
+// differential flamegraph of two time ranges; as SVG, collapsed text or pprof.
+#include <optional>
+#include <string>
+
+#include "common/iso_time.h"
+#include "common/text.h"
+#include "profile/collapsed.h"
+#include "profile/flamegraph.h"
+#include "profile/pprof/pprof.h"
+#include "server/api/api.h"
+#include "server/api/api_requests.h"
+#include "server/api/content_policy.h"
+#include "server/api/profile_merge.h"
+#include "server/api/wire_mapping.h"
+
+namespace dormant::server::api {
+namespace {
+
+namespace bhttp = boost::beast::http;
+using bhttp::status;
+
+enum class Format { kSvg, kCollapsed, kPprof };
+
+Result<Format> format_parameter(const Api::Call& call) {
+  std::string_view format = call.query_value("format");
+  if (format.empty() || format == "svg") return Format::kSvg;
+  if (format == "collapsed") return Format::kCollapsed;
+  if (format == "pprof") return Format::kPprof;
+  return Error::invalid_argument("format: must be svg, collapsed or pprof");
+}
+
+bool keeps_idle(const Api::Call& call) {
+  std::string_view idle = call.query_value("idle");
+  return idle == "1" || idle == "true";
+}
+
+// The profiles and stacks a merge takes, from the query; the time range from `since_name` and
+// `until_name`.
+Result<MergeSelection> merge_selection(const Api::Call& call, std::string_view since_name,
+                                       std::string_view until_name, size_t max_stacks) {
+  MergeSelection selection;
+  selection.max_stacks = max_stacks;
+  selection.profiles.service_name = optional_parameter(call, "service");
+  if (!selection.profiles.service_name) {
+    return Error::invalid_argument("service: the service whose profiles to merge is required");
+  }
+  selection.profiles.hostname = optional_parameter(call, "hostname");
+  selection.container = optional_parameter(call, "container");
+  selection.keep_idle = keeps_idle(call);
+  auto since = time_parameter(call, since_name);
+  if (!since) return std::move(since).take_error();
+  auto until = time_parameter(call, until_name);
+  if (!until) return std::move(until).take_error();
+  selection.profiles.since = *since;
+  selection.profiles.until = *until;
+  constexpr int64_t kMostProfiles = 10000;
+  auto limit = integer_parameter(call, "limit", kMostProfiles, 1, kMostProfiles);
+  if (!limit) return std::move(limit).take_error();
+  selection.profiles.limit = *limit;
+  return selection;
+}
+
+std::string selection_title(const MergeSelection& selection) {
+  std::string title = *selection.profiles.service_name;
+  if (selection.profiles.hostname) title += " on " + *selection.profiles.hostname;
+  if (selection.container) title += " in container " + *selection.container;
+  return title;
+}
+
+// "12 profiles from 3 hosts, 2026-11-26T10:00:00Z to 2026-11-26T11:00:00Z; 4,567 idle samples
+// left out (idle=1 keeps them)".
+std::string merge_subtitle(const MergedProfile& merged) {
+  std::string text = std::to_string(merged.profiles) +
+                     (merged.profiles == 1 ? " profile from " : " profiles from ") +
+                     std::to_string(merged.hosts.size()) +
+                     (merged.hosts.size() == 1 ? " host" : " hosts");
+  if (merged.first_start && merged.last_end) {
+    text += ", " + iso_utc(*merged.first_start) + " to " + iso_utc(*merged.last_end);
+  }
+  if (merged.more_profiles) text += " (the newest only: more matched)";
+  return text + "; " + std::to_string(merged.idle_samples) +
+         " idle samples left out (idle=1 keeps them)";
+}
+
+void describe_merge(http::Response& response, const MergedProfile& merged) {
+  response.set("X-Dormant-Profiles", std::to_string(merged.profiles));
+  response.set("X-Dormant-Idle-Samples-Left-Out", std::to_string(merged.idle_samples));
+}
+
+http::Response svg_response(profile::FlamegraphOptions options, const profile::StackTable& stacks) {
+  options.nonce = new_nonce();
+  http::Response response =
+      text_response("image/svg+xml", profile::render_flamegraph(stacks, options));
+  restrict_document(response, options.nonce);
+  return response;
+}
+
+http::Response pprof_response(const MergedProfile& merged, const std::string& file_stem) {
+  profile::PprofOptions options;
+  options.frequency_hz = merged.frequency_hz;
+  if (merged.first_start && merged.last_end) {
+    options.time_nanos =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(merged.first_start->time_since_epoch())
+            .count();
+    options.duration_nanos =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(*merged.last_end - *merged.first_start)
+            .count();
+  }
+  auto bytes = profile::write_pprof(merged.stacks, options);
+  if (!bytes) return error_response(status::unprocessable_entity, bytes.error().message());
+  http::Response response = text_response("application/octet-stream", std::move(*bytes));
+  response.set(bhttp::field::content_disposition,
+               "attachment; filename=\"" + file_stem + ".pb.gz\"");
+  response.set("X-Content-Type-Options", "nosniff");
+  return response;
+}
+
+// A file name made of the service's letters, digits, '-', '_' and '.' only.
+std::string file_stem(std::string_view name) {
+  std::string stem;
+  for (char c : name) {
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '-' || c == '_' || c == '.';
+    stem += plain ? c : '_';
+  }
+  return stem.empty() ? "profile" : stem;
+}
+
+}  // namespace
+
+http::Response Api::merged_flamegraph(const Call& call) {
+  auto format = format_parameter(call);
+  if (!format) return error_response(status::bad_request, format.error().message());
+  auto selection = merge_selection(call, "since", "until", options_.merge_max_stacks);
+  if (!selection) return error_response(status::bad_request, selection.error().message());
+  auto merged = merge_profiles(store_, *selection);
+  if (!merged) return store_failure(merged.error());
+  http::Response response;
+  if (*format == Format::kPprof) {
+    response = pprof_response(*merged, file_stem(*selection->profiles.service_name));
+  } else if (*format == Format::kCollapsed) {
+    response =
+        text_response("text/plain; charset=utf-8",
+                      profile::write_collapsed(merged->stacks, {{"merge", merged->summary()}}));
+  } else {
+    profile::FlamegraphOptions options;
+    options.title = selection_title(*selection);
+    options.subtitle = merge_subtitle(*merged);
+    response = svg_response(std::move(options), merged->stacks);
+  }
+  describe_merge(response, *merged);
+  return response;
+}
+
+http::Response Api::diff_flamegraph(const Call& call) {
+  auto format = format_parameter(call);
+  if (!format) return error_response(status::bad_request, format.error().message());
+  if (*format != Format::kSvg) {
+    return error_response(status::bad_request, "format: a differential flamegraph is svg only");
+  }
+  if (call.query_value("baseline_since").empty() && call.query_value("baseline_until").empty()) {
+    return error_response(status::bad_request,
+                          "baseline_since, baseline_until: the baseline's time range is required");
+  }
+  auto selection = merge_selection(call, "since", "until", options_.merge_max_stacks);
+  if (!selection) return error_response(status::bad_request, selection.error().message());
+  auto baseline_selection =
+      merge_selection(call, "baseline_since", "baseline_until", options_.merge_max_stacks);
+  if (!baseline_selection) {
+    return error_response(status::bad_request, baseline_selection.error().message());
+  }
+  auto merged = merge_profiles(store_, *selection);
+  if (!merged) return store_failure(merged.error());
+  auto baseline = merge_profiles(store_, *baseline_selection);
+  if (!baseline) return store_failure(baseline.error());
+  profile::FlamegraphOptions options;
+  options.title = selection_title(*selection) + ": change from the baseline";
+  options.subtitle = merge_subtitle(*merged) + " | baseline: " + merge_subtitle(*baseline);
+  options.baseline = &baseline->stacks;
+  http::Response response = svg_response(std::move(options), merged->stacks);
+  describe_merge(response, *merged);
+  response.set("X-Dormant-Baseline-Profiles", std::to_string(baseline->profiles));
+  return response;
+}
+
+namespace {
+
+// One stored profile as a merge of one, so that it is filtered and described the same way.
+Result<MergedProfile> stored_profile(storage::Store& store, const storage::StoredProfile& stored,
+                                     bool keep_idle) {
+  const int64_t gpid = stored.gpid;
+  auto text = store.read_profile(gpid);
+  if (!text) return std::move(text).take_error();
+  auto parsed = profile::read_collapsed(*text);
+  if (!parsed) {
+    return Error::invalid_argument(
+        "profile " + std::to_string(gpid) +
+        " is stored but is not a valid collapsed profile: " + parsed.error().message());
+  }
+  MergeSelection selection;
+  selection.keep_idle = keep_idle;
+  MergedProfile merged;
+  merged.add(*parsed, selection);
+  merged.hosts.insert(stored.hostname);
+  merged.first_start = stored.start_time;
+  merged.last_end = stored.end_time;
+  return merged;
+}
+
+}  // namespace
+
+http::Response Api::profile_flamegraph(const Call& call) {
+  auto gpid = gpid_of(call);
+  if (!gpid) return error_response(status::not_found, "no profile " + call.params[0]);
+  auto stored = store_.get_profile(*gpid);
+  if (!stored) return store_failure(stored.error());
+  auto merged = stored_profile(store_, *stored, keeps_idle(call));
+  if (!merged) return store_failure(merged.error());
+  profile::FlamegraphOptions options;
+  options.title = stored->service_name + ": " + stored->hostname;
+  options.subtitle = iso_time(stored->start_time) + " to " + iso_time(stored->end_time) + "; " +
+                     std::to_string(merged->idle_samples) +
+                     " idle samples left out (idle=1 keeps them)";
+  http::Response response = svg_response(std::move(options), merged->stacks);
+  describe_merge(response, *merged);
+  return response;
+}
+
+http::Response Api::profile_pprof(const Call& call) {
+  auto gpid = gpid_of(call);
+  if (!gpid) return error_response(status::not_found, "no profile " + call.params[0]);
+  auto stored = store_.get_profile(*gpid);
+  if (!stored) return store_failure(stored.error());
+  auto merged = stored_profile(store_, *stored, keeps_idle(call));
+  if (!merged) return store_failure(merged.error());
+  http::Response response = pprof_response(*merged, "profile_" + std::to_string(*gpid));
+  describe_merge(response, *merged);
+  return response;
+}
+
+}  // namespace dormant::server::api

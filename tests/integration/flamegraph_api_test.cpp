@@ -1,0 +1,291 @@
+// The merged, differential and per-profile flamegraph endpoints of a real dormant-server: profiles
+// uploaded as agents upload them, read back by curl as SVG, collapsed text and pprof.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "server_process.h"
+#include "tests/support/pprof_text.h"
+
+#include "common/subprocess.h"
+#include "common/text.h"
+#include "profile/collapsed.h"
+
+namespace dormant::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// What a curl with -D got: status, headers (names lower-case) and body.
+struct Answer {
+  int status = 0;
+  std::map<std::string, std::string> headers;
+  std::string body;
+};
+
+class FlamegraphApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("dormant-flamegraph-it-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    server_ = std::make_unique<ServerProcess>(root_);
+  }
+  void TearDown() override {
+    server_.reset();
+    fs::remove_all(root_);
+  }
+
+  void start(const std::vector<std::string>& args = {}) {
+    ASSERT_TRUE(server_->start(args)) << server_->log();
+  }
+
+  // Uploads a profile of `service` from `hostname` covering [start, end] (ISO times).
+  void upload(const std::string& service, const std::string& hostname, const std::string& stacks,
+              const std::string& start = "2026-11-22T10:00:00",
+              const std::string& end = "2026-11-22T10:01:00") {
+    std::string collapsed = collapsed_profile(hostname, stacks);
+    json header = json::parse(collapsed.substr(1, collapsed.find('\n') - 1));
+    header["run_arguments"]["frequency"] = 11;
+    collapsed = "# " + header.dump() + collapsed.substr(collapsed.find('\n'));
+    json body = upload_body(hostname, collapsed);
+    body["start_time"] = start;
+    body["end_time"] = end;
+    fs::path file = root_ / "upload.gz";
+    std::ofstream(file, std::ios::binary) << gzip(body.dump());
+    HttpReply reply =
+        server_->curl({"-X", "POST", "-H", std::string("GPROFILER-API-KEY: ") + kToken, "-H",
+                       "GPROFILER-SERVICE-NAME: " + service, "-H", "Content-Encoding: gzip", "-H",
+                       "Content-Type: application/json", "--data-binary", "@" + file.string(),
+                       server_->url("/api/v2/profiles")},
+                      /*with_token=*/false);
+    ASSERT_EQ(reply.status, 200) << reply.body;
+  }
+
+  Answer get(const std::string& path) {
+    fs::path headers = root_ / "headers";
+    fs::path body = root_ / "body";
+    HttpReply reply =
+        server_->curl({"-D", headers.string(), "-o", body.string(), server_->url(path)});
+    Answer answer;
+    answer.status = reply.status;
+    std::ifstream lines(headers);
+    for (std::string line; std::getline(lines, line);) {
+      size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string name = line.substr(0, colon);
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      answer.headers[name] = std::string(trim(line.substr(colon + 1)));
+    }
+    std::ifstream in(body, std::ios::binary);
+    answer.body.assign(std::istreambuf_iterator<char>(in), {});
+    return answer;
+  }
+
+  // Every stack of a collapsed answer as "container;comm;frames" → count.
+  static std::map<std::string, uint64_t> stacks_of(const std::string& collapsed,
+                                                   json* header = nullptr) {
+    auto parsed = profile::read_collapsed(collapsed);
+    EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().message()) << collapsed;
+    std::map<std::string, uint64_t> stacks;
+    if (!parsed) return stacks;
+    if (header) *header = parsed->header;
+    parsed->stacks.for_each([&](const profile::StackView& stack) {
+      std::string key = std::string(stack.container) + ";" + std::string(stack.comm);
+      for (auto id : stack.frame_ids) key += ";" + std::string(parsed->stacks.string(id));
+      stacks[key] += stack.count;
+    });
+    return stacks;
+  }
+
+  fs::path root_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+constexpr const char* kWeb01 =
+    "0;;nginx;main;handle;parse 5\n"
+    "0;;swapper/0;secondary_startup_64_[k];do_idle_[k] 90\n"
+    "0;box;app;main;work 3\n";
+constexpr const char* kWeb02 =
+    "0;;nginx;main;handle;parse 2\n"
+    "0;;nginx;main;handle;write 4\n"
+    "0;;kworker;worker_thread_[k];cpuidle_enter_[k] 10\n";
+
+TEST_F(FlamegraphApiTest, MergesEveryProfileOfAServiceWithoutTheIdleTask) {
+  start();
+  upload("web", "web-01", kWeb01);
+  upload("web", "web-02", kWeb02);
+  upload("db", "db-01", "0;;postgres;main;exec 50\n");
+
+  Answer merged = get("/api/flamegraph?service=web&format=collapsed");
+  ASSERT_EQ(merged.status, 200) << merged.body;
+  json header;
+  EXPECT_EQ(stacks_of(merged.body, &header),
+            (std::map<std::string, uint64_t>{{";nginx;main;handle;parse", 7},
+                                             {";nginx;main;handle;write", 4},
+                                             {"box;app;main;work", 3}}));
+  EXPECT_EQ(header["merge"]["profiles"], 2);
+  EXPECT_EQ(header["merge"]["idle_samples_left_out"], 100);
+  EXPECT_EQ(header["merge"]["hosts"], json::array({"web-01", "web-02"}));
+  EXPECT_EQ(merged.headers["x-dormant-profiles"], "2");
+  EXPECT_EQ(merged.headers["x-dormant-idle-samples-left-out"], "100");
+
+  Answer with_idle = get("/api/flamegraph?service=web&format=collapsed&idle=1");
+  auto all = stacks_of(with_idle.body);
+  EXPECT_EQ(all[";swapper/0;secondary_startup_64_[k];do_idle_[k]"], 90u);
+  EXPECT_EQ(all[";kworker;worker_thread_[k];cpuidle_enter_[k]"], 10u);
+  EXPECT_EQ(all.size(), 5u);
+}
+
+TEST_F(FlamegraphApiTest, HostContainerAndTimeRangeSelect) {
+  start();
+  upload("web", "web-01", kWeb01, "2026-11-22T10:00:00", "2026-11-22T10:01:00");
+  upload("web", "web-02", kWeb02, "2026-11-22T12:00:00", "2026-11-22T12:01:00");
+
+  EXPECT_EQ(stacks_of(get("/api/flamegraph?service=web&hostname=web-02&format=collapsed").body),
+            (std::map<std::string, uint64_t>{{";nginx;main;handle;parse", 2},
+                                             {";nginx;main;handle;write", 4}}));
+  EXPECT_EQ(stacks_of(get("/api/flamegraph?service=web&container=box&format=collapsed").body),
+            (std::map<std::string, uint64_t>{{"box;app;main;work", 3}}));
+  EXPECT_EQ(stacks_of(get("/api/flamegraph?service=web&since=2026-11-22T11:00:00Z"
+                          "&until=2026-11-22T13:00:00Z&format=collapsed")
+                          .body),
+            (std::map<std::string, uint64_t>{{";nginx;main;handle;parse", 2},
+                                             {";nginx;main;handle;write", 4}}));
+  Answer newest = get("/api/flamegraph?service=web&limit=1&format=collapsed");
+  json header;
+  stacks_of(newest.body, &header);
+  EXPECT_EQ(header["merge"]["profiles"], 1);
+  EXPECT_EQ(header["merge"]["more_profiles"], true);
+  EXPECT_EQ(header["merge"]["hosts"], json::array({"web-02"})) << "the newest first";
+  Answer none = get("/api/flamegraph?service=nobody");
+  EXPECT_EQ(none.status, 200);
+  EXPECT_NE(none.body.find("No samples"), std::string::npos);
+}
+
+TEST_F(FlamegraphApiTest, TheSvgIsValidSaysWhatWasLeftOutAndCarriesItsPolicy) {
+  start();
+  upload("web", "web-01", kWeb01);
+  Answer svg = get("/api/flamegraph?service=web");
+  ASSERT_EQ(svg.status, 200) << svg.body;
+  EXPECT_EQ(svg.headers["content-type"], "image/svg+xml");
+  EXPECT_EQ(svg.headers["x-content-type-options"], "nosniff");
+  const std::string policy = svg.headers["content-security-policy"];
+  EXPECT_NE(policy.find("default-src 'none'"), std::string::npos) << policy;
+  size_t nonce_at = policy.find("'nonce-");
+  ASSERT_NE(nonce_at, std::string::npos) << policy;
+  std::string nonce = policy.substr(nonce_at + 7, policy.find('\'', nonce_at + 7) - nonce_at - 7);
+  EXPECT_NE(svg.body.find("<script type=\"text/ecmascript\" nonce=\"" + nonce + "\">"),
+            std::string::npos);
+  EXPECT_NE(svg.body.find("90 idle samples left out (idle=1 keeps them)"), std::string::npos);
+  EXPECT_NE(get("/api/flamegraph?service=web").headers["content-security-policy"], policy)
+      << "a nonce per response";
+  fs::path file = root_ / "merged.svg";
+  std::ofstream(file) << svg.body;
+  auto lint =
+      run_command({"xmllint", "--noout", file.string()}, deadline_after(std::chrono::seconds(30)));
+  ASSERT_TRUE(lint.ok());
+  EXPECT_TRUE(lint->status.success()) << lint->stderr_text;
+}
+
+TEST_F(FlamegraphApiTest, MergesAndProfilesExportAsPprofThatProtocReads) {
+  start();
+  upload("web", "web-01", kWeb01);
+  upload("web", "web-02", kWeb02);
+  Answer merged = get("/api/flamegraph?service=web&format=pprof");
+  ASSERT_EQ(merged.status, 200) << merged.body;
+  EXPECT_EQ(merged.headers["content-disposition"], "attachment; filename=\"web.pb.gz\"");
+  auto decoded = decode_pprof(merged.body);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+  EXPECT_EQ(decoded->stacks,
+            (std::map<std::string, int64_t>{{"comm=nginx|main;handle;parse", 7},
+                                            {"comm=nginx|main;handle;write", 4},
+                                            {"comm=app,container=box|main;work", 3}}))
+      << decoded->text;
+  EXPECT_EQ(decoded->period, 1'000'000'000 / 11) << "from the profiles' frequency";
+  EXPECT_EQ(decoded->duration_nanos, 60'000'000'000);
+
+  json listed = server_->get("/api/profiles?hostname=web-01").json();
+  ASSERT_EQ(listed["profiles"].size(), 1u) << listed.dump();
+  std::string gpid = std::to_string(listed["profiles"][0]["gpid"].get<int64_t>());
+  auto one = decode_pprof(get("/api/profiles/" + gpid + "/pprof?idle=1").body);
+  ASSERT_TRUE(one.ok()) << one.error().message();
+  EXPECT_EQ(one->stacks["comm=swapper/0|secondary_startup_64_[k];do_idle_[k]"], 90);
+  EXPECT_EQ(one->stacks.size(), 3u);
+  Answer drawn = get("/api/profiles/" + gpid + "/flamegraph");
+  EXPECT_NE(drawn.body.find("90 idle samples left out"), std::string::npos);
+  EXPECT_EQ(drawn.body.find("do_idle"), std::string::npos);
+  EXPECT_NE(get("/api/profiles/" + gpid + "/flamegraph?idle=1").body.find("do_idle"),
+            std::string::npos);
+}
+
+TEST_F(FlamegraphApiTest, ADiffComparesTwoTimeRangesByShare) {
+  start();
+  upload("web", "web-01", "0;;nginx;main;parse 10\n0;;nginx;main;write 10\n", "2026-11-21T10:00:00",
+         "2026-11-21T10:01:00");
+  upload("web", "web-01", "0;;nginx;main;parse 90\n0;;nginx;main;write 10\n", "2026-11-22T10:00:00",
+         "2026-11-22T10:01:00");
+  Answer diff =
+      get("/api/flamegraph/diff?service=web&since=2026-11-22T00:00:00Z&until=2026-11-23T00:00:00Z"
+          "&baseline_since=2026-11-21T00:00:00Z&baseline_until=2026-11-22T00:00:00Z");
+  ASSERT_EQ(diff.status, 200) << diff.body;
+  EXPECT_EQ(diff.headers["x-dormant-baseline-profiles"], "1");
+  EXPECT_NE(diff.headers["content-security-policy"].find("'nonce-"), std::string::npos);
+  EXPECT_NE(diff.body.find("<title>parse\n90 samples (90.00%)\nbaseline 50.00%, +40.00 points"),
+            std::string::npos)
+      << diff.body;
+  EXPECT_NE(diff.body.find("<title>write\n10 samples (10.00%)\nbaseline 50.00%, -40.00 points"),
+            std::string::npos);
+  EXPECT_EQ(get("/api/flamegraph/diff?service=web&since=2026-11-22T00:00:00Z").status, 400)
+      << "no baseline";
+  EXPECT_EQ(get("/api/flamegraph/diff?service=web&baseline_until=2026-11-22T00:00:00Z"
+                "&format=pprof")
+                .status,
+            400);
+}
+
+TEST_F(FlamegraphApiTest, BadQueriesAreRefusedWithTheirReason) {
+  start();
+  struct Case {
+    const char* path;
+    const char* says;
+  };
+  for (const Case& bad : {Case{"/api/flamegraph", "service"},
+                          Case{"/api/flamegraph?service=web&format=png", "format"},
+                          Case{"/api/flamegraph?service=web&since=yesterday", "since"},
+                          Case{"/api/flamegraph?service=web&limit=0", "limit"},
+                          Case{"/api/flamegraph?service=web&limit=99999999", "limit"}}) {
+    Answer answer = get(bad.path);
+    EXPECT_EQ(answer.status, 400) << bad.path << ": " << answer.body;
+    EXPECT_NE(answer.body.find(bad.says), std::string::npos) << bad.path << ": " << answer.body;
+  }
+  EXPECT_EQ(server_->curl({server_->url("/api/flamegraph?service=web")}, false).status, 401);
+}
+
+// A merge keeps at most --merge-max-stacks distinct stacks however many the profiles hold; the
+// samples of the others are kept under one stack that says so.
+TEST_F(FlamegraphApiTest, AMergeIsBoundedInStacksAndLosesNoSample) {
+  start({"--merge-max-stacks", "10"});
+  std::string many;
+  for (int i = 0; i < 500; ++i) many += "0;;app;main;f" + std::to_string(i) + " 2\n";
+  upload("web", "web-01", many);
+  upload("web", "web-02", many);
+  json header;
+  auto stacks = stacks_of(get("/api/flamegraph?service=web&format=collapsed").body, &header);
+  EXPECT_EQ(stacks.size(), 11u);
+  uint64_t total = 0;
+  for (const auto& [stack, count] : stacks) total += count;
+  EXPECT_EQ(total, 2000u);
+  EXPECT_EQ(stacks[";[stacks beyond the merge's limit]"], 2000u - 10 * 4);
+  EXPECT_EQ(header["merge"]["samples_beyond_stack_limit"], 2000 - 10 * 4);
+}
+
+}  // namespace
+}  // namespace dormant::testing
