@@ -123,6 +123,8 @@ const std::vector<Api::Route>& Api::routes() {
       {verb::get, "/api/flamegraph", Auth::kBearer, kRead, &Api::merged_flamegraph},
       {verb::get, "/api/flamegraph/diff", Auth::kBearer, kRead, &Api::diff_flamegraph},
       {verb::get, "/metrics", Auth::kBearer, kRead, &Api::prometheus_metrics},
+      {verb::get, "/", Auth::kNone, kAllRoles, &Api::console_page},
+      {verb::get, "/ui/{}", Auth::kNone, kAllRoles, &Api::console_page},
   };
   return kRoutes;
 }

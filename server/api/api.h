@@ -79,6 +79,8 @@ class Api {
   http::Response merged_flamegraph(const Call& call);
   http::Response diff_flamegraph(const Call& call);
   http::Response prometheus_metrics(const Call& call);
+  // The web console: the same page for "/" and "/ui/..." (console.cpp).
+  http::Response console_page(const Call& call);
 
   // The answer to a failed store operation: 404 for kNotFound, 422 for a request the store
   // refuses, 503 with Retry-After and the reason when the data directory is full or read-only

@@ -1,0 +1,431 @@
+#!/usr/bin/python3
+"""The web console in headless Chromium against a real dormant-server and dormant-agent: log in,
+see the agent, start a profile, see it arrive, open the merged flamegraph, search, zoom, stop;
+values that hold markup show as text; documents are served under a strict Content-Security-Policy.
+A screenshot of each step goes to --output. Without Chromium, its driver or root (the agent's
+perf needs it), only the served headers are checked and it exits 77 (skipped), saying why."""
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+
+from dormant_processes import AgentProcess, ServerProcess, wait_for
+
+SKIPPED = 77
+TOKEN = "console-test-token-0123456789"
+SERVICE = "console-it"
+HOST_MARKUP = "<script>alert(1)</script>"
+SERVICE_MARKUP = "svc<script>alert(2)</script>"
+FRAME_MARKUP = "<img src=x onerror=alert(3)>"
+HEALTH_MARKUP = "<b onmouseover=alert(4)>idle</b>"
+
+
+def arguments():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--server", required=True)
+    parser.add_argument("--agent", required=True)
+    parser.add_argument("--gen-certs", required=True)
+    parser.add_argument("--output", required=True, help="folder for the screenshots")
+    return parser.parse_args()
+
+
+def browser_or_skip_reason():
+    for program in ("chromium", "chromedriver"):
+        if shutil.which(program) is None:
+            return False, f"{program} is not installed (scripts/install-deps installs it)"
+    if importlib.util.find_spec("selenium") is None:
+        return False, "python3-selenium is not installed (scripts/install-deps installs it)"
+    return True, None
+
+
+def check_document_headers(reply, what):
+    assert reply.status == 200, f"{what}: {reply.status} {reply.body[:300]!r}"
+    policy = reply.headers.get("Content-Security-Policy", "")
+    nonce = re.search(r"script-src 'nonce-([A-Za-z0-9+/=]+)'", policy)
+    assert nonce, f"{what}: no nonce script-src in its policy: {policy!r}"
+    assert "default-src 'none'" in policy, f"{what}: {policy!r}"
+    assert f"style-src 'nonce-{nonce.group(1)}'" in policy, f"{what}: {policy!r}"
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy, f"{what}: {policy!r}"
+    assert reply.headers.get("X-Content-Type-Options") == "nosniff", what
+    return nonce.group(1)
+
+
+def check_served_headers(server, gpid):
+    for path in ("/", "/ui/profiles"):
+        reply = server.request(path, bearer=False)
+        nonce = check_document_headers(reply, path)
+        page = reply.body.decode()
+        assert reply.headers.get("Content-Type").startswith("text/html"), path
+        assert page.count(f'nonce="{nonce}"') == 2, f"{path}: its script and style take the nonce"
+        assert "{{" not in page, f"{path}: a placeholder was left in the page"
+        assert not re.search(r"<[^>]+\son[a-z]+\s*=", page), f"{path}: an inline event handler"
+        assert not re.search(r"<[^>]+\sstyle\s*=", page), f"{path}: a style attribute"
+    a_nonce = check_document_headers(server.request("/", bearer=False), "/")
+    assert a_nonce != nonce, "a new nonce for every response"
+    service = "service=" + urllib.parse.quote(SERVICE_MARKUP, safe="")
+    range_ = "since=2020-01-01T00:00:00Z&until=2100-01-01T00:00:00Z"
+    baseline = "baseline_since=2000-01-01T00:00:00Z&baseline_until=2001-01-01T00:00:00Z"
+    for path in (f"/api/profiles/{gpid}/flamegraph", f"/api/flamegraph?{service}&{range_}",
+                 f"/api/flamegraph/diff?{service}&{range_}&{baseline}"):
+        reply = server.request(path)
+        nonce = check_document_headers(reply, path)
+        assert reply.headers.get("Content-Type").startswith("image/svg+xml"), path
+        svg = reply.body.decode()
+        assert f'nonce="{nonce}"' in svg, f"{path}: its script takes the nonce"
+        assert "<img" not in svg and "<script>alert" not in svg, f"{path}: markup not escaped"
+    assert server.request(f"/api/flamegraph?{service}", bearer=False).status == 401
+
+
+def plant_markup(server):
+    """A host and a profile whose names hold markup, the way an agent would send them."""
+    beat = {"hostname": HOST_MARKUP, "service_name": SERVICE_MARKUP, "ip_address": "10.0.0.7",
+            "status": "active", "timestamp": "2026-01-01T10:00:00", "last_command_id": None,
+            "received_command_ids": [], "executed_command_ids": [],
+            "perf_supported_events": ["cpu-clock"], "agent_version": "test",
+            "agent_health": {"state": HEALTH_MARKUP}}
+    reply = server.request("/api/metrics/heartbeat", body=beat)
+    assert reply.status == 200, reply.body
+    metadata = {
+        "hostname": HOST_MARKUP, "current_time": "2026-01-01T10:00:00", "spawn_time": 1785000000.0,
+        "spawn_uptime_ms": 1000, "private_ip": "10.0.0.7", "cloud_provider": "Unknown",
+        "processors": 2, "memory_capacity_mb": 1024, "system_name": "Linux",
+        "os_name": "Debian GNU/Linux", "os_release": "12", "kernel_release": "6.1.0",
+        "kernel_version": "#1 SMP", "hardware_type": "x86_64", "pid": 42,
+        "mac_address": "02:00:00:00:00:01", "agent_version": "test", "libc_type": "glibc",
+        "libc_version": "2.36", "python_version": "", "run_mode": "standalone_executable",
+        "deployment_type": "instances", "run_arguments": {"service_name": SERVICE_MARKUP},
+        "profiling_mode": "cpu"}
+    header = json.dumps({"containers": [], "metadata": metadata,
+                         "metrics": {"cpu_avg": 1.0, "mem_avg": 1.0}})
+    collapsed = f"# {header}\n0;;evil;{FRAME_MARKUP};leaf 5\n0;;evil;other 3\n"
+    reply = server.upload_profile(SERVICE_MARKUP, HOST_MARKUP, collapsed)
+    assert reply.status == 200, reply.body
+    return reply.json()["gpid"]
+
+
+class Console:
+    """The page in Chromium, a screenshot per step."""
+
+    def __init__(self, server, output: Path):
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+
+        options = Options()
+        options.binary_location = shutil.which("chromium")
+        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--window-size=1400,1000",
+                     f"--ignore-certificate-errors-spki-list={server.spki_sha256()}"):
+            options.add_argument(flag)
+        self.driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")),
+                                       options=options)
+        self.server = server
+        self.output = output
+        self.steps = 0
+
+    def quit(self):
+        self.driver.quit()
+
+    def screenshot(self, name):
+        self.steps += 1
+        path = self.output / f"{self.steps:02d}-{name}.png"
+        self.driver.save_screenshot(str(path))
+        print(f"screenshot: {path}", flush=True)
+
+    def find(self, css):
+        from selenium.webdriver.common.by import By
+        return self.driver.find_element(By.CSS_SELECTOR, css)
+
+    def find_all(self, css):
+        from selenium.webdriver.common.by import By
+        return self.driver.find_elements(By.CSS_SELECTOR, css)
+
+    def wait(self, what, check, timeout_s=60):
+        """check() until true. The console redraws its tables as data comes: an element found
+        just before a redraw is stale, and the check is tried again."""
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        def fresh_check():
+            try:
+                return check()
+            except StaleElementReferenceException:
+                return None
+        return wait_for(what, fresh_check, timeout_s)
+
+    def click_in_row(self, table, text, label):
+        """Clicks the button `label` in the row of `table` that has a cell `text`."""
+        def click():
+            row = self.row_with(table, text)
+            buttons = [b for b in row.find_elements("css selector", "button") if b.text == label]
+            if not buttons:
+                return False
+            buttons[0].click()
+            return True
+        self.wait(f"{label} in the row of {text} in {table}", click)
+
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    def no_dialog_open(self):
+        from selenium.common.exceptions import NoAlertPresentException
+        try:
+            text = self.driver.switch_to.alert.text
+        except NoAlertPresentException:
+            return
+        raise AssertionError(f"a dialog opened: {text!r}")
+
+    def row_with(self, table, text):
+        for row in self.find_all(f"#{table} tbody tr"):
+            if text in [cell.text for cell in row.find_elements("css selector", "td")]:
+                return row
+        return None
+
+    def cell_texts(self, table):
+        return self.js("return Array.from(document.querySelectorAll(arguments[0]),"
+                       " (td) => td.textContent)", f"#{table} tbody td")
+
+    def go(self, view):
+        self.find(f'nav a[data-view="{view}"]').click()
+        self.wait(f"the {view} view", lambda: self.find(f"#{view}-view").is_displayed())
+
+
+def log_in(console):
+    console.driver.get(console.server.url("/"))
+    console.wait("the login form", lambda: console.find("#token").is_displayed())
+    console.find("#token").send_keys(TOKEN)
+    console.screenshot("login")
+    console.find("#login-form button[type=submit]").click()
+    console.wait("the hosts view", lambda: console.find("#hosts-view").is_displayed())
+    assert console.js("return sessionStorage.getItem('dormant.token')") == TOKEN
+    assert TOKEN not in console.driver.current_url
+
+
+def agent_hostname(server):
+    def find():
+        hosts = server.request(f"/api/hosts?service={SERVICE}").json()["hosts"]
+        return hosts[0]["hostname"] if hosts else None
+    return wait_for("the agent's first heartbeat", find)
+
+
+def start_profiling(console, hostname):
+    console.wait("the agent in the hosts table", lambda: console.row_with("hosts", hostname))
+    console.screenshot("hosts")
+    console.click_in_row("hosts", hostname, "Select")
+    assert console.find("#profiling-service").get_attribute("value") == SERVICE
+    assert console.find("#profiling-host").get_attribute("value") == hostname
+    for field, value in (("#profiling-duration", "2"), ("#profiling-frequency", "49")):
+        console.find(field).clear()
+        console.find(field).send_keys(value)
+    console.find("#start-profiling").click()
+    console.wait("the start to be accepted",
+                 lambda: "Start requested" in console.find("#profiling-result").text)
+    console.wait("the agent to run the start",
+                 lambda: "start completed" in console.row_with("hosts", hostname).text, 90)
+    console.screenshot("started")
+
+
+def see_profile_arrive(console, hostname):
+    console.go("profiles")
+
+    def agent_profile():
+        for row in console.find_all("#profiles tbody tr"):
+            cells = [cell.text for cell in row.find_elements("css selector", "td")]
+            if len(cells) > 2 and cells[1] == SERVICE and cells[2] == hostname:
+                return row
+        return None
+    console.wait("a profile of the agent in the list", agent_profile)
+    console.screenshot("profile-arrived")
+
+
+def open_merged_flamegraph(console):
+    console.click_in_row("profiles", SERVICE, "Merge the service")
+    console.wait("the flamegraph view", lambda: console.find("#flamegraph-view").is_displayed())
+    assert console.find("#flamegraph-service").get_attribute("value") == SERVICE
+    console.find("#show-merged").click()
+    caption = console.wait("the merged flamegraph", lambda: re.search(
+        r"\((\d+) profiles?\)", console.find("#flamegraph-caption").text))
+    assert int(caption.group(1)) >= 1, caption.group(0)
+    enter_flamegraph(console)
+    console.driver.switch_to.default_content()
+    console.screenshot("merged-flamegraph")
+
+
+def enter_flamegraph(console):
+    """Switches into the flamegraph's frame once its frames are drawn and its script has run."""
+    console.wait("the flamegraph's frame", lambda: console.find("#flamegraph").is_displayed())
+    console.driver.switch_to.frame(console.find("#flamegraph"))
+    console.wait("the frames", lambda: len(console.find_all("#frames > g")) > 1)
+
+
+def frame_facts(console):
+    return console.js("""
+        return Array.from(document.querySelectorAll('#frames > g'), (g) => ({
+          name: g.querySelector('title').textContent.split('\\n')[0],
+          count: Number(g.dataset.count), depth: Number(g.querySelector('rect').getAttribute('y')),
+          fill: g.querySelector('rect').getAttribute('fill'),
+          hidden: g.classList.contains('hidden')}));""")
+
+
+def search_and_zoom(console):
+    console.driver.switch_to.frame(console.find("#flamegraph"))
+    total = int(console.find("#frames").get_attribute("data-total"))
+    frames = frame_facts(console)
+    # The widest frame that is not the root: a process, or what most samples ran in.
+    partial = [f for f in frames if f["count"] < total]
+    target = max(partial or frames[1:], key=lambda f: f["count"])
+
+    console.find("#search").click()
+    prompt = console.driver.switch_to.alert
+    prompt.send_keys(re.escape(target["name"]))
+    prompt.accept()
+    matched = console.wait("the search's match", lambda: re.search(
+        r"Matched: ([\d.]+)%", console.find("#matched").text))
+    assert float(matched.group(1)) > 0, matched.group(0)
+    highlighted = [f["name"] for f in frame_facts(console) if f["fill"] == "rgb(230,0,230)"]
+    assert target["name"] in highlighted, highlighted
+    console.driver.switch_to.default_content()
+    console.screenshot("search")
+
+    console.driver.switch_to.frame(console.find("#flamegraph"))
+    index = frames.index(target)
+    console.find_all("#frames > g")[index].find_element("css selector", "rect").click()
+    console.wait("the zoom", lambda: "hidden" not in console.find("#unzoom").get_attribute("class"))
+    plot_width = float(console.find("#frames").get_attribute("data-plot-width"))
+    zoomed = console.find_all("#frames > g")[index].find_element("css selector", "rect")
+    assert abs(float(zoomed.get_attribute("width")) - plot_width) < 1, "the frame spans the graph"
+    if partial:
+        assert any(f["hidden"] for f in frame_facts(console)), "frames outside it are hidden"
+    check_policy_applies(console, "the flamegraph")
+    console.driver.switch_to.default_content()
+    console.screenshot("zoom")
+
+
+def check_policy_applies(console, what):
+    """The console's policy holds in the current document: a script added to it runs with the
+    console's nonce, and not without."""
+    with_nonce, without_nonce = console.js("""
+        const nonce = Array.from(window.top.document.scripts, (s) => s.nonce).find((n) => n);
+        function runs(withNonce) {
+          window.top.injectedScriptRan = false;
+          const script = document.createElementNS(document.documentElement.namespaceURI, 'script');
+          if (withNonce) script.setAttribute('nonce', nonce);
+          script.textContent = 'window.top.injectedScriptRan = true;';
+          document.documentElement.appendChild(script);
+          script.remove();
+          return window.top.injectedScriptRan;
+        }
+        return [runs(true), runs(false)];
+    """)
+    assert with_nonce, f"{what}: a script with the console's nonce did not run"
+    assert not without_nonce, f"{what}: a script without the console's nonce ran"
+
+
+def open_diff_flamegraph(console):
+    console.find("#show-diff").click()
+    console.wait("the differential flamegraph", lambda: console.find(
+        "#flamegraph-caption").text.startswith("Differential flamegraph of " + SERVICE))
+    enter_flamegraph(console)
+    assert "change from the baseline" in console.find("#title").text
+    console.driver.switch_to.default_content()
+    console.screenshot("diff-flamegraph")
+
+
+def stop_profiling(console, hostname):
+    console.go("hosts")
+    console.wait("the agent in the hosts table", lambda: console.row_with("hosts", hostname))
+    console.click_in_row("hosts", hostname, "Select")
+    console.find("#stop-profiling").click()
+    console.wait("the stop to be accepted",
+                 lambda: "Stop requested" in console.find("#profiling-result").text)
+    console.wait("the agent to run the stop",
+                 lambda: "stop completed" in console.row_with("hosts", hostname).text)
+    console.go("commands")
+    console.wait("the start and the stop in the commands' history", lambda: {
+        "start", "stop"} <= set(console.cell_texts("commands")))
+    console.screenshot("stopped")
+
+
+def check_markup_shows_as_text(console, gpid):
+    console.go("hosts")
+    console.wait("the host named with markup", lambda: HOST_MARKUP in console.cell_texts("hosts"))
+    assert SERVICE_MARKUP in console.cell_texts("hosts")
+    console.wait("the health summary with markup", lambda: HEALTH_MARKUP in console.row_with(
+        "hosts", HOST_MARKUP).find_element("css selector", "summary").text)
+    assert not console.find_all("#hosts tbody script, #hosts tbody img, #hosts tbody b")
+    console.screenshot("markup-host")
+    console.go("profiles")
+    console.wait("the profile with markup", lambda: str(gpid) in console.cell_texts("profiles"))
+    texts = console.cell_texts("profiles")
+    assert HOST_MARKUP in texts and SERVICE_MARKUP in texts, texts
+    assert not console.find_all("#profiles tbody script, #profiles tbody img")
+    console.click_in_row("profiles", str(gpid), "Flamegraph")
+    enter_flamegraph(console)
+    names = [f["name"] for f in frame_facts(console)]
+    assert FRAME_MARKUP in names, names
+    assert not console.find_all("img, foreignObject"), "markup in a frame name became elements"
+    assert HOST_MARKUP in console.find("#title").text
+    console.driver.switch_to.default_content()
+    console.no_dialog_open()
+    check_policy_applies(console, "the console")
+    console.screenshot("markup-flamegraph")
+
+
+def main():
+    args = arguments()
+    output = Path(args.output)
+    shutil.rmtree(output, ignore_errors=True)
+    output.mkdir(parents=True)
+    started = time.monotonic()
+    root = Path(tempfile.mkdtemp(prefix="dormant-browser-"))
+    server = agent = console = None
+    try:
+        server = ServerProcess(args.server, args.gen_certs, root, TOKEN)
+        markup_gpid = plant_markup(server)
+        check_served_headers(server, markup_gpid)
+        available, reason = browser_or_skip_reason()
+        if os.geteuid() != 0:
+            available, reason = False, "needs root: the agent's perf profiles the whole host"
+        if not available:
+            print("the served headers are checked; the browser steps are SKIPPED: " + reason)
+            return SKIPPED
+        print(f"screenshots go to {output}", flush=True)
+        agent = AgentProcess(args.agent, server, root / "agent", SERVICE)
+        hostname = agent_hostname(server)
+        console = Console(server, output)
+        log_in(console)
+        start_profiling(console, hostname)
+        see_profile_arrive(console, hostname)
+        open_merged_flamegraph(console)
+        search_and_zoom(console)
+        open_diff_flamegraph(console)
+        stop_profiling(console, hostname)
+        check_markup_shows_as_text(console, markup_gpid)
+        console.no_dialog_open()
+    except BaseException:
+        for process, name in ((server, "server"), (agent, "agent")):
+            if process is not None:
+                print(f"---- {name} log (last 4000 characters)\n{process.read_log()[-4000:]}")
+        if console is not None:
+            console.screenshot("failure")
+        raise
+    finally:
+        if console is not None:
+            console.quit()
+        for process in (agent, server):
+            if process is not None:
+                process.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    print(f"passed in {time.monotonic() - started:.1f} s; screenshots in {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
