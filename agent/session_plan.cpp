@@ -1,5 +1,7 @@
 #include "agent/session_plan.h"
 
+#include <algorithm>
+
 #include "agent/run_arguments.h"
 
 namespace dormant::agent {
@@ -67,7 +69,11 @@ SessionPlan plan_session(const config::AgentConfig& config) {
   plan.continuous = config.continuous;
   plan.output_dir = config.output_dir;
   plan.rotating_output = config.rotating_output;
-  plan.flamegraph = config.flamegraph;
+  auto wants = [&](std::string_view format) {
+    return std::find(config.output_formats.begin(), config.output_formats.end(), format) !=
+           config.output_formats.end();
+  };
+  plan.formats = {wants("collapsed"), wants("svg") && config.flamegraph, wants("pprof")};
   plan.profiling_mode = std::string(config::to_string(config.mode));
   plan.run_arguments = run_arguments(config);
   return plan;

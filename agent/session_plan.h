@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/local_output.h"
 #include "config/agent_config.h"
 #include "module/api/profiler_module.h"
 
@@ -21,7 +22,7 @@ struct SessionPlan {
   // The local copy of each profile (-o); empty: none.
   std::string output_dir;
   bool rotating_output = false;
-  bool flamegraph = true;
+  LocalFormats formats;
 
   std::string profiling_mode = "cpu";
   // The flags as profile headers show them ("run_arguments"), less the pids: profile_facts adds

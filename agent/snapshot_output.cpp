@@ -2,18 +2,20 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/module_loader.h"
 #include "agent/upload_body.h"
 #include "common/iso_time.h"
+#include "common/text.h"
 
 namespace dormant::agent {
 
 SnapshotOutput::SnapshotOutput(const SessionPlan& plan, std::string hostname, ProfileSpool* spool,
                                std::function<void()> spooled)
-    : hostname_(std::move(hostname)),
-      flamegraph_(plan.flamegraph),
-      spool_(spool),
-      spooled_(std::move(spooled)) {
-  if (!plan.output_dir.empty()) local_.emplace(plan.output_dir, plan.rotating_output);
+    : hostname_(std::move(hostname)), spool_(spool), spooled_(std::move(spooled)) {
+  if (!plan.output_dir.empty()) {
+    local_.emplace(plan.output_dir, plan.rotating_output, plan.formats,
+                   installed_file("", kPprofTool));
+  }
 }
 
 bool SnapshotOutput::write(const module::Snapshot& snapshot,
@@ -22,14 +24,14 @@ bool SnapshotOutput::write(const module::Snapshot& snapshot,
   bool delivered = true;
   if (local_) {
     std::string svg;
-    if (flamegraph_) {
+    if (local_->formats().svg) {
       svg = snapshot.flamegraph_svg("Dormant: " + hostname_, iso_utc(times.end) + " UTC");
     }
-    auto written = local_->write(snapshot.collapsed(), svg, times.end);
+    auto written = local_->write(snapshot.collapsed(), svg, start, times.end);
     if (written) {
-      spdlog::info(
-          "wrote {} ({} samples){}", written->collapsed.string(), snapshot.samples(),
-          written->flamegraph.empty() ? "" : ", flamegraph " + written->flamegraph.string());
+      std::vector<std::string> files;
+      for (const auto& file : written->files) files.push_back(file.string());
+      spdlog::info("wrote {} ({} samples)", join(files, ", "), snapshot.samples());
     } else {
       spdlog::error("could not write the profile: {}", written.error().message());
       delivered = false;

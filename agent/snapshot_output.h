@@ -27,7 +27,6 @@ class SnapshotOutput {
  private:
   std::string hostname_;
   std::optional<LocalOutput> local_;
-  bool flamegraph_;
   ProfileSpool* spool_;
   std::function<void()> spooled_;
 };

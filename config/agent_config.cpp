@@ -162,6 +162,12 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
       ->group(kOutput);
   app.add_flag("-u,--upload-results", c.upload_results, "Upload profiles to --server-host")
       ->group(kOutput);
+  app.add_option("--output-format", c.output_formats,
+                 "What -o holds of each profile, any of collapsed, pprof (gzip'd profile.proto) "
+                 "and svg, comma-separated (default: collapsed,svg)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"collapsed", "pprof", "svg"}))
+      ->group(kOutput);
   app.add_flag("--flamegraph,!--no-flamegraph", c.flamegraph,
                "Render a flamegraph SVG beside each local profile (default: on)")
       ->group(kOutput);

@@ -60,6 +60,8 @@ struct AgentConfig {
   // Output and upload.
   std::string output_dir;
   bool upload_results = false;
+  // What -o holds of each profile: --output-format collapsed,pprof,svg; --no-flamegraph drops svg.
+  std::vector<std::string> output_formats = {"collapsed", "svg"};
   bool flamegraph = true;
   bool rotating_output = false;
 

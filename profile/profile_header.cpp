@@ -57,4 +57,15 @@ nlohmann::json make_profile_header(const HostInfo& host, const SnapshotInfo& sna
   };
 }
 
+uint64_t header_frequency(const nlohmann::json& header) {
+  const nlohmann::json* at = &header;
+  for (const char* key : {"metadata", "run_arguments", "frequency"}) {
+    if (!at->is_object()) return 0;
+    auto found = at->find(key);
+    if (found == at->end()) return 0;
+    at = &*found;
+  }
+  return at->is_number_unsigned() ? at->get<uint64_t>() : 0;
+}
+
 }  // namespace dormant::profile

@@ -27,4 +27,7 @@ struct SnapshotInfo {
 
 nlohmann::json make_profile_header(const HostInfo& host, const SnapshotInfo& snapshot);
 
+// The sampling frequency a header gives (metadata.run_arguments.frequency); 0 when it gives none.
+uint64_t header_frequency(const nlohmann::json& header);
+
 }  // namespace dormant::profile

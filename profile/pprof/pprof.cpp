@@ -4,8 +4,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/gzip.h"
 #include "pprof/profile.pb.h"  // generated from profile.proto
+
+#include "common/gzip.h"
 
 namespace dormant::profile {
 namespace {

@@ -6,20 +6,9 @@
 
 #include "common/iso_time.h"
 #include "profile/idle_stacks.h"
+#include "profile/profile_header.h"
 
 namespace dormant::server::api {
-namespace {
-
-uint64_t header_frequency(const nlohmann::json& header) {
-  auto arguments = header.find("run_arguments");
-  if (arguments == header.end() || !arguments->is_object()) return 0;
-  auto frequency = arguments->find("frequency");
-  if (frequency == arguments->end() || !frequency->is_number_unsigned()) return 0;
-  return frequency->get<uint64_t>();
-}
-
-}  // namespace
-
 void MergedProfile::add(const profile::CollapsedProfile& profile, const MergeSelection& selection) {
   std::vector<std::string_view> frames;
   profile.stacks.for_each([&](const profile::StackView& stack) {
@@ -39,7 +28,7 @@ void MergedProfile::add(const profile::CollapsedProfile& profile, const MergeSel
       samples_beyond_limit += stack.count;
     }
   });
-  uint64_t frequency = header_frequency(profile.header);
+  uint64_t frequency = profile::header_frequency(profile.header);
   if (!frequency_seen_) {
     frequency_hz = frequency;
     frequency_seen_ = true;

@@ -53,7 +53,7 @@ class FlamegraphApiTest : public ::testing::Test {
               const std::string& end = "2026-11-22T10:01:00") {
     std::string collapsed = collapsed_profile(hostname, stacks);
     json header = json::parse(collapsed.substr(1, collapsed.find('\n') - 1));
-    header["run_arguments"]["frequency"] = 11;
+    header["metadata"]["run_arguments"]["frequency"] = 11;
     collapsed = "# " + header.dump() + collapsed.substr(collapsed.find('\n'));
     json body = upload_body(hostname, collapsed);
     body["start_time"] = start;

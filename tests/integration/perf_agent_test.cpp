@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tests/support/eventually.h"
+#include "tests/support/pprof_text.h"
 #include "workload.h"
 
 #include "common/atomic_file.h"
@@ -226,6 +227,44 @@ TEST_F(PerfAgentTest, KnownRatioWorkloadShowsBothFunctionsInTheirRatio) {
   expect_nothing_left_behind();
 }
 
+// --output-format pprof: the same profile as the collapsed file, read back by protoc.
+TEST_F(PerfAgentTest, PprofOutputHoldsTheSameStacksAsTheCollapsedFile) {
+  auto program = spawn_workload(8);
+  ASSERT_NE(program, nullptr);
+  CommandOutput agent =
+      run_agent({"-d", "3", "-f", "199", "--output-format", "collapsed,pprof,svg"});
+  ASSERT_EQ(agent.status.code, 0) << agent.stderr_text;
+  profile::CollapsedProfile profile = last_profile();
+  ASSERT_GT(profile.stacks.total_samples(), 0u);
+  auto bytes = read_file(root_ / "out" / "last_profile.pb.gz");
+  ASSERT_TRUE(bytes.ok()) << agent.stderr_text;
+  auto decoded = testing::decode_pprof(*bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+  std::map<std::string, int64_t> expected;
+  profile.stacks.for_each([&](const profile::StackView& stack) {
+    std::string key = "comm=" + std::string(stack.comm);  // labels in decode_pprof's order
+    if (!stack.container.empty()) key += ",container=" + std::string(stack.container);
+    key += "|";
+    for (size_t i = 0; i < stack.frame_ids.size(); ++i) {
+      key += (i ? ";" : "") + std::string(profile.stacks.string(stack.frame_ids[i]));
+    }
+    expected[key] += static_cast<int64_t>(stack.count);
+  });
+  EXPECT_EQ(decoded->stacks, expected);
+  EXPECT_EQ(decoded->period, 1'000'000'000 / 199);
+  EXPECT_GT(decoded->duration_nanos, 0);
+  EXPECT_EQ(files_ending_with(".svg"), 1u);
+
+  // pprof alone: the collapsed file it was made from does not stay.
+  fs::remove_all(root_ / "out");
+  agent = run_agent({"-d", "1", "--output-format", "pprof"});
+  ASSERT_EQ(agent.status.code, 0) << agent.stderr_text;
+  EXPECT_EQ(files_ending_with(".pb.gz"), 1u);
+  EXPECT_EQ(files_ending_with(".col"), 0u);
+  EXPECT_EQ(files_ending_with(".svg"), 0u);
+  expect_nothing_left_behind();
+}
+
 TEST_F(PerfAgentTest, PerfScriptKilledBySigsegvGivesOneWarningAndAnEmptySnapshot) {
   CommandOutput agent = run_agent({"-d", "1", "--perf-path", FAKE_PERF}, {"FAKE_PERF_SCRIPT=segv"});
   EXPECT_EQ(agent.status.code, 0) << agent.stderr_text;
@@ -422,15 +461,18 @@ TEST_F(PerfAgentTest, SigtermWhileASnapshotIsParsedEndsTheRunAfterThatSnapshot) 
 }
 
 TEST_F(PerfAgentTest, RotatingOutputKeepsOnlyTheLastProfile) {
-  auto agent = start_agent({"-c", "-d", "1", "-f", "99", "--rotating-output"});
+  auto agent = start_agent(
+      {"-c", "-d", "1", "-f", "99", "--rotating-output", "--output-format", "collapsed,svg,pprof"});
   ASSERT_TRUE(eventually([&] { return count_lines_with(agent_log(), "wrote ") >= 3; },
                          std::chrono::seconds(60)))
       << agent_log();
   stop_agent(*agent);
   EXPECT_EQ(files_ending_with(".col"), 1u);
   EXPECT_EQ(files_ending_with(".svg"), 1u);
+  EXPECT_EQ(files_ending_with(".pb.gz"), 1u);
   EXPECT_TRUE(fs::exists(root_ / "out" / "last_profile.col"));
   EXPECT_TRUE(fs::exists(root_ / "out" / "last_flamegraph.svg"));
+  EXPECT_TRUE(fs::exists(root_ / "out" / "last_profile.pb.gz"));
 }
 
 TEST_F(PerfAgentTest, PerfIsRestartedAfterItsIntervalAndKeepsProfiling) {

@@ -147,6 +147,10 @@ class EveryFlag : public AgentConfigTest {
         {"output-dir", "/srv/profiles", [](auto& c) { return c.output_dir == "/srv/profiles"; }},
         {"upload-results", "", [](auto& c) { return c.upload_results; }},
         {"flamegraph", "false", [](auto& c) { return !c.flamegraph; }},
+        {"output-format", "pprof,collapsed",
+         [](auto& c) {
+           return c.output_formats == std::vector<std::string>{"pprof", "collapsed"};
+         }},
         {"rotating-output", "", [](auto& c) { return c.rotating_output; }},
         {"profiling-duration", "30", [](auto& c) { return c.duration_s == 30; }},
         {"profiling-frequency", "99", [](auto& c) { return c.frequency_hz == 99; }},
@@ -368,6 +372,7 @@ TEST_F(AgentConfigTest, InvalidValuesAreRejectedWithTheirFlag) {
                   "--ebpf-stack-map-entries: Value 1000000 not in range 64 to 262144");
   expect_rejected({"-o", "/x", "--ebpf-count-map-entries", "0"}, "--ebpf-count-map-entries");
   expect_rejected({"-o", "/x", "--mode", "wall"}, "--mode");
+  expect_rejected({"-o", "/x", "--output-format", "collapsed,png"}, "--output-format");
   expect_rejected({"-o", "/x", "--heartbeat-interval", "0"}, "--heartbeat-interval");
   expect_rejected({"-o", "/x", "--perf-max-cgroups", "-1"}, "--perf-max-cgroups");
   expect_rejected({"-o", "/x", "--log-level", "loud"}, "--log-level");
