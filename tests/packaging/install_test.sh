@@ -36,7 +36,8 @@ next_version() {
   done <"$tree/DEBIAN/conffiles"
   (cd "$tree" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | xargs -0 md5sum \
     >DEBIAN/md5sums)
-  local next=$work/$(basename "$deb" .deb)+next.deb
+  local next
+  next=$work/$(basename "$deb" .deb)+next.deb
   dpkg-deb --root-owner-group -b "$tree" "$next" >/dev/null
   echo "$next"
 }

@@ -25,7 +25,7 @@ check() {
 check_stat() {
   local actual
   actual=$(stat -c '%U:%G %a' "$1" 2>&1)
-  [[ $actual == "$2" ]] && echo "ok: $1 is $2" || fail "$1 is '$actual', not '$2'"
+  if [[ $actual == "$2" ]]; then echo "ok: $1 is $2"; else fail "$1 is '$actual', not '$2'"; fi
 }
 absent() { [[ ! -e $1 && ! -L $1 ]]; }
 status_of() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null; }
@@ -143,11 +143,11 @@ check "dormant-agent removed" [ "$(status_of dormant-agent)" == "deinstall ok co
 check "dormant-server removed" [ "$(status_of dormant-server)" == "deinstall ok config-files" ]
 for path in /usr/lib/dormant /usr/bin/dormant-agent /usr/bin/dormant-server \
   $unit_dir/dormant-agent.service $unit_dir/dormant-server.service; do
-  check "$path is gone" absent $path
+  check "$path is gone" absent "$path"
 done
 for path in /etc/dormant/agent.conf /etc/dormant/server.conf /var/lib/dormant/state-marker \
   /var/lib/dormant-server/dormant.db; do
-  check "$path is kept" test -e $path
+  check "$path is kept" test -e "$path"
 done
 check "the user is kept" getent passwd dormant-server
 
@@ -158,7 +158,7 @@ for package in dormant-agent dormant-server; do
 done
 for path in /etc/dormant /var/lib/dormant /var/lib/dormant-server \
   /etc/systemd/system/multi-user.target.wants/dormant-agent.service; do
-  check "$path is gone" absent $path
+  check "$path is gone" absent "$path"
 done
 check "the user is gone" test -z "$(getent passwd dormant-server)"
 check "the group is gone" test -z "$(getent group dormant-server)"
