@@ -1,5 +1,6 @@
 # Install rules and the two Debian packages (scripts/package runs cpack):
-#   dormant-agent   /usr/lib/dormant/{dormant-agent,libdormant_profilers.so,libdormant_cupti.so},
+#   dormant-agent   /usr/lib/dormant/{dormant-agent,dormant-pprof,libdormant_profilers.so,
+#                   libdormant_cupti.so},
 #                   /usr/bin/dormant-agent -> ../lib/dormant/dormant-agent (the agent finds its
 #                   module beside the file /proc/self/exe names, so beside the link's target),
 #                   its unit, /etc/dormant/agent.conf
@@ -10,7 +11,7 @@ set(DORMANT_PACKAGE_MAINTAINER "Dormant maintainers <dormant@example.org>" CACHE
 set(packaging_dir ${PROJECT_SOURCE_DIR}/packaging)
 set(doc_files ${PROJECT_SOURCE_DIR}/README.md ${packaging_dir}/copyright)
 
-install(TARGETS dormant-agent RUNTIME DESTINATION lib/dormant COMPONENT agent)
+install(TARGETS dormant-agent dormant-pprof RUNTIME DESTINATION lib/dormant COMPONENT agent)
 install(TARGETS dormant_profiler_module LIBRARY DESTINATION lib/dormant COMPONENT agent
   PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
 if(TARGET dormant_cupti)

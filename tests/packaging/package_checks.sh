@@ -45,6 +45,7 @@ run_dpkg -i "$agent_deb" "$server_deb"
 check "dormant-agent installed" [ "$(status_of dormant-agent)" == "install ok installed" ]
 check "dormant-server installed" [ "$(status_of dormant-server)" == "install ok installed" ]
 check_stat /usr/lib/dormant/dormant-agent "root:root 755"
+check_stat /usr/lib/dormant/dormant-pprof "root:root 755"
 check_stat /usr/lib/dormant/libdormant_profilers.so "root:root 644"
 if dpkg -L dormant-agent | grep -qx /usr/lib/dormant/libdormant_cupti.so; then
   check_stat /usr/lib/dormant/libdormant_cupti.so "root:root 644"
