@@ -68,6 +68,10 @@ std::string selection_title(const MergeSelection& selection) {
   return title;
 }
 
+std::string idle_note(const MergedProfile& merged) {
+  return std::to_string(merged.idle_samples) + " idle samples left out (idle=1 keeps them)";
+}
+
 // "12 profiles from 3 hosts, 2026-11-26T10:00:00Z to 2026-11-26T11:00:00Z; 4,567 idle samples
 // left out (idle=1 keeps them)".
 std::string merge_subtitle(const MergedProfile& merged) {
@@ -79,8 +83,7 @@ std::string merge_subtitle(const MergedProfile& merged) {
     text += ", " + iso_utc(*merged.first_start) + " to " + iso_utc(*merged.last_end);
   }
   if (merged.more_profiles) text += " (the newest only: more matched)";
-  return text + "; " + std::to_string(merged.idle_samples) +
-         " idle samples left out (idle=1 keeps them)";
+  return text + "; " + idle_note(merged);
 }
 
 void describe_merge(http::Response& response, const MergedProfile& merged) {
@@ -186,56 +189,56 @@ http::Response Api::diff_flamegraph(const Call& call) {
 
 namespace {
 
-// One stored profile as a merge of one, so that it is filtered and described the same way.
-Result<MergedProfile> stored_profile(storage::Store& store, const storage::StoredProfile& stored,
-                                     bool keep_idle) {
-  const int64_t gpid = stored.gpid;
-  auto text = store.read_profile(gpid);
+struct OneProfile {
+  storage::StoredProfile stored;
+  MergedProfile merged;  // of this profile alone, so that it is filtered and described the same
+};
+
+// The profile "/api/profiles/{gpid}/…" names: kNotFound for a gpid that is not one.
+Result<OneProfile> one_profile(storage::Store& store, const Api::Call& call) {
+  auto gpid = gpid_of(call);
+  if (!gpid) return Error(ErrorKind::kNotFound, "no profile " + call.params[0]);
+  auto stored = store.get_profile(*gpid);
+  if (!stored) return std::move(stored).take_error();
+  auto text = store.read_profile(*gpid);
   if (!text) return std::move(text).take_error();
   auto parsed = profile::read_collapsed(*text);
   if (!parsed) {
     return Error::invalid_argument(
-        "profile " + std::to_string(gpid) +
+        "profile " + std::to_string(*gpid) +
         " is stored but is not a valid collapsed profile: " + parsed.error().message());
   }
   MergeSelection selection;
-  selection.keep_idle = keep_idle;
-  MergedProfile merged;
-  merged.add(*parsed, selection);
-  merged.hosts.insert(stored.hostname);
-  merged.first_start = stored.start_time;
-  merged.last_end = stored.end_time;
-  return merged;
+  selection.keep_idle = keeps_idle(call);
+  OneProfile one{std::move(*stored), {}};
+  one.merged.add(*parsed, selection);
+  one.merged.hosts.insert(one.stored.hostname);
+  one.merged.first_start = one.stored.start_time;
+  one.merged.last_end = one.stored.end_time;
+  return one;
 }
 
 }  // namespace
 
 http::Response Api::profile_flamegraph(const Call& call) {
-  auto gpid = gpid_of(call);
-  if (!gpid) return error_response(status::not_found, "no profile " + call.params[0]);
-  auto stored = store_.get_profile(*gpid);
-  if (!stored) return store_failure(stored.error());
-  auto merged = stored_profile(store_, *stored, keeps_idle(call));
-  if (!merged) return store_failure(merged.error());
+  auto one = one_profile(store_, call);
+  if (!one) return store_failure(one.error());
+  const storage::StoredProfile& stored = one->stored;
   profile::FlamegraphOptions options;
-  options.title = stored->service_name + ": " + stored->hostname;
-  options.subtitle = iso_time(stored->start_time) + " to " + iso_time(stored->end_time) + "; " +
-                     std::to_string(merged->idle_samples) +
-                     " idle samples left out (idle=1 keeps them)";
-  http::Response response = svg_response(std::move(options), merged->stacks);
-  describe_merge(response, *merged);
+  options.title = stored.service_name + ": " + stored.hostname;
+  options.subtitle = iso_time(stored.start_time) + " to " + iso_time(stored.end_time) + "; " +
+                     idle_note(one->merged);
+  http::Response response = svg_response(std::move(options), one->merged.stacks);
+  describe_merge(response, one->merged);
   return response;
 }
 
 http::Response Api::profile_pprof(const Call& call) {
-  auto gpid = gpid_of(call);
-  if (!gpid) return error_response(status::not_found, "no profile " + call.params[0]);
-  auto stored = store_.get_profile(*gpid);
-  if (!stored) return store_failure(stored.error());
-  auto merged = stored_profile(store_, *stored, keeps_idle(call));
-  if (!merged) return store_failure(merged.error());
-  http::Response response = pprof_response(*merged, "profile_" + std::to_string(*gpid));
-  describe_merge(response, *merged);
+  auto one = one_profile(store_, call);
+  if (!one) return store_failure(one.error());
+  http::Response response =
+      pprof_response(one->merged, "profile_" + std::to_string(one->stored.gpid));
+  describe_merge(response, one->merged);
   return response;
 }
 

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "server_process.h"
+#include "server_fixture.h"
 #include "tests/support/pprof_text.h"
 
 #include "common/subprocess.h"
@@ -28,24 +28,9 @@ struct Answer {
   std::string body;
 };
 
-class FlamegraphApiTest : public ::testing::Test {
+class FlamegraphApiTest : public ServerFixture {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("dormant-flamegraph-it-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-    server_ = std::make_unique<ServerProcess>(root_);
-  }
-  void TearDown() override {
-    server_.reset();
-    fs::remove_all(root_);
-  }
-
-  void start(const std::vector<std::string>& args = {}) {
-    ASSERT_TRUE(server_->start(args)) << server_->log();
-  }
+  FlamegraphApiTest() : ServerFixture("dormant-flamegraph-it-") {}
 
   // Uploads a profile of `service` from `hostname` covering [start, end] (ISO times).
   void upload(const std::string& service, const std::string& hostname, const std::string& stacks,
@@ -104,9 +89,6 @@ class FlamegraphApiTest : public ::testing::Test {
     });
     return stacks;
   }
-
-  fs::path root_;
-  std::unique_ptr<ServerProcess> server_;
 };
 
 constexpr const char* kWeb01 =

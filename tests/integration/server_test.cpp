@@ -16,7 +16,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "server_process.h"
+#include "server_fixture.h"
 #include "tests/support/eventually.h"
 #include "tests/support/postgres_cluster.h"
 #include "tests/support/tmpfs_mount.h"
@@ -29,24 +29,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-class ServerTest : public ::testing::Test {
+class ServerTest : public ServerFixture {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("dormant-server-it-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-    server_ = std::make_unique<ServerProcess>(root_);
-  }
-  void TearDown() override {
-    server_.reset();
-    fs::remove_all(root_);
-  }
-
-  void start(const std::vector<std::string>& args = {}) {
-    ASSERT_TRUE(server_->start(args)) << server_->log();
-  }
+  ServerTest() : ServerFixture("dormant-server-it-") {}
 
   // A heartbeat exactly as gProfiler's HeartbeatClient sends it (reference §1.2).
   static json agent_heartbeat(const std::string& hostname, const std::string& service = "web") {
@@ -113,9 +98,6 @@ class ServerTest : public ::testing::Test {
     args.push_back(server_->url("/api/v2/profiles?service=web&hostname=web-01"));
     return server_->curl(args, /*with_token=*/false);
   }
-
-  fs::path root_;
-  std::unique_ptr<ServerProcess> server_;
 };
 
 TEST_F(ServerTest, HealthChecksNeedNoToken) {
