@@ -1,5 +1,6 @@
 // dormant-server: the control plane. Reads its configuration, opens the store, serves the API
 // until SIGTERM or SIGINT, then lets the requests in flight finish and exits.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -92,6 +93,7 @@ int serve(const dormant::config::ServerConfig& config) {
   api_options.long_poll_max = std::chrono::seconds(config.long_poll_max_s);
   api_options.bind_hostname_to_certificate = config.bind_hostname_to_certificate;
   api_options.merge_max_stacks = static_cast<size_t>(config.merge_max_stacks);
+  api_options.concurrent_merges = std::max(1, threads / 2);
   api::Api handler(**store, std::move(*tokens), metrics, api_options);
   (*store)->on_commands(
       [&handler](const std::string& host, const std::string& service) {

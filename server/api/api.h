@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/api/long_polls.h"
+#include "server/api/merge_slots.h"
 #include "server/api/server_metrics.h"
 #include "server/api/tokens.h"
 #include "server/http/http_server.h"
@@ -31,6 +32,8 @@ struct ApiOptions {
   size_t max_profile_bytes = 64 << 20;
   // Distinct stacks a merged flamegraph keeps: its memory, whatever the profiles hold.
   size_t merge_max_stacks = 1 << 20;
+  // Merged flamegraphs made at once (merge_slots.h): fewer than the server's threads.
+  int concurrent_merges = 1;
 };
 
 class Api {
@@ -113,6 +116,7 @@ class Api {
   ServerMetrics& metrics_;
   ApiOptions options_;
   LongPolls long_polls_;
+  MergeSlots merge_slots_{options_.concurrent_merges};
 };
 
 }  // namespace dormant::server::api

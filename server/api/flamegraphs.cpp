@@ -119,6 +119,15 @@ http::Response pprof_response(const MergedProfile& merged, const std::string& fi
   return response;
 }
 
+http::Response busy_merging() {
+  http::Response response =
+      error_response(status::service_unavailable,
+                     "as many merged flamegraphs as the server makes at once are "
+                     "being made; try again shortly");
+  response.set(bhttp::field::retry_after, "5");
+  return response;
+}
+
 // A file name made of the service's letters, digits, '-', '_' and '.' only.
 std::string file_stem(std::string_view name) {
   std::string stem;
@@ -137,6 +146,8 @@ http::Response Api::merged_flamegraph(const Call& call) {
   if (!format) return error_response(status::bad_request, format.error().message());
   auto selection = merge_selection(call, "since", "until", options_.merge_max_stacks);
   if (!selection) return error_response(status::bad_request, selection.error().message());
+  auto slot = merge_slots_.try_take();
+  if (!slot) return busy_merging();
   auto merged = merge_profiles(store_, *selection);
   if (!merged) return store_failure(merged.error());
   http::Response response;
@@ -173,6 +184,8 @@ http::Response Api::diff_flamegraph(const Call& call) {
   if (!baseline_selection) {
     return error_response(status::bad_request, baseline_selection.error().message());
   }
+  auto slot = merge_slots_.try_take();
+  if (!slot) return busy_merging();
   auto merged = merge_profiles(store_, *selection);
   if (!merged) return store_failure(merged.error());
   auto baseline = merge_profiles(store_, *baseline_selection);

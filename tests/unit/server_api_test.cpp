@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "server/api/api.h"
+#include "server/api/merge_slots.h"
 #include "server/api/wire_mapping.h"
 
 namespace dormant::server::api {
@@ -98,6 +99,21 @@ TEST(Tokens, AFileWithoutTokensIsAnError) {
   ASSERT_FALSE(tokens.ok());
   EXPECT_NE(tokens.error().message().find("holds no token"), std::string::npos);
   EXPECT_FALSE(Tokens::load(dir.path() / "missing").ok());
+}
+
+TEST(MergeSlots, AMergeBeyondTheSlotsIsRefusedUntilOneIsFree) {
+  MergeSlots slots(2);
+  auto first = slots.try_take();
+  std::optional<MergeSlots::Slot> second = slots.try_take();
+  EXPECT_TRUE(first && second);
+  EXPECT_FALSE(slots.try_take()) << "both slots are taken";
+  second.reset();
+  auto third = slots.try_take();
+  EXPECT_TRUE(third) << "a slot comes back when its merge ends";
+  EXPECT_FALSE(slots.try_take());
+  std::optional<MergeSlots::Slot> moved = std::move(third);
+  third.reset();
+  EXPECT_FALSE(slots.try_take()) << "a moved slot is still held";
 }
 
 TEST(ServerMetrics, RendersThePrometheusTextFormat) {
