@@ -170,6 +170,11 @@ http::Response Api::handle(const http::Request& request, const http::Client& cli
     response = (this->*route->serve)(call);
   }
   if (news != nullptr) *news = call.news;
+  // Nothing the API answers is to be guessed at or kept by a cache on the way.
+  response.set("X-Content-Type-Options", "nosniff");
+  if (response.find(bhttp::field::cache_control) == response.end()) {
+    response.set(bhttp::field::cache_control, "no-store");
+  }
   metrics_.count_request(endpoint, static_cast<unsigned>(response.result_int()));
   if (response.result_int() >= 400) {
     spdlog::debug("{} {} {} from {}: {}", std::string(request.method_string()), endpoint,
@@ -240,8 +245,12 @@ Roles Api::presented_roles(const http::Request& request, const Call& call, Auth 
       return kAllRoles;
     case Auth::kBearer: {
       std::string_view value = header(request, "Authorization");
-      constexpr std::string_view kScheme = "Bearer ";
-      if (value.size() <= kScheme.size() || value.substr(0, kScheme.size()) != kScheme) return 0;
+      constexpr std::string_view kScheme = "Bearer ";  // case-insensitive (RFC 7235)
+      if (value.size() <= kScheme.size() ||
+          !boost::beast::iequals(boost::beast::string_view(value.data(), kScheme.size()),
+                                 boost::beast::string_view(kScheme.data(), kScheme.size()))) {
+        return 0;
+      }
       return tokens_.roles_of(value.substr(kScheme.size()));
     }
     case Auth::kApiKey: {

@@ -29,17 +29,15 @@ http::Response text_response(std::string content_type, std::string body) {
 
 std::vector<std::string_view> path_segments(std::string_view target) {
   std::string_view path = target.substr(0, target.find('?'));
+  if (path.starts_with('/')) path.remove_prefix(1);
   std::vector<std::string_view> segments;
-  while (!path.empty()) {
-    if (path.front() == '/') {
-      path.remove_prefix(1);
-      continue;
-    }
+  if (path.empty()) return segments;
+  for (;;) {
     size_t slash = path.find('/');
     segments.push_back(path.substr(0, slash));
-    path.remove_prefix(slash == std::string_view::npos ? path.size() : slash);
+    if (slash == std::string_view::npos) return segments;
+    path.remove_prefix(slash + 1);
   }
-  return segments;
 }
 
 namespace {

@@ -20,7 +20,8 @@ http::Response error_response(boost::beast::http::status code, const std::string
 http::Response json_ok(const nlohmann::json& body);
 http::Response text_response(std::string content_type, std::string body);
 
-// The request's path without its query, split at '/': "/api/x/1" → {"api", "x", "1"}.
+// The request's path without its query, split at '/': "/api/x/1" → {"api", "x", "1"}. Empty
+// segments stay ("/metrics/" → {"metrics", ""}), so that no other spelling reaches a route.
 std::vector<std::string_view> path_segments(std::string_view target);
 // Percent-decoding (RFC 3986): %XX is a byte, a bad escape stays as it is. '+' stays a '+', not a
 // space as in HTML forms: people type times as since=2026-11-22T10:00:00+02:00.

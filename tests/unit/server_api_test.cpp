@@ -211,5 +211,34 @@ TEST_F(ApiTest, RequestsAreCountedByRouteNotByPath) {
   EXPECT_EQ(metrics_.requests("other", 404), 2u) << "hostile paths share one series";
 }
 
+// Issue 22, server 7: one spelling per route, the scheme in any case, and headers that keep
+// answers out of caches and content sniffing.
+TEST_F(ApiTest, OtherSpellingsOfAPathAreNotItsRoute) {
+  EXPECT_EQ(call(bhttp::verb::get, "/metrics").result_int(), 200u);
+  for (const char* other : {"//metrics", "/metrics/", "/api//hosts", "/api/hosts/"}) {
+    EXPECT_EQ(call(bhttp::verb::get, other).result_int(), 404u) << other;
+  }
+}
+
+TEST_F(ApiTest, TheBearerSchemeIsCaseInsensitive) {
+  for (const char* scheme : {"Bearer ", "bearer ", "BEARER "}) {
+    http::Request request(bhttp::verb::get, "/api/hosts", 11);
+    request.set(bhttp::field::authorization, std::string(scheme) + "t0k3n");
+    auto reply = api_->handle(request, http::Client{"127.0.0.1:1", {}});
+    EXPECT_EQ(reply.result_int(), 200u) << scheme;
+  }
+}
+
+TEST_F(ApiTest, EveryAnswerIsNeitherSniffedNorCached) {
+  for (const char* path : {"/api/hosts", "/metrics", "/api/nothing", "/api/v1/health_check"}) {
+    auto reply = call(bhttp::verb::get, path);
+    EXPECT_EQ(reply["X-Content-Type-Options"], "nosniff") << path;
+    EXPECT_EQ(reply[bhttp::field::cache_control], "no-store") << path;
+  }
+  auto refused = call(bhttp::verb::get, "/api/hosts", "", "nobody");
+  EXPECT_EQ(refused.result_int(), 401u);
+  EXPECT_EQ(refused["X-Content-Type-Options"], "nosniff");
+}
+
 }  // namespace
 }  // namespace dormant::server::api
