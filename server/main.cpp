@@ -10,6 +10,9 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <boost/asio/ip/address.hpp>
 
 #include "common/logging.h"
 #include "common/termination_signals.h"
@@ -34,9 +37,32 @@ void raise_open_file_limit() {
   }
 }
 
+// What an operator would want to know before anyone else finds it.
+void warn_about_exposure(const dormant::config::ServerConfig& config) {
+  struct stat tokens {};
+  if (::stat(config.tokens_file.c_str(), &tokens) == 0 && (tokens.st_mode & 0044) != 0) {
+    spdlog::warn(
+        "{} may be read by its group or by others: it holds every token of the fleet "
+        "(chmod 600 it)",
+        config.tokens_file);
+  }
+  boost::system::error_code error;
+  auto address = boost::asio::ip::make_address(config.listen_address, error);
+  if (config.insecure_http && (error || !address.is_loopback())) {
+    spdlog::warn(
+        "--insecure-http on {}, which is not a loopback address: tokens and profiles "
+        "cross the network in the clear",
+        config.listen_address);
+  }
+}
+
 int serve(const dormant::config::ServerConfig& config) {
   using namespace dormant::server;
+  // The database, its journal and the profile files are the server's alone, whatever the
+  // data directory's mode.
+  ::umask(0077);
   raise_open_file_limit();
+  warn_about_exposure(config);
   size_t untyped = 0;
   auto tokens = api::Tokens::load(config.tokens_file, &untyped);
   if (!tokens) {

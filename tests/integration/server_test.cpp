@@ -257,6 +257,50 @@ TEST_F(ServerTest, UploadedProfilesAreStoredListedDownloadedAndDrawn) {
   EXPECT_NE(text.find("web: web-01"), std::string::npos) << "the page names service and host";
 }
 
+// Issue 22, server 9: what the server writes is its own, and exposures are said at start.
+TEST_F(ServerTest, ItsFilesAreItsOwnAndAnExposedTokensFileIsSaid) {
+  std::ofstream(root_ / "tokens") << kToken << "\n";
+  fs::permissions(root_ / "tokens", fs::perms::owner_read | fs::perms::owner_write |
+                                        fs::perms::group_read | fs::perms::others_read);
+  start();
+  beat("web-01");
+  EXPECT_NE(server_->log().find("may be read by its group or by others"), std::string::npos)
+      << server_->log();
+  size_t files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(root_ / "data")) {
+    const auto perms = entry.status().permissions();
+    const auto others = fs::perms::group_all | fs::perms::others_all;
+    EXPECT_EQ(perms & others, fs::perms::none) << entry.path();
+    ++files;
+  }
+  EXPECT_GT(files, 1u);
+  server_->stop();
+  fs::permissions(root_ / "tokens", fs::perms::owner_read | fs::perms::owner_write);
+  start();
+  EXPECT_EQ(server_->log().find("may be read by its group or by others"), std::string::npos);
+}
+
+TEST_F(ServerTest, PlainHttpBeyondLoopbackIsSaidAtStart) {
+  std::ofstream(root_ / "tokens") << kToken << "\n";
+  for (const char* address : {"127.0.0.1", "0.0.0.0"}) {
+    SpawnOptions options;
+    options.argv = {DORMANT_SERVER,  "--insecure-http",
+                    "--listen",      address,
+                    "--port",        "0",
+                    "--data-dir",    (root_ / "data").string(),
+                    "--tokens-file", (root_ / "tokens").string()};
+    options.stderr_to = Redirect::file(root_ / "plain.log");
+    auto server = Subprocess::spawn(options);
+    ASSERT_TRUE(server.ok()) << server.error().message();
+    auto listening = (*server)->next_stdout_line(deadline_after(std::chrono::seconds(30)));
+    ASSERT_TRUE(listening.ok() && *listening);
+    (*server)->terminate(std::chrono::seconds(10));
+    std::string log = read_file(root_ / "plain.log").value_or("");
+    bool said = log.find("not a loopback address") != std::string::npos;
+    EXPECT_EQ(said, std::string(address) == "0.0.0.0") << address << ": " << log;
+  }
+}
+
 TEST_F(ServerTest, WrongOrMissingTokensAreRefused) {
   start();
   json body = agent_heartbeat("web-01");
