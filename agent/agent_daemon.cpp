@@ -51,6 +51,10 @@ Result<std::vector<heartbeat::ServerUrl>> server_urls(const std::string& list,
   for (const std::string& url : *urls) {
     auto server = heartbeat::parse_server_url(url);
     if (!server) return std::move(server).take_error().with_context(flag);
+    if (!server->tls) {
+      spdlog::warn("{}: {} is plain HTTP: the token and profiles cross the network in the clear",
+                   flag, url);
+    }
     servers.push_back(std::move(*server));
   }
   if (servers.empty()) return Error::invalid_argument(std::string(flag) + ": no URL");

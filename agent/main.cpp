@@ -31,6 +31,11 @@ int main(int argc, char** argv) {
   dormant::logging::setup(log_options);
   dormant::logging::add_secret(config.token);
   if (untuned) spdlog::warn("{}", *untuned);
+  if (dormant::config::token_on_command_line(argc, argv)) {
+    spdlog::warn(
+        "the token is on the command line, where every local user can read it "
+        "(/proc/PID/cmdline): give it in --token-file instead");
+  }
 
   if (config.enable_heartbeat_server) {
     dormant::block_reload_signal();

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/command_settings.h"
+#include "common/text.h"
 
 namespace dormant::agent {
 namespace {
@@ -92,7 +93,11 @@ void Supervisor::on_command(const std::string& command_id,
     spdlog::info("command {} is not for this host (target_hostnames)", command_id);
     return complete(command_id, received, "not run: target_hostnames does not name " + hostname_);
   }
-  spdlog::info("command {}: {}", command_id, command.combined_config.dump());
+  // The server chooses the command's size; its log line is at most 1 KiB.
+  spdlog::info("command {}: {}", command_id,
+               shortened(command.combined_config.dump(-1, ' ', false,
+                                                      nlohmann::json::error_handler_t::replace),
+                         1024));
   if (parsed->command_type == heartbeat::CommandType::kStart) {
     start(command_id, received, *parsed, command.combined_config);
   } else if (parsed->stop_level == heartbeat::StopLevel::kProcess && !parsed->pids.empty()) {

@@ -1,5 +1,6 @@
 #include "common/logging.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -113,12 +114,35 @@ void clear_secrets() {
   secrets().clear();
 }
 
+namespace {
+
+// A short secret is replaced only where it stands whole, so that it does not garble the times,
+// dates, addresses and numbers around it; a long one, which no such text holds by chance,
+// wherever it is.
+constexpr size_t kLongSecret = 16;
+
+bool is_word_character(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == ':' ||
+         c == '.';
+}
+
+}  // namespace
+
 std::string redact(std::string_view text, std::span<const std::string> secret_list) {
   std::string out(text);
   for (const std::string& secret : secret_list) {
     if (secret.empty()) continue;
-    for (size_t at = out.find(secret); at != std::string::npos; at = out.find(secret, at + 3)) {
-      out.replace(at, secret.size(), "***");
+    for (size_t at = out.find(secret); at != std::string::npos;) {
+      size_t end = at + secret.size();
+      bool whole =
+          secret.size() >= kLongSecret || ((at == 0 || !is_word_character(out[at - 1])) &&
+                                           (end == out.size() || !is_word_character(out[end])));
+      if (whole) {
+        out.replace(at, secret.size(), "***");
+        at = out.find(secret, at + 3);
+      } else {
+        at = out.find(secret, at + 1);
+      }
     }
   }
   return out;

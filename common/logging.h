@@ -34,11 +34,13 @@ void setup(const Options& options);
 // A sink writing formatted, redacted lines to `out` (stderr in production, a file in tests).
 std::shared_ptr<spdlog::sinks::sink> make_stderr_sink(Format format, std::FILE* out = stderr);
 
-// From now on, every log line has `secret` replaced by "***". Empty secrets are ignored.
+// From now on, every log line has `secret` replaced by "***" (see redact). Empty secrets are
+// ignored.
 void add_secret(std::string secret);
 void clear_secrets();
 
-// `text` with every occurrence of each secret replaced by "***".
+// `text` with each secret replaced by "***": one of 16 characters or more wherever it is, a
+// shorter one where it stands whole (not inside a longer run of letters, digits and "-_:.").
 std::string redact(std::string_view text, std::span<const std::string> secrets);
 
 }  // namespace dormant::logging

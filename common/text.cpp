@@ -21,4 +21,11 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
   }
 }
 
+std::string shortened(std::string text, size_t most) {
+  if (text.size() <= most) return text;
+  const size_t size = text.size();
+  text.resize(most);
+  return text + "... (" + std::to_string(size) + " bytes)";
+}
+
 }  // namespace dormant

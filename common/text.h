@@ -38,6 +38,10 @@ std::vector<std::string_view> split(std::string_view text, char separator);
 // `text` as a whole number in decimal, all of it ("12", "-3"); nullopt for anything else.
 std::optional<int64_t> parse_integer(std::string_view text);
 
+// `text` as a log line may show it: whole when it has at most `most` bytes, else its first `most`
+// and "... (N bytes)".
+std::string shortened(std::string text, size_t most);
+
 // The parts (strings or string views) with `separator` between them: {"a", "b"}, ", " → "a, b".
 template <typename Parts>
 std::string join(const Parts& parts, std::string_view separator) {

@@ -126,6 +126,10 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
       ->group(kConnection);
   app.add_option("--service-name", c.service_name, "Service this host belongs to")
       ->group(kConnection);
+  app.add_flag("--allow-insecure-http", c.allow_insecure_http,
+               "Allow an http:// server that is not this machine (the token and profiles then "
+               "cross the network in the clear)")
+      ->group(kConnection);
   app.add_flag("--no-verify", c.no_verify, "Do not verify the server's TLS certificate")
       ->group(kConnection);
   app.add_option("--tls-ca-bundle", c.tls_ca_bundle, "CA certificates to verify the server with")
@@ -390,12 +394,31 @@ Result<void> validate(const AgentConfig& c) {
     if (c.token.empty()) return invalid("-u/--upload-results needs --token");
     if (c.service_name.empty()) return invalid("-u/--upload-results needs --service-name");
   }
-  if (auto urls = split_server_urls(c.api_server, "--api-server"); !urls) return urls.error();
-  if (auto urls = split_server_urls(c.server_host, "--server-host"); !urls) return urls.error();
+  for (const auto& [list, flag] :
+       {std::pair{&c.api_server, "--api-server"}, std::pair{&c.server_host, "--server-host"}}) {
+    auto urls = split_server_urls(*list, flag);
+    if (!urls) return urls.error();
+    for (const std::string& url : *urls) {
+      if (is_plain_http_beyond_loopback(url) && !c.allow_insecure_http) {
+        return invalid(std::string(flag) + ": " + url +
+                       " would send the token and every profile in the clear: use https://, "
+                       "or --allow-insecure-http if the network is yours alone");
+      }
+    }
+  }
   if (c.tls_client_cert.empty() != c.tls_client_key.empty()) {
     return invalid("--tls-client-cert and --tls-client-key go together: give both or neither");
   }
   return ok();
+}
+
+bool token_on_command_line(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") return false;  // the arguments of gpu -- PROGRAM
+    if (arg == "--token" || arg.starts_with("--token=")) return true;
+  }
+  return false;
 }
 
 std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* const* argv) {

@@ -47,6 +47,7 @@ struct AgentConfig {
   std::string token_file;  // read into token by parse_agent_args
   std::string service_name;
   bool no_verify = false;
+  bool allow_insecure_http = false;  // http:// to a server beyond this machine
   std::string tls_ca_bundle;
   std::string tls_client_cert;
   std::string tls_client_key;
@@ -119,6 +120,10 @@ struct AgentConfig {
 };
 
 // Parses and validates; the config file comes from --config (or DORMANT_CONFIG).
+// Whether argv itself holds the token (--token T, --token=T), where every local user can read it
+// in /proc/PID/cmdline; the environment, a config file or --token-file are not argv.
+bool token_on_command_line(int argc, const char* const* argv);
+
 std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* const* argv);
 
 // The rules that involve several flags; run by parse_agent_args, exposed for other sources of

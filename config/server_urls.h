@@ -14,4 +14,8 @@ namespace dormant::config {
 // not an http:// or https:// URL is an error naming `flag`. An empty `list` is no URL at all.
 Result<std::vector<std::string>> split_server_urls(std::string_view list, std::string_view flag);
 
+// An http:// URL whose host is not this machine (localhost, 127.0.0.0/8, [::1]): the token and
+// every profile would cross the network in the clear.
+bool is_plain_http_beyond_loopback(std::string_view url);
+
 }  // namespace dormant::config

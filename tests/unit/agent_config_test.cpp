@@ -132,6 +132,7 @@ class EveryFlag : public AgentConfigTest {
         {"server-upload-timeout", "9", [](auto& c) { return c.server_upload_timeout_s == 9; }},
         {"token", "t0ken", [](auto& c) { return c.token == "t0ken"; }},
         {"service-name", "web", [](auto& c) { return c.service_name == "web"; }},
+        {"allow-insecure-http", "", [](auto& c) { return c.allow_insecure_http; }},
         {"no-verify", "", [](auto& c) { return c.no_verify; }},
         {"tls-ca-bundle", file("ca.pem"),
          [this](auto& c) { return c.tls_ca_bundle == file("ca.pem"); }},
@@ -494,6 +495,26 @@ TEST_F(ServerLists, AnEmptyElementOrABadSchemeIsRejected) {
                   "--api-server must be an http:// or https:// URL (got 'studio:8443')");
 }
 
+// Issue 22, agent 9: the token never crosses a network in the clear unless the operator says so.
+TEST_F(ServerLists, PlainHttpBeyondThisMachineNeedsAllowInsecureHttp) {
+  for (const char* url :
+       {"http://studio.example", "http://10.0.0.5:8080/studio", "http://127.0.0.1.evil.example",
+        "http://[2001:db8::1]:80", "http://128.0.0.1"}) {
+    expect_rejected(heartbeat_args({"--api-server", url}),
+                    std::string("--api-server: ") + url + " would send the token");
+    expect_rejected(heartbeat_args({"--api-server", "https://ctl", "--server-host",
+                                    std::string("https://a,") + url}),
+                    "--server-host: ");
+    Outcome allowed = parse(heartbeat_args({"--api-server", url, "--allow-insecure-http"}));
+    EXPECT_TRUE(allowed.config) << url << ": " << allowed.text;
+  }
+  for (const char* url : {"http://localhost:8443", "http://127.0.0.1", "http://127.1.2.3:80/x",
+                          "http://[::1]:8443", "https://studio.example"}) {
+    Outcome outcome = parse(heartbeat_args({"--api-server", url}));
+    EXPECT_TRUE(outcome.config) << url << ": " << outcome.text;
+  }
+}
+
 TEST_F(AgentConfigTest, HelpGroupsTheFlagsAndVersionPrintsIt) {
   Outcome help = parse({"--help"});
   EXPECT_EQ(help.exit_code, 0);
@@ -534,6 +555,29 @@ TEST(AgentBinary, AOneShotRunWhoseModuleCannotLoadSaysWhyAndFails) {
             std::string::npos)
       << output->stderr_text;
   EXPECT_NE(output->stderr_text.find("cannot open shared object file"), std::string::npos);
+}
+
+// Issue 22, agent 8: a token in argv is readable by every local user, and the agent says so.
+TEST(TokenOnTheCommandLine, OnlyArgvCounts) {
+  auto on_command_line = [](std::vector<const char*> args) {
+    args.insert(args.begin(), "dormant-agent");
+    return token_on_command_line(static_cast<int>(args.size()), args.data());
+  };
+  EXPECT_TRUE(on_command_line({"--token", "t"}));
+  EXPECT_TRUE(on_command_line({"-o", "/x", "--token=t"}));
+  EXPECT_FALSE(on_command_line({"--token-file", "/etc/dormant/token"}));
+  EXPECT_FALSE(on_command_line({"gpu", "--", "./app", "--token", "app's own"}));
+  EXPECT_FALSE(on_command_line({}));
+}
+
+TEST(AgentBinary, ATokenInArgvIsWarnedAbout) {
+  auto output = run_command({DORMANT_AGENT, "-d", "1", "-o", "/tmp/dormant-unused", "--token",
+                             "argv-token-0123456789", "--profiler-module", "/nonexistent/x.so"},
+                            deadline_after(std::chrono::seconds(30)));
+  ASSERT_TRUE(output.ok()) << output.error().message();
+  EXPECT_NE(output->stderr_text.find("the token is on the command line"), std::string::npos)
+      << output->stderr_text;
+  EXPECT_EQ(output->stderr_text.find("argv-token-0123456789"), std::string::npos);
 }
 
 class TokenFileTest : public ::testing::Test {

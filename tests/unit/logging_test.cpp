@@ -54,10 +54,22 @@ TEST(Logging, JournalFormatCarriesThePriority) {
   EXPECT_EQ(text, "<3>[agent] perf died\n<6>[agent] started\n<7>[agent] detail\n");
 }
 
-TEST(Logging, RedactReplacesEveryOccurrence) {
+TEST(Logging, RedactReplacesEveryWholeOccurrence) {
   std::vector<std::string> secrets = {"abc", ""};
-  EXPECT_EQ(redact("abc-abcabc x", secrets), "***-****** x");
+  EXPECT_EQ(redact("abc abc/abc?key=abc&x=abc", secrets), "*** ***/***?key=***&x=***");
+  EXPECT_EQ(redact("Bearer abc\nabc", secrets), "Bearer ***\n***");
+  EXPECT_EQ(redact("abcabc xabc abc-d", secrets), "abcabc xabc abc-d") << "not whole";
   EXPECT_EQ(redact("nothing here", secrets), "nothing here");
+  std::vector<std::string> long_secret = {"0123456789abcdef"};
+  EXPECT_EQ(redact("x0123456789abcdefx. 0123456789abcdef.", long_secret), "x***x. ***.")
+      << "a long secret goes wherever it is";
+}
+
+// Issue 22, agent 8: a short token garbled every timestamp and number of the log.
+TEST(Logging, AShortTokenLeavesTimesAndNumbersAlone) {
+  std::vector<std::string> secrets = {"26"};
+  EXPECT_EQ(redact("2026-11-26T10:26:00.026Z token=26, pid 4264 at 10.0.26.1", secrets),
+            "2026-11-26T10:26:00.026Z token=***, pid 4264 at 10.0.26.1");
 }
 
 TEST(Logging, LevelNames) {

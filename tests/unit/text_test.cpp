@@ -42,5 +42,10 @@ TEST(ParseInteger, TakesAWholeDecimalNumberAndNothingElse) {
   }
 }
 
+TEST(Shortened, CutsLongTextAndSaysHowLongItWas) {
+  EXPECT_EQ(shortened("short", 5), "short");
+  EXPECT_EQ(shortened("a bit longer", 5), "a bit... (12 bytes)");
+}
+
 }  // namespace
 }  // namespace dormant
