@@ -35,6 +35,10 @@ void define_options(CLI::App& app, ServerConfig& c) {
                  "Require client certificates signed by these CAs (PEM)")
       ->check(CLI::ExistingFile)
       ->group(kListening);
+  app.add_option("--tls-min-version", c.tls_min_version,
+                 "Oldest TLS version served: 1.2 (ECDHE with AES-GCM or ChaCha20 only) or 1.3")
+      ->check(CLI::IsMember({"1.2", "1.3"}))
+      ->group(kListening);
   app.add_flag("--bind-hostname-to-certificate", c.bind_hostname_to_certificate,
                "Take heartbeats, completions and uploads for a host only from a client certificate "
                "that names it (needs --tls-client-ca)")

@@ -21,6 +21,7 @@ struct ServerConfig {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;  // when set, clients must present a certificate it signed
+  std::string tls_min_version = "1.2";
   bool bind_hostname_to_certificate = false;  // a host speaks only with a certificate naming it
   bool insecure_http = false;                 // plain HTTP, only when asked for
   std::string tokens_file;                    // one token per line; '#' starts a comment

@@ -98,7 +98,9 @@ int serve(const dormant::config::ServerConfig& config) {
   }
   http::HttpServerOptions options;
   if (!config.insecure_http) {
-    auto tls = http::make_tls_context(config.tls_cert, config.tls_key, config.tls_client_ca);
+    auto tls = http::make_tls_context(
+        config.tls_cert, config.tls_key, config.tls_client_ca,
+        config.tls_min_version == "1.3" ? http::TlsVersion::k1_3 : http::TlsVersion::k1_2);
     if (!tls) {
       spdlog::critical("TLS: {}", tls.error().message());
       return 1;

@@ -360,7 +360,8 @@ void HttpServer::State::accept() {
 
 Result<std::shared_ptr<ssl::context>> make_tls_context(const std::string& cert,
                                                        const std::string& key,
-                                                       const std::string& client_ca) {
+                                                       const std::string& client_ca,
+                                                       TlsVersion min_version) {
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
   beast::error_code error;
   context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
@@ -370,6 +371,14 @@ Result<std::shared_ptr<ssl::context>> make_tls_context(const std::string& cert,
   // Most connections are idle agents between heartbeats: their TLS buffers (some 34 KiB each)
   // are given back while nothing is in flight.
   SSL_CTX_set_mode(context->native_handle(), SSL_MODE_RELEASE_BUFFERS);
+  // Forward secrecy and authenticated encryption: no RSA key exchange, no CBC.
+  constexpr char kTls12Ciphers[] = "ECDHE+AESGCM:ECDHE+CHACHA20";
+  if (SSL_CTX_set_cipher_list(context->native_handle(), kTls12Ciphers) != 1 ||
+      SSL_CTX_set_min_proto_version(context->native_handle(), min_version == TlsVersion::k1_3
+                                                                  ? TLS1_3_VERSION
+                                                                  : TLS1_2_VERSION) != 1) {
+    return Error(ErrorKind::kTls, "OpenSSL refused the server's cipher list or TLS version");
+  }
   if (context->use_certificate_chain_file(cert, error); error) {
     return Error(ErrorKind::kTls, "cannot load the certificate " + cert + ": " + error.message());
   }

@@ -56,11 +56,14 @@ struct HttpServerOptions {
   int threads = 1;
 };
 
+enum class TlsVersion { k1_2, k1_3 };
+
 // A TLS server context from PEM files; with `client_ca`, clients must present a certificate
-// signed by it.
-Result<std::shared_ptr<boost::asio::ssl::context>> make_tls_context(const std::string& cert,
-                                                                    const std::string& key,
-                                                                    const std::string& client_ca);
+// signed by it. TLS 1.2 is offered with ECDHE key exchange and AEAD ciphers only (TLS 1.3's
+// suites are all of that kind); `min_version` 1.3 refuses 1.2.
+Result<std::shared_ptr<boost::asio::ssl::context>> make_tls_context(
+    const std::string& cert, const std::string& key, const std::string& client_ca,
+    TlsVersion min_version = TlsVersion::k1_2);
 
 // A JSON response with the given status.
 Response json_response(boost::beast::http::status status, const std::string& body);

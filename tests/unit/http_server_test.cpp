@@ -40,7 +40,8 @@ class HttpServerTest : public ::testing::Test {
 
   std::unique_ptr<HttpServer> start(bool tls, const std::string& client_ca = "",
                                     std::chrono::seconds read_timeout = std::chrono::seconds(10),
-                                    std::chrono::seconds idle_timeout = std::chrono::seconds(120)) {
+                                    std::chrono::seconds idle_timeout = std::chrono::seconds(120),
+                                    TlsVersion min_version = TlsVersion::k1_2) {
     HttpServerOptions options;
     options.max_body_bytes = 1000;
     options.max_header_bytes = 2000;
@@ -48,7 +49,8 @@ class HttpServerTest : public ::testing::Test {
     options.idle_timeout = idle_timeout;
     options.threads = 2;
     if (tls) {
-      auto context = make_tls_context(cert("server.pem"), cert("server.key"), client_ca);
+      auto context =
+          make_tls_context(cert("server.pem"), cert("server.key"), client_ca, min_version);
       EXPECT_TRUE(context.ok()) << context.error().message();
       options.tls = *context;
     }
@@ -83,6 +85,29 @@ TEST_F(HttpServerTest, ServesOverVerifiedTls) {
   auto server = start(true);
   EXPECT_EQ(curl({"--cacert", cert("ca.pem"), https(server->port(), "/api/v1/health_check")}),
             "200");
+}
+
+// Issue 22, server 8: TLS 1.2 only with forward secrecy and authenticated encryption.
+TEST_F(HttpServerTest, Tls12OffersOnlyEcdheWithAeadAndOneThreeCanBeRequired) {
+  auto server = start(true);
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--cacert", cert("ca.pem"), "--tls-max", "1.2"});
+    args.push_back(https(server->port(), "/"));
+    return curl(args);
+  };
+  for (const char* weak : {"AES128-SHA", "AES256-GCM-SHA384", "ECDHE-RSA-AES128-SHA",
+                           "ECDHE-ECDSA-AES128-SHA", "DHE-RSA-AES128-GCM-SHA256"}) {
+    EXPECT_EQ(with({"--ciphers", weak}), "curl:35") << weak << " was accepted";
+  }
+  EXPECT_EQ(with({"--ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256"}),
+            "200");
+  EXPECT_EQ(with({}), "200");
+
+  auto only_13 =
+      start(true, "", std::chrono::seconds(10), std::chrono::seconds(120), TlsVersion::k1_3);
+  EXPECT_EQ(curl({"--cacert", cert("ca.pem"), "--tls-max", "1.2", https(only_13->port(), "/")}),
+            "curl:35");
+  EXPECT_EQ(curl({"--cacert", cert("ca.pem"), https(only_13->port(), "/")}), "200");
 }
 
 TEST_F(HttpServerTest, ClientThatDoesNotTrustTheCaIsRefused) {

@@ -69,6 +69,13 @@ TEST_F(ServerConfigTest, PlainHttpOnlyWhenAskedAndNeverWithoutTokens) {
   EXPECT_NE(error_of({"--insecure-http", "--tokens-file", file("tokens"), "--long-poll-max", "200"})
                 .find("--long-poll-max must be shorter than --idle-timeout"),
             std::string::npos);
+  EXPECT_NE(
+      error_of({"--insecure-http", "--tokens-file", file("tokens"), "--tls-min-version", "1.1"})
+          .find("--tls-min-version"),
+      std::string::npos);
+  EXPECT_EQ(
+      error_of({"--insecure-http", "--tokens-file", file("tokens"), "--tls-min-version", "1.3"}),
+      "accepted");
 }
 
 }  // namespace
