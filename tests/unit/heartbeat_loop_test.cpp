@@ -159,7 +159,9 @@ TEST_F(HeartbeatLoopTest, AnAnswerOfTheRunBeforeARestartIsIgnored) {
   run_until([&] { return !answers_.empty(); });
   loop_->stop();
   ASSERT_FALSE(answers_.empty());
-  EXPECT_EQ(client_->bodies.size(), 2u) << "the stale heartbeat and the new run's first";
+  // The stale heartbeat and the new run's first, and more where the 5 ms interval came round
+  // before stop() on a loaded host.
+  EXPECT_GE(client_->bodies.size(), 2u);
   for (const auto& answer : answers_) EXPECT_FALSE(answer.command_id.has_value());
 }
 

@@ -21,7 +21,7 @@ const std::map<std::string, std::vector<std::string>>& arrows() {
   static const std::map<std::string, std::vector<std::string>> kArrows = {
       {"common", {"common/"}},
       {"config", {"config/", "common/"}},
-      {"profile", {"profile/", "common/"}},
+      {"profile", {"profile/", "common/", "pprof/profile.pb.h"}},
       // The wire protocol, shared by the agent and the server.
       {"heartbeat/protocol", {"heartbeat/protocol/", "common/"}},
       // The agent's client of it.
