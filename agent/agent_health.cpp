@@ -1,6 +1,7 @@
 #include "agent/agent_health.h"
 
 #include "common/procfs.h"
+#include "heartbeat/protocol/limits.h"
 
 namespace dormant::agent {
 namespace {
@@ -22,7 +23,32 @@ nlohmann::json delivery(int failures, const std::string& last_error) {
           {"last_error", last_error.empty() ? nlohmann::json() : nlohmann::json(last_error)}};
 }
 
+size_t json_size(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size();
+}
+
 }  // namespace
+
+void fit_within(nlohmann::json& health, size_t max_bytes) {
+  if (json_size(health) <= max_bytes) return;
+  // Room for the names of what was left out.
+  const size_t room = max_bytes > 1024 ? max_bytes - 1024 : 0;
+  nlohmann::json left_out = nlohmann::json::array();
+  while (!health.empty() && json_size(health) > room) {
+    auto largest = health.begin();
+    size_t largest_size = 0;
+    for (auto member = health.begin(); member != health.end(); ++member) {
+      size_t size = json_size(*member);
+      if (size >= largest_size) {
+        largest = member;
+        largest_size = size;
+      }
+    }
+    left_out.push_back(largest.key());
+    health.erase(largest);
+  }
+  health["left_out"] = std::move(left_out);
+}
 
 nlohmann::json agent_health(const HealthInputs& in) {
   nlohmann::json health = {{"state", state_name(in.supervisor.state())},
@@ -75,6 +101,7 @@ nlohmann::json agent_health(const HealthInputs& in) {
   health["state_dir"] = {
       {"journal_error", error_or_null(in.journal.write_error())},
       {"spool_error", error_or_null(in.spool ? in.spool->write_error() : std::string())}};
+  fit_within(health, heartbeat::kMaxObjectBytes);
   return health;
 }
 

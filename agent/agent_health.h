@@ -30,6 +30,11 @@ struct HealthInputs {
   const nlohmann::json& last_reload;  // SIGHUP's outcome; null before the first
 };
 
+// What the heartbeat reports of the agent, within what the server takes (kMaxObjectBytes).
 nlohmann::json agent_health(const HealthInputs& inputs);
+
+// The server refuses a heartbeat whose agent_health is larger than `max_bytes` as JSON, and with
+// it every command: the largest members go until it fits, named in "left_out".
+void fit_within(nlohmann::json& health, size_t max_bytes);
 
 }  // namespace dormant::agent

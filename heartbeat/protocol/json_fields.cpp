@@ -164,6 +164,42 @@ Result<nlohmann::json> read_object(const nlohmann::json& value, const std::strin
   return value;
 }
 
+Result<void> check_object_size(const nlohmann::json& value, const std::string& path) {
+  const size_t size = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size();
+  if (size > kMaxObjectBytes) {
+    return field_error(path, "must be at most " + std::to_string(kMaxObjectBytes >> 10) +
+                                 " KiB as JSON (it has " + std::to_string(size) + " bytes)");
+  }
+  return ok();
+}
+
+Result<void> check_unnamed_fields_size(const nlohmann::json& members) {
+  auto size_of = [](const nlohmann::json& value) {
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size();
+  };
+  const size_t size = size_of(members);
+  if (size <= kMaxObjectBytes) return ok();
+  std::string largest;
+  size_t largest_size = 0;
+  for (const auto& [key, value] : members.items()) {
+    if (size_t member_size = size_of(value); member_size >= largest_size) {
+      largest = key;
+      largest_size = member_size;
+    }
+  }
+  return field_error(data_key_path("", largest),
+                     "the fields this protocol does not name may take at most " +
+                         std::to_string(kMaxObjectBytes >> 10) + " KiB as JSON (they take " +
+                         std::to_string(size) + " bytes)");
+}
+
+Result<nlohmann::json> read_bounded_object(const nlohmann::json& value, const std::string& path) {
+  auto object = read_object(value, path);
+  if (!object) return object;
+  if (auto fits = check_object_size(*object, path); !fits) return std::move(fits).take_error();
+  return object;
+}
+
 Result<std::int64_t> read_integer(const nlohmann::json& value, const std::string& path,
                                   std::int64_t min, std::int64_t max) {
   if (!value.is_number()) return field_error(path, "must be an integer");

@@ -52,6 +52,13 @@ Result<std::string> read_uuid(const nlohmann::json& value, const std::string& pa
 Result<std::string> read_ip_address(const nlohmann::json& value, const std::string& path);
 Result<bool> read_bool(const nlohmann::json& value, const std::string& path);
 Result<nlohmann::json> read_object(const nlohmann::json& value, const std::string& path);
+// An object of at most kMaxObjectBytes once serialized.
+Result<nlohmann::json> read_bounded_object(const nlohmann::json& value, const std::string& path);
+// Whether `value`, serialized, fits kMaxObjectBytes; the error names `path`.
+Result<void> check_object_size(const nlohmann::json& value, const std::string& path);
+// The same for the members of a message that its protocol does not name (kept as they are); the
+// error names the largest.
+Result<void> check_unnamed_fields_size(const nlohmann::json& members);
 // Integral values only (2.0 is 2, 2.5 is an error), within [min, max].
 Result<std::int64_t> read_integer(const nlohmann::json& value, const std::string& path,
                                   std::int64_t min, std::int64_t max);

@@ -16,5 +16,9 @@ inline constexpr std::size_t kMaxListItems = 10'000;
 // Deepest nesting kept from a message. Copying or dumping JSON recurses once per level, so a
 // body of a million '[' must be refused before anything copies it.
 inline constexpr int kMaxNesting = 64;
+// Largest free-form object kept, serialized: a request's additional_args, a heartbeat's
+// agent_health and its fields this protocol does not name. Every host list and every command
+// repeats them, so their size is multiplied.
+inline constexpr std::size_t kMaxObjectBytes = 64 << 10;
 
 }  // namespace dormant::heartbeat

@@ -138,7 +138,7 @@ Result<ProfilingRequest> parse_profiling_request(const nlohmann::json& body) {
   fields.optional("target_scope", request.target_scope, read_enum<TargetScope>);
   fields.optional("target_entities", request.target_entities, read_target_entities);
   fields.optional("stop_level", request.stop_level, read_enum<StopLevel>);
-  fields.optional("additional_args", request.additional_args, read_object);
+  fields.optional("additional_args", request.additional_args, read_bounded_object);
   fields.optional("dry_run", request.dry_run, read_bool);
   if (fields.ok()) {
     if (Result<void> checked = check_targets(request, body); !checked) {

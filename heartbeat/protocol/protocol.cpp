@@ -89,11 +89,14 @@ Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body) {
   fields.optional("namespace", request.pod_namespace, read_string);
   fields.optional("pod_name", request.pod_name, read_string);
   fields.optional("containers", request.containers, read_containers);
-  fields.optional("agent_health", request.agent_health, read_object);
+  fields.optional("agent_health", request.agent_health, read_bounded_object);
   request.extra = fields.members_except(
       {"ip_address", "hostname", "service_name", "last_command_id", "status", "timestamp",
        "received_command_ids", "executed_command_ids", "perf_supported_events", "agent_version",
        "run_mode", "namespace", "pod_name", "containers", "agent_health"});
+  if (auto fits = check_unnamed_fields_size(request.extra); !fits) {
+    fields.fail(std::move(fits).take_error());
+  }
   return fields.finish(std::move(request));
 }
 

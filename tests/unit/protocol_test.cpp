@@ -726,6 +726,34 @@ TEST(ProfilingRequest, TargetsAreRequiredAndBounded) {
             "target_hosts['web\\x00-01']: 'web\\x00-01' contains a control character");
 }
 
+// Issue 22, server 3 and 4: free-form objects are repeated in every host list and command, so
+// each is at most 64 KiB as JSON.
+TEST(ProfilingRequest, AdditionalArgsAreAtMost64KiB) {
+  json body = {
+      {"service_name", "web"}, {"request_type", "start"}, {"target_hosts", {{"web-01", nullptr}}}};
+  body["additional_args"] = {{"x", std::string(64 * 1024 - 100, 'a')}};
+  EXPECT_TRUE(parse_profiling_request(body).ok());
+  body["additional_args"] = {{"x", std::string(64 * 1024, 'a')}};
+  EXPECT_EQ(error_of(parse_profiling_request(body)),
+            "additional_args: must be at most 64 KiB as JSON (it has 65544 bytes)");
+}
+
+TEST(Heartbeat, AgentHealthAndUnnamedFieldsAreAtMost64KiB) {
+  json body = stock_heartbeat();
+  body["agent_health"] = {{"note", std::string(70'000, 'h')}};
+  EXPECT_NE(error_of(parse_heartbeat_request(body)).find("agent_health: must be at most 64 KiB"),
+            std::string::npos);
+  body = stock_heartbeat();
+  body["junk"] = std::string(40'000, 'j');
+  body["more_junk"] = std::string(30'000, 'j');
+  EXPECT_NE(error_of(parse_heartbeat_request(body))
+                .find("['junk']: the fields this protocol does not name may take at most 64 KiB"),
+            std::string::npos)
+      << error_of(parse_heartbeat_request(body));
+  body.erase("more_junk");
+  EXPECT_TRUE(parse_heartbeat_request(body).ok());
+}
+
 TEST(ProfilingRequest, HintsForGprofilersOlderFieldNames) {
   // The agent repository's docs show these names; the server model wants others.
   EXPECT_EQ(error_of(parse_profiling_request({{"service_name", "web"},
