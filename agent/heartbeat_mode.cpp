@@ -9,6 +9,7 @@
 #include "agent/agent_daemon.h"
 #include "agent/host_lock.h"
 #include "agent/profile_facts.h"
+#include "common/private_directory.h"
 
 namespace dormant::agent {
 
@@ -26,13 +27,10 @@ int run_heartbeat_mode(const config::AgentConfig& config,
     spdlog::error("{}", lock.error().message());
     return 1;
   }
-  std::error_code error;
-  fs::create_directories(config.state_dir, error);
-  if (error) {
-    spdlog::error("cannot create --state-dir {}: {}", config.state_dir, error.message());
+  if (auto made = make_private_directory(config.state_dir); !made) {
+    spdlog::error("--state-dir: {}", made.error().message());
     return 1;
   }
-  ::chmod(config.state_dir.c_str(), 0700);
   CommandJournal journal = CommandJournal::open(fs::path(config.state_dir) / "journal.json");
   std::unique_ptr<ProfileSpool> spool;
   if (config.upload_results) {

@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "common/iso_time.h"
+#include "common/private_directory.h"
 #include "common/subprocess.h"
 
 namespace dormant::agent {
@@ -25,9 +26,14 @@ Result<void> replace_link(const std::filesystem::path& link, const std::filesyst
   return ok();
 }
 
+// Profiles show code and data of every process: only root reads them.
+constexpr mode_t kProfileMode = 0600;
+
 Result<void> write_linked(const std::filesystem::path& file, const std::string& content,
                           const std::filesystem::path& link) {
-  if (auto saved = write_file_atomically(file, content); !saved) return saved.error();
+  if (auto saved = write_file_atomically(file, content, kProfileMode); !saved) {
+    return saved.error();
+  }
   return replace_link(link, file);
 }
 
@@ -59,12 +65,10 @@ Result<WrittenProfile> LocalOutput::write(const std::string& collapsed,
                                           const std::string& flamegraph_svg,
                                           std::chrono::system_clock::time_point start,
                                           std::chrono::system_clock::time_point end) {
-  std::error_code error;
-  std::filesystem::create_directories(directory_, error);
-  if (error) {
-    return Error(ErrorKind::kSystem,
-                 "cannot create " + directory_.string() + ": " + error.message());
+  if (auto made = make_private_directory(directory_); !made) {
+    return std::move(made).take_error().with_context("-o");
   }
+  std::error_code error;
   // Milliseconds, so that a snapshot cut short right after another keeps its own file.
   std::string stem = "profile_" + iso_utc(end, /*with_millis=*/true);
   WrittenProfile written;
@@ -73,7 +77,7 @@ Result<WrittenProfile> LocalOutput::write(const std::string& collapsed,
   if (formats_.collapsed || formats_.pprof) {
     auto saved = formats_.collapsed
                      ? write_linked(collapsed_file, collapsed, directory_ / "last_profile.col")
-                     : write_file_atomically(collapsed_file, collapsed);
+                     : write_file_atomically(collapsed_file, collapsed, kProfileMode);
     if (!saved) return saved.error();
     if (formats_.collapsed) written.files.push_back(collapsed_file);
   }

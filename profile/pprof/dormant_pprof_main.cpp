@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
   options.frequency_hz = dormant::profile::header_frequency(profile->header);
   auto bytes = dormant::profile::write_pprof(profile->stacks, options);
   if (!bytes) return fail(bytes.error().message());
-  if (auto written = dormant::write_file_atomically(output, *bytes); !written) {
+  // A profile shows the code and data of the processes in it: for its owner only.
+  if (auto written = dormant::write_file_atomically(output, *bytes, 0600); !written) {
     return fail(written.error().message());
   }
   return 0;

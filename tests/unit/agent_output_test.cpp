@@ -1,4 +1,4 @@
-// The upload spool, and the upload body and its size limit.
+// The upload spool, the upload body and its size limit, and the local output (-o).
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "agent/local_output.h"
 #include "agent/profile_spool.h"
 #include "agent/upload_body.h"
 #include "common/gzip.h"
@@ -210,6 +211,24 @@ TEST(UploadBody, ATooLargeProfileLosesItsLightestStacksAndSaysSo) {
   });
   EXPECT_EQ(lightest_kept, body->dropped_stacks + 1) << "not the lightest were dropped";
   EXPECT_EQ(profile->stacks.distinct_stacks() + body->dropped_stacks, 20000u);
+}
+
+// Issue 22, agent 6: local profiles are root's alone, in a folder the agent makes 0700.
+TEST(LocalOutput, ProfilesAre0600InAFolderTheAgentMakes0700) {
+  fs::path directory = fs::temp_directory_path() / ("dormant-out-" + std::to_string(::getpid()));
+  fs::remove_all(directory);
+  LocalOutput output(directory / "profiles", /*rotating=*/false, LocalFormats{},
+                     "/nonexistent/dormant-pprof");
+  auto now = std::chrono::system_clock::now();
+  auto written = output.write("# {}\n0;;app;main 1\n", "<svg/>", now - 60s, now);
+  ASSERT_TRUE(written.ok()) << written.error().message();
+  ASSERT_EQ(written->files.size(), 2u);
+  auto mode = [](const fs::path& path) { return fs::status(path).permissions() & fs::perms::all; };
+  EXPECT_EQ(mode(directory / "profiles"), fs::perms::owner_all);
+  for (const auto& file : written->files) {
+    EXPECT_EQ(mode(file), fs::perms::owner_read | fs::perms::owner_write) << file;
+  }
+  fs::remove_all(directory);
 }
 
 }  // namespace
