@@ -1,6 +1,7 @@
 #include "agent/agent_health.h"
 
 #include "common/procfs.h"
+#include "heartbeat/protocol/json_fields.h"
 #include "heartbeat/protocol/limits.h"
 
 namespace dormant::agent {
@@ -23,22 +24,18 @@ nlohmann::json delivery(int failures, const std::string& last_error) {
           {"last_error", last_error.empty() ? nlohmann::json() : nlohmann::json(last_error)}};
 }
 
-size_t json_size(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size();
-}
-
 }  // namespace
 
 void fit_within(nlohmann::json& health, size_t max_bytes) {
-  if (json_size(health) <= max_bytes) return;
+  if (heartbeat::json_size(health) <= max_bytes) return;
   // Room for the names of what was left out.
   const size_t room = max_bytes > 1024 ? max_bytes - 1024 : 0;
   nlohmann::json left_out = nlohmann::json::array();
-  while (!health.empty() && json_size(health) > room) {
+  while (!health.empty() && heartbeat::json_size(health) > room) {
     auto largest = health.begin();
     size_t largest_size = 0;
     for (auto member = health.begin(); member != health.end(); ++member) {
-      size_t size = json_size(*member);
+      size_t size = heartbeat::json_size(*member);
       if (size >= largest_size) {
         largest = member;
         largest_size = size;

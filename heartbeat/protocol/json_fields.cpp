@@ -164,8 +164,12 @@ Result<nlohmann::json> read_object(const nlohmann::json& value, const std::strin
   return value;
 }
 
+size_t json_size(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size();
+}
+
 Result<void> check_object_size(const nlohmann::json& value, const std::string& path) {
-  const size_t size = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size();
+  const size_t size = json_size(value);
   if (size > kMaxObjectBytes) {
     return field_error(path, "must be at most " + std::to_string(kMaxObjectBytes >> 10) +
                                  " KiB as JSON (it has " + std::to_string(size) + " bytes)");
@@ -174,15 +178,12 @@ Result<void> check_object_size(const nlohmann::json& value, const std::string& p
 }
 
 Result<void> check_unnamed_fields_size(const nlohmann::json& members) {
-  auto size_of = [](const nlohmann::json& value) {
-    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size();
-  };
-  const size_t size = size_of(members);
+  const size_t size = json_size(members);
   if (size <= kMaxObjectBytes) return ok();
   std::string largest;
   size_t largest_size = 0;
   for (const auto& [key, value] : members.items()) {
-    if (size_t member_size = size_of(value); member_size >= largest_size) {
+    if (size_t member_size = json_size(value); member_size >= largest_size) {
       largest = key;
       largest_size = member_size;
     }

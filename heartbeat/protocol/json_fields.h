@@ -54,6 +54,8 @@ Result<bool> read_bool(const nlohmann::json& value, const std::string& path);
 Result<nlohmann::json> read_object(const nlohmann::json& value, const std::string& path);
 // An object of at most kMaxObjectBytes once serialized.
 Result<nlohmann::json> read_bounded_object(const nlohmann::json& value, const std::string& path);
+// The bytes of `value` serialized compactly (invalid UTF-8 replaced).
+size_t json_size(const nlohmann::json& value);
 // Whether `value`, serialized, fits kMaxObjectBytes; the error names `path`.
 Result<void> check_object_size(const nlohmann::json& value, const std::string& path);
 // The same for the members of a message that its protocol does not name (kept as they are); the
