@@ -22,7 +22,8 @@ int run_heartbeat_mode(const config::AgentConfig& config,
   // give all of it back).
   ::mallopt(M_ARENA_MAX, 1);
   agent_start();
-  auto lock = HostLock::acquire(config.host_lock);
+  auto lock =
+      HostLock::acquire(config.host_lock.empty() ? HostLock::default_path() : config.host_lock);
   if (!lock) {
     spdlog::error("{}", lock.error().message());
     return 1;

@@ -1,34 +1,43 @@
 #include "agent/host_lock.h"
 
 #include <cerrno>
-#include <cstddef>
-#include <cstring>
+#include <cstdlib>
+#include <filesystem>
 
-#include <sys/socket.h>
-#include <sys/un.h>
+#include <fcntl.h>
+#include <sys/file.h>
+
+#include "common/private_directory.h"
 
 namespace dormant::agent {
 
-Result<HostLock> HostLock::acquire(const std::string& name) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (name.empty() || name.size() + 1 > sizeof(address.sun_path)) {
-    return Error::invalid_argument("host lock name must be 1-" +
-                                   std::to_string(sizeof(address.sun_path) - 1) + " bytes");
-  }
-  std::memcpy(address.sun_path + 1, name.data(), name.size());  // sun_path[0] == 0: abstract
-  UniqueFd socket(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!socket) return Error::from_errno("socket(AF_UNIX)");
-  auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-  if (::bind(socket.get(), reinterpret_cast<sockaddr*>(&address), length) != 0) {
-    if (errno == EADDRINUSE) {
+std::string HostLock::default_path() {
+  const char* runtime = std::getenv("RUNTIME_DIRECTORY");
+  // systemd may list several directories, separated by ':'.
+  std::string directory = runtime != nullptr && *runtime != '\0' ? runtime : "/run/dormant";
+  directory = directory.substr(0, directory.find(':'));
+  return directory + "/agent.lock";
+}
+
+Result<HostLock> HostLock::acquire(const std::string& path) {
+  std::filesystem::path lock(path);
+  if (lock.has_parent_path()) {
+    if (auto made = make_private_directory(lock.parent_path()); !made) {
       return Error(ErrorKind::kUnavailable,
-                   "another dormant-agent runs on this host (it holds the lock '" + name +
-                       "'); stop it first");
+                   "the host lock " + path + " is not safe: " + made.error().message());
     }
-    return Error::from_errno("bind(the host lock '" + name + "')");
   }
-  return HostLock(std::move(socket));
+  UniqueFd file(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!file) return Error::from_errno("open(the host lock " + path + ")");
+  if (::flock(file.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return Error(ErrorKind::kUnavailable,
+                   "another dormant-agent runs on this host (it holds the lock " + path +
+                       "); stop it first");
+    }
+    return Error::from_errno("flock(the host lock " + path + ")");
+  }
+  return HostLock(std::move(file));
 }
 
 }  // namespace dormant::agent

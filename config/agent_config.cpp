@@ -262,7 +262,9 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
                  "Seconds a profiler's stop may take before its processes are killed")
       ->check(CLI::Range(0.1, 3600.0))
       ->group("");
-  app.add_option("--host-lock", c.host_lock, "Name of the one-agent-per-host lock")->group("");
+  app.add_option("--host-lock", c.host_lock,
+                 "The one-agent-per-host lock file (default /run/dormant/agent.lock)")
+      ->group("");
   app.add_option("--profiler-module", c.profiler_module,
                  "The profiler module to load for sessions (default: libdormant_profilers.so "
                  "beside the executable)")

@@ -104,7 +104,7 @@ struct AgentConfig {
   std::chrono::milliseconds profiler_stop_deadline() const {
     return std::chrono::milliseconds(std::llround(profiler_stop_timeout_s * 1000));
   }
-  std::string host_lock = "dormant-agent";
+  std::string host_lock;        // the one-agent-per-host lock file; empty: HostLock::default_path()
   std::string profiler_module;  // empty: libdormant_profilers.so beside the executable
 
   // Guard rails (0: off).

@@ -4,7 +4,6 @@ made by scripts/gen-certs, and an HTTPS client that trusts that CA."""
 import base64
 import gzip
 import json
-import os
 import signal
 import ssl
 import subprocess
@@ -108,7 +107,7 @@ class AgentProcess:
              "--tls-ca-bundle", str(server.ca), "--token-file", str(token_file),
              "--service-name", service, "--heartbeat-interval", "1", "-u",
              "-o", str(root / "out"), "--state-dir", str(root / "state"),
-             "--host-lock", f"dormant-browser-{os.getpid()}"],
+             "--host-lock", str(root / "run" / "agent.lock")],
             stdout=subprocess.DEVNULL, stderr=self.log, start_new_session=True)
 
     def read_log(self):

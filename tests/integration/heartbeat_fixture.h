@@ -76,7 +76,7 @@ class HeartbeatFixture : public ::testing::Test {
             "--state-dir",
             (root_ / "state").string(),
             "--host-lock",
-            "dormant-it-" + std::to_string(::getpid()),
+            (root_ / "run" / "agent.lock").string(),
             "--log-level",
             log_level};
   }
