@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <limits>
 #include <vector>
 
 #include "common/json_text.h"
@@ -38,6 +39,12 @@ Result<void> read_stack_line(std::string_view line, size_t line_number, StackTab
   }
   if (fields.size() < 3) {
     return line_error(line_number, "expected 'index;container;comm;frames... count'");
+  }
+  if (fields.size() - 3 > kMaxStackDepth) {
+    return line_error(line_number, "more than " + std::to_string(kMaxStackDepth) + " frames");
+  }
+  if (count > std::numeric_limits<uint64_t>::max() - stacks.total_samples()) {
+    return line_error(line_number, "the sample counts add up to more than 2^64");
   }
   const std::string_view index = fields[0];
   if (index.empty() || !std::all_of(index.begin(), index.end(), ::isdigit)) {

@@ -24,7 +24,12 @@ struct CollapsedProfile {
   StackTable stacks;
 };
 
-// Rejects a malformed profile with the number of the first bad line and what is wrong with it.
+// The deepest stack a profile may hold: the profilers take at most 127 frames (perf's and the
+// kernel's default), and a stack of millions would take minutes and gigabytes to draw.
+inline constexpr size_t kMaxStackDepth = 2048;
+
+// Rejects a malformed profile with the number of the first bad line and what is wrong with it:
+// a stack deeper than kMaxStackDepth and counts that add up past 2^64 included.
 Result<CollapsedProfile> read_collapsed(std::string_view text);
 
 }  // namespace dormant::profile

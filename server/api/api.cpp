@@ -64,8 +64,8 @@ Result<storage::ProfileUpload> to_stored_upload(heartbeat::ProfileUpload&& uploa
                                                 std::string_view service) {
   auto start = parse_iso_time(upload.start_time);
   auto end = parse_iso_time(upload.end_time);
-  if (!start) return Error::invalid_argument("start_time: not an ISO-8601 time");
-  if (!end) return Error::invalid_argument("end_time: not an ISO-8601 time");
+  if (!start) return Error::invalid_argument("start_time: not an ISO-8601 time from 1970 to 2199");
+  if (!end) return Error::invalid_argument("end_time: not an ISO-8601 time from 1970 to 2199");
   if (*end < *start) return Error::invalid_argument("end_time: before start_time");
   // The first line is "# {json}" with the metadata Studio validates (reference §3, §6).
   std::string_view first_line =
@@ -77,6 +77,10 @@ Result<storage::ProfileUpload> to_stored_upload(heartbeat::ProfileUpload&& uploa
   if (!header) return Error::invalid_argument(header.error().message());
   if (auto valid = profile::validate_profile_header(*header); !valid) {
     return Error::invalid_argument("profile header: " + valid.error().message());
+  }
+  // Every line, now: a profile stored as it came would fail each time it is drawn or merged.
+  if (auto parsed = profile::read_collapsed(upload.profile); !parsed) {
+    return Error::invalid_argument("profile: " + parsed.error().message());
   }
   storage::ProfileUpload stored;
   stored.service_name = std::string(service);

@@ -252,6 +252,8 @@ std::optional<storage::TimePoint> parse_iso_time(std::string_view text) {
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
     return std::nullopt;
   }
+  // Beyond these, a time point overflows or means nothing a profiler measured.
+  if (year < 1970 || year >= 2200) return std::nullopt;
   size_t at = 19;
   std::chrono::microseconds fraction{0};
   if (at < text.size() && text[at] == '.') {

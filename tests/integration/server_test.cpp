@@ -421,6 +421,25 @@ TEST_F(ServerTest, MalformedAndHostileRequestsGetTheirStatusAndTheServerGoesOn) 
   fs::path thin_header = root_ / "thin-header";
   std::ofstream(thin_header, std::ios::binary)
       << gzip(upload_body("web-01", "# {\"metadata\":{\"hostname\":\"h\"}}\n0;;a 1\n").dump());
+  // Issue 22, server 2 and 1: every line is checked at upload, counts cannot overflow, stacks are
+  // at most 2048 frames deep, times lie between 1970 and 2200.
+  auto gzipped_upload = [&](const std::string& name, json body) {
+    fs::path file = root_ / name;
+    std::ofstream(file, std::ios::binary) << gzip(body.dump());
+    return file;
+  };
+  fs::path garbage_line = gzipped_upload(
+      "garbage-line", upload_body("web-01", collapsed_profile("web-01", "0;;a;b 1\nnot a line\n")));
+  fs::path overflow = gzipped_upload(
+      "overflow",
+      upload_body("web-01", collapsed_profile("web-01", "0;;a 18446744073709551615\n0;;b 1\n")));
+  std::string deep = "0;;app";
+  for (int i = 0; i < 2049; ++i) deep += ";f";
+  fs::path too_deep =
+      gzipped_upload("too-deep", upload_body("web-01", collapsed_profile("web-01", deep + " 1\n")));
+  json far_future = upload_body("web-01", collapsed_profile("web-01", "0;;a 1\n"));
+  far_future["end_time"] = "9999-01-01T00:00:00";
+  fs::path year_9999 = gzipped_upload("year-9999", far_future);
   fs::path bomb = root_ / "bomb";
   std::ofstream(bomb, std::ios::binary) << gzip(std::string(300 << 20, ' '));
   std::string key = std::string("GPROFILER-API-KEY: ") + kToken;
@@ -534,6 +553,16 @@ TEST_F(ServerTest, MalformedAndHostileRequestsGetTheirStatusAndTheServerGoesOn) 
        up, 422, "profile header"},
       {"header without Studio's metadata",
        with_upload_headers({"--data-binary", "@" + thin_header.string()}), up, 422, "metadata"},
+      {"a line that is not a stack",
+       with_upload_headers({"--data-binary", "@" + garbage_line.string()}), up, 422,
+       "profile: line 3: 'line' is not a sample count"},
+      {"counts past 2^64", with_upload_headers({"--data-binary", "@" + overflow.string()}), up, 422,
+       "line 3: the sample counts add up to more than 2^64"},
+      {"a stack of 2049 frames", with_upload_headers({"--data-binary", "@" + too_deep.string()}),
+       up, 422, "line 2: more than 2048 frames"},
+      {"year 9999", with_upload_headers({"--data-binary", "@" + year_9999.string()}), up, 422,
+       "end_time"},
+      {"a query in year 9999", {}, "/api/profiles?since=9999-01-01T00:00:00Z", 400, "since"},
       {"upload without service",
        {"-H", key, "--data-binary", "@" + no_header.string()},
        up,

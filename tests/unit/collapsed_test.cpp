@@ -78,6 +78,12 @@ TEST(Collapsed, MalformedProfilesSayWhichLine) {
   expect_error("# {}\n0;;a;b 0\n", "line 2: '0' is not a sample count");
   expect_error("# {}\nab 3\n", "line 2: expected 'index;container;comm;frames... count'");
   expect_error("# {}\nx;;comm;f 3\n", "line 2: 'x' is not an application-metadata index");
+  expect_error("# {}\n0;;a 18446744073709551615\n0;;b 1\n",
+               "line 3: the sample counts add up to more than 2^64");
+  std::string deepest = "# {}\n0;;app";
+  for (size_t i = 0; i < kMaxStackDepth; ++i) deepest += ";f";
+  EXPECT_TRUE(read_collapsed(deepest + " 1\n").ok());
+  expect_error(deepest + ";f 1\n", "line 2: more than 2048 frames");
 }
 
 TEST(ProfileHeader, HoldsWhatPerformanceStudioValidates) {
