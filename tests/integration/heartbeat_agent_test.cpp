@@ -246,7 +246,10 @@ TEST_F(HeartbeatAgentTest, SighupReloadsLogLevelTokenAndCaWithoutEndingTheSessio
   write_secret(root_ / "agent.conf", "log-level = info\n");
   std::vector<std::string> args;
   for (const std::string& arg : agent_args(port, "1", "info")) {
-    if (arg == kToken || arg == "--token" || arg == "--log-level" || arg == "info") continue;
+    if (arg == token_file().string() || arg == "--token-file" || arg == "--log-level" ||
+        arg == "info") {
+      continue;
+    }
     args.push_back(arg == (root_ / "certs" / "ca.pem").string() ? (root_ / "agent-ca.pem").string()
                                                                 : arg);
   }

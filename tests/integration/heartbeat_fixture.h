@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,16 @@ class HeartbeatFixture : public ::testing::Test {
 
   void start_server(uint16_t port = 0) { ASSERT_TRUE(server_->start({}, port)) << server_->log(); }
 
+  // The agent's token, in a file only root reads: on the command line the agent warns about it.
+  fs::path token_file() {
+    fs::path path = root_ / "agent-token-file";
+    if (!fs::exists(path)) {
+      std::ofstream(path) << kToken << "\n";
+      fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+    }
+    return path;
+  }
+
   std::vector<std::string> agent_args(uint16_t port, const std::string& interval = "1",
                                       const std::string& log_level = "debug") {
     return {DORMANT_AGENT,
@@ -64,8 +75,8 @@ class HeartbeatFixture : public ::testing::Test {
             "https://localhost:" + std::to_string(port),
             "--tls-ca-bundle",
             (root_ / "certs" / "ca.pem").string(),
-            "--token",
-            kToken,
+            "--token-file",
+            token_file().string(),
             "--service-name",
             "it",
             "--heartbeat-interval",
