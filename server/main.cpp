@@ -37,6 +37,20 @@ void raise_open_file_limit() {
   }
 }
 
+// --max-connections within the open file limit, less what the server keeps open besides (the
+// database, its journal, profile files, the listening socket, the log): past it, accepts fail.
+size_t connections_the_file_limit_allows(size_t wanted) {
+  constexpr rlim_t kReserve = 64;
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return wanted;
+  const size_t allowed =
+      files.rlim_cur > 2 * kReserve ? files.rlim_cur - kReserve : files.rlim_cur / 2;
+  if (wanted <= allowed) return wanted;
+  spdlog::warn("--max-connections {} is more than the open file limit ({}) allows: {} it is",
+               wanted, files.rlim_cur, allowed);
+  return allowed;
+}
+
 // What an operator would want to know before anyone else finds it.
 void warn_about_exposure(const dormant::config::ServerConfig& config) {
   struct stat tokens {};
@@ -113,7 +127,8 @@ int serve(const dormant::config::ServerConfig& config) {
   options.max_header_bytes = static_cast<size_t>(config.max_header_bytes);
   options.read_timeout = std::chrono::seconds(config.read_timeout_s);
   options.idle_timeout = std::chrono::seconds(config.idle_timeout_s);
-  options.max_connections = static_cast<size_t>(config.max_connections);
+  options.max_connections =
+      connections_the_file_limit_allows(static_cast<size_t>(config.max_connections));
   options.threads = threads;
 
   api::ServerMetrics metrics;

@@ -4,12 +4,14 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <openssl/x509v3.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
@@ -52,7 +54,12 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   uint64_t next_session_id = 0;
   std::unordered_map<uint64_t, std::weak_ptr<SessionBase>> sessions;
 
+  // Accept errors since the last one logged, and when that was: one line a minute at most.
+  uint64_t accept_errors = 0;
+  std::chrono::steady_clock::time_point accept_error_logged{};
+
   void accept();
+  void accept_later(const beast::error_code& error);
   uint64_t session_started(std::weak_ptr<SessionBase> session) {
     std::lock_guard lock(mutex);
     sessions.emplace(next_session_id, std::move(session));
@@ -326,26 +333,54 @@ std::string remote_of(const tcp::socket& socket) {
 
 }  // namespace
 
+// An accept that failed (EMFILE, ENFILE, ENOBUFS) fails again at once: the connection waits in
+// the backlog. Trying again in a loop took a core; the server waits 100 ms, and logs once a minute.
+void HttpServer::State::accept_later(const beast::error_code& error) {
+  constexpr auto kAcceptRetry = std::chrono::milliseconds(100);
+  constexpr auto kLogEvery = std::chrono::minutes(1);
+  uint64_t errors = 0;
+  {
+    std::lock_guard lock(mutex);
+    ++accept_errors;
+    auto now = std::chrono::steady_clock::now();
+    if (now - accept_error_logged >= kLogEvery) {
+      accept_error_logged = now;
+      errors = std::exchange(accept_errors, 0);
+    }
+  }
+  if (errors > 0) {
+    spdlog::warn(
+        "cannot accept connections: {} ({} time{} since the last report); trying again "
+        "every {} ms",
+        error.message(), errors, errors == 1 ? "" : "s", kAcceptRetry.count());
+  }
+  auto timer = std::make_shared<net::steady_timer>(ioc, kAcceptRetry);
+  timer->async_wait([self = shared_from_this(), timer](beast::error_code) {
+    if (!self->stopping) self->accept();
+  });
+}
+
 void HttpServer::State::accept() {
   acceptor.async_accept(net::make_strand(ioc), [self = shared_from_this()](beast::error_code error,
                                                                            tcp::socket socket) {
-    if (self->stopping) return;
-    if (!error) {
-      std::string remote = remote_of(socket);
-      {
-        std::lock_guard lock(self->mutex);
-        ++self->connections;
-      }
-      if (self->options.tls) {
-        using TlsStream = beast::ssl_stream<beast::tcp_stream>;
-        std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *self->options.tls), self,
-                                             std::move(remote))
-            ->run();
-      } else {
-        std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), self,
-                                                     std::move(remote))
-            ->run();
-      }
+    if (self->stopping || error == net::error::operation_aborted) return;
+    // A client that gave up before its connection was taken: nothing to wait for.
+    if (error == net::error::connection_aborted) return self->accept();
+    if (error) return self->accept_later(error);
+    std::string remote = remote_of(socket);
+    {
+      std::lock_guard lock(self->mutex);
+      ++self->connections;
+    }
+    if (self->options.tls) {
+      using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+      std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *self->options.tls), self,
+                                           std::move(remote))
+          ->run();
+    } else {
+      std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), self,
+                                                   std::move(remote))
+          ->run();
     }
     {
       std::lock_guard lock(self->mutex);

@@ -280,6 +280,30 @@ TEST_F(ServerTest, ItsFilesAreItsOwnAndAnExposedTokensFileIsSaid) {
   EXPECT_EQ(server_->log().find("may be read by its group or by others"), std::string::npos);
 }
 
+// Issue 22, server 5: --max-connections past the open file limit would make accepts fail; the
+// server takes what the limit allows and says so.
+TEST_F(ServerTest, MaxConnectionsIsKeptWithinTheOpenFileLimit) {
+  std::ofstream(root_ / "tokens") << kToken << "\n";
+  SpawnOptions options;
+  options.argv = {"prlimit",       "--nofile=100:100",
+                  DORMANT_SERVER,  "--insecure-http",
+                  "--listen",      "127.0.0.1",
+                  "--port",        "0",
+                  "--data-dir",    (root_ / "data").string(),
+                  "--tokens-file", (root_ / "tokens").string()};
+  options.stderr_to = Redirect::file(root_ / "limited.log");
+  auto server = Subprocess::spawn(options);
+  ASSERT_TRUE(server.ok()) << server.error().message();
+  auto listening = (*server)->next_stdout_line(deadline_after(std::chrono::seconds(30)));
+  ASSERT_TRUE(listening.ok() && *listening) << read_file(root_ / "limited.log").value_or("");
+  (*server)->terminate(std::chrono::seconds(10));
+  std::string log = read_file(root_ / "limited.log").value_or("");
+  EXPECT_NE(log.find("--max-connections 16384 is more than the open file limit (100) allows: 50 "
+                     "it is"),
+            std::string::npos)
+      << log;
+}
+
 TEST_F(ServerTest, PlainHttpBeyondLoopbackIsSaidAtStart) {
   std::ofstream(root_ / "tokens") << kToken << "\n";
   for (const char* address : {"127.0.0.1", "0.0.0.0"}) {

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -227,6 +228,52 @@ TEST_F(HttpServerTest, StopLetsARequestInFlightFinish) {
   client.join();
   EXPECT_EQ(status, "200");
   EXPECT_EQ(server->open_connections(), 0u);
+}
+
+// Issue 22, server 5: out of file descriptors, an accept fails again at once while the client
+// waits in the backlog; accepting in a loop took a core. The server now waits between tries.
+TEST_F(HttpServerTest, OutOfDescriptorsTheServerWaitsBetweenAcceptsInsteadOfSpinning) {
+  auto server = start(false);
+  const uint16_t port = server->port();
+  size_t open_now = 0;
+  for ([[maybe_unused]] const auto& fd : fs::directory_iterator("/proc/self/fd")) ++open_now;
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = open_now + 16;  // the child's pipes fit; the server's accepts soon do not
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  SpawnOptions options;
+  options.argv = {"python3", "-c",
+                  "import resource, socket, sys, time\n"
+                  "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]\n"
+                  "resource.setrlimit(resource.RLIMIT_NOFILE, (min(1024, hard), hard))\n"
+                  "held = [socket.create_connection(('127.0.0.1', int(sys.argv[1]))) "
+                  "for _ in range(64)]\n"
+                  "print('connected', flush=True)\n"
+                  "time.sleep(5)\n",
+                  std::to_string(port)};
+  auto clients = Subprocess::spawn(options);
+  ASSERT_TRUE(clients.ok()) << clients.error().message();
+  auto connected = (*clients)->next_stdout_line(deadline_after(std::chrono::seconds(30)));
+  ASSERT_TRUE(connected.ok() && *connected) << "the clients did not connect";
+  auto cpu_seconds = [] {
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  };
+  const double cpu_before = cpu_seconds();
+  const auto wall_before = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const double cpu = cpu_seconds() - cpu_before;
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
+  (*clients)->terminate(std::chrono::seconds(1));
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_LT(cpu / wall, 0.25) << "the server spent " << cpu << " s of CPU in " << wall
+                              << " s with accepts failing";
+  EXPECT_EQ(curl({"http://127.0.0.1:" + std::to_string(port) + "/x"}), "200")
+      << "it serves again once descriptors are free";
 }
 
 }  // namespace
