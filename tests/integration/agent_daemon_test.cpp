@@ -78,7 +78,7 @@ class AgentDaemonTest : public ::testing::Test {
     ASSERT_TRUE(spool.ok());
     std::string hostname = read_host_info().hostname;
     auto upload = heartbeat::parse_profile_upload(
-        testing::upload_body(hostname, testing::collapsed_profile(hostname, "a;b 5\n")));
+        testing::upload_body(hostname, testing::collapsed_profile(hostname, "0;;app;a;b 5\n")));
     ASSERT_TRUE(upload.ok()) << upload.error().message();
     auto compressed = heartbeat::compress_upload(*upload);
     ASSERT_TRUE(compressed.ok());
