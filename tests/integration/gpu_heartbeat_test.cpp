@@ -39,7 +39,10 @@ class GpuHeartbeatTest : public HeartbeatFixture {
     auto program = Subprocess::spawn(options);
     ASSERT_TRUE(program.ok()) << program.error().message();
     program_ = std::move(*program);
-    ASSERT_TRUE(eventually([&] { return maps_library(program_->pid()); }, 10s));
+    // The library is mapped before the fake CUPTI installs its SIGUSR1 handler: cupti_state()'s
+    // signal would end the program in between.
+    ASSERT_TRUE(eventually(
+        [&] { return maps_library(program_->pid()) && catches_sigusr1(program_->pid()); }, 10s));
   }
 
   // What the program's (fake) CUPTI has on: "callbacks=C kinds=K buffers=B".
@@ -59,6 +62,18 @@ class GpuHeartbeatTest : public HeartbeatFixture {
     return eventually([&] { return cupti_state() == kDormant; }, 10s);
   }
   static constexpr const char* kDormant = "callbacks=0 kinds=0 buffers=0\n";
+
+  // Whether SIGUSR1 has a handler in `pid` (/proc/PID/status, SigCgt: a hex mask, signal N at
+  // bit N - 1).
+  static bool catches_sigusr1(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);) {
+      if (!line.starts_with("SigCgt:")) continue;
+      uint64_t caught = std::stoull(line.substr(7), nullptr, 16);
+      return (caught >> (SIGUSR1 - 1)) & 1;
+    }
+    return false;
+  }
 
   static bool maps_library(pid_t pid) {
     auto mapped = procfs::mapped_files(pid);
