@@ -53,6 +53,25 @@ class ServerTest : public ServerFixture {
     return reply.json();
   }
 
+  // What a plain-HTTP server on `address`, started under `launcher` (prlimit, say), logs until
+  // it listens; it is stopped then.
+  std::string start_up_log(const std::string& address, std::vector<std::string> launcher = {}) {
+    std::ofstream(root_ / "tokens") << kToken << "\n";
+    SpawnOptions options;
+    options.argv = std::move(launcher);
+    options.argv.insert(options.argv.end(), {DORMANT_SERVER, "--insecure-http", "--listen", address,
+                                             "--port", "0", "--data-dir", (root_ / "data").string(),
+                                             "--tokens-file", (root_ / "tokens").string()});
+    options.stderr_to = Redirect::file(root_ / "start-up.log");
+    auto server = Subprocess::spawn(options);
+    EXPECT_TRUE(server.ok()) << server.error().message();
+    if (!server) return "";
+    auto listening = (*server)->next_stdout_line(deadline_after(std::chrono::seconds(30)));
+    EXPECT_TRUE(listening.ok() && *listening) << read_file(root_ / "start-up.log").value_or("");
+    (*server)->terminate(std::chrono::seconds(10));
+    return read_file(root_ / "start-up.log").value_or("");
+  }
+
   json request(const json& body, int expected_status = 200) {
     HttpReply reply = server_->post_json("/api/metrics/profile_request", body);
     EXPECT_EQ(reply.status, expected_status) << reply.body;
@@ -283,21 +302,7 @@ TEST_F(ServerTest, ItsFilesAreItsOwnAndAnExposedTokensFileIsSaid) {
 // Issue 22, server 5: --max-connections past the open file limit would make accepts fail; the
 // server takes what the limit allows and says so.
 TEST_F(ServerTest, MaxConnectionsIsKeptWithinTheOpenFileLimit) {
-  std::ofstream(root_ / "tokens") << kToken << "\n";
-  SpawnOptions options;
-  options.argv = {"prlimit",       "--nofile=100:100",
-                  DORMANT_SERVER,  "--insecure-http",
-                  "--listen",      "127.0.0.1",
-                  "--port",        "0",
-                  "--data-dir",    (root_ / "data").string(),
-                  "--tokens-file", (root_ / "tokens").string()};
-  options.stderr_to = Redirect::file(root_ / "limited.log");
-  auto server = Subprocess::spawn(options);
-  ASSERT_TRUE(server.ok()) << server.error().message();
-  auto listening = (*server)->next_stdout_line(deadline_after(std::chrono::seconds(30)));
-  ASSERT_TRUE(listening.ok() && *listening) << read_file(root_ / "limited.log").value_or("");
-  (*server)->terminate(std::chrono::seconds(10));
-  std::string log = read_file(root_ / "limited.log").value_or("");
+  std::string log = start_up_log("127.0.0.1", {"prlimit", "--nofile=100:100"});
   EXPECT_NE(log.find("--max-connections 16384 is more than the open file limit (100) allows: 50 "
                      "it is"),
             std::string::npos)
@@ -305,21 +310,8 @@ TEST_F(ServerTest, MaxConnectionsIsKeptWithinTheOpenFileLimit) {
 }
 
 TEST_F(ServerTest, PlainHttpBeyondLoopbackIsSaidAtStart) {
-  std::ofstream(root_ / "tokens") << kToken << "\n";
   for (const char* address : {"127.0.0.1", "0.0.0.0"}) {
-    SpawnOptions options;
-    options.argv = {DORMANT_SERVER,  "--insecure-http",
-                    "--listen",      address,
-                    "--port",        "0",
-                    "--data-dir",    (root_ / "data").string(),
-                    "--tokens-file", (root_ / "tokens").string()};
-    options.stderr_to = Redirect::file(root_ / "plain.log");
-    auto server = Subprocess::spawn(options);
-    ASSERT_TRUE(server.ok()) << server.error().message();
-    auto listening = (*server)->next_stdout_line(deadline_after(std::chrono::seconds(30)));
-    ASSERT_TRUE(listening.ok() && *listening);
-    (*server)->terminate(std::chrono::seconds(10));
-    std::string log = read_file(root_ / "plain.log").value_or("");
+    std::string log = start_up_log(address);
     bool said = log.find("not a loopback address") != std::string::npos;
     EXPECT_EQ(said, std::string(address) == "0.0.0.0") << address << ": " << log;
   }
