@@ -73,7 +73,21 @@ void define_options(CLI::App& app, ServerConfig& c) {
   add_int(app, "--idle-timeout", c.idle_timeout_s, 1, 3600,
           "Seconds a kept-alive connection may wait for its next request", kLimits);
   add_int(app, "--max-connections", c.max_connections, 1, 1 << 20,
-          "Connections served at once; more wait in the backlog", kLimits);
+          "Connections served at once; at the cap a new one closes the one idle the longest "
+          "(with none idle, new ones wait in the backlog)",
+          kLimits);
+  add_int(app, "--max-connections-per-address", c.max_connections_per_address, 0, 1 << 20,
+          "Connections from one IP address at once; more are closed at once (0: no cap; raise "
+          "it behind a proxy or NAT)",
+          kLimits);
+  add_int(app, "--min-body-rate", c.min_body_rate, 1, INT_MAX,
+          "Bytes a second a request body must arrive at, after --read-timeout (slower: 408)",
+          kLimits);
+  add_int(app, "--max-inflight-body-mb", c.max_inflight_body_mb, 1, 1 << 20,
+          "MiB of request bodies received at once, all connections together; more get 503",
+          kLimits);
+  add_int(app, "--max-profile-mb", c.max_profile_mb, 1, 4096,
+          "Largest uploaded profile once decompressed, in MiB (a gzip bomb stops here)", kLimits);
   add_int(app, "--long-poll-max", c.long_poll_max_s, 0, 600,
           "Seconds a heartbeat may be held until its host has a new command (0: answer at once)",
           kLimits);

@@ -30,7 +30,11 @@ struct ServerConfig {
   int read_timeout_s = 10;   // per request: a slow client cannot hold a connection longer
   int idle_timeout_s = 120;  // a kept-alive connection between two requests (agents: 30 s apart)
   int max_connections = 16384;
-  int threads = 0;  // 0: one per core
+  int max_connections_per_address = 64;  // 0: no cap
+  int min_body_rate = 16 << 10;          // bytes a second a request body must keep up
+  int max_inflight_body_mb = 256;        // request bodies being received at once
+  int max_profile_mb = 16;               // an uploaded profile once decompressed
+  int threads = 0;                       // 0: one per core
   std::string log_level = "info";
 };
 

@@ -129,6 +129,9 @@ int serve(const dormant::config::ServerConfig& config) {
   options.idle_timeout = std::chrono::seconds(config.idle_timeout_s);
   options.max_connections =
       connections_the_file_limit_allows(static_cast<size_t>(config.max_connections));
+  options.max_connections_per_address = static_cast<size_t>(config.max_connections_per_address);
+  options.min_body_bytes_per_second = static_cast<size_t>(config.min_body_rate);
+  options.max_inflight_body_bytes = static_cast<size_t>(config.max_inflight_body_mb) << 20;
   options.threads = threads;
 
   api::ServerMetrics metrics;
@@ -136,6 +139,7 @@ int serve(const dormant::config::ServerConfig& config) {
   api_options.long_poll_max = std::chrono::seconds(config.long_poll_max_s);
   api_options.bind_hostname_to_certificate = config.bind_hostname_to_certificate;
   api_options.merge_max_stacks = static_cast<size_t>(config.merge_max_stacks);
+  api_options.max_profile_bytes = static_cast<size_t>(config.max_profile_mb) << 20;
   api_options.concurrent_merges = std::max(1, threads / 2);
   api::Api handler(**store, std::move(*tokens), metrics, api_options);
   (*store)->on_commands(
@@ -143,6 +147,9 @@ int serve(const dormant::config::ServerConfig& config) {
         handler.long_polls().wake(host, service);
       },
       [&handler] { handler.long_polls().wake_all(); });
+  options.admit = [&handler](const http::RequestHeader& header, const http::Client& client) {
+    return handler.admit(header, client);
+  };
   auto server =
       http::HttpServer::start(options, [&](const http::Request& request, const http::Client& client,
                                            std::shared_ptr<http::Responder> responder) {

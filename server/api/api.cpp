@@ -1,6 +1,7 @@
 #include "server/api/api.h"
 
 #include <algorithm>
+#include <limits>
 #include <variant>
 
 #include <spdlog/spdlog.h>
@@ -25,6 +26,8 @@ using bhttp::verb;
 constexpr std::string_view kServiceHeader = "GPROFILER-SERVICE-NAME";
 constexpr std::string_view kApiKeyHeader = "GPROFILER-API-KEY";
 constexpr int64_t kMaxListLimit = 10000;
+// A heartbeat or a completion: its named fields are small, and the rest is capped at 64 KiB.
+constexpr size_t kMessageBodyBytes = 1 << 20;
 // When a client refused for a full or read-only data directory should try again. Agents keep
 // what they could not send (a spooled profile, a completion) and retry on any 5xx.
 constexpr int kStorageRetryAfterS = 30;
@@ -55,8 +58,14 @@ std::variant<heartbeat::ProfileUpload, http::Response> read_upload_body(
   auto json = heartbeat::parse_json_text(gzipped ? std::string_view(decoded) : body, "profile");
   if (!json) return error_response(status::bad_request, json.error().message());
   decoded = std::string();
+  // The profile is moved out of the tree, not copied: the fields are checked without it.
+  std::string profile;
+  if (auto field = json->find("profile"); field != json->end() && field->is_string()) {
+    profile = std::move(field->get_ref<std::string&>());
+  }
   auto upload = heartbeat::parse_profile_upload(*json);
   if (!upload) return error_response(status::unprocessable_entity, upload.error().message());
+  upload->profile = std::move(profile);
   return std::move(*upload);
 }
 
@@ -108,11 +117,13 @@ const std::vector<Api::Route>& Api::routes() {
   constexpr Roles kOperator = kOperatorRole;
   constexpr Roles kRead = kOperatorRole | kReaderRole;
   static const std::vector<Route> kRoutes = {
-      {verb::post, heartbeat::kHeartbeatPath, Auth::kBearer, kAgent, &Api::heartbeat},
+      {verb::post, heartbeat::kHeartbeatPath, Auth::kBearer, kAgent, &Api::heartbeat,
+       Body::kMessage},
       {verb::post, "/api/metrics/command_completion", Auth::kBearer, kAgent,
-       &Api::command_completion},
-      {verb::post, "/api/metrics/profile_request", Auth::kBearer, kOperator, &Api::profile_request},
-      {verb::post, "/api/v2/profiles", Auth::kApiKey, kAgent, &Api::upload_profile},
+       &Api::command_completion, Body::kMessage},
+      {verb::post, "/api/metrics/profile_request", Auth::kBearer, kOperator, &Api::profile_request,
+       Body::kBulk},
+      {verb::post, "/api/v2/profiles", Auth::kApiKey, kAgent, &Api::upload_profile, Body::kBulk},
       {verb::get, "/api/v1/health_check", Auth::kNone, kAllRoles, &Api::health_check},
       {verb::get, "/api/v2/health_check", Auth::kNone, kAllRoles, &Api::health_check},
       {verb::get, "/api/hosts", Auth::kBearer, kRead, &Api::list_hosts},
@@ -133,58 +144,98 @@ const std::vector<Api::Route>& Api::routes() {
   return kRoutes;
 }
 
-http::Response Api::handle(const http::Request& request, const http::Client& client, bool* news) {
-  const std::string& remote = client.remote;
-  std::string_view target(request.target().data(), request.target().size());
+Api::Routing Api::route_of(const http::RequestHeader& header,
+                           const std::vector<std::pair<std::string, std::string>>& query) const {
+  std::string_view target(header.target().data(), header.target().size());
   std::vector<std::string_view> segments = path_segments(target);
-  Call call{request, {}, parse_query(target), client};
-  const Route* route = nullptr;
+  Routing routing;
   std::string allowed;
   for (const Route& candidate : routes()) {
-    if (!matches(candidate.pattern, segments, call.params)) continue;
-    if (candidate.method == request.method()) {
-      route = &candidate;
+    if (!matches(candidate.pattern, segments, routing.params)) continue;
+    if (candidate.method == header.method()) {
+      routing.route = &candidate;
       break;
     }
     allowed += (allowed.empty() ? "" : ", ") + std::string(bhttp::to_string(candidate.method));
   }
-
-  std::string_view endpoint = route != nullptr ? route->pattern : "other";
-  Roles roles = route != nullptr ? presented_roles(request, call, route->auth) : 0;
-  http::Response response;
+  const Route* route = routing.route;
+  Roles roles = route != nullptr ? presented_roles(header, query, route->auth) : 0;
   if (route == nullptr && !allowed.empty()) {
-    response =
+    routing.refusal =
         error_response(status::method_not_allowed, "this endpoint takes " + allowed + ", not " +
-                                                       std::string(request.method_string()));
-    response.set(bhttp::field::allow, allowed);
+                                                       std::string(header.method_string()));
+    routing.refusal->set(bhttp::field::allow, allowed);
   } else if (route == nullptr) {
-    response = error_response(status::not_found, "no such endpoint");
+    routing.refusal = error_response(status::not_found, "no such endpoint");
   } else if (roles == 0) {
-    response =
+    routing.refusal =
         error_response(status::unauthorized,
                        route->auth == Auth::kApiKey
                            ? "a valid API token is required in the GPROFILER-API-KEY header"
                            : "a valid API token is required: 'Authorization: Bearer <token>'");
-    response.set(bhttp::field::www_authenticate, "Bearer");
+    routing.refusal->set(bhttp::field::www_authenticate, "Bearer");
   } else if ((roles & route->allowed) == 0) {
-    response = error_response(status::forbidden, "this token's roles (" + role_names(roles) +
-                                                     ") do not allow this endpoint: it needs " +
-                                                     role_names(route->allowed));
+    routing.refusal =
+        error_response(status::forbidden, "this token's roles (" + role_names(roles) +
+                                              ") do not allow this endpoint: it needs " +
+                                              role_names(route->allowed));
+  }
+  return routing;
+}
+
+http::Admission Api::admit(const http::RequestHeader& header, const http::Client& client) {
+  std::string_view target(header.target().data(), header.target().size());
+  Routing routing = route_of(header, parse_query(target));
+  http::Admission admission;
+  if (routing.refusal) {
+    finish(*routing.refusal, header, routing.route, client.remote);
+    admission.refusal = std::move(routing.refusal);
+    return admission;
+  }
+  admission.authenticated = routing.route->auth != Auth::kNone;
+  switch (routing.route->body) {
+    case Body::kNone:
+      admission.max_body_bytes = 0;
+      break;
+    case Body::kMessage:
+      admission.max_body_bytes = kMessageBodyBytes;
+      break;
+    case Body::kBulk:
+      admission.max_body_bytes = std::numeric_limits<size_t>::max();  // the server's own limit
+      break;
+  }
+  return admission;
+}
+
+http::Response Api::handle(const http::Request& request, const http::Client& client, bool* news) {
+  std::string_view target(request.target().data(), request.target().size());
+  Call call{request, {}, parse_query(target), client};
+  Routing routing = route_of(request, call.query);
+  http::Response response;
+  if (routing.refusal) {
+    response = std::move(*routing.refusal);
   } else {
-    response = (this->*route->serve)(call);
+    call.params = std::move(routing.params);
+    response = (this->*routing.route->serve)(call);
   }
   if (news != nullptr) *news = call.news;
+  finish(response, request, routing.route, client.remote);
+  return response;
+}
+
+void Api::finish(http::Response& response, const http::RequestHeader& header, const Route* route,
+                 const std::string& remote) {
   // Nothing the API answers is to be guessed at or kept by a cache on the way.
   response.set("X-Content-Type-Options", "nosniff");
   if (response.find(bhttp::field::cache_control) == response.end()) {
     response.set(bhttp::field::cache_control, "no-store");
   }
+  std::string_view endpoint = route != nullptr ? route->pattern : "other";
   metrics_.count_request(endpoint, static_cast<unsigned>(response.result_int()));
   if (response.result_int() >= 400) {
-    spdlog::debug("{} {} {} from {}: {}", std::string(request.method_string()), endpoint,
+    spdlog::debug("{} {} {} from {}: {}", std::string(header.method_string()), endpoint,
                   response.result_int(), remote, response.body().substr(0, 300));
   }
-  return response;
 }
 
 std::optional<http::Response> Api::refuse_other_host(const Call& call,
@@ -243,7 +294,9 @@ void Api::handle(const http::Request& request, const http::Client& client,
   });
 }
 
-Roles Api::presented_roles(const http::Request& request, const Call& call, Auth auth) const {
+Roles Api::presented_roles(const http::RequestHeader& request,
+                           const std::vector<std::pair<std::string, std::string>>& query,
+                           Auth auth) const {
   switch (auth) {
     case Auth::kNone:
       return kAllRoles;
@@ -260,7 +313,9 @@ Roles Api::presented_roles(const http::Request& request, const Call& call, Auth 
     case Auth::kApiKey: {
       // gProfiler sends the token both as a header and as the `key` query parameter.
       std::string_view key = header(request, kApiKeyHeader);
-      if (key.empty()) key = call.query_value("key");
+      for (const auto& [name, value] : query) {
+        if (key.empty() && name == "key") key = value;
+      }
       return tokens_.roles_of(key);
     }
   }

@@ -27,9 +27,8 @@ struct ApiOptions {
   // Mutual TLS: heartbeats, completions and uploads are taken for a host only from a client
   // certificate that names it, so that one host's key cannot speak for another.
   bool bind_hostname_to_certificate = false;
-  // Largest uploaded profile once decompressed: a gzip bomb stops here. Collapsed text packs
-  // about 10:1, so 4 MiB of gzip (the body limit) holds some 40 MiB of profile.
-  size_t max_profile_bytes = 64 << 20;
+  // Largest uploaded profile once decompressed (--max-profile-mb): a gzip bomb stops here.
+  size_t max_profile_bytes = 16 << 20;
   // Distinct stacks a merged flamegraph keeps: its memory, whatever the profiles hold.
   size_t merge_max_stacks = 1 << 20;
   // Merged flamegraphs made at once (merge_slots.h): fewer than the server's threads.
@@ -48,6 +47,10 @@ class Api {
   // and has nothing new is held until its host gets a command or the wait runs out.
   void handle(const http::Request& request, const http::Client& client,
               std::shared_ptr<http::Responder> responder);
+
+  // The server's Admit: a request for no route, or without a token its route takes, is answered
+  // from its headers, before its body is read; and each route has its own body limit.
+  http::Admission admit(const http::RequestHeader& header, const http::Client& client);
 
   // Where the store's "a command was committed for this host" goes.
   LongPolls& long_polls() { return long_polls_; }
@@ -92,14 +95,30 @@ class Api {
   http::Response store_failure(const Error& error);
 
   enum class Auth { kNone, kBearer, kApiKey };
+  // kNone: no body; kMessage: a heartbeat or completion (kMessageBodyBytes); kBulk: the server's
+  // --max-body-bytes.
+  enum class Body { kNone, kMessage, kBulk };
   struct Route {
     boost::beast::http::verb method;
     std::string_view pattern;  // "/api/profiles/{}/collapsed": "{}" matches one segment
     Auth auth;
     Roles allowed;  // a token with any of these roles may call it
     http::Response (Api::*serve)(const Call&);
+    Body body = Body::kNone;
   };
   static const std::vector<Route>& routes();
+  // The route that a request's headers name, and its parameters; or the answer that refuses it
+  // (no such route, another method, no token or one without the route's roles).
+  struct Routing {
+    const Route* route = nullptr;
+    std::vector<std::string> params;
+    std::optional<http::Response> refusal;
+  };
+  Routing route_of(const http::RequestHeader& header,
+                   const std::vector<std::pair<std::string, std::string>>& query) const;
+  // The headers every answer carries; counts and logs it.
+  void finish(http::Response& response, const http::RequestHeader& header, const Route* route,
+              const std::string& remote);
   // With bind_hostname_to_certificate, the 403 for a request that speaks for `hostname` with a
   // certificate that does not name it.
   std::optional<http::Response> refuse_other_host(const Call& call,
@@ -109,7 +128,9 @@ class Api {
   std::chrono::milliseconds long_poll_wait(const http::Request& request) const;
 
   // The roles of the token the request presents the way `auth` says; 0: none the server knows.
-  Roles presented_roles(const http::Request& request, const Call& call, Auth auth) const;
+  Roles presented_roles(const http::RequestHeader& header,
+                        const std::vector<std::pair<std::string, std::string>>& query,
+                        Auth auth) const;
 
   storage::Store& store_;
   Tokens tokens_;

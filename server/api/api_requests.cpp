@@ -97,9 +97,9 @@ bool matches(std::string_view pattern, const std::vector<std::string_view>& segm
   return true;
 }
 
-std::string_view header(const http::Request& request, std::string_view name) {
-  auto found = request.find(boost::beast::string_view(name.data(), name.size()));
-  if (found == request.end()) return {};
+std::string_view header(const boost::beast::http::fields& fields, std::string_view name) {
+  auto found = fields.find(boost::beast::string_view(name.data(), name.size()));
+  if (found == fields.end()) return {};
   auto value = found->value();
   return {value.data(), value.size()};
 }

@@ -31,7 +31,7 @@ std::vector<std::pair<std::string, std::string>> parse_query(std::string_view ta
 // the decoded segments "{}" matched.
 bool matches(std::string_view pattern, const std::vector<std::string_view>& segments,
              std::vector<std::string>& params);
-std::string_view header(const http::Request& request, std::string_view name);
+std::string_view header(const boost::beast::http::fields& fields, std::string_view name);
 
 // The body as JSON, or the error that says why it is not.
 Result<nlohmann::json> json_body(const http::Request& request, std::string_view name);

@@ -30,13 +30,25 @@ constexpr std::chrono::seconds kShutdownTimeout{5};
 constexpr std::chrono::seconds kDiscardTimeout{5};  // for the rest of a request refused unread
 constexpr size_t kDiscardRead = 16 * 1024;
 constexpr size_t kFirstRead = 4096;  // what an idle connection reads when its next request starts
+constexpr int kBusyRetryAfterS = 5;  // for a request refused while the body budget is spent
 
 class SessionBase {
  public:
   virtual ~SessionBase() = default;
   virtual void close_if_idle() = 0;
   virtual void close_now() = 0;
+
+  // When the connection began to wait for its next request (steady clock, ns); 0 while a
+  // request is being read or answered.
+  std::atomic<int64_t> idle_since{0};
+  std::atomic<bool> evicted{false};
 };
+
+int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 }  // namespace
 
@@ -52,7 +64,15 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   size_t connections = 0;
   bool accept_paused = false;
   uint64_t next_session_id = 0;
-  std::unordered_map<uint64_t, std::weak_ptr<SessionBase>> sessions;
+  struct OpenSession {
+    std::weak_ptr<SessionBase> session;
+    std::string address;
+  };
+  std::unordered_map<uint64_t, OpenSession> sessions;
+  std::unordered_map<std::string, size_t> connections_by_address;
+  size_t inflight_body_bytes = 0;
+  uint64_t refused_by_address = 0;  // since the last one logged
+  std::chrono::steady_clock::time_point refusal_logged{};
 
   // Accept errors since the last one logged, and when that was: one line a minute at most.
   uint64_t accept_errors = 0;
@@ -60,18 +80,39 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
 
   void accept();
   void accept_later(const beast::error_code& error);
-  uint64_t session_started(std::weak_ptr<SessionBase> session) {
+  // Counts a new connection from `address`; false when that address has its share already.
+  bool admit_connection(const std::string& address);
+  // At the connection cap: closes the connection idle the longest and returns true, or returns
+  // false (accepts then wait for a connection to end).
+  bool make_room();
+  bool reserve_body(size_t bytes) {
     std::lock_guard lock(mutex);
-    sessions.emplace(next_session_id, std::move(session));
+    if (bytes > options.max_inflight_body_bytes - inflight_body_bytes) return false;
+    inflight_body_bytes += bytes;
+    return true;
+  }
+  void release_body(size_t bytes) {
+    std::lock_guard lock(mutex);
+    inflight_body_bytes -= bytes;
+  }
+  uint64_t session_started(std::weak_ptr<SessionBase> session, std::string address) {
+    std::lock_guard lock(mutex);
+    sessions.emplace(next_session_id, OpenSession{std::move(session), std::move(address)});
     return next_session_id++;
   }
   void session_ended(uint64_t id) {
     bool resume = false;
     {
       std::lock_guard lock(mutex);
-      sessions.erase(id);
+      if (auto found = sessions.find(id); found != sessions.end()) {
+        auto count = connections_by_address.find(found->second.address);
+        if (count != connections_by_address.end() && --count->second == 0) {
+          connections_by_address.erase(count);
+        }
+        sessions.erase(found);
+      }
       --connections;
-      if (accept_paused && connections < options.max_connections && !stopping) {
+      if (accept_paused && connections <= options.max_connections && !stopping) {
         accept_paused = false;
         resume = true;
       }
@@ -115,11 +156,18 @@ template <typename Stream>
 class Session : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
  public:
   Session(Stream stream, std::shared_ptr<HttpServer::State> state, std::string remote)
-      : stream_(std::move(stream)), state_(std::move(state)), client_{std::move(remote), {}} {}
-  ~Session() override { state_->session_ended(id_); }
+      : stream_(std::move(stream)),
+        deadline_(stream_.get_executor()),
+        state_(std::move(state)),
+        client_{std::move(remote), {}} {}
+  ~Session() override {
+    release_body();
+    state_->session_ended(id_);
+  }
 
-  void run() {
-    id_ = state_->session_started(this->weak_from_this());
+  void run(std::string address) {
+    id_ = state_->session_started(this->weak_from_this(), std::move(address));
+    idle_since = steady_now_ns();
     if constexpr (kTls) {
       beast::get_lowest_layer(stream_).expires_after(state_->options.read_timeout);
       stream_.async_handshake(
@@ -139,57 +187,155 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void close_if_idle() override {
     net::post(stream_.get_executor(), [self = this->shared_from_this()] {
-      if (self->idle_) beast::get_lowest_layer(self->stream_).cancel();
+      if (self->idle_since != 0) beast::get_lowest_layer(self->stream_).cancel();
     });
   }
 
  private:
   static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+  using Deadline = std::chrono::steady_clock::time_point;
 
-  // The next request. On a kept-alive connection with nothing buffered, the client may be an
-  // agent that heartbeats every 30 s: it gets the idle timeout to start its next request, then
-  // the read timeout to finish it. A new connection's first request has the read timeout alone.
+  // The next request. With nothing buffered the connection waits for it: an agent that
+  // heartbeats every 30 s gets the idle timeout, a client that has not authenticated a short one.
+  // Its headers then have the read timeout, and its body that plus time at the minimum rate.
   void read() {
     if (state_->stopping) return close();
-    if (served_ > 0 && buffer_.size() == 0) return wait_for_next_request();
-    read_request();
+    if (buffer_.size() == 0) return wait_for_next_request();
+    read_header();
   }
 
   void wait_for_next_request() {
-    idle_ = true;
-    beast::get_lowest_layer(stream_).expires_after(state_->options.idle_timeout);
+    const auto& options = state_->options;
+    idle_since = steady_now_ns();
+    beast::get_lowest_layer(stream_).expires_after(
+        authenticated_ ? options.idle_timeout
+                       : std::min(options.idle_timeout, options.unauthenticated_idle_timeout));
     stream_.async_read_some(buffer_.prepare(kFirstRead),
                             [self = this->shared_from_this()](beast::error_code error, size_t n) {
-                              self->idle_ = false;
-                              if (error) return self->on_read(error);
+                              self->idle_since = 0;
+                              if (error) return self->close();
                               self->buffer_.commit(n);
                               if (self->state_->stopping) return self->close();
-                              self->read_request();
+                              self->read_header();
                             });
   }
 
-  void read_request() {
+  void read_header() {
+    idle_since = 0;
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(state_->options.max_header_bytes));
-    parser_->body_limit(state_->options.max_body_bytes);
-    idle_ = buffer_.size() == 0;
-    beast::get_lowest_layer(stream_).expires_after(state_->options.read_timeout);
-    bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = this->shared_from_this()](beast::error_code error, size_t) {
-                        self->idle_ = false;
-                        self->on_read(error);
-                      });
+    body_limit_ = state_->options.max_body_bytes;
+    parser_->body_limit(body_limit_);
+    beast::get_lowest_layer(stream_).expires_never();
+    arm_deadline(std::chrono::steady_clock::now() + state_->options.read_timeout);
+    bhttp::async_read_header(stream_, buffer_, *parser_,
+                             [self = this->shared_from_this()](beast::error_code error, size_t) {
+                               if (error) return self->on_read_error(error);
+                               self->on_header();
+                             });
   }
 
-  void on_read(beast::error_code error) {
+  void on_header() {
+    const auto& header = parser_->get();
+    version_ = header.version();
+    keep_alive_ = header.keep_alive();
+    const auto& options = state_->options;
+    Admission admission = options.admit ? options.admit(header, client_)
+                                        : Admission{std::nullopt, options.max_body_bytes, true};
+    bool body_pending = !parser_->is_done();
+    if (admission.refusal) return refuse(std::move(*admission.refusal), body_pending);
+    authenticated_ = authenticated_ || admission.authenticated;
+    if (!body_pending) return on_request();
+
+    size_t limit = std::min(admission.max_body_bytes, options.max_body_bytes);
+    boost::optional<uint64_t> length = parser_->content_length();
+    if (length && *length > limit) {
+      return reply_and_close(bhttp::status::payload_too_large,
+                             "request body larger than " + std::to_string(limit) + " bytes");
+    }
+    size_t reserved = length ? static_cast<size_t>(*length) : limit;
+    if (!state_->reserve_body(reserved)) {
+      set_error_reply(bhttp::status::service_unavailable,
+                      "the server is receiving too many request bodies; try again later");
+      response_.set(bhttp::field::retry_after, std::to_string(kBusyRetryAfterS));
+      return close_after_reply();
+    }
+    reserved_body_ = reserved;
+    body_limit_ = limit;
+    parser_->body_limit(limit);
+    body_deadline_ = std::chrono::steady_clock::now() + options.read_timeout;
+    arm_deadline(body_deadline_);
+    if (expects_continue(header) && buffer_.size() == 0) return send_continue();
+    read_body();
+  }
+
+  static bool expects_continue(const RequestHeader& header) {
+    auto expect = header.find(bhttp::field::expect);
+    return header.version() >= 11 && expect != header.end() &&
+           beast::iequals(expect->value(), "100-continue");
+  }
+
+  // RFC 9110 §10.1.1: a client that asked waits for this before it sends the body.
+  void send_continue() {
+    continue_.emplace(bhttp::status::continue_, version_);
+    bhttp::async_write(stream_, *continue_,
+                       [self = this->shared_from_this()](beast::error_code error, size_t) {
+                         if (error) return self->drop();
+                         self->read_body();
+                       });
+  }
+
+  // The body a piece at a time: each piece extends the deadline by its share of the minimum rate.
+  void read_body() {
+    bhttp::async_read_some(stream_, buffer_, *parser_,
+                           [self = this->shared_from_this()](beast::error_code error, size_t n) {
+                             if (error) return self->on_read_error(error);
+                             if (self->parser_->is_done()) return self->on_request();
+                             self->extend_body_deadline(n);
+                             self->read_body();
+                           });
+  }
+
+  void extend_body_deadline(size_t bytes) {
+    size_t rate = std::max<size_t>(1, state_->options.min_body_bytes_per_second);
+    body_deadline_ += std::chrono::nanoseconds(
+        static_cast<int64_t>(static_cast<double>(bytes) / static_cast<double>(rate) * 1e9));
+    arm_deadline(body_deadline_);
+  }
+
+  // A timer of its own, not the stream's: the stream's closes the socket on expiry, and a
+  // request that ran out of time is answered 408 first.
+  void arm_deadline(Deadline at) {
+    uint64_t generation = ++deadline_generation_;
+    deadline_.expires_at(at);
+    deadline_.async_wait([self = this->shared_from_this(), generation](beast::error_code error) {
+      if (error || generation != self->deadline_generation_) return;
+      self->timed_out_ = true;
+      beast::error_code ignored;
+      beast::get_lowest_layer(self->stream_).socket().cancel(ignored);
+    });
+  }
+
+  void disarm_deadline() {
+    ++deadline_generation_;
+    deadline_.cancel();
+  }
+
+  void on_read_error(beast::error_code error) {
+    disarm_deadline();
+    if (timed_out_) {
+      return reply_and_close(bhttp::status::request_timeout,
+                             "the request did not arrive in time (at least " +
+                                 std::to_string(state_->options.min_body_bytes_per_second) +
+                                 " bytes a second)");
+    }
     if (error == bhttp::error::end_of_stream || error == net::error::operation_aborted ||
         error == beast::error::timeout) {
       return close();
     }
     if (error == bhttp::error::body_limit) {
-      return reply_and_close(
-          bhttp::status::payload_too_large,
-          "request body larger than " + std::to_string(state_->options.max_body_bytes) + " bytes");
+      return reply_and_close(bhttp::status::payload_too_large,
+                             "request body larger than " + std::to_string(body_limit_) + " bytes");
     }
     if (error == bhttp::error::header_limit) {
       return reply_and_close(bhttp::status::request_header_fields_too_large,
@@ -200,12 +346,12 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       return reply_and_close(bhttp::status::bad_request,
                              "malformed HTTP request: " + error.message());
     }
-    if (error) return drop();
+    drop();
+  }
 
-    ++served_;
+  void on_request() {
+    disarm_deadline();
     Request request = parser_->release();
-    version_ = request.version();
-    keep_alive_ = request.keep_alive();
     auto responder = std::make_shared<SessionResponder>(this->shared_from_this());
     try {
       state_->handler(request, client_, responder);
@@ -217,6 +363,11 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       responder->reply(json_response(bhttp::status::internal_server_error,
                                      R"({"success":false,"message":"internal server error"})"));
     }
+    release_body();
+  }
+
+  void release_body() {
+    if (reserved_body_ > 0) state_->release_body(std::exchange(reserved_body_, 0));
   }
 
   // Answers the request read last, once, on the connection's strand.
@@ -246,9 +397,28 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     write();
   }
 
+  // A request refused on its headers: its body is not read, and a client refused its
+  // credentials does not keep the connection.
+  void refuse(Response response, bool body_pending) {
+    disarm_deadline();
+    auto code = response.result();
+    response_ = std::move(response);
+    response_.version(version_);
+    if (body_pending) return close_after_reply();
+    bool credentials = code == bhttp::status::unauthorized || code == bhttp::status::forbidden;
+    response_.keep_alive(keep_alive_ && !credentials && !state_->stopping);
+    write();
+  }
+
   // The request was not read to its end: the client may be sending still.
   void reply_and_close(bhttp::status status, const std::string& message) {
     set_error_reply(status, message);
+    close_after_reply();
+  }
+
+  void close_after_reply() {
+    disarm_deadline();
+    response_.version(version_);
     response_.keep_alive(false);
     request_unread_ = true;
     write();
@@ -305,31 +475,31 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void drop() {
+    disarm_deadline();
     beast::error_code ignored;
     beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ignored);
     beast::get_lowest_layer(stream_).close();
   }
 
   Stream stream_;
+  net::steady_timer deadline_;
   std::shared_ptr<HttpServer::State> state_;
   Client client_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::optional<bhttp::response<bhttp::empty_body>> continue_;
   Response response_;
+  Deadline body_deadline_{};
+  uint64_t deadline_generation_ = 0;
   uint64_t id_ = 0;
-  uint64_t served_ = 0;    // requests answered on this connection
-  unsigned version_ = 11;  // of the request being answered
+  size_t body_limit_ = 0;     // of the request being read
+  size_t reserved_body_ = 0;  // of the server's in-flight body budget
+  unsigned version_ = 11;     // of the request being answered
   bool keep_alive_ = false;
   bool request_unread_ = false;
-  bool idle_ = false;
+  bool authenticated_ = false;
+  bool timed_out_ = false;
 };
-
-std::string remote_of(const tcp::socket& socket) {
-  beast::error_code error;
-  auto endpoint = socket.remote_endpoint(error);
-  if (error) return "?";
-  return endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
-}
 
 }  // namespace
 
@@ -360,6 +530,62 @@ void HttpServer::State::accept_later(const beast::error_code& error) {
   });
 }
 
+bool HttpServer::State::admit_connection(const std::string& address) {
+  constexpr auto kLogEvery = std::chrono::minutes(1);
+  uint64_t refused = 0;
+  {
+    std::lock_guard lock(mutex);
+    size_t& open = connections_by_address[address];
+    if (options.max_connections_per_address == 0 || open < options.max_connections_per_address) {
+      ++open;
+      ++connections;
+      return true;
+    }
+    ++refused_by_address;
+    auto now = std::chrono::steady_clock::now();
+    if (now - refusal_logged >= kLogEvery) {
+      refusal_logged = now;
+      refused = std::exchange(refused_by_address, 0);
+    }
+  }
+  if (refused > 0) {
+    spdlog::warn(
+        "refused {} connection{} from {}, which had {} open (--max-connections-per-address)",
+        refused, refused == 1 ? "" : "s", address, options.max_connections_per_address);
+  }
+  return false;
+}
+
+bool HttpServer::State::make_room() {
+  // Released after the lock: a session's last reference ends it, and its end takes the lock.
+  std::vector<std::shared_ptr<SessionBase>> open;
+  SessionBase* longest_idle = nullptr;
+  {
+    std::lock_guard lock(mutex);
+    // The connection just accepted is counted: one past the cap makes room or stops accepts.
+    if (connections <= options.max_connections) return true;
+    open.reserve(sessions.size());
+    int64_t oldest = 0;
+    for (auto& [id, entry] : sessions) {
+      auto session = entry.session.lock();
+      if (!session || session->evicted) continue;
+      int64_t since = session->idle_since;
+      if (since != 0 && (oldest == 0 || since < oldest)) {
+        oldest = since;
+        longest_idle = session.get();
+      }
+      open.push_back(std::move(session));
+    }
+    if (longest_idle == nullptr) {
+      accept_paused = true;  // resumed by the session that ends next
+      return false;
+    }
+    longest_idle->evicted = true;
+  }
+  longest_idle->close_now();
+  return true;
+}
+
 void HttpServer::State::accept() {
   acceptor.async_accept(net::make_strand(ioc), [self = shared_from_this()](beast::error_code error,
                                                                            tcp::socket socket) {
@@ -367,29 +593,27 @@ void HttpServer::State::accept() {
     // A client that gave up before its connection was taken: nothing to wait for.
     if (error == net::error::connection_aborted) return self->accept();
     if (error) return self->accept_later(error);
-    std::string remote = remote_of(socket);
-    {
-      std::lock_guard lock(self->mutex);
-      ++self->connections;
+    beast::error_code no_peer;
+    auto peer = socket.remote_endpoint(no_peer);
+    if (no_peer) return self->accept();
+    std::string address = peer.address().to_string();
+    if (!self->admit_connection(address)) {
+      beast::error_code ignored;
+      socket.close(ignored);
+      return self->accept();
     }
+    std::string remote = address + ":" + std::to_string(peer.port());
     if (self->options.tls) {
       using TlsStream = beast::ssl_stream<beast::tcp_stream>;
       std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *self->options.tls), self,
                                            std::move(remote))
-          ->run();
+          ->run(std::move(address));
     } else {
       std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), self,
                                                    std::move(remote))
-          ->run();
+          ->run(std::move(address));
     }
-    {
-      std::lock_guard lock(self->mutex);
-      if (self->connections >= self->options.max_connections) {
-        self->accept_paused = true;  // resumed by the session that ends next
-        return;
-      }
-    }
-    self->accept();
+    if (self->make_room()) self->accept();
   });
 }
 
@@ -485,6 +709,11 @@ size_t HttpServer::open_connections() const {
   return state_->connections;
 }
 
+size_t HttpServer::inflight_body_bytes() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->inflight_body_bytes;
+}
+
 void HttpServer::stop(std::chrono::milliseconds drain) {
   if (state_->stopping.exchange(true)) return;
   net::post(state_->ioc, [state = state_] {
@@ -495,8 +724,8 @@ void HttpServer::stop(std::chrono::milliseconds drain) {
     std::vector<std::shared_ptr<SessionBase>> open;
     {
       std::lock_guard lock(state_->mutex);
-      for (auto& [id, weak] : state_->sessions) {
-        if (auto session = weak.lock()) open.push_back(std::move(session));
+      for (auto& [id, entry] : state_->sessions) {
+        if (auto session = entry.session.lock()) open.push_back(std::move(session));
       }
     }
     for (auto& session : open) (session.get()->*action)();

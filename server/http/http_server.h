@@ -20,6 +20,7 @@
 namespace dormant::server::http {
 
 using Request = boost::beast::http::request<boost::beast::http::string_body>;
+using RequestHeader = boost::beast::http::request_header<>;
 using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
 // Called on a server thread for each complete request; `remote` is "ip:port".
@@ -44,15 +45,38 @@ struct Client {
 using AsyncHandler = std::function<void(const Request& request, const Client& client,
                                         std::shared_ptr<Responder> responder)>;
 
+// What becomes of a request once its headers are read, before any of its body is.
+struct Admission {
+  // Answered at once: its body is not read. A request refused with a body on the way, or for
+  // its credentials (401, 403), closes its connection.
+  std::optional<Response> refusal;
+  size_t max_body_bytes = 0;
+  // Whether the request proved who sent it: a connection that has not waits a short time only.
+  bool authenticated = false;
+};
+using Admit = std::function<Admission(const RequestHeader& header, const Client& client)>;
+
 struct HttpServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 0;                               // 0: any free port
   std::shared_ptr<boost::asio::ssl::context> tls;  // null: plain HTTP
+  // Null: every request is admitted with max_body_bytes, as authenticated.
+  Admit admit;
   size_t max_body_bytes = 4 << 20;
   size_t max_header_bytes = 16 << 10;
-  std::chrono::seconds read_timeout{10};   // to send one request, from its first byte
+  // Request bodies being received, all connections together: past it a request is refused with
+  // 503 before its body is read.
+  size_t max_inflight_body_bytes = 256 << 20;
+  // To send a request's headers, from their first byte; and for its body, this plus one second
+  // for each min_body_bytes_per_second received (a slower body gets 408).
+  std::chrono::seconds read_timeout{10};
+  size_t min_body_bytes_per_second = 16 << 10;
   std::chrono::seconds idle_timeout{120};  // a kept-alive connection between requests
+  // Until one of its requests is authenticated, a connection waits this long for the next.
+  std::chrono::seconds unauthenticated_idle_timeout{5};
+  // At the cap a new connection closes the one idle the longest; with none idle, accepts wait.
   size_t max_connections = 16384;
+  size_t max_connections_per_address = 64;  // 0: no cap
   int threads = 1;
 };
 
@@ -76,6 +100,7 @@ class HttpServer {
 
   uint16_t port() const;
   size_t open_connections() const;
+  size_t inflight_body_bytes() const;
   // Stops accepting; requests in flight finish (up to `drain`), then every connection closes.
   void stop(std::chrono::milliseconds drain);
 

@@ -349,6 +349,29 @@ TEST_F(ServerTest, WrongOrMissingTokensAreRefused) {
   EXPECT_EQ(server_->log().find(kToken), std::string::npos) << "a token was logged";
 }
 
+// Issue 22, server 5: bodies were read before the token was checked (200 x 4 MiB uploads cost
+// 848 MB). A client that waits for "100 Continue" is now refused before it sends a byte.
+TEST_F(ServerTest, AnUploadWithoutATokenIsRefusedBeforeItsBodyIsSent) {
+  start();
+  fs::path big = root_ / "big";
+  std::ofstream(big) << std::string(3 << 20, 'x');
+  auto upload = [&](const std::string& key) {
+    HttpReply reply = server_->curl(
+        {"-X", "POST", "-H", "GPROFILER-API-KEY: " + key, "-H", "GPROFILER-SERVICE-NAME: web", "-H",
+         "Expect: 100-continue", "--expect100-timeout", "30", "--data-binary", "@" + big.string(),
+         "-w", "\n%{size_upload}\n%{http_code}", server_->url("/api/v2/profiles")},
+        /*with_token=*/false);
+    size_t newline = reply.body.rfind('\n');
+    return std::make_pair(reply.status, std::atol(reply.body.c_str() + newline + 1));
+  };
+  auto [refused, refused_sent] = upload("nope");
+  EXPECT_EQ(refused, 401);
+  EXPECT_EQ(refused_sent, 0) << "the body was not sent";
+  auto [admitted, admitted_sent] = upload(kToken);
+  EXPECT_EQ(admitted, 400) << "junk, read and refused";
+  EXPECT_EQ(admitted_sent, 3 << 20) << "with the token the body is sent";
+}
+
 TEST_F(ServerTest, ClientCertificateRequiredWhenAClientCaIsSet) {
   ASSERT_TRUE(server_->start({"--tls-client-ca", (root_ / "certs" / "ca.pem").string()}))
       << server_->log();

@@ -33,6 +33,7 @@ class HttpServerTest : public ::testing::Test {
 
   // Echoes the method, path and body size; sleeps when the path says so.
   static Response echo(const Request& request, const std::string&) {
+    ++handled_;
     if (request.target() == "/slow") std::this_thread::sleep_for(std::chrono::milliseconds(500));
     return json_response(bhttp::status::ok,
                          R"({"method":")" + std::string(request.method_string()) + R"(","path":")" +
@@ -50,6 +51,7 @@ class HttpServerTest : public ::testing::Test {
     options.read_timeout = read_timeout;
     options.idle_timeout = idle_timeout;
     options.threads = 2;
+    options.max_connections_per_address = 0;
     if (tls) {
       auto context =
           make_tls_context(cert("server.pem"), cert("server.key"), client_ca, min_version);
@@ -57,6 +59,14 @@ class HttpServerTest : public ::testing::Test {
       options.tls = *context;
     }
     auto server = HttpServer::start(options, echo);
+    EXPECT_TRUE(server.ok()) << server.error().message();
+    return std::move(*server);
+  }
+
+  // A plain HTTP server with these options, echoing.
+  static std::unique_ptr<HttpServer> start_with(HttpServerOptions options) {
+    options.threads = 2;
+    auto server = HttpServer::start(std::move(options), echo);
     EXPECT_TRUE(server.ok()) << server.error().message();
     return std::move(*server);
   }
@@ -79,6 +89,7 @@ class HttpServerTest : public ::testing::Test {
   }
 
   static fs::path certs_;
+  static inline std::atomic<int> handled_{0};
 };
 
 fs::path HttpServerTest::certs_;
@@ -161,24 +172,14 @@ TEST_F(HttpServerTest, GarbageIsABadRequest) {
   EXPECT_EQ(std::string(reply).rfind("HTTP/1.1 400", 0), 0u) << reply;
 }
 
-TEST_F(HttpServerTest, SlowClientIsCutOffWhileOthersAreServed) {
-  auto server = start(false, "", std::chrono::seconds(1));
-  UniqueFd slow(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(server->port());
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(slow.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  std::string partial = "POST / HTTP/1.1\r\nHost: x\r\n";  // and then nothing more
-  ASSERT_GT(::write(slow.get(), partial.data(), partial.size()), 0);
-  EXPECT_EQ(curl({"http://127.0.0.1:" + std::to_string(server->port()) + "/other"}), "200");
-  char byte;
-  EXPECT_EQ(::read(slow.get(), &byte, 1), 0) << "the server closes the slow connection";
-}
-
-// A socket connected to the plain HTTP server on `port`; reads on it give up after 6 s.
-UniqueFd connect_to(uint16_t port) {
+// A socket connected from `source` (a loopback address) to the plain HTTP server on `port`;
+// reads on it give up after 6 s.
+UniqueFd connect_from(const char* source, uint16_t port) {
   UniqueFd socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &local.sin_addr);
+  EXPECT_EQ(::bind(socket.get(), reinterpret_cast<sockaddr*>(&local), sizeof(local)), 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);
@@ -189,9 +190,45 @@ UniqueFd connect_to(uint16_t port) {
   return socket;
 }
 
-// One request on `socket`; the status line of the answer, or "" when the server closed it.
-std::string exchange(const UniqueFd& socket) {
-  std::string request = "GET /again HTTP/1.1\r\nHost: x\r\n\r\n";
+UniqueFd connect_to(uint16_t port) { return connect_from("127.0.0.1", port); }
+
+bool send_text(const UniqueFd& socket, std::string_view text) {
+  return ::send(socket.get(), text.data(), text.size(), MSG_NOSIGNAL) ==
+         static_cast<ssize_t>(text.size());
+}
+
+// What the server sends up to the end of one answer's head; "" when it closed first.
+std::string read_head(const UniqueFd& socket) {
+  std::string head;
+  char c;
+  while (!head.ends_with("\r\n\r\n") && ::read(socket.get(), &c, 1) == 1) head += c;
+  return head.ends_with("\r\n\r\n") ? head : "";
+}
+
+// Whether the server closes the connection (within the socket's 6 s), whatever it sends first.
+bool closed_by_server(const UniqueFd& socket) {
+  char buffer[4096];
+  for (;;) {
+    ssize_t n = ::read(socket.get(), buffer, sizeof(buffer));
+    if (n == 0) return true;
+    if (n < 0) return errno == ECONNRESET;
+  }
+}
+
+// Issue 22, server 7: a request that stops halfway is answered 408, then closed.
+TEST_F(HttpServerTest, SlowClientIsCutOffWith408WhileOthersAreServed) {
+  auto server = start(false, "", std::chrono::seconds(1));
+  UniqueFd slow = connect_to(server->port());
+  ASSERT_TRUE(send_text(slow, "POST / HTTP/1.1\r\nHost: x\r\n"));  // and then nothing more
+  EXPECT_EQ(curl({"http://127.0.0.1:" + std::to_string(server->port()) + "/other"}), "200");
+  EXPECT_TRUE(read_head(slow).starts_with("HTTP/1.1 408 ")) << "a request out of time gets 408";
+  EXPECT_TRUE(closed_by_server(slow));
+}
+
+// One request on `socket`, with `headers`; the status line of the answer, or "" when the server
+// closed it.
+std::string exchange(const UniqueFd& socket, std::string_view headers = "") {
+  std::string request = "GET /again HTTP/1.1\r\nHost: x\r\n" + std::string(headers) + "\r\n";
   if (::write(socket.get(), request.data(), request.size()) <= 0) return "";
   char reply[512] = {};
   if (::read(socket.get(), reply, sizeof(reply) - 1) <= 0) return "";
@@ -212,11 +249,183 @@ TEST_F(HttpServerTest, KeptAliveConnectionOutlivesTheReadTimeoutButNotTheIdleTim
   EXPECT_EQ(::read(socket.get(), &byte, 1), 0) << "the idle connection is closed";
 }
 
-TEST_F(HttpServerTest, NewConnectionGetsOnlyTheReadTimeoutForItsFirstRequest) {
-  auto server = start(false, "", std::chrono::seconds(1), std::chrono::seconds(30));
-  UniqueFd socket = connect_to(server->port());
-  char byte;
-  EXPECT_EQ(::read(socket.get(), &byte, 1), 0) << "a silent new connection is closed";
+// A server whose admission takes "Authorization: let-me-in" as the only credential.
+Admission admit_let_me_in(const RequestHeader& header, const Client&) {
+  Admission admission;
+  admission.authenticated = header[bhttp::field::authorization] == "let-me-in";
+  admission.max_body_bytes = header.target() == "/small" ? 10 : 8 << 20;
+  return admission;
+}
+
+// Issue 22, server 5: bodies were read before the token was checked (200 x 4 MiB cost 848 MB).
+// Now 50 clients without the token are answered 401 without sending a byte of their 4 MiB; a
+// client that asks to continue hears 100 only once admitted; a route takes only its own limit.
+TEST_F(HttpServerTest, HeadersAreJudgedBeforeAnyOfTheBodyIsRead) {
+  HttpServerOptions options;
+  options.max_body_bytes = 8 << 20;
+  options.admit = [](const RequestHeader& header, const Client& client) {
+    Admission admission = admit_let_me_in(header, client);
+    if (!admission.authenticated)
+      admission.refusal = json_response(bhttp::status::unauthorized, "{}");
+    return admission;
+  };
+  auto server = start_with(options);
+  handled_ = 0;
+  std::vector<UniqueFd> intruders;
+  for (int i = 0; i < 50; ++i) {
+    intruders.push_back(connect_to(server->port()));
+    ASSERT_TRUE(send_text(intruders.back(),
+                          "POST /upload HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                          "Content-Length: 4194304\r\n\r\n"));
+  }
+  for (auto& intruder : intruders) {
+    std::string head = read_head(intruder);
+    EXPECT_TRUE(head.starts_with("HTTP/1.1 401 ")) << head;
+    EXPECT_NE(head.find("Connection: close"), std::string::npos) << head;
+  }
+  EXPECT_EQ(handled_, 0);
+  EXPECT_EQ(server->inflight_body_bytes(), 0u);
+
+  UniqueFd admitted = connect_to(server->port());
+  ASSERT_TRUE(send_text(admitted,
+                        "POST /upload HTTP/1.1\r\nHost: x\r\nAuthorization: let-me-in\r\n"
+                        "Expect: 100-continue\r\nContent-Length: 5\r\n\r\n"));
+  EXPECT_TRUE(read_head(admitted).starts_with("HTTP/1.1 100 Continue\r\n"));
+  ASSERT_TRUE(send_text(admitted, "hello"));
+  EXPECT_TRUE(read_head(admitted).starts_with("HTTP/1.1 200 "));
+
+  UniqueFd too_big = connect_to(server->port());
+  ASSERT_TRUE(send_text(too_big,
+                        "POST /small HTTP/1.1\r\nHost: x\r\nAuthorization: let-me-in\r\n"
+                        "Content-Length: 100\r\n\r\n"));
+  EXPECT_TRUE(read_head(too_big).starts_with("HTTP/1.1 413 ")) << "/small takes 10 bytes";
+}
+
+// Waits (up to 10 s) until `done` holds.
+template <typename Predicate>
+bool wait_until(Predicate done) {
+  for (int i = 0; i < 1000 && !done(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
+// Issue 22, server 2: the bodies being received share one budget; past it, 503 before reading.
+TEST_F(HttpServerTest, BodiesInFlightShareOneBudget) {
+  HttpServerOptions options;
+  options.max_body_bytes = 1000;
+  options.max_inflight_body_bytes = 1500;
+  auto server = start_with(options);
+  const std::string head = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n";
+  UniqueFd first = connect_to(server->port());
+  ASSERT_TRUE(send_text(first, head + std::string(10, 'x')));
+  ASSERT_TRUE(wait_until([&] { return server->inflight_body_bytes() == 1000; }));
+
+  UniqueFd second = connect_to(server->port());
+  ASSERT_TRUE(send_text(second, head));
+  std::string refused = read_head(second);
+  EXPECT_TRUE(refused.starts_with("HTTP/1.1 503 ")) << refused;
+  EXPECT_NE(refused.find("Retry-After: 5"), std::string::npos) << refused;
+
+  ASSERT_TRUE(send_text(first, std::string(990, 'x')));
+  EXPECT_TRUE(read_head(first).starts_with("HTTP/1.1 200 "));
+  EXPECT_TRUE(wait_until([&] { return server->inflight_body_bytes() == 0; }));
+  UniqueFd third = connect_to(server->port());
+  ASSERT_TRUE(send_text(third, head + std::string(1000, 'x')));
+  EXPECT_TRUE(read_head(third).starts_with("HTTP/1.1 200 ")) << "the budget came back";
+}
+
+// Issue 22, server 7: instead of one deadline for a whole body, a minimum rate. A body that
+// arrives slower is answered 408; one that takes longer than the read timeout at a good rate is
+// served.
+TEST_F(HttpServerTest, ABodySlowerThanTheMinimumRateGets408) {
+  HttpServerOptions options;
+  options.max_body_bytes = 100000;
+  options.read_timeout = std::chrono::seconds(1);
+  options.min_body_bytes_per_second = 1000;
+  auto server = start_with(options);
+  const std::string head = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 20000\r\n\r\n";
+  // Sends the body in pieces of `piece` bytes, `pause` apart, until it is sent or refused.
+  auto send_body = [](const UniqueFd& socket, size_t piece, std::chrono::milliseconds pause) {
+    for (size_t sent = 0; sent < 20000; sent += piece) {
+      if (!send_text(socket, std::string(piece, 'x'))) return;
+      std::this_thread::sleep_for(pause);
+    }
+  };
+  UniqueFd slow = connect_to(server->port());
+  ASSERT_TRUE(send_text(slow, head));
+  std::thread trickle(send_body, std::cref(slow), 50, std::chrono::milliseconds(250));  // 200 B/s
+  std::string answer = read_head(slow);
+  ::shutdown(slow.get(), SHUT_RDWR);
+  trickle.join();
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 408 ")) << answer;
+
+  UniqueFd steady = connect_to(server->port());
+  ASSERT_TRUE(send_text(steady, head));
+  auto started = std::chrono::steady_clock::now();
+  std::thread stream(send_body, std::cref(steady), 2000, std::chrono::milliseconds(150));
+  answer = read_head(steady);
+  stream.join();
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 200 ")) << answer;
+  EXPECT_GT(std::chrono::steady_clock::now() - started, options.read_timeout)
+      << "the body took longer than the read timeout, at a good rate";
+}
+
+// Issue 22, server 5: one address cannot take every connection.
+TEST_F(HttpServerTest, OneAddressGetsItsShareOfConnectionsAndNoMore) {
+  HttpServerOptions options;
+  options.max_connections_per_address = 3;
+  auto server = start_with(options);
+  std::vector<UniqueFd> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(connect_from("127.0.0.1", server->port()));
+    EXPECT_EQ(exchange(held.back()), "HTTP/1.1 200 OK");
+  }
+  UniqueFd surplus = connect_from("127.0.0.1", server->port());
+  EXPECT_TRUE(closed_by_server(surplus)) << "a fourth from the same address is closed";
+  UniqueFd other = connect_from("127.0.0.2", server->port());
+  EXPECT_EQ(exchange(other), "HTTP/1.1 200 OK") << "another address is served";
+  held.pop_back();
+  EXPECT_TRUE(wait_until([&] { return server->open_connections() == 3; }));
+  UniqueFd again = connect_from("127.0.0.1", server->port());
+  EXPECT_EQ(exchange(again), "HTTP/1.1 200 OK") << "the address's share came back";
+}
+
+// Issue 22, server 5: eight idle keep-alive sockets locked a ninth client out at
+// --max-connections 8. At the cap the connection idle the longest is closed instead.
+TEST_F(HttpServerTest, AtTheConnectionCapTheLongestIdleMakesRoom) {
+  HttpServerOptions options;
+  options.max_connections = 8;
+  options.max_connections_per_address = 0;
+  auto server = start_with(options);
+  std::vector<UniqueFd> idle;
+  for (int i = 0; i < 8; ++i) {
+    idle.push_back(connect_to(server->port()));
+    EXPECT_EQ(exchange(idle.back()), "HTTP/1.1 200 OK");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  UniqueFd ninth = connect_to(server->port());
+  EXPECT_EQ(exchange(ninth), "HTTP/1.1 200 OK") << "the ninth client is served";
+  EXPECT_TRUE(closed_by_server(idle.front())) << "the longest idle made room";
+  EXPECT_EQ(exchange(idle[1]), "HTTP/1.1 200 OK") << "the others stay";
+}
+
+// Issue 22, server 5: until a request on it authenticates, a connection waits a short time for
+// the next; an agent's connection keeps the long idle timeout between its heartbeats.
+TEST_F(HttpServerTest, AConnectionThatHasNotAuthenticatedWaitsOnlyBriefly) {
+  HttpServerOptions options;
+  options.idle_timeout = std::chrono::seconds(30);
+  options.unauthenticated_idle_timeout = std::chrono::seconds(1);
+  options.admit = admit_let_me_in;
+  auto server = start_with(options);
+  UniqueFd silent = connect_to(server->port());
+  UniqueFd anonymous = connect_to(server->port());
+  EXPECT_EQ(exchange(anonymous), "HTTP/1.1 200 OK");
+  UniqueFd agent = connect_to(server->port());
+  EXPECT_EQ(exchange(agent, "Authorization: let-me-in\r\n"), "HTTP/1.1 200 OK");
+  EXPECT_TRUE(closed_by_server(silent)) << "a connection that never sends is closed";
+  EXPECT_TRUE(closed_by_server(anonymous)) << "so is one that never authenticated";
+  EXPECT_EQ(exchange(agent), "HTTP/1.1 200 OK") << "the authenticated one waits longer";
 }
 
 TEST_F(HttpServerTest, StopLetsARequestInFlightFinish) {

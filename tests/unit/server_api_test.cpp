@@ -240,5 +240,41 @@ TEST_F(ApiTest, EveryAnswerIsNeitherSniffedNorCached) {
   EXPECT_EQ(refused["X-Content-Type-Options"], "nosniff");
 }
 
+// Issue 22, server 5: the token is checked on the headers, before any of a body is read, and a
+// route takes no more body than it needs.
+TEST_F(ApiTest, HeadersAloneDecideWhetherABodyIsRead) {
+  auto admit = [&](bhttp::verb method, const std::string& target, const std::string& token) {
+    http::RequestHeader header;
+    header.method(method);
+    header.target(target);
+    if (!token.empty()) header.set(bhttp::field::authorization, "Bearer " + token);
+    return api_->admit(header, http::Client{"127.0.0.1:1", {}});
+  };
+  auto no_token = admit(bhttp::verb::post, "/api/metrics/heartbeat", "");
+  ASSERT_TRUE(no_token.refusal);
+  EXPECT_EQ(no_token.refusal->result_int(), 401u);
+  EXPECT_EQ((*no_token.refusal)["X-Content-Type-Options"], "nosniff");
+  EXPECT_EQ(
+      admit(bhttp::verb::post, "/api/metrics/profile_request", "agent-key").refusal->result_int(),
+      403u);
+  EXPECT_EQ(admit(bhttp::verb::post, "/api/nothing", "t0k3n").refusal->result_int(), 404u);
+  EXPECT_EQ(admit(bhttp::verb::put, "/api/hosts", "t0k3n").refusal->result_int(), 405u);
+  EXPECT_EQ(metrics_.requests("/api/metrics/heartbeat", 401), 1u) << "refusals are counted";
+
+  auto heartbeat = admit(bhttp::verb::post, "/api/metrics/heartbeat", "agent-key");
+  EXPECT_FALSE(heartbeat.refusal);
+  EXPECT_TRUE(heartbeat.authenticated);
+  EXPECT_EQ(heartbeat.max_body_bytes, 1u << 20);
+  auto upload = admit(bhttp::verb::post, "/api/v2/profiles?key=agent-key", "");
+  EXPECT_FALSE(upload.refusal) << "gProfiler's key in the query is a token too";
+  EXPECT_GT(upload.max_body_bytes, 1u << 20) << "an upload may take the server's whole limit";
+  auto read = admit(bhttp::verb::get, "/api/hosts", "read-key");
+  EXPECT_FALSE(read.refusal);
+  EXPECT_EQ(read.max_body_bytes, 0u) << "a GET has no body";
+  auto health = admit(bhttp::verb::get, "/api/v1/health_check", "");
+  EXPECT_FALSE(health.refusal);
+  EXPECT_FALSE(health.authenticated) << "an open route proves nothing of its client";
+}
+
 }  // namespace
 }  // namespace dormant::server::api
