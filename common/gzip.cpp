@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <climits>
 
-#include <zlib.h>
-
 namespace dormant {
 namespace {
 
@@ -27,46 +25,59 @@ void feed(z_stream& stream, std::string_view& input) {
   input.remove_prefix(n);
 }
 
-// The whole gzip stream, or its first limit + 1 bytes when it holds more: one byte past the
-// limit shows that the data is longer. The output grows as data comes, so a large limit costs
-// nothing until the data needs it. A stream of several members (RFC 1952 2.2) comes out as their
-// concatenation, as gunzip gives it.
+}  // namespace
+
+GzipReader::GzipReader(std::string_view compressed, size_t limit)
+    : input_(compressed), limit_(limit), code_(inflateInit2(&stream_, kGzipWindowBits)) {}
+
+GzipReader::~GzipReader() { inflateEnd(&stream_); }
+
+Result<size_t> GzipReader::read(char* out, size_t size) {
+  if (code_ != Z_OK && code_ != Z_STREAM_END)
+    return zlib_error("gzip decompression", stream_, code_);
+  size = std::min(size, past_limit() ? 0 : limit_ + 1 - produced_);
+  size_t got = 0;
+  while (got < size) {
+    if (code_ == Z_STREAM_END) {
+      if (stream_.avail_in == 0 && input_.empty()) break;
+      code_ = inflateReset(&stream_);
+      if (code_ != Z_OK) return zlib_error("gzip decompression", stream_, code_);
+    }
+    if (stream_.avail_in == 0 && !input_.empty()) feed(stream_, input_);
+    stream_.next_out = reinterpret_cast<Bytef*>(out + got);
+    stream_.avail_out = static_cast<uInt>(std::min<size_t>(size - got, UINT_MAX));
+    uInt room = stream_.avail_out;
+    code_ = inflate(&stream_, Z_NO_FLUSH);
+    got += room - stream_.avail_out;
+    if (code_ == Z_BUF_ERROR && stream_.avail_in == 0 && input_.empty()) {
+      return Error::parse("gzip data is truncated: it ends after " +
+                          std::to_string(produced_ + got) +
+                          " bytes, without the end of its stream");
+    }
+    if (code_ != Z_OK && code_ != Z_STREAM_END) {
+      return zlib_error("gzip decompression", stream_, code_);
+    }
+  }
+  produced_ += got;
+  return got;
+}
+
+namespace {
+
+// The whole gzip stream, or its first limit + 1 bytes when it holds more. The output grows as
+// data comes, so a large limit costs nothing until the data needs it.
 Result<std::string> inflate_up_to(std::string_view compressed, size_t limit) {
-  z_stream stream{};
-  int code = inflateInit2(&stream, kGzipWindowBits);
-  if (code != Z_OK) return zlib_error("starting gzip decompression", stream, code);
+  GzipReader reader(compressed, limit);
   std::string out;
-  size_t produced = 0;  // stream.total_out starts again at each member
-  std::string_view input = compressed;
-  while (produced <= limit) {
-    if (code == Z_STREAM_END) {
-      if (stream.avail_in == 0 && input.empty()) break;
-      code = inflateReset(&stream);
-      if (code != Z_OK) break;
-    }
-    if (stream.avail_in == 0) {
-      if (input.empty()) break;
-      feed(stream, input);
-    }
+  size_t produced = 0;
+  for (;;) {
     if (produced == out.size()) out.resize(std::min(limit + 1, std::max(out.size() * 2, kChunk)));
-    stream.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
-    stream.avail_out = static_cast<uInt>(std::min<size_t>(out.size() - produced, UINT_MAX));
-    uInt room = stream.avail_out;
-    code = inflate(&stream, Z_NO_FLUSH);
-    produced += room - stream.avail_out;
-    if (code != Z_OK && code != Z_STREAM_END) break;
+    auto got = reader.read(out.data() + produced, out.size() - produced);
+    if (!got) return std::move(got).take_error();
+    if (*got == 0) break;
+    produced += *got;
   }
-  if (code != Z_OK && code != Z_STREAM_END) {
-    Error error = zlib_error("gzip decompression", stream, code);
-    inflateEnd(&stream);
-    return error;
-  }
-  inflateEnd(&stream);
   out.resize(produced);
-  if (code != Z_STREAM_END && produced <= limit) {
-    return Error::parse("gzip data is truncated: it ends after " + std::to_string(produced) +
-                        " bytes, without the end of its stream");
-  }
   return out;
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include <zlib.h>
+
 #include "common/result.h"
 
 namespace dormant {
@@ -20,5 +22,29 @@ Result<std::string> gzip_decompress(std::string_view compressed, size_t expected
 // Fails on corrupt or truncated input and when the data comes out longer than `max_size` bytes,
 // having produced no more than max_size + 1 of them.
 Result<std::string> gzip_decompress_at_most(std::string_view compressed, size_t max_size);
+
+// Gzip data decompressed a piece at a time, for a reader that need not hold all of it: up to its
+// first limit + 1 bytes (one past the limit shows that it holds more). Several members (RFC 1952
+// 2.2) come out as their concatenation, as gunzip gives them.
+class GzipReader {
+ public:
+  GzipReader(std::string_view compressed, size_t limit);
+  ~GzipReader();
+  GzipReader(const GzipReader&) = delete;
+  GzipReader& operator=(const GzipReader&) = delete;
+
+  // Up to `size` more bytes into `out`; 0 at the end of the data or past the limit. Fails on
+  // corrupt or truncated data.
+  Result<size_t> read(char* out, size_t size);
+  size_t produced() const { return produced_; }
+  bool past_limit() const { return produced_ > limit_; }
+
+ private:
+  z_stream stream_{};
+  std::string_view input_;
+  const size_t limit_;
+  size_t produced_ = 0;  // stream_.total_out starts again at each member
+  int code_;             // zlib's last answer
+};
 
 }  // namespace dormant

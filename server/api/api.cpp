@@ -1,7 +1,9 @@
 #include "server/api/api.h"
 
 #include <algorithm>
+#include <istream>
 #include <limits>
+#include <streambuf>
 #include <variant>
 
 #include <spdlog/spdlog.h>
@@ -32,10 +34,60 @@ constexpr size_t kMessageBodyBytes = 1 << 20;
 // what they could not send (a spooled profile, a completion) and retry on any 5xx.
 constexpr int kStorageRetryAfterS = 30;
 
-// The pieces of an upload the store needs, from the decoded body and the headers.
-// The upload's fields from its body, gzip or plain JSON; or the answer that refuses it. The
-// inflated text and its JSON tree are freed before this returns, so that an upload holds at most
-// two copies of its profile at a time.
+// Gzip data as a stream: JSON is parsed as it is inflated, without the inflated text whole. Bad
+// gzip data, or more than the limit, ends the parse at once (GzipStreamBuffer::Stop): a JSON
+// error would copy the whole unfinished token into its message.
+class GzipStreamBuffer final : public std::streambuf {
+ public:
+  struct Stop {
+    http::Response refusal;
+  };
+  GzipStreamBuffer(std::string_view compressed, size_t limit)
+      : reader_(compressed, limit), limit_(limit) {}
+  size_t produced() const { return reader_.produced(); }
+
+ private:
+  int_type underflow() override {
+    auto got = reader_.read(buffer_, sizeof(buffer_));
+    if (!got) {
+      throw Stop{error_response(status::bad_request, "profile upload: " + got.error().message())};
+    }
+    if (reader_.past_limit()) {
+      throw Stop{error_response(
+          status::payload_too_large,
+          "profile upload: gzip data holds more than " + std::to_string(limit_) + " bytes")};
+    }
+    if (*got == 0) return traits_type::eof();
+    setg(buffer_, buffer_, buffer_ + *got);
+    return traits_type::to_int_type(buffer_[0]);
+  }
+
+  GzipReader reader_;
+  const size_t limit_;
+  char buffer_[64 << 10];
+};
+
+// The JSON that gzip data inflates to, or the answer that refuses it: 413 past `limit` bytes.
+std::variant<nlohmann::json, http::Response> inflate_json(std::string_view body, size_t limit) {
+  GzipStreamBuffer buffer(body, limit);
+  std::istream text(&buffer);
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  } catch (GzipStreamBuffer::Stop& stop) {
+    return std::move(stop.refusal);
+  }
+  if (json.is_discarded()) {
+    return error_response(status::bad_request, "profile: not valid JSON (after " +
+                                                   std::to_string(buffer.produced()) +
+                                                   " bytes of gzip data)");
+  }
+  return json;
+}
+
+// The upload's fields from its body, gzip or plain JSON; or the answer that refuses it. Gzip is
+// parsed as it inflates and the profile is moved out of the tree, so that an upload holds about
+// one copy of its profile besides the parser's.
 std::variant<heartbeat::ProfileUpload, http::Response> read_upload_body(
     const http::Request& request, size_t max_profile_bytes) {
   const std::string& body = request.body();
@@ -45,25 +97,21 @@ std::variant<heartbeat::ProfileUpload, http::Response> read_upload_body(
     return error_response(status::bad_request,
                           "Content-Encoding is gzip but the body is not gzip data");
   }
-  std::string decoded;
+  nlohmann::json json;
   if (gzipped) {
-    auto inflated = gzip_decompress_at_most(body, max_profile_bytes);
-    if (!inflated) {
-      bool too_large = inflated.error().message().find("more than") != std::string::npos;
-      return error_response(too_large ? status::payload_too_large : status::bad_request,
-                            "profile upload: " + inflated.error().message());
-    }
-    decoded = std::move(*inflated);
+    auto inflated = inflate_json(body, max_profile_bytes);
+    if (auto* refusal = std::get_if<http::Response>(&inflated)) return std::move(*refusal);
+    json = std::move(std::get<nlohmann::json>(inflated));
+  } else {
+    auto parsed = heartbeat::parse_json_text(body, "profile");
+    if (!parsed) return error_response(status::bad_request, parsed.error().message());
+    json = std::move(*parsed);
   }
-  auto json = heartbeat::parse_json_text(gzipped ? std::string_view(decoded) : body, "profile");
-  if (!json) return error_response(status::bad_request, json.error().message());
-  decoded = std::string();
-  // The profile is moved out of the tree, not copied: the fields are checked without it.
   std::string profile;
-  if (auto field = json->find("profile"); field != json->end() && field->is_string()) {
+  if (auto field = json.find("profile"); field != json.end() && field->is_string()) {
     profile = std::move(field->get_ref<std::string&>());
   }
-  auto upload = heartbeat::parse_profile_upload(*json);
+  auto upload = heartbeat::parse_profile_upload(json);
   if (!upload) return error_response(status::unprocessable_entity, upload.error().message());
   upload->profile = std::move(profile);
   return std::move(*upload);

@@ -69,9 +69,10 @@ start_postgres() {
 start_server() {
   local name=$1
   shift
+  # The simulated fleet connects from one address: no per-address cap.
   "$work/dormant-server" --listen 127.0.0.1 --port 0 --tokens-file "$work/tokens" \
     --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" --log-level warn \
-    "${server_args[@]}" "$@" >"$work/$name.out" 2>"$work/$name.log" &
+    --max-connections-per-address 0 "${server_args[@]}" "$@" >"$work/$name.out" 2>"$work/$name.log" &
   server_pids+=($!)
 }
 

@@ -49,6 +49,35 @@ TEST(Gzip, TruncatedAndForeignDataSayWhatIsWrong) {
   EXPECT_FALSE(gzip_decompress_at_most("", 1 << 20).ok());
 }
 
+// An upload's JSON is parsed as it inflates: a byte at a time, the reader gives the same text,
+// and a bomb stops one byte past the limit however it is read.
+TEST(Gzip, AReaderGivesTheTextInPiecesAndStopsOnePastItsLimit) {
+  std::string text = std::string(100000, 'x') + "end";
+  std::string data = compressed(text);
+  GzipReader reader(data, text.size());
+  std::string out;
+  char piece[7];
+  for (;;) {
+    auto got = reader.read(piece, sizeof(piece));
+    ASSERT_TRUE(got.ok()) << got.error().message();
+    if (*got == 0) break;
+    out.append(piece, *got);
+  }
+  EXPECT_EQ(out, text);
+  EXPECT_FALSE(reader.past_limit());
+
+  std::string bomb = compressed(std::string(50 << 20, '\0'));
+  GzipReader limited(bomb, 1 << 20);
+  std::string big(4 << 20, '\0');
+  size_t total = 0;
+  while (auto got = limited.read(big.data(), big.size())) {
+    if (*got == 0) break;
+    total += *got;
+  }
+  EXPECT_EQ(total, (1u << 20) + 1);
+  EXPECT_TRUE(limited.past_limit());
+}
+
 // RFC 1952: a gzip file is a series of members; gunzip gives their concatenation.
 TEST(Gzip, MembersOneAfterAnotherComeOutAsOneText) {
   std::string two = compressed("{\"profile\": \"a;b 1\", \"gpid\": ") + compressed("42}");

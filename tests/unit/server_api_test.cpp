@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "common/gzip.h"
 #include "server/api/api.h"
 #include "server/api/merge_slots.h"
 #include "server/api/wire_mapping.h"
@@ -274,6 +275,30 @@ TEST_F(ApiTest, HeadersAloneDecideWhetherABodyIsRead) {
   auto health = admit(bhttp::verb::get, "/api/v1/health_check", "");
   EXPECT_FALSE(health.refusal);
   EXPECT_FALSE(health.authenticated) << "an open route proves nothing of its client";
+}
+
+// Issue 22, server 2: the decompressed cap is --max-profile-mb; a bomb past it is refused while
+// it inflates, and the answer says so.
+TEST_F(ApiTest, AnUploadInflatingPastTheProfileLimitIs413) {
+  ApiOptions options;
+  options.max_profile_bytes = 64 << 10;
+  Api api(*store_, Tokens::of(std::vector<std::pair<std::string_view, Roles>>{{"k", kAgentRole}}),
+          metrics_, options);
+  auto upload = [&](size_t profile_bytes) {
+    std::string json = R"({"start_time":"2026-11-26T10:00:00","end_time":"2026-11-26T10:01:00",)"
+                       R"("hostname":"web-01","profile":")" +
+                       std::string(profile_bytes, 'x') + R"("})";
+    http::Request request(bhttp::verb::post, "/api/v2/profiles?key=k&service=web", 11);
+    request.body() = gzip_compress(json).value();
+    request.prepare_payload();
+    return api.handle(request, http::Client{"127.0.0.1:1", {}});
+  };
+  auto bomb = upload(1 << 20);
+  EXPECT_EQ(bomb.result_int(), 413u) << bomb.body();
+  EXPECT_NE(bomb.body().find("more than 65536 bytes"), std::string::npos) << bomb.body();
+  auto within = upload(1000);
+  EXPECT_EQ(within.result_int(), 422u)
+      << "read whole, then refused for its content: " << within.body();
 }
 
 }  // namespace
