@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Both units' exposure, as systemd-analyze scores it, is at most 3.0 ("OK"): a change that loosens
-# either sandbox past that fails here. Usage: units_exposure_test.sh UNIT_DIR
+# either sandbox past that fails here (tests/packaging's install test verifies the installed
+# units). Usage: units_exposure_test.sh UNIT_DIR
 set -uo pipefail
 unit_dir=$1
 if ! command -v systemd-analyze >/dev/null; then
@@ -10,12 +11,6 @@ fi
 failures=0
 for unit in dormant-agent dormant-server; do
   file=$unit_dir/$unit.service
-  if ! systemd-analyze verify --man=no "$file" 2>&1 | grep -v "is not executable" | grep .; then
-    echo "ok: systemd-analyze verify $unit.service"
-  else
-    echo "FAILED: systemd-analyze verify $unit.service"
-    failures=$((failures + 1))
-  fi
   score=$(systemd-analyze security --offline=yes --no-pager "$file" 2>&1 | grep "Overall exposure")
   echo "$score"
   if systemd-analyze security --offline=yes --threshold=30 --no-pager "$file" >/dev/null 2>&1; then
