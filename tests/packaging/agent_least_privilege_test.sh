@@ -123,12 +123,12 @@ install -m 0700 "$known_ratio" "$work/hidden/hidden_ratio"
 mkdir -m 0755 "$work/namespace" "$work/dev"
 : >"$work/inaccessible" && chmod 0000 "$work/inaccessible"
 
-"$work/hidden/hidden_ratio" 120 &
+"$work/hidden/hidden_ratio" 300 &
 workloads+=($!)
 unshare --mount --propagation private sh -c "mount -t tmpfs namespace '$work/namespace' &&
-  cp '$known_ratio' '$work/namespace/ns_ratio' && exec '$work/namespace/ns_ratio' 120" &
+  cp '$known_ratio' '$work/namespace/ns_ratio' && exec '$work/namespace/ns_ratio' 300" &
 workloads+=($!)
-timeout 120 dd if=/dev/zero of=/dev/null bs=1M 2>/dev/null &
+timeout 300 dd if=/dev/zero of=/dev/null bs=1M 2>/dev/null &
 workloads+=($!)
 
 # LeakSanitizer stops the world with ptrace, which the unit's filter refuses: off here in
