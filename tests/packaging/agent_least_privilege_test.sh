@@ -184,6 +184,14 @@ run_agent() {
     sleep 0.1
   done
   grep -E "^(Uid|CapEff|CapAmb|CapBnd|NoNewPrivs|Seccomp):" "/proc/$agent_pid/status" >"$run/status"
+  # A 4 s session ends well within 2 minutes, however loaded the machine.
+  for _ in $(seq 1200); do
+    kill -0 $agent_pid 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -KILL $agent_pid 2>/dev/null; then
+    echo "the agent did not end within 2 minutes" >>"$run/stderr"
+  fi
   wait $agent_pid
   echo $? >"$run/exit"
 }
