@@ -66,6 +66,7 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 set(CPACK_DEBIAN_AGENT_PACKAGE_NAME dormant-agent)
 set(CPACK_DEBIAN_AGENT_PACKAGE_RECOMMENDS linux-perf)
+set(CPACK_DEBIAN_AGENT_PACKAGE_DEPENDS adduser)
 set(CPACK_COMPONENT_AGENT_DESCRIPTION "heartbeat-controlled profiling agent
 dormant-agent sits idle on every host and polls its control server. Only when
 a start command arrives does it load its profilers (perf or an eBPF CPU
