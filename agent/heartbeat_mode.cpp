@@ -9,7 +9,7 @@
 #include "agent/agent_daemon.h"
 #include "agent/host_lock.h"
 #include "agent/profile_facts.h"
-#include "common/private_directory.h"
+#include "agent/work_directory.h"
 
 namespace dormant::agent {
 
@@ -28,8 +28,8 @@ int run_heartbeat_mode(const config::AgentConfig& config,
     spdlog::error("{}", lock.error().message());
     return 1;
   }
-  if (auto made = make_private_directory(config.state_dir); !made) {
-    spdlog::error("--state-dir: {}", made.error().message());
+  if (auto prepared = prepare_work_directory(config.state_dir); !prepared) {
+    spdlog::error("{}", prepared.error().message());
     return 1;
   }
   CommandJournal journal = CommandJournal::open(fs::path(config.state_dir) / "journal.json");

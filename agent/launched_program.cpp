@@ -9,6 +9,7 @@
 #include "agent/module_loader.h"
 #include "agent/profile_facts.h"
 #include "agent/snapshot_loop.h"
+#include "agent/work_directory.h"
 #include "common/host_info.h"
 #include "common/subprocess.h"
 #include "common/termination_signals.h"
@@ -42,6 +43,10 @@ int exit_code_of(const ExitStatus& status) {
 
 int run_launched_program(const config::AgentConfig& config) {
   agent_start();
+  if (auto prepared = prepare_work_directory(config.state_dir); !prepared) {
+    spdlog::error("{}", prepared.error().message());
+    return 1;
+  }
   SpawnOptions spawn;
   spawn.argv = config.launch_command;
   spawn.stdin_inherit = true;

@@ -7,6 +7,7 @@
 #include "agent/module_loader.h"
 #include "agent/profile_facts.h"
 #include "agent/snapshot_loop.h"
+#include "agent/work_directory.h"
 #include "common/deadline.h"
 #include "common/exit_status.h"
 #include "common/host_info.h"
@@ -28,6 +29,10 @@ bool wait_for_signal(SteadyClock::time_point until) {
 
 int run_local_profiling(const config::AgentConfig& config) {
   agent_start();
+  if (auto prepared = prepare_work_directory(config.state_dir); !prepared) {
+    spdlog::error("{}", prepared.error().message());
+    return 1;
+  }
   if (config.upload_results) {
     spdlog::warn(
         "-u/--upload-results uploads in heartbeat mode only, for now: this run writes "

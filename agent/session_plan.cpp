@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "agent/run_arguments.h"
+#include "agent/work_directory.h"
 
 namespace dormant::agent {
 namespace {
@@ -57,6 +58,7 @@ module::SessionSettings profiling_settings(const config::AgentConfig& config) {
   settings.ebpf_max_counted = static_cast<uint32_t>(config.ebpf_count_map_entries);
   settings.ebpf_max_processes = static_cast<uint32_t>(config.ebpf_process_map_entries);
   settings.stop_deadline = config.profiler_stop_deadline();
+  settings.work_dir = work_directory_of(config.state_dir).string();
   return settings;
 }
 

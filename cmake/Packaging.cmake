@@ -30,7 +30,9 @@ file(CREATE_LINK ../lib/dormant/dormant-agent ${PROJECT_BINARY_DIR}/packaging/bi
 install(FILES ${PROJECT_BINARY_DIR}/packaging/bin/dormant-agent DESTINATION bin COMPONENT agent)
 install(FILES ${PROJECT_SOURCE_DIR}/scripts/systemd/dormant-agent.service
   DESTINATION /lib/systemd/system COMPONENT agent)
-install(FILES ${packaging_dir}/agent.conf DESTINATION /etc/dormant COMPONENT agent)
+# 0600: it may name the token, and the agent refuses a --config file others may read.
+install(FILES ${packaging_dir}/agent.conf DESTINATION /etc/dormant COMPONENT agent
+  PERMISSIONS OWNER_READ OWNER_WRITE)
 
 install(TARGETS dormant-server RUNTIME DESTINATION bin COMPONENT server)
 install(FILES ${PROJECT_SOURCE_DIR}/scripts/systemd/dormant-server.service

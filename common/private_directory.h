@@ -9,8 +9,8 @@
 namespace dormant {
 
 // Creates `path` (and its missing parents) with mkdir(0700), or accepts an existing directory
-// that is not a symbolic link, is owned by this user and that neither its group nor others may
-// write; the error says which it is not.
+// that is not a symbolic link (opened with O_NOFOLLOW), is owned by this user and that neither its
+// group nor others may write; the error says which it is not.
 Result<void> make_private_directory(const std::filesystem::path& path);
 
 }  // namespace dormant

@@ -8,6 +8,7 @@
 #include "common/profiling_limits.h"
 #include "common/text.h"
 #include "config/cli.h"
+#include "config/secret_file.h"
 #include "config/server_urls.h"
 #include "config/token_file.h"
 
@@ -431,6 +432,11 @@ std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* co
   app.get_formatter()->column_width(44);
   define_options(app, config, texts);
   if (auto exit = parse_command_line(app, argc, argv)) return *exit;
+  if (std::string file = app.get_config_ptr()->as<std::string>(); !file.empty()) {
+    if (auto private_file = check_config_file(file); !private_file) {
+      return usage_error(app, private_file.error().message());
+    }
+  }
 
   config.mode = parse_profiling_mode(texts.mode).value_or(ProfilingMode::kCpu);
   config.perf_mode = perf_mode_from(texts.perf_mode);

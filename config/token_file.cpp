@@ -1,12 +1,11 @@
 #include "config/token_file.h"
 
-#include <cstdio>
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/unique_fd.h"
+#include "config/secret_file.h"
 
 namespace dormant::config {
 namespace {
@@ -22,12 +21,8 @@ Result<std::string> read_token_file(const std::string& path) {
   struct stat status {};
   if (::fstat(fd.get(), &status) != 0) return Error::from_errno(what);
   if (!S_ISREG(status.st_mode)) return Error::invalid_argument(what + ": not a regular file");
-  if ((status.st_mode & 077) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof(mode), "%04o", status.st_mode & 07777);
-    return Error::invalid_argument(what + ": group or others may read it (mode " + mode +
-                                   "); chmod 600 it");
-  }
+  if (auto private_file = check_owner_only(status, what); !private_file)
+    return private_file.error();
   std::string text(kMaxTokenFileBytes, '\0');
   ssize_t got = ::read(fd.get(), text.data(), text.size());
   if (got < 0) return Error::from_errno(what);

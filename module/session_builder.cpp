@@ -36,6 +36,7 @@ std::unique_ptr<profilers::Profiler> perf_profiler(const SessionSettings& settin
   options.script_timeout = settings.perf_script_timeout;
   options.events = settings.perf_events;
   options.known_event = settings.perf_event;
+  if (!settings.work_dir.empty()) options.temp_root = settings.work_dir;
   return std::make_unique<profilers::perf::PerfProfiler>(std::move(options));
 }
 

@@ -38,6 +38,10 @@ struct SessionSettings {
   int max_cgroups = 50;
   int max_docker_containers = 0;
 
+  // Where profilers keep work files (perf.data), each entry named NAME-PID-… after the agent
+  // process; the agent made it private. Empty: the system's temporary directory.
+  std::string work_dir;
+
   // perf.
   std::string perf_path = "perf";
   CallGraph call_graph = CallGraph::kFramePointer;

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "profilers/perf/perf_script.h"
 #include "profilers/perf/pmu_events.h"
@@ -143,7 +144,8 @@ Result<void> PerfProfiler::start() {
   auto target = choose_target();
   if (!target) return target.error();
 
-  std::string pattern = (options_.temp_root / "dormant-perf-XXXXXX").string();
+  std::string pattern =
+      (options_.temp_root / ("perf-" + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) return Error::from_errno("mkdtemp(" + pattern + ")");
   directory_ = pattern;
 

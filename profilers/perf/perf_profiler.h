@@ -39,6 +39,7 @@ struct PerfProfilerOptions {
   // The event an earlier session recorded with on this host: started without a trial.
   std::string known_event;
   std::filesystem::path docker_root = "/var/lib/docker";  // where docker keeps container names
+  // Where perf.data goes, in a directory perf-PID-XXXXXX of its own.
   std::filesystem::path temp_root = std::filesystem::temp_directory_path();
 };
 

@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/unique_fd.h"
 #include "profilers/system/demangle.h"
+#include "profilers/system/elf_header_counts.h"
 
 namespace dormant::profilers::system {
 namespace {
@@ -32,7 +35,7 @@ std::string hex(const unsigned char* bytes, size_t size) {
   return text;
 }
 
-std::string read_build_id(Elf* elf, Elf_Scn* notes) {
+std::string read_build_id(Elf_Scn* notes) {
   Elf_Data* data = elf_getdata(notes, nullptr);
   if (data == nullptr) return "";
   GElf_Nhdr note;
@@ -43,91 +46,171 @@ std::string read_build_id(Elf* elf, Elf_Scn* notes) {
       return hex(static_cast<const unsigned char*>(data->d_buf) + desc_at, note.n_descsz);
     }
   }
-  (void)elf;
   return "";
 }
 
 std::string elf_error(const std::string& what) { return what + ": " + elf_errmsg(-1); }
+
+Result<void> read_fully(int fd, char* into, size_t size, uint64_t offset, const std::string& name) {
+  while (size > 0) {
+    ssize_t got = ::pread(fd, into, size, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return Error::from_errno("read(" + name + ")");
+    if (got == 0) return Error::parse(name + " ended inside its string table");
+    into += got;
+    size -= static_cast<size_t>(got);
+    offset += static_cast<uint64_t>(got);
+  }
+  return ok();
+}
+
+// The build id, from the note section named .note.gnu.build-id (where the section names and the
+// note are of a size a real file has).
+std::string find_build_id(Elf* elf) {
+  size_t names_index = 0;
+  if (elf_getshdrstrndx(elf, &names_index) != 0) return "";
+  GElf_Shdr names_header;
+  Elf_Scn* names = elf_getscn(elf, names_index);
+  if (names == nullptr || gelf_getshdr(names, &names_header) == nullptr ||
+      names_header.sh_size > ElfSymbols::kMaxSectionNamesBytes) {
+    return "";
+  }
+  for (Elf_Scn* section = elf_nextscn(elf, nullptr); section != nullptr;
+       section = elf_nextscn(elf, section)) {
+    GElf_Shdr header;
+    if (gelf_getshdr(section, &header) == nullptr || header.sh_type != SHT_NOTE) continue;
+    if (header.sh_size > ElfSymbols::kMaxBuildIdNoteBytes) continue;
+    const char* name = elf_strptr(elf, names_index, header.sh_name);
+    if (name != nullptr && std::strcmp(name, ".note.gnu.build-id") == 0) {
+      return read_build_id(section);
+    }
+  }
+  return "";
+}
 
 }  // namespace
 
 Result<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::filesystem::path& path) {
   static std::once_flag initialised;
   std::call_once(initialised, [] { elf_version(EV_CURRENT); });
+  const std::string name = path.string();
   // Files named by other processes: never block on a FIFO or a device, never map a file that
   // could shrink under us (SIGBUS).
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-  if (!fd) return Error::from_errno("open(" + path.string() + ")");
+  if (!fd) return Error::from_errno("open(" + name + ")");
   struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) return Error::from_errno("fstat(" + path.string() + ")");
-  if (!S_ISREG(info.st_mode)) return Error::parse(path.string() + " is not a regular file");
+  if (::fstat(fd.get(), &info) != 0) return Error::from_errno("fstat(" + name + ")");
+  if (!S_ISREG(info.st_mode)) return Error::parse(name + " is not a regular file");
   if (info.st_size > kMaxElfBytes) {
-    return Error::parse(path.string() + " is larger than " + std::to_string(kMaxElfBytes >> 20) +
+    return Error::parse(name + " is larger than " + std::to_string(kMaxElfBytes >> 20) +
                         " MB; its symbols are not read");
   }
-  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) {
-    return Error::parse(path.string() + " is not an ELF file");
+  auto counts = read_elf_header_counts(fd.get(), name);
+  if (!counts) return counts.error();
+  if (counts->sections > kMaxSections || counts->program_headers > kMaxProgramHeaders) {
+    return Error::parse(
+        name + " claims " + std::to_string(counts->sections) + " sections and " +
+        std::to_string(counts->program_headers) +
+        " program headers, more than a real ELF file has; its symbols are not read");
   }
-  std::unique_ptr<ElfSymbols> symbols(new ElfSymbols());
+  try {
+    ElfHandle elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
+    if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return Error::parse(name + " is not an ELF file");
+    std::unique_ptr<ElfSymbols> symbols(new ElfSymbols());
 
-  size_t headers = 0;
-  if (elf_getphdrnum(elf.get(), &headers) != 0) {
-    return Error::parse(elf_error(path.string() + ": program headers"));
-  }
-  for (size_t i = 0; i < headers; ++i) {
-    GElf_Phdr header;
-    if (gelf_getphdr(elf.get(), static_cast<int>(i), &header) == nullptr) continue;
-    if (header.p_type != PT_LOAD) continue;
-    symbols->segments_.push_back({header.p_offset, header.p_vaddr, header.p_filesz});
-  }
+    size_t headers = 0;
+    if (elf_getphdrnum(elf.get(), &headers) != 0) {
+      return Error::parse(elf_error(name + ": program headers"));
+    }
+    for (size_t i = 0; i < headers; ++i) {
+      GElf_Phdr header;
+      if (gelf_getphdr(elf.get(), static_cast<int>(i), &header) == nullptr) continue;
+      if (header.p_type != PT_LOAD) continue;
+      symbols->segments_.push_back({header.p_offset, header.p_vaddr, header.p_filesz});
+    }
+    symbols->segments_.shrink_to_fit();
+    symbols->build_id_ = find_build_id(elf.get());
 
-  size_t section_names = 0;
-  elf_getshdrstrndx(elf.get(), &section_names);
-  Elf_Scn* symtab = nullptr;
-  Elf_Scn* dynsym = nullptr;
-  for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section != nullptr;
-       section = elf_nextscn(elf.get(), section)) {
-    GElf_Shdr header;
-    if (gelf_getshdr(section, &header) == nullptr) continue;
-    if (header.sh_type == SHT_SYMTAB) symtab = section;
-    if (header.sh_type == SHT_DYNSYM) dynsym = section;
-    if (header.sh_type == SHT_NOTE && symbols->build_id_.empty()) {
-      const char* name = elf_strptr(elf.get(), section_names, header.sh_name);
-      if (name != nullptr && std::strcmp(name, ".note.gnu.build-id") == 0) {
-        symbols->build_id_ = read_build_id(elf.get(), section);
-      }
+    Elf_Scn* symtab = nullptr;
+    Elf_Scn* dynsym = nullptr;
+    for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section != nullptr;
+         section = elf_nextscn(elf.get(), section)) {
+      GElf_Shdr header;
+      if (gelf_getshdr(section, &header) == nullptr) continue;
+      if (header.sh_type == SHT_SYMTAB && symtab == nullptr) symtab = section;
+      if (header.sh_type == SHT_DYNSYM && dynsym == nullptr) dynsym = section;
     }
+    // .symtab where it can be read; else .dynsym, a file's exported functions, much smaller.
+    Result<void> read = ok();
+    for (Elf_Scn* table : {symtab, dynsym}) {
+      if (table == nullptr) continue;
+      read = symbols->read_table(elf.get(), table, fd.get(), static_cast<uint64_t>(info.st_size),
+                                 name);
+      if (read) {
+        symbols->from_dynsym_ = table == dynsym;
+        break;
+      }
+      symbols->symbols_ = {};
+      symbols->names_ = {};
+    }
+    if (!read) return read.error();
+    return symbols;
+  } catch (const std::bad_alloc&) {
+    return Error::parse(name + ": out of memory reading its symbols; its frames stay unnamed");
   }
-  Elf_Scn* table = symtab != nullptr ? symtab : dynsym;
-  symbols->from_dynsym_ = symtab == nullptr && dynsym != nullptr;
-  if (table != nullptr) {
-    GElf_Shdr header;
-    Elf_Data* data = elf_getdata(table, nullptr);
-    if (gelf_getshdr(table, &header) != nullptr && data != nullptr && header.sh_entsize > 0) {
-      size_t count = header.sh_size / header.sh_entsize;
-      for (size_t i = 0; i < count; ++i) {
-        GElf_Sym symbol;
-        if (gelf_getsym(data, static_cast<int>(i), &symbol) == nullptr) continue;
-        int type = GELF_ST_TYPE(symbol.st_info);
-        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || symbol.st_value == 0) continue;
-        if (symbol.st_shndx == SHN_UNDEF) continue;
-        const char* name = elf_strptr(elf.get(), header.sh_link, symbol.st_name);
-        if (name == nullptr || *name == 0) continue;
-        size_t length = std::strlen(name);
-        symbols->symbols_.push_back({symbol.st_value, symbol.st_size,
-                                     static_cast<uint32_t>(symbols->names_.size()),
-                                     static_cast<uint32_t>(length)});
-        symbols->names_.append(name, length);
-      }
-    }
+}
+
+Result<void> ElfSymbols::read_table(Elf* elf, Elf_Scn* table, int fd, uint64_t file_size,
+                                    const std::string& name) {
+  GElf_Shdr header;
+  size_t entry_bytes = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+  if (gelf_getshdr(table, &header) == nullptr || entry_bytes == 0) {
+    return Error::parse(elf_error(name + ": symbol table"));
+  }
+  uint64_t count = header.sh_size / entry_bytes;  // whatever sh_entsize says
+  if (count > kMaxSymbols) {
+    return Error::parse(name + " has " + std::to_string(count) + " symbols, more than the " +
+                        std::to_string(kMaxSymbols) + " read from one file");
+  }
+  GElf_Shdr strings;
+  Elf_Scn* strings_section = elf_getscn(elf, header.sh_link);
+  if (strings_section == nullptr || gelf_getshdr(strings_section, &strings) == nullptr ||
+      strings.sh_type != SHT_STRTAB || (strings.sh_flags & SHF_COMPRESSED) != 0 ||
+      strings.sh_offset > file_size || strings.sh_size > file_size - strings.sh_offset) {
+    return Error::parse(name + ": its symbol table has no string table in the file");
+  }
+  if (strings.sh_size > kMaxNamesBytes) {
+    return Error::parse(name + " has " + std::to_string(strings.sh_size >> 20) +
+                        " MB of symbol names, more than the " +
+                        std::to_string(kMaxNamesBytes >> 20) + " MB read from one file");
+  }
+  // Read here, not through libelf, which would keep a copy of its own until elf_end.
+  names_.resize(strings.sh_size);
+  if (auto got = read_fully(fd, names_.data(), names_.size(), strings.sh_offset, name); !got) {
+    return got;
+  }
+  Elf_Data* data = elf_getdata(table, nullptr);
+  if (data == nullptr) return Error::parse(elf_error(name + ": symbol table"));
+  count = std::min<uint64_t>(count, data->d_size / entry_bytes);
+  symbols_.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Sym symbol;
+    if (gelf_getsym(data, static_cast<int>(i), &symbol) == nullptr) continue;
+    int type = GELF_ST_TYPE(symbol.st_info);
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || symbol.st_value == 0) continue;
+    if (symbol.st_shndx == SHN_UNDEF || symbol.st_name >= names_.size()) continue;
+    size_t length =
+        strnlen(names_.data() + symbol.st_name,
+                std::min(kMaxNameBytes, names_.size() - static_cast<size_t>(symbol.st_name)));
+    if (length == 0) continue;
+    symbols_.push_back({symbol.st_value, symbol.st_size, static_cast<uint32_t>(symbol.st_name),
+                        static_cast<uint32_t>(length)});
   }
   // Aliases share an address: the sort keeps one order, and lookups take the last of them.
-  std::stable_sort(symbols->symbols_.begin(), symbols->symbols_.end(),
+  std::stable_sort(symbols_.begin(), symbols_.end(),
                    [](const Symbol& a, const Symbol& b) { return a.address < b.address; });
-  symbols->symbols_.shrink_to_fit();
-  symbols->names_.shrink_to_fit();
-  return symbols;
+  symbols_.shrink_to_fit();
+  return ok();
 }
 
 std::optional<std::string_view> ElfSymbols::function_at_file_offset(uint64_t file_offset) {
@@ -147,11 +230,24 @@ std::optional<std::string_view> ElfSymbols::function_at_file_offset(uint64_t fil
   const Symbol& symbol = *std::prev(after);
   if (symbol.size > 0 && address >= symbol.address + symbol.size) return std::nullopt;
 
+  if (demangled_bytes_ > kMaxDemangledBytes && !demangled_.contains(symbol.name_offset)) {
+    demangled_.clear();
+    demangled_bytes_ = 0;
+  }
   auto [cached, added] = demangled_.try_emplace(symbol.name_offset);
   if (added) {
     cached->second = demangle(names_.substr(symbol.name_offset, symbol.name_length));
+    if (cached->second.size() > kMaxNameBytes) cached->second.resize(kMaxNameBytes);
+    cached->second.shrink_to_fit();
+    demangled_bytes_ += cached->second.capacity();
   }
   return std::string_view(cached->second);
+}
+
+size_t ElfSymbols::memory_bytes() const {
+  return sizeof(*this) + segments_.capacity() * sizeof(Segment) +
+         symbols_.capacity() * sizeof(Symbol) + names_.capacity() + build_id_.capacity() +
+         demangled_.size() * (sizeof(std::string) + 2 * sizeof(void*)) + demangled_bytes_;
 }
 
 }  // namespace dormant::profilers::system

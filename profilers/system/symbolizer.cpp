@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -93,13 +94,32 @@ void Symbolizer::load_binaries(pid_t pid, const std::vector<Mapping>& mappings) 
     std::lock_guard lock(mutex_);
     ++binaries_read_;
     if (binaries_.contains(key)) continue;  // read meanwhile for another process
-    if (limits_.max_binaries == 0) continue;
-    if (binaries_.size() >= limits_.max_binaries) {
-      binaries_.erase(std::min_element(
-          binaries_.begin(), binaries_.end(),
-          [](const auto& a, const auto& b) { return a.second.last_used < b.second.last_used; }));
+    if (!loaded && loaded.error().kind() == ErrorKind::kParse) {
+      spdlog::warn("symbols: {}: its frames stay unnamed", loaded.error().message());
     }
-    binaries_[key] = Binary{loaded ? std::move(*loaded) : nullptr, ++uses_};
+    if (limits_.max_binaries == 0) continue;
+    std::unique_ptr<ElfSymbols> symbols = loaded ? std::move(*loaded) : nullptr;
+    size_t bytes = symbols ? symbols->memory_bytes() : 0;
+    if (bytes > limits_.max_binary_bytes) {
+      spdlog::warn("symbols: {} takes {} MB, more than all symbols may: its frames stay unnamed",
+                   mapping->path, bytes >> 20);
+      symbols.reset();
+      bytes = 0;
+    }
+    make_room(bytes);
+    binary_bytes_ += bytes;
+    binaries_[key] = Binary{std::move(symbols), ++uses_, bytes};
+  }
+}
+
+void Symbolizer::make_room(size_t room) {
+  while (!binaries_.empty() && (binaries_.size() >= limits_.max_binaries ||
+                                binary_bytes_ + room > limits_.max_binary_bytes)) {
+    auto oldest = std::min_element(
+        binaries_.begin(), binaries_.end(),
+        [](const auto& a, const auto& b) { return a.second.last_used < b.second.last_used; });
+    binary_bytes_ -= oldest->second.bytes;
+    binaries_.erase(oldest);
   }
 }
 
@@ -134,10 +154,14 @@ std::string Symbolizer::user_frame(const Image* image, uint64_t address) {
   if (!mapping->is_file()) return mapping->path;  // [vdso], [vsyscall]
   auto binary = binaries_.find({mapping->device, mapping->inode});
   if (binary != binaries_.end() && binary->second.symbols) {
-    binary->second.last_used = ++uses_;
-    auto name =
-        binary->second.symbols->function_at_file_offset(address - mapping->start + mapping->offset);
-    if (name) return std::string(*name);
+    Binary& found = binary->second;
+    found.last_used = ++uses_;
+    auto name = found.symbols->function_at_file_offset(address - mapping->start + mapping->offset);
+    std::string text = name ? std::string(*name) : "";
+    size_t bytes = found.symbols->memory_bytes();  // its demangled names come and go
+    binary_bytes_ = binary_bytes_ - found.bytes + bytes;
+    found.bytes = bytes;
+    if (name) return text;
   }
   return "(" + mapping->path + ")";
 }
@@ -198,6 +222,11 @@ size_t Symbolizer::images() const {
 size_t Symbolizer::binaries() const {
   std::lock_guard lock(mutex_);
   return binaries_.size();
+}
+
+size_t Symbolizer::binary_bytes() const {
+  std::lock_guard lock(mutex_);
+  return binary_bytes_;
 }
 
 uint64_t Symbolizer::binaries_read() const {

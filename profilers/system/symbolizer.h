@@ -27,6 +27,9 @@ namespace dormant::profilers::system {
 struct SymbolizerLimits {
   size_t max_images = 32768;   // process images remembered
   size_t max_binaries = 1024;  // ELF files whose symbols are kept
+  // The memory those symbols may take together (ElfSymbols::memory_bytes), each file's own bound
+  // aside: past it, the least recently used files are given up.
+  size_t max_binary_bytes = 256 << 20;
 };
 
 class Symbolizer {
@@ -58,6 +61,7 @@ class Symbolizer {
 
   size_t images() const;
   size_t binaries() const;
+  size_t binary_bytes() const;  // what the symbols kept take
   // Files read for their symbols: those not ELF, given up and read again, or read by two threads
   // at once included.
   uint64_t binaries_read() const;
@@ -71,11 +75,14 @@ class Symbolizer {
   struct Binary {
     std::unique_ptr<ElfSymbols> symbols;  // null: not an ELF we can read
     uint64_t last_used = 0;
+    size_t bytes = 0;  // symbols->memory_bytes(), as binary_bytes_ counts it
   };
   using ImageKey = std::pair<pid_t, uint32_t>;
   using BinaryKey = std::pair<uint64_t, uint64_t>;  // device, inode
 
   void load_binaries(pid_t pid, const std::vector<Mapping>& mappings);
+  // Gives up the least recently used binaries until `room` more bytes and one more binary fit.
+  void make_room(size_t room);
   bool should_read_again(pid_t pid, uint32_t generation, std::span<const uint64_t> user);
   std::string user_frame(const Image* image, uint64_t address);
 
@@ -84,6 +91,7 @@ class Symbolizer {
   mutable std::mutex mutex_;
   std::map<ImageKey, Image> images_;
   std::map<BinaryKey, Binary> binaries_;  // the least recently used goes first
+  size_t binary_bytes_ = 0;
   uint64_t uses_ = 0;
   uint64_t binaries_read_ = 0;
   uint64_t snapshot_ = 1;

@@ -143,11 +143,11 @@ TEST_F(HeartbeatAgentTest, ServerAwayAtStartThenKilledMidSessionLosesNoProfile) 
 }
 
 // perf record outlives its agent's SIGKILL only until PR_SET_PDEATHSIG kills it.
-bool perf_gone(const fs::path& tmp) {
+bool perf_gone(const fs::path& work) {
   return eventually(
       [&] {
         auto children =
-            run_command({"pgrep", "-f", "perf record.*" + tmp.string()}, deadline_after(10s));
+            run_command({"pgrep", "-f", "perf record.*" + work.string()}, deadline_after(10s));
         return children.ok() && children->status.code == 1;  // none left
       },
       30s);
@@ -163,7 +163,7 @@ TEST_F(HeartbeatAgentTest, AnAgentKilledMidSessionNeverRerunsAOneShotAndReportsI
   ::kill(agent_->pid(), SIGKILL);
   (void)agent_->wait(deadline_after(30s));
   agent_.reset();
-  EXPECT_TRUE(perf_gone(root_ / "tmp")) << "perf outlived the agent";
+  EXPECT_TRUE(perf_gone(root_ / "state" / "work")) << "perf outlived the agent";
   start_agent();
   ASSERT_TRUE(command_reaches(start, "failed")) << agent_log();
   json command = server_->get("/api/commands/" + start).json();
@@ -205,7 +205,7 @@ TEST_F(HeartbeatAgentTest, AContinuousSessionResumesAfterAKillAndAfterSigtermUnt
   ::kill(agent_->pid(), SIGKILL);
   (void)agent_->wait(deadline_after(30s));
   agent_.reset();
-  ASSERT_TRUE(perf_gone(root_ / "tmp")) << "perf outlived the agent";
+  ASSERT_TRUE(perf_gone(root_ / "state" / "work")) << "perf outlived the agent";
   restarted_and_profiling(2, "ended without stopping its sessions");
 
   stop_agent();
@@ -642,8 +642,8 @@ TEST_F(HeartbeatAgentTest, AProfilerWhoseStopHangsIsKilledAndReleased) {
   for (const char* key : {"open_fds", "children", "threads"}) {
     EXPECT_EQ(audit["after"][key], baseline[key]) << key;
   }
-  auto left =
-      run_command({"pgrep", "-f", "perf record.*" + (root_ / "tmp").string()}, deadline_after(10s));
+  auto left = run_command({"pgrep", "-f", "perf record.*" + (root_ / "state").string()},
+                          deadline_after(10s));
   ASSERT_TRUE(left.ok());
   EXPECT_EQ(left->status.code, 1) << "perf record is still running: " << left->stdout_text;
   stop_agent();

@@ -44,11 +44,12 @@ class PerfAgentTest : public ::testing::Test {
     if (!root_.empty()) fs::remove_all(root_);
   }
 
-  // Runs the agent to its end with TMPDIR pointing at a directory of this test.
+  // Runs the agent to its end with its state directory and TMPDIR in this test's directory.
   CommandOutput run_agent(std::vector<std::string> args, std::vector<std::string> env = {}) {
     SpawnOptions options;
-    options.argv = {DORMANT_AGENT, "--system-profiler", system_profiler_, "-o",
-                    (root_ / "out").string()};
+    options.argv = {
+        DORMANT_AGENT, "--system-profiler",       system_profiler_, "-o", (root_ / "out").string(),
+        "--state-dir", (root_ / "state").string()};
     options.argv.insert(options.argv.end(), args.begin(), args.end());
     options.env = {"TMPDIR=" + (root_ / "tmp").string()};
     options.env.insert(options.env.end(), env.begin(), env.end());
@@ -72,8 +73,9 @@ class PerfAgentTest : public ::testing::Test {
   std::unique_ptr<Subprocess> start_agent(std::vector<std::string> args,
                                           std::vector<std::string> env = {}) {
     SpawnOptions options;
-    options.argv = {DORMANT_AGENT, "--system-profiler", system_profiler_, "-o",
-                    (root_ / "out").string()};
+    options.argv = {
+        DORMANT_AGENT, "--system-profiler",       system_profiler_, "-o", (root_ / "out").string(),
+        "--state-dir", (root_ / "state").string()};
     options.argv.insert(options.argv.end(), args.begin(), args.end());
     options.env = {"TMPDIR=" + (root_ / "tmp").string()};
     options.env.insert(options.env.end(), env.begin(), env.end());
@@ -127,9 +129,12 @@ class PerfAgentTest : public ::testing::Test {
     return total;
   }
 
+  // perf's work files live in <state dir>/work, nothing in TMPDIR.
   void expect_nothing_left_behind() {
-    EXPECT_TRUE(fs::is_empty(root_ / "tmp")) << "perf's temporary files were left behind";
-    auto leftovers = run_command({"pgrep", "-f", (root_ / "tmp").string()},
+    EXPECT_TRUE(fs::is_empty(root_ / "tmp")) << "files were left in TMPDIR";
+    EXPECT_TRUE(!fs::exists(root_ / "state" / "work") || fs::is_empty(root_ / "state" / "work"))
+        << "perf's work files were left behind";
+    auto leftovers = run_command({"pgrep", "-f", (root_ / "state").string()},
                                  deadline_after(std::chrono::seconds(10)));
     ASSERT_TRUE(leftovers.ok());
     EXPECT_EQ(leftovers->stdout_text, "") << "a perf process is still running";
@@ -184,7 +189,8 @@ TEST_F(PerfAgentTest, WithoutPrivilegesEbpfSaysWhyAndAutoFallsBackToPerf) {
   auto as_nobody = [&](const std::string& profiler) {
     return run_command(
         {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", DORMANT_AGENT,
-         "--system-profiler", profiler, "-o", (root_ / "out").string(), "-d", "1"},
+         "--system-profiler", profiler, "-o", (root_ / "out").string(), "--state-dir",
+         (root_ / "nobody-state").string(), "-d", "1"},
         deadline_after(std::chrono::seconds(120)));
   };
   auto ebpf = as_nobody("ebpf");
@@ -318,7 +324,8 @@ TEST_F(PerfAgentTest, ProfilesBesideAPersonsPerfRecord) {
 // crashes.
 TEST_F(PerfAgentTest, TooFewFileDescriptorsIsAClearErrorNotACrash) {
   std::string command = "ulimit -n 12 && exec " DORMANT_AGENT " -d 1 -o " +
-                        (root_ / "out").string() + " --gpu-mode disabled";
+                        (root_ / "out").string() + " --state-dir " + (root_ / "state").string() +
+                        " --gpu-mode disabled";
   auto ran = run_command({"/bin/sh", "-c", command}, deadline_after(std::chrono::seconds(60)));
   ASSERT_TRUE(ran.ok()) << ran.error().message();
   EXPECT_EQ(ran->status.code, 0) << ran->status.describe() << "\n" << ran->stderr_text;

@@ -53,7 +53,7 @@ fi
 check "/usr/bin/dormant-agent links to ../lib/dormant/dormant-agent" \
   [ "$(readlink /usr/bin/dormant-agent)" == ../lib/dormant/dormant-agent ]
 check_stat /usr/bin/dormant-server "root:root 755"
-check_stat /etc/dormant/agent.conf "root:root 644"
+check_stat /etc/dormant/agent.conf "dormant-agent:dormant-agent 600"
 check_stat /etc/dormant/server.conf "root:root 644"
 check_stat $unit_dir/dormant-agent.service "root:root 644"
 check_stat $unit_dir/dormant-server.service "root:root 644"

@@ -57,9 +57,11 @@ class AgentConfigTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  // Readable by its owner only, or the agent refuses it.
   std::string write_config(const std::string& content) {
     fs::path path = dir_ / "agent.conf";
     std::ofstream(path) << content;
+    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
     return path.string();
   }
   std::string file(const char* name) const { return (dir_ / name).string(); }
@@ -597,6 +599,27 @@ class TokenFileTest : public ::testing::Test {
   }
   std::filesystem::path path_;
 };
+
+// Issue 22, agent 8: a --config file may hold the token; one that group or others may read or
+// write is refused, whether named on the command line or in DORMANT_CONFIG.
+TEST_F(AgentConfigTest, AConfigFileGroupOrOthersMayReadIsRefused) {
+  for (auto [mode, text] :
+       {std::pair{fs::perms::group_read, "0640"}, std::pair{fs::perms::others_read, "0604"},
+        std::pair{fs::perms::group_write, "0620"}}) {
+    std::string path = write_config("token = s3cret\nprofiling-frequency = 7\n");
+    fs::permissions(path, mode, fs::perm_options::add);
+    expect_rejected(
+        {"-o", "/x", "--config", path},
+        "--config " + path + ": group or others may read it (mode " + text + "); chmod 600 it");
+    ScopedEnv env;
+    env.set("DORMANT_CONFIG", path);
+    expect_rejected({"-o", "/x"}, "--config " + path + ": group or others may read it");
+  }
+  std::string path = write_config("token = s3cret\nprofiling-frequency = 7\n");
+  Outcome outcome = parse({"-o", "/x", "--config", path});
+  ASSERT_TRUE(outcome.config) << outcome.text;
+  EXPECT_EQ(outcome.config->frequency_hz, 7);
+}
 
 TEST_F(TokenFileTest, TheFirstLineIsTheToken) {
   using std::filesystem::perms;

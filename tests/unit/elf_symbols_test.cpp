@@ -1,0 +1,201 @@
+// Issue 22, agent 1: ELF files crafted so that a loader copying each symbol's name would take
+// gigabytes. Each is loaded as the agent loads any file a process maps, and what it holds is
+// compared with the file's size.
+#include "profilers/system/elf_symbols.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <elf.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "tests/support/crafted_elf.h"
+
+#include "common/unique_fd.h"
+#include "profilers/system/demangle.h"
+#include "profilers/system/symbolizer.h"
+
+namespace dormant::profilers::system {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::crafted_elf;
+using testing::CraftedElf;
+
+class ElfSymbolsAttack : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = fs::temp_directory_path() /
+            ("dormant-elf-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  }
+  void TearDown() override { fs::remove(path_); }
+
+  size_t write(const CraftedElf& elf) {
+    std::string bytes = crafted_elf(elf);
+    std::ofstream(path_, std::ios::binary) << bytes;
+    return bytes.size();
+  }
+  // The name of symbol `i` of a crafted file, looked up as a sampled address would be.
+  std::optional<std::string> name_of(ElfSymbols& symbols, uint64_t i) {
+    auto name = symbols.function_at_file_offset(0x1000 + i * 16 + 4);
+    return name ? std::optional<std::string>(*name) : std::nullopt;
+  }
+
+  fs::path path_;
+};
+
+TEST_F(ElfSymbolsAttack, ThousandsOfSymbolsSharingOneLongNameCostAboutTheFile) {
+  CraftedElf elf;  // 4000 symbols naming one 98,000-byte string: 392 MB when copied each
+  size_t file_bytes = write(elf);
+  ASSERT_LT(file_bytes, 200'000u);
+  auto symbols = ElfSymbols::load(path_);
+  ASSERT_TRUE(symbols) << symbols.error().message();
+  EXPECT_EQ((*symbols)->size(), elf.symbols);
+  EXPECT_LT((*symbols)->memory_bytes(), 2 * file_bytes);
+
+  for (uint64_t i = 0; i < elf.symbols; ++i) {
+    auto name = name_of(**symbols, i);
+    ASSERT_TRUE(name) << i;
+    ASSERT_EQ(*name, std::string(ElfSymbols::kMaxNameBytes, 'f')) << "cut at 4 KiB";
+  }
+  EXPECT_LT((*symbols)->memory_bytes(), 2 * file_bytes + 64 * 1024);
+}
+
+TEST_F(ElfSymbolsAttack, LookingUpThousandsOfDistinctLongNamesKeepsABoundedCache) {
+  CraftedElf elf;
+  elf.symbols = 10000;  // each names a different suffix: 10,000 distinct 4 KiB names, 41 MB
+  elf.suffixes = true;
+  size_t file_bytes = write(elf);
+  auto symbols = ElfSymbols::load(path_);
+  ASSERT_TRUE(symbols) << symbols.error().message();
+  size_t peak = 0;
+  for (uint64_t i = 0; i < elf.symbols; ++i) {
+    auto name = name_of(**symbols, i);
+    ASSERT_TRUE(name) << i;
+    ASSERT_EQ(name->size(), ElfSymbols::kMaxNameBytes);
+    peak = std::max(peak, (*symbols)->memory_bytes());
+  }
+  EXPECT_LT(peak, 2 * file_bytes + ElfSymbols::kMaxDemangledBytes + 64 * 1024 +
+                      elf.symbols * 64 /* the cache's own nodes */);
+  EXPECT_GT(elf.symbols * ElfSymbols::kMaxNameBytes, 2 * ElfSymbols::kMaxDemangledBytes)
+      << "the attack must pass the bound to test it";
+}
+
+TEST_F(ElfSymbolsAttack, AnUnterminatedNameEndsWithItsStringTable) {
+  CraftedElf elf;
+  elf.symbols = 3;
+  elf.name_bytes = 100;
+  elf.unterminated = true;
+  write(elf);
+  auto symbols = ElfSymbols::load(path_);
+  ASSERT_TRUE(symbols) << symbols.error().message();
+  EXPECT_EQ(name_of(**symbols, 2), std::string(100, 'f'));
+}
+
+TEST_F(ElfSymbolsAttack, ATableClaimingMoreSymbolsThanTheBoundIsRefusedWhole) {
+  CraftedElf elf;
+  elf.symbols = 10;
+  elf.claimed_symbols = ElfSymbols::kMaxSymbols;  // and the null symbol: one too many
+  write(elf);
+  auto symbols = ElfSymbols::load(path_);
+  ASSERT_FALSE(symbols);
+  EXPECT_NE(symbols.error().message().find("4194305 symbols, more than the 4194304"),
+            std::string::npos)
+      << symbols.error().message();
+}
+
+// A sparse file (no disk used) whose header claims ten million sections: libelf alone would
+// allocate about 2.6 GB for them.
+TEST_F(ElfSymbolsAttack, AHeaderClaimingMillionsOfSectionsIsRefusedBeforeLibelfSeesIt) {
+  constexpr uint64_t kSections = 10'000'000;
+  {
+    UniqueFd fd(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    ASSERT_TRUE(fd);
+    Elf64_Ehdr header{};
+    std::memcpy(header.e_ident, ELFMAG, SELFMAG);
+    header.e_ident[EI_CLASS] = ELFCLASS64;
+    header.e_ident[EI_DATA] = ELFDATA2LSB;
+    header.e_ident[EI_VERSION] = EV_CURRENT;
+    header.e_type = ET_DYN;
+    header.e_machine = EM_X86_64;
+    header.e_version = EV_CURRENT;
+    header.e_shoff = sizeof(header);
+    header.e_ehsize = sizeof(header);
+    header.e_shentsize = sizeof(Elf64_Shdr);
+    Elf64_Shdr first{};
+    first.sh_size = kSections;  // e_shnum 0: the count is here
+    ASSERT_EQ(::pwrite(fd.get(), &header, sizeof(header), 0), ssize_t{sizeof(header)});
+    ASSERT_EQ(::pwrite(fd.get(), &first, sizeof(first), sizeof(header)), ssize_t{sizeof(first)});
+    ASSERT_EQ(::ftruncate(fd.get(), sizeof(header) + kSections * sizeof(Elf64_Shdr)), 0);
+  }
+  rusage before{}, after{};
+  ::getrusage(RUSAGE_SELF, &before);
+  auto symbols = ElfSymbols::load(path_);
+  ::getrusage(RUSAGE_SELF, &after);
+  ASSERT_FALSE(symbols);
+  EXPECT_NE(symbols.error().message().find("claims 10000000 sections"), std::string::npos)
+      << symbols.error().message();
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 * 1024) << "KiB";
+}
+
+// Several crafted files mapped executable at once (here by this very process): the symbols the
+// symbolizer keeps of all the files it read stay within its budget, the least recently used given
+// up first.
+TEST_F(ElfSymbolsAttack, ManyCraftedFilesTogetherStayWithinTheSymbolizersBudget) {
+  std::vector<std::pair<void*, size_t>> mapped;
+  std::vector<fs::path> files;
+  for (int i = 0; i < 6; ++i) {
+    files.push_back(path_.string() + "-" + std::to_string(i));
+    std::string bytes = crafted_elf(CraftedElf{});
+    std::ofstream(files.back(), std::ios::binary) << bytes;
+    UniqueFd fd(::open(files.back().c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_TRUE(fd);
+    void* at = ::mmap(nullptr, bytes.size(), PROT_READ | PROT_EXEC, MAP_PRIVATE, fd.get(), 0);
+    ASSERT_NE(at, MAP_FAILED);
+    mapped.emplace_back(at, bytes.size());
+  }
+  Symbolizer unbounded(std::nullopt);
+  unbounded.remember(::getpid(), 1, "test");
+  SymbolizerLimits limits;
+  limits.max_binary_bytes = 3 * crafted_elf(CraftedElf{}).size();
+  Symbolizer bounded(std::nullopt, limits);
+  bounded.remember(::getpid(), 1, "test");
+  for (auto [at, size] : mapped) ::munmap(at, size);
+  for (const fs::path& file : files) fs::remove(file);
+
+  EXPECT_GT(unbounded.binary_bytes(), limits.max_binary_bytes) << "the attack passes the budget";
+  EXPECT_LE(bounded.binary_bytes(), limits.max_binary_bytes);
+  EXPECT_GE(bounded.binaries(), 2u) << "files within the budget are kept";
+  EXPECT_LT(bounded.binaries(), unbounded.binaries());
+}
+
+// A mangled name whose template arguments each repeat the one before twice (S1_, S2_, …): at 20
+// levels (234 bytes) __cxa_demangle makes 27 MB of it in half a second; here there are 34.
+TEST(DemangleAttack, ANameThatDemanglesToGigabytesIsCutAt4KiB) {
+  std::string name = "_Z1g1A1BIS_S_E";
+  for (int level = 1; level <= 34; ++level) {  // S1_ … SY_, in base 36
+    std::string previous =
+        "S" + std::string(1, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[level]) + "_";
+    name += "S0_I" + previous + previous + "E";
+  }
+  rusage before{}, after{};
+  ::getrusage(RUSAGE_SELF, &before);
+  std::string readable = demangle(name);
+  ::getrusage(RUSAGE_SELF, &after);
+  EXPECT_EQ(readable.size(), kMaxDemangledName);
+  EXPECT_TRUE(readable.starts_with("g(A, B<A, A>, B<B<A, A>, B<A, A> >")) << readable.substr(0, 80);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 16 * 1024) << "KiB";
+
+  EXPECT_EQ(demangle("_Z11alphaKernelPf"), "alphaKernel(float*)");
+  EXPECT_EQ(demangle("_Znot a name"), "_Znot a name");
+  EXPECT_EQ(demangle("main"), "main");
+}
+
+}  // namespace
+}  // namespace dormant::profilers::system
