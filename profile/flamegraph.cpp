@@ -324,44 +324,56 @@ class FrameRanks {
 // flamegraphs lay them out from left to right.
 class SortedStacks {
  public:
+  // A stack as ranks, root first: its container's (when it has one), its process name's, then its
+  // frames', read through the table's own ids: a profile's frames are not copied.
+  class Path {
+   public:
+    Path(const FrameRanks& ranks, const StackView& stack)
+        : ranks_(&ranks), frames_(stack.frame_ids) {
+      if (!stack.container.empty()) head_[head_size_++] = ranks.of_process(stack.container);
+      head_[head_size_++] = ranks.of_process(stack.comm);
+    }
+    size_t size() const { return head_size_ + frames_.size(); }
+    uint32_t operator[](size_t i) const {
+      return i < head_size_ ? head_[i] : ranks_->of_function(frames_[i - head_size_]);
+    }
+
+   private:
+    const FrameRanks* ranks_;
+    std::span<const StringId> frames_;
+    uint32_t head_[2] = {0, 0};
+    uint32_t head_size_ = 0;
+  };
   struct Stack {
-    uint32_t begin;  // into ranks_
-    uint32_t length;
+    Path path;
     uint64_t count;
   };
 
   SortedStacks(const StackTable& table, const FrameRanks& ranks) {
     stacks_.reserve(table.distinct_stacks());
     table.for_each([&](const StackView& stack) {
-      auto begin = static_cast<uint32_t>(ranks_.size());
-      if (!stack.container.empty()) ranks_.push_back(ranks.of_process(stack.container));
-      ranks_.push_back(ranks.of_process(stack.comm));
-      for (StringId id : stack.frame_ids) ranks_.push_back(ranks.of_function(id));
-      stacks_.push_back({begin, static_cast<uint32_t>(ranks_.size()) - begin, stack.count});
-      longest_ = std::max<size_t>(longest_, stacks_.back().length);
+      stacks_.push_back({Path(ranks, stack), stack.count});
+      longest_ = std::max(longest_, stacks_.back().path.size());
     });
     std::sort(stacks_.begin(), stacks_.end(),
-              [&](const Stack& a, const Stack& b) { return drawn_before(path(a), path(b)); });
+              [](const Stack& a, const Stack& b) { return drawn_before(a.path, b.path); });
   }
 
   const std::vector<Stack>& stacks() const { return stacks_; }
   // The most frames one stack has, its container and process name included.
   size_t longest() const { return longest_; }
-  std::span<const uint32_t> path(const Stack& stack) const {
-    return std::span(ranks_).subspan(stack.begin, stack.length);
-  }
 
  private:
   // By name from the root up, except that a stack comes after the longer ones it begins: a frame's
   // own samples go to the right of its children, so that towers stand on the left of their base.
-  static bool drawn_before(std::span<const uint32_t> a, std::span<const uint32_t> b) {
-    auto [in_a, in_b] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
-    if (in_a == a.end()) return false;
-    if (in_b == b.end()) return true;
-    return *in_a < *in_b;
+  static bool drawn_before(const Path& a, const Path& b) {
+    const size_t common = std::min(a.size(), b.size());
+    for (size_t i = 0; i < common; ++i) {
+      if (a[i] != b[i]) return a[i] < b[i];
+    }
+    return a.size() > b.size();
   }
 
-  std::vector<uint32_t> ranks_;
   std::vector<Stack> stacks_;
   size_t longest_ = 0;
 };
@@ -394,7 +406,7 @@ void place_frames(const SortedStacks& sorted, const FrameRanks& ranks, double mi
   };
   uint64_t offset = 0;
   for (const SortedStacks::Stack& stack : sorted.stacks()) {
-    std::span<const uint32_t> path = sorted.path(stack);
+    const SortedStacks::Path& path = stack.path;
     size_t shared = 0;  // frames below the root this stack shares with the open ones
     while (shared < path.size() && shared + 1 < open.size() &&
            open[shared + 1].rank == path[shared]) {
