@@ -1,6 +1,7 @@
 // Issue 22, server 1: flamegraphs are drawn on threads of their own, a bounded number at once
 // (503 past them), and a profile's SVG is kept for the next request within a size in bytes.
 #include <condition_variable>
+#include <cstdio>
 #include <filesystem>
 #include <future>
 #include <mutex>
@@ -13,7 +14,9 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "profile/collapsed.h"
 #include "server/api/api.h"
+#include "server/api/profile_merge.h"
 #include "server/api/render_pool.h"
 #include "server/api/svg_cache.h"
 
@@ -211,6 +214,35 @@ TEST_F(FlamegraphRenderTest, AProfilesSvgIsDrawnOnceAndServedWithANonceOfItsOwn)
   // Another rendering of the same profile is another entry.
   http::Response with_idle = get(flamegraph() + "?idle=1")->wait();
   EXPECT_EQ(with_idle.find("X-Dormant-Cached"), with_idle.end());
+}
+
+// Profiles of distinct stacks 2,048 frames deep, merged: a million such stacks (the stack limit)
+// would hold 8 GB. The merge keeps stacks within its bytes and counts the rest as one.
+TEST(MergedFlamegraph, ManyDeepProfilesMergeWithinTheMemoryBound) {
+  constexpr size_t kBudget = 16 << 20;
+  MergeSelection selection;
+  selection.max_bytes = kBudget;
+  MergedProfile merged;
+  uint64_t samples = 0;
+  for (int profile = 0; profile < 16; ++profile) {
+    std::string text = "# {}\n";
+    std::string tail;
+    for (size_t i = 1; i < profile::kMaxStackDepth; ++i) tail += ";f";
+    for (int stack = 0; stack < 500; ++stack) {
+      text += "0;;app;p" + std::to_string(profile) + "s" + std::to_string(stack) + tail + " 2\n";
+      samples += 2;
+    }
+    auto parsed = profile::read_collapsed(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+    merged.add(*parsed, selection);
+  }
+  std::printf("merged: %zu stacks in %zu bytes, %lu samples beyond the limit\n",
+              merged.stacks.distinct_stacks(), merged.stacks.bytes(),
+              static_cast<unsigned long>(merged.samples_beyond_limit));
+  // Its vectors grow by doubling: up to twice what they hold when the budget is reached.
+  EXPECT_LE(merged.stacks.bytes(), 2 * kBudget + (1 << 20));
+  EXPECT_GT(merged.samples_beyond_limit, 0u);
+  EXPECT_EQ(merged.stacks.total_samples(), samples) << "no sample lost";
 }
 
 }  // namespace
