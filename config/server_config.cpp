@@ -95,6 +95,14 @@ void define_options(CLI::App& app, ServerConfig& c) {
           "Distinct stacks a merged flamegraph keeps (its memory); the samples of stacks beyond "
           "them are shown as one",
           kLimits);
+  add_int(app, "--svg-max-frames", c.svg_max_frames, 100, 10'000'000,
+          "Frames a flamegraph draws at most (and 16 MB): past them the narrowest are left out, "
+          "shown as one box per frame that lost some",
+          kLimits);
+  add_int(app, "--svg-cache-mb", c.svg_cache_mb, 0, 1 << 16,
+          "Memory for per-profile flamegraphs kept as drawn, least recently used dropped first "
+          "(0: none)",
+          kLimits);
   add_int(app, "--threads", c.threads, 0, 256,
           "Worker threads (0: one per core; with --database, four per core and at least 8)",
           kLimits);

@@ -18,6 +18,8 @@ struct ServerConfig {
   int retention_days = 0;          // profiles and command history; 0: kept forever
   int long_poll_max_s = 30;        // longest hold of a heartbeat waiting for a command; 0: none
   int merge_max_stacks = 1 << 20;  // distinct stacks a merged flamegraph keeps
+  int svg_max_frames = 50000;      // frames a flamegraph draws; the rest become boxes
+  int svg_cache_mb = 64;           // per-profile flamegraphs kept as drawn; 0: none
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;  // when set, clients must present a certificate it signed

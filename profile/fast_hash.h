@@ -1,4 +1,6 @@
 // A fast non-cryptographic hash of bytes, sixteen at a time, for the profile's interning tables.
+// Keyed with a seed drawn at random when the process starts: names that collide in one process do
+// not in another, so no profile can be made of names that all land in one slot (hash flooding).
 #pragma once
 
 #include <cstdint>
@@ -39,15 +41,26 @@ inline uint64_t fold_multiply(uint64_t a, uint64_t b) {
   return static_cast<uint64_t>(product) ^ static_cast<uint64_t>(product >> 64);
 }
 
+uint64_t draw_seed();  // from getrandom()
+
 }  // namespace fast_hash_detail
 
-inline uint64_t fast_hash(const void* data, size_t size) {
+// This process's seed: the same for every hash it makes, random from one process to the next.
+inline uint64_t process_hash_seed() {
+  static const uint64_t seed = fast_hash_detail::draw_seed();
+  return seed;
+}
+
+// With `seed` 0, the hash of fixed keys that every process would share.
+inline uint64_t fast_hash(const void* data, size_t size, uint64_t seed) {
   using namespace fast_hash_detail;
+  const uint64_t first_key = kFirstKey ^ seed;
+  const uint64_t second_key = kSecondKey ^ (seed * kMultiplier);
   const char* bytes = static_cast<const char*>(data);
-  uint64_t h = size * kMultiplier;
+  uint64_t h = size * kMultiplier ^ seed;
   size_t i = 0;
   for (; i + 16 < size; i += 16) {
-    h = fold_multiply(load64(bytes + i) ^ kFirstKey, load64(bytes + i + 8) ^ h);
+    h = fold_multiply(load64(bytes + i) ^ first_key, load64(bytes + i + 8) ^ h);
   }
   // The last one to sixteen bytes as two words, which may overlap bytes already hashed.
   uint64_t first = 0, second = 0;
@@ -60,7 +73,11 @@ inline uint64_t fast_hash(const void* data, size_t size) {
   } else {
     first = load_short(bytes, size);
   }
-  return fold_multiply(first ^ kFirstKey, second ^ h ^ kSecondKey);
+  return fold_multiply(first ^ first_key, second ^ h ^ second_key);
+}
+
+inline uint64_t fast_hash(const void* data, size_t size) {
+  return fast_hash(data, size, process_hash_seed());
 }
 
 inline uint64_t fast_hash(std::string_view text) { return fast_hash(text.data(), text.size()); }

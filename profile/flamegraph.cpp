@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "profile/frame_paths.h"
+#include "profile/frame_selection.h"
 
 namespace dormant::profile {
 namespace {
@@ -98,17 +99,44 @@ void append_escaped(std::string& out, std::string_view text) {
 
 void append_text(std::string& out, std::string_view raw) { append_escaped(out, displayable(raw)); }
 
+// What append_escaped() makes of `text`, in bytes.
+size_t escaped_size(std::string_view text) {
+  size_t size = text.size();
+  for (char c : text) {
+    if (c == '&') {
+      size += 4;
+    } else if (c == '<' || c == '>') {
+      size += 3;
+    } else if (c == '"' || c == '\'') {
+      size += 5;
+    }
+  }
+  return size;
+}
+
+bool starts_character(char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }
+
+// A frame's name as drawn: displayable, and past kMaxDrawnNameBytes cut to them with an ellipsis.
+std::string drawn_name(std::string_view raw) {
+  constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026
+  std::string name = displayable(raw.substr(0, kMaxDrawnNameBytes));
+  if (raw.size() <= kMaxDrawnNameBytes && name.size() <= kMaxDrawnNameBytes) return name;
+  size_t end = kMaxDrawnNameBytes - kEllipsis.size();
+  while (end > 0 && !starts_character(name[end])) --end;
+  name.resize(end);
+  name += kEllipsis;
+  return name;
+}
+
 size_t count_code_points(std::string_view utf8) {
-  return std::count_if(utf8.begin(), utf8.end(),
-                       [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+  return std::count_if(utf8.begin(), utf8.end(), starts_character);
 }
 
 // The first `n` characters of valid UTF-8 text.
 std::string_view first_code_points(std::string_view utf8, size_t n) {
   size_t end = 0;
   for (size_t seen = 0; end < utf8.size(); ++end) {
-    bool starts_character = (static_cast<unsigned char>(utf8[end]) & 0xC0) != 0x80;
-    if (starts_character && seen++ == n) break;
+    if (starts_character(utf8[end]) && seen++ == n) break;
   }
   return utf8.substr(0, end);
 }
@@ -132,9 +160,16 @@ std::string with_thousands_separators(uint64_t value) {
   return grouped;
 }
 
+// The name of the box that stands for frames left out.
+std::string left_out_name(uint64_t frames) {
+  return "[" + with_thousands_separators(frames) + (frames == 1 ? " frame" : " frames") +
+         " not drawn: past the flamegraph's limits]";
+}
+
 // ---- Colours ----------------------------------------------------------------------------------
 
-enum class FrameKind { kRoot, kProcess, kKernel, kGpu, kPython, kJava, kNative };
+// kLeftOut: the box that stands for the frames past the render's limits (FlamegraphOptions).
+enum class FrameKind { kRoot, kProcess, kKernel, kGpu, kPython, kJava, kNative, kLeftOut };
 
 // From the suffix or prefix the profilers give a frame's name.
 FrameKind kind_of_frame(std::string_view name) {
@@ -162,6 +197,8 @@ std::string_view class_name(FrameKind kind) {
       return "java";
     case FrameKind::kNative:
       return "native";
+    case FrameKind::kLeftOut:
+      return "left-out";
   }
   return "native";
 }
@@ -206,6 +243,8 @@ Rgb colour_of(FrameKind kind, std::string_view name) {
       return {channel(160, 50, a), channel(115, 40, b), channel(205, 45, a)};
     case FrameKind::kNative:
       return {channel(205, 50, a), channel(20, 190, b), channel(10, 50, c)};
+    case FrameKind::kLeftOut:
+      return {170, 170, 170};
   }
   return {0, 0, 0};
 }
@@ -262,14 +301,21 @@ class FrameRanks {
         frame_ranks_[id] = rank;
       }
     }
+    bytes_.reserve(frames_.size());
+    for (const FrameName& frame : frames_) {
+      bytes_.push_back(2 * escaped_size(drawn_name(frame.name)) + 2);
+    }
   }
 
   uint32_t of_function(StringId id) const { return frame_ranks_[id]; }
   uint32_t of_process(std::string_view name) const { return process_ranks_.at(name); }
   const FrameName& frame(uint32_t rank) const { return frames_[rank]; }
+  // The most its name adds to a frame's markup: in the tooltip and in the label, escaped.
+  size_t bytes(uint32_t rank) const { return bytes_[rank]; }
 
  private:
   std::vector<FrameName> frames_;      // by rank
+  std::vector<size_t> bytes_;          // by rank
   std::vector<uint32_t> frame_ranks_;  // by StringId
   std::map<std::string_view, uint32_t> process_ranks_;
 };
@@ -278,71 +324,89 @@ class FrameRanks {
 // flamegraphs lay them out from left to right.
 class SortedStacks {
  public:
+  // A stack as ranks, root first: its container's (when it has one), its process name's, then its
+  // frames', read through the table's own ids: a profile's frames are not copied.
+  class Path {
+   public:
+    Path(const FrameRanks& ranks, const StackView& stack)
+        : ranks_(&ranks), frames_(stack.frame_ids) {
+      if (!stack.container.empty()) head_[head_size_++] = ranks.of_process(stack.container);
+      head_[head_size_++] = ranks.of_process(stack.comm);
+    }
+    size_t size() const { return head_size_ + frames_.size(); }
+    uint32_t operator[](size_t i) const {
+      return i < head_size_ ? head_[i] : ranks_->of_function(frames_[i - head_size_]);
+    }
+
+   private:
+    const FrameRanks* ranks_;
+    std::span<const StringId> frames_;
+    uint32_t head_[2] = {0, 0};
+    uint32_t head_size_ = 0;
+  };
   struct Stack {
-    uint32_t begin;  // into ranks_
-    uint32_t length;
+    Path path;
     uint64_t count;
   };
 
   SortedStacks(const StackTable& table, const FrameRanks& ranks) {
     stacks_.reserve(table.distinct_stacks());
     table.for_each([&](const StackView& stack) {
-      auto begin = static_cast<uint32_t>(ranks_.size());
-      if (!stack.container.empty()) ranks_.push_back(ranks.of_process(stack.container));
-      ranks_.push_back(ranks.of_process(stack.comm));
-      for (StringId id : stack.frame_ids) ranks_.push_back(ranks.of_function(id));
-      stacks_.push_back({begin, static_cast<uint32_t>(ranks_.size()) - begin, stack.count});
+      stacks_.push_back({Path(ranks, stack), stack.count});
+      longest_ = std::max(longest_, stacks_.back().path.size());
     });
     std::sort(stacks_.begin(), stacks_.end(),
-              [&](const Stack& a, const Stack& b) { return drawn_before(path(a), path(b)); });
+              [](const Stack& a, const Stack& b) { return drawn_before(a.path, b.path); });
   }
 
   const std::vector<Stack>& stacks() const { return stacks_; }
-  std::span<const uint32_t> path(const Stack& stack) const {
-    return std::span(ranks_).subspan(stack.begin, stack.length);
-  }
+  // The most frames one stack has, its container and process name included.
+  size_t longest() const { return longest_; }
 
  private:
   // By name from the root up, except that a stack comes after the longer ones it begins: a frame's
   // own samples go to the right of its children, so that towers stand on the left of their base.
-  static bool drawn_before(std::span<const uint32_t> a, std::span<const uint32_t> b) {
-    auto [in_a, in_b] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
-    if (in_a == a.end()) return false;
-    if (in_b == b.end()) return true;
-    return *in_a < *in_b;
+  static bool drawn_before(const Path& a, const Path& b) {
+    const size_t common = std::min(a.size(), b.size());
+    for (size_t i = 0; i < common; ++i) {
+      if (a[i] != b[i]) return a[i] < b[i];
+    }
+    return a.size() > b.size();
   }
 
-  std::vector<uint32_t> ranks_;
   std::vector<Stack> stacks_;
+  size_t longest_ = 0;
 };
 
-// A frame wide enough to draw.
-struct PlacedFrame {
-  uint32_t rank;
-  int depth;        // 0 for the root
-  uint64_t offset;  // counts to the left of the frame
-  uint64_t count;
-  uint64_t path;  // frame_paths.h
+// The most a frame may add to the SVG besides its name (FrameRanks::bytes), and what a frame with
+// frames above it adds more for the box it may get.
+struct FrameMarkup {
+  size_t frame;
+  size_t box;
 };
 
 // Walks the sorted stacks keeping only the frames of the current one open: sibling frames with
 // the same name merge because sorted stacks that share them are neighbours. No tree is built: the
-// frames kept are only those wide enough to draw.
-std::vector<PlacedFrame> place_frames(const SortedStacks& sorted, const FrameRanks& ranks,
-                                      double min_count) {
-  std::vector<PlacedFrame> placed;
+// frames wide enough to draw go to `selection` as they close, with what each may cost.
+void place_frames(const SortedStacks& sorted, const FrameRanks& ranks, double min_count,
+                  const FrameMarkup& markup, FrameSelection& selection) {
   std::vector<PlacedFrame> open = {{FrameRanks::kRoot, 0, 0, 0, kRootPath}};
   auto close_down_to = [&](size_t depth) {
     for (; open.size() > depth; open.pop_back()) {
       const PlacedFrame& frame = open.back();
-      if (static_cast<double>(frame.count) >= min_count || frame.depth == 0) {
-        placed.push_back(frame);
+      if (static_cast<double>(frame.count) < min_count && frame.depth != 0) continue;
+      if (open.size() > 1) open[open.size() - 2].above += frame.above + 1;
+      if (frame.depth == 0) {
+        selection.offer(frame, 0);  // in the document's markup
+      } else {
+        size_t box = frame.above > 0 ? markup.box : 0;
+        selection.offer(frame, markup.frame + ranks.bytes(frame.rank) + box);
       }
     }
   };
   uint64_t offset = 0;
   for (const SortedStacks::Stack& stack : sorted.stacks()) {
-    std::span<const uint32_t> path = sorted.path(stack);
+    const SortedStacks::Path& path = stack.path;
     size_t shared = 0;  // frames below the root this stack shares with the open ones
     while (shared < path.size() && shared + 1 < open.size() &&
            open[shared + 1].rank == path[shared]) {
@@ -355,13 +419,10 @@ std::vector<PlacedFrame> place_frames(const SortedStacks& sorted, const FrameRan
                       child_path(open.back().path, frame.name, frame.kind == FrameKind::kProcess)});
     }
     for (PlacedFrame& frame : open) frame.count += stack.count;
+    open.back().own += stack.count;
     offset += stack.count;
   }
   close_down_to(0);
-  std::sort(placed.begin(), placed.end(), [](const PlacedFrame& a, const PlacedFrame& b) {
-    return std::tie(a.depth, a.offset) < std::tie(b.depth, b.offset);
-  });
-  return placed;
 }
 
 // ---- Layout -----------------------------------------------------------------------------------
@@ -678,7 +739,13 @@ class SvgWriter {
     out_ += "\">\n";
     int rows = rows_of(placed);
     for (const PlacedFrame& frame : placed) {
-      this->frame(ranks.frame(frame.rank), frame, layout_.frame_y(frame.depth, rows), total);
+      const double y = layout_.frame_y(frame.depth, rows);
+      if (frame.left_out > 0) {
+        const std::string name = left_out_name(frame.left_out);
+        this->frame({name, FrameKind::kLeftOut}, frame, y, total);
+      } else {
+        this->frame(ranks.frame(frame.rank), frame, y, total);
+      }
     }
     out_ += "</g>\n";
   }
@@ -702,6 +769,7 @@ class SvgWriter {
                     uint64_t total) {
     baseline_ = baseline;
     for (const PlacedFrame& frame : placed) {
+      if (frame.left_out > 0) continue;
       largest_change_ = std::max(largest_change_, std::abs(change(frame, total)));
     }
   }
@@ -734,7 +802,8 @@ class SvgWriter {
 
   // <g class="kind" data-offset data-count><title>name\nN samples (P%)</title><rect/><text/></g>
   void frame(const FrameName& what, const PlacedFrame& where, double y, uint64_t total) {
-    const std::string name = displayable(what.name);
+    const std::string name = drawn_name(what.name);
+    const bool compared = baseline_ != nullptr && what.kind != FrameKind::kLeftOut;
     const double x = layout_.left + static_cast<double>(where.offset) * layout_.px_per_count;
     const double width = static_cast<double>(where.count) * layout_.px_per_count;
 
@@ -744,14 +813,14 @@ class SvgWriter {
     attribute("data-offset", where.offset);
     attribute("data-count", where.count);
     out_ += '>';
-    tooltip(name, where, total);
+    tooltip(name, where, total, compared);
     out_ += "<rect";
     attribute("x", x, 2);
     attribute("y", y, 2);
     attribute("width", width, 2);
     attribute("height", layout_.frame_height - 1, 2);
-    const Rgb fill = baseline_ != nullptr ? change_colour(change(where, total))
-                                          : colour_of(what.kind, what.name);
+    const Rgb fill =
+        compared ? change_colour(change(where, total)) : colour_of(what.kind, what.name);
     out_ += " fill=\"rgb(" + std::to_string(fill.red) + ',' + std::to_string(fill.green) + ',' +
             std::to_string(fill.blue) + ")\" rx=\"2\"/>";
     if (std::string label = fit_label(name, width, layout_); !label.empty()) {
@@ -767,7 +836,8 @@ class SvgWriter {
 
   // "name\n1,234 samples (5.67%)", and with a baseline "\nbaseline 3.21%, +2.46 points": the
   // script takes the name from the first line.
-  void tooltip(std::string_view displayable_name, const PlacedFrame& where, uint64_t total) {
+  void tooltip(std::string_view displayable_name, const PlacedFrame& where, uint64_t total,
+               bool compared) {
     const uint64_t count = where.count;
     out_ += "<title>";
     append_escaped(out_, displayable_name);
@@ -778,7 +848,7 @@ class SvgWriter {
     out_ += " (";
     append_fixed(out_, 100.0 * static_cast<double>(count) / static_cast<double>(total), 2);
     out_ += "%)";
-    if (baseline_ != nullptr) {
+    if (compared) {
       out_ += "\nbaseline ";
       append_fixed(out_, 100.0 * baseline_share(where), 2);
       const double points = 100.0 * change(where, total);
@@ -829,6 +899,28 @@ class SvgWriter {
   double largest_change_ = 0;
 };
 
+// A frame's element, attributes and tooltip hold some 200 characters and at most twelve numbers,
+// none longer than the total's digits with separators or the image's size in pixels.
+FrameMarkup frame_markup(const FlamegraphOptions& options, const Layout& largest, uint64_t total) {
+  constexpr size_t kText = 200;
+  constexpr size_t kNumbers = 12;
+  constexpr size_t kBoxName = 64;
+  auto digits = [](uint64_t value) { return std::to_string(value).size(); };
+  const auto pixels = static_cast<uint64_t>(std::max(largest.width, largest.height)) + kTextPad;
+  const size_t number = std::max({size_t{7}, digits(total) * 4 / 3 + 1, digits(pixels) + 3});
+  const size_t frame = kText + kNumbers * number + escaped_size(displayable(options.count_name));
+  return {frame, frame + kBoxName};
+}
+
+// What options.max_bytes leaves for the frames once the rest of the document is written.
+size_t frame_bytes_budget(const FlamegraphOptions& options) {
+  constexpr size_t kOtherMarkup = 4096;
+  const size_t text = options.title.size() + options.subtitle.size() + options.count_name.size();
+  const size_t rest =
+      kStyle.size() + kScript.size() + kOtherMarkup + 6 * text + 2 * 6 * options.nonce.size();
+  return options.max_bytes > rest ? options.max_bytes - rest : 0;
+}
+
 std::string render_empty(const FlamegraphOptions& options) {
   const Layout layout = layout_for(options, 0, 3);
   SvgWriter svg(options, layout);
@@ -844,9 +936,15 @@ std::string render_flamegraph(const StackTable& table, const FlamegraphOptions& 
   if (table.empty()) return render_empty(options);
   const uint64_t total = table.total_samples();
   const FrameRanks ranks(table);
-  const double px_per_count = layout_for(options, total, 1).px_per_count;
-  const std::vector<PlacedFrame> placed =
-      place_frames(SortedStacks(table, ranks), ranks, options.min_frame_width_px / px_per_count);
+  const SortedStacks sorted(table, ranks);
+  // The root, the stack's frames and a row of boxes.
+  const Layout tallest = layout_for(options, total, static_cast<int>(sorted.longest()) + 2);
+  FrameSelection selection(options.max_frames, frame_bytes_budget(options));
+  place_frames(sorted, ranks, options.min_frame_width_px / tallest.px_per_count,
+               frame_markup(options, tallest, total), selection);
+  const bool cut = selection.cut();
+  std::vector<PlacedFrame> placed = selection.take();
+  if (cut) placed = with_left_out_boxes(std::move(placed));
   const Layout layout = layout_for(options, total, rows_of(placed));
 
   SvgWriter svg(options, layout);

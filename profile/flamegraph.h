@@ -3,11 +3,16 @@
 // tooltips with counts and percentages, zooms on click and highlights searches (Ctrl-F).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "profile/stack_table.h"
 
 namespace dormant::profile {
+
+// A frame's name is cut to this many bytes, with an ellipsis, in the SVG.
+inline constexpr size_t kMaxDrawnNameBytes = 1024;
+inline constexpr size_t kDefaultMaxFrames = 50000;
 
 struct FlamegraphOptions {
   std::string title = "Flamegraph";
@@ -17,6 +22,12 @@ struct FlamegraphOptions {
   // Frames narrower than this (and everything above them) are left out, which keeps the size of
   // the SVG bounded whatever the size of the profile.
   double min_frame_width_px = 0.1;
+  // Frames drawn at most, and the size of the SVG at most (an estimate that never falls short):
+  // past either, the narrowest frames are left out (the deepest, then the rightmost, among equally
+  // wide ones), and each frame that lost frames above it gets one box that says how many frames
+  // and samples it stands for. A box is drawn besides the frames, in the bytes.
+  size_t max_frames = kDefaultMaxFrames;
+  size_t max_bytes = 16 << 20;
   std::string count_name = "samples";  // what one count is, in tooltips
   // With a baseline, a differential flamegraph: frames as wide as this table's samples, each
   // coloured by how its share of all samples changed from the baseline's share at the same place:

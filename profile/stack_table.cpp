@@ -84,6 +84,7 @@ std::string_view StackTable::store(std::string_view text) {
         arena_.empty() ? kMinArenaBlock : std::min(arena_.back().size * 2, kMaxArenaBlock);
     size = std::max(size, text.size());
     arena_.push_back({std::make_unique_for_overwrite<char[]>(size), size, 0});
+    arena_bytes_ += size;
   }
   ArenaBlock& block = arena_.back();
   char* copy = block.bytes.get() + block.used;
@@ -104,8 +105,8 @@ void StackTable::add(std::string_view container, std::string_view comm,
 
 bool StackTable::add_within(std::string_view container, std::string_view comm,
                             std::span<const std::string_view> frames, uint64_t count,
-                            size_t max_stacks) {
-  if (stacks_.size() < max_stacks) {
+                            size_t max_stacks, size_t max_bytes) {
+  if (stacks_.size() < max_stacks && bytes() < max_bytes) {
     add(container, comm, frames, count);
     return true;
   }
@@ -169,6 +170,12 @@ void StackTable::merge(const StackTable& other, std::optional<std::string_view> 
     if (container_id) key[0] = *container_id;
     add_interned(key, stack.count);
   }
+}
+
+size_t StackTable::bytes() const {
+  return arena_bytes_ + strings_.capacity() * sizeof(std::string_view) +
+         string_slots_.capacity() * sizeof(StringSlot) + keys_.capacity() * sizeof(StringId) +
+         stacks_.capacity() * sizeof(Stack) + stack_slots_.capacity() * sizeof(StackSlot);
 }
 
 std::vector<std::string> StackTable::containers() const {

@@ -4,6 +4,7 @@
 // slot, and the bytes that slot points at.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -44,11 +45,12 @@ class StackTable {
   // The same with interned strings: key = {container, comm, frame...}.
   void add_interned(std::span<const StringId> key, uint64_t count = 1);
 
-  // Adds a stack as add() does while the table holds fewer than `max_stacks` distinct stacks; once
-  // it holds that many, adds only to the stacks it already holds and interns nothing new. False
-  // for a stack it had no room for.
+  // Adds a stack as add() does while the table holds fewer than `max_stacks` distinct stacks in
+  // fewer than `max_bytes` (bytes()); past either, adds only to the stacks it already holds and
+  // interns nothing new. False for a stack it had no room for.
   bool add_within(std::string_view container, std::string_view comm,
-                  std::span<const std::string_view> frames, uint64_t count, size_t max_stacks);
+                  std::span<const std::string_view> frames, uint64_t count, size_t max_stacks,
+                  size_t max_bytes = SIZE_MAX);
 
   // Adds every stack of `other`; with `container`, counted under that container name instead of
   // the one `other` gave them.
@@ -57,6 +59,8 @@ class StackTable {
 
   uint64_t total_samples() const { return total_; }
   size_t distinct_stacks() const { return stacks_.size(); }
+  // The memory the table holds, about: its strings, stacks and both indexes.
+  size_t bytes() const;
   bool empty() const { return stacks_.empty(); }
 
   // The distinct non-empty container names of the stacks, sorted.
@@ -107,6 +111,7 @@ class StackTable {
   std::vector<StringId> keys_;  // every stack's key, back to back
   std::vector<Stack> stacks_;
   std::vector<StackSlot> stack_slots_;
+  size_t arena_bytes_ = 0;
   uint64_t total_ = 0;
 };
 

@@ -141,6 +141,12 @@ int serve(const dormant::config::ServerConfig& config) {
   api_options.merge_max_stacks = static_cast<size_t>(config.merge_max_stacks);
   api_options.max_profile_bytes = static_cast<size_t>(config.max_profile_mb) << 20;
   api_options.concurrent_merges = std::max(1, threads / 2);
+  api_options.svg_max_frames = static_cast<size_t>(config.svg_max_frames);
+  api_options.svg_cache_bytes = static_cast<size_t>(config.svg_cache_mb) << 20;
+  // Flamegraphs are drawn off the threads that serve connections, a few at once: each may take
+  // a second and 256 MB.
+  api_options.render_threads = std::clamp(threads / 2, 1, 8);
+  api_options.render_queue = 4 * api_options.render_threads;
   api::Api handler(**store, std::move(*tokens), metrics, api_options);
   (*store)->on_commands(
       [&handler](const std::string& host, const std::string& service) {

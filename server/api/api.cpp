@@ -158,7 +158,11 @@ std::string_view Api::Call::query_value(std::string_view name) const {
 }
 
 Api::Api(storage::Store& store, Tokens tokens, ServerMetrics& metrics, ApiOptions options)
-    : store_(store), tokens_(std::move(tokens)), metrics_(metrics), options_(options) {}
+    : store_(store), tokens_(std::move(tokens)), metrics_(metrics), options_(options) {
+  if (options_.render_threads > 0) {
+    render_pool_ = std::make_unique<RenderPool>(options_.render_threads, options_.render_queue);
+  }
+}
 
 const std::vector<Api::Route>& Api::routes() {
   constexpr Roles kAgent = kAgentRole;
@@ -286,6 +290,45 @@ void Api::finish(http::Response& response, const http::RequestHeader& header, co
   }
 }
 
+const Api::Route* Api::render_route(const http::Request& request) const {
+  if (render_pool_ == nullptr || request.method() != verb::get) return nullptr;
+  static const std::vector<http::Response (Api::*)(const Call&)> kRenders = {
+      &Api::profile_flamegraph, &Api::profile_pprof, &Api::merged_flamegraph,
+      &Api::diff_flamegraph};
+  std::string_view target(request.target().data(), request.target().size());
+  Routing routing = route_of(request, parse_query(target));
+  // Without a token that may read it, the request is answered at once.
+  if (routing.refusal ||
+      std::find(kRenders.begin(), kRenders.end(), routing.route->serve) == kRenders.end()) {
+    return nullptr;
+  }
+  return routing.route;
+}
+
+void Api::render_later(const Route& route, const http::Request& request, const http::Client& client,
+                       std::shared_ptr<http::Responder> responder) {
+  auto held = std::make_shared<const http::Request>(request);
+  bool posted = render_pool_->try_post([this, held, client, responder] {
+    http::Response response;
+    try {
+      response = handle(*held, client);
+    } catch (const std::exception& error) {
+      // The path only: a query string may carry a token.
+      std::string_view target(held->target().data(), held->target().size());
+      spdlog::error("GET {}: internal error: {}", target.substr(0, target.find('?')), error.what());
+      response = error_response(status::internal_server_error, "internal server error");
+    }
+    responder->reply(std::move(response));
+  });
+  if (posted) return;
+  http::Response busy = error_response(
+      status::service_unavailable,
+      "as many flamegraphs as the server draws at once are being drawn; try again shortly");
+  busy.set(bhttp::field::retry_after, "5");
+  finish(busy, request, &route, client.remote);
+  responder->reply(std::move(busy));
+}
+
 std::optional<http::Response> Api::refuse_other_host(const Call& call,
                                                      std::string_view hostname) const {
   if (!options_.bind_hostname_to_certificate) return std::nullopt;
@@ -316,6 +359,9 @@ std::chrono::milliseconds Api::long_poll_wait(const http::Request& request) cons
 
 void Api::handle(const http::Request& request, const http::Client& client,
                  std::shared_ptr<http::Responder> responder) {
+  if (const Route* route = render_route(request)) {
+    return render_later(*route, request, client, std::move(responder));
+  }
   std::chrono::milliseconds wait = long_poll_wait(request);
   // A held heartbeat keeps a copy of its request: only ordinary ones are held.
   constexpr size_t kLargestHeldBody = 64 << 10;

@@ -13,7 +13,9 @@
 
 #include "server/api/long_polls.h"
 #include "server/api/merge_slots.h"
+#include "server/api/render_pool.h"
 #include "server/api/server_metrics.h"
+#include "server/api/svg_cache.h"
 #include "server/api/tokens.h"
 #include "server/http/http_server.h"
 #include "server/storage/store.h"
@@ -33,6 +35,14 @@ struct ApiOptions {
   size_t merge_max_stacks = 1 << 20;
   // Merged flamegraphs made at once (merge_slots.h): fewer than the server's threads.
   int concurrent_merges = 1;
+  // Frames a flamegraph draws at most (profile/flamegraph.h); those past it become boxes.
+  size_t svg_max_frames = 50000;
+  // Per-profile flamegraphs kept as drawn for the next request (svg_cache.h), in bytes; 0: none.
+  size_t svg_cache_bytes = 64 << 20;
+  // Flamegraphs and pprof files are made on threads of their own (render_pool.h), with as many
+  // more waiting; past them, 503 with Retry-After. 0: made on the thread that handles the request.
+  int render_threads = 0;
+  int render_queue = 0;
 };
 
 class Api {
@@ -116,13 +126,20 @@ class Api {
   };
   Routing route_of(const http::RequestHeader& header,
                    const std::vector<std::pair<std::string, std::string>>& query) const;
-  // The headers every answer carries; counts and logs it.
+  // What every answer gets: headers, the request's count by route, a log line for an error.
   void finish(http::Response& response, const http::RequestHeader& header, const Route* route,
               const std::string& remote);
   // With bind_hostname_to_certificate, the 403 for a request that speaks for `hostname` with a
   // certificate that does not name it.
   std::optional<http::Response> refuse_other_host(const Call& call,
                                                   std::string_view hostname) const;
+
+  // The route of a request that makes a flamegraph or a pprof file with a token that may read
+  // it, to be served on the render pool; nullptr for any other.
+  const Route* render_route(const http::Request& request) const;
+  // Serves a render route on the render pool, or answers 503 when the pool is full.
+  void render_later(const Route& route, const http::Request& request, const http::Client& client,
+                    std::shared_ptr<http::Responder> responder);
 
   // The wait a heartbeat asks for, within the server's maximum; 0 for any other request.
   std::chrono::milliseconds long_poll_wait(const http::Request& request) const;
@@ -138,6 +155,9 @@ class Api {
   ApiOptions options_;
   LongPolls long_polls_;
   MergeSlots merge_slots_{options_.concurrent_merges};
+  SvgCache svg_cache_{options_.svg_cache_bytes};
+  // Last: destroyed first, it waits for the renders running, which use the members above.
+  std::unique_ptr<RenderPool> render_pool_;
 };
 
 }  // namespace dormant::server::api

@@ -1,5 +1,6 @@
 // The flamegraph endpoints: one stored profile, the merge of every profile a query selects, and the
 // differential flamegraph of two time ranges; as SVG, collapsed text or pprof.
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -99,6 +100,29 @@ http::Response svg_response(profile::FlamegraphOptions options, const profile::S
   return response;
 }
 
+// A drawn SVG as the cache keeps it: where its two nonces are (the first and the last attribute
+// of that name: nothing from the profile can hold one, its quotes are escaped).
+std::shared_ptr<const CachedSvg> cacheable(std::string svg, uint64_t idle_samples) {
+  constexpr std::string_view kNonce = " nonce=\"";
+  auto cached = std::make_shared<CachedSvg>();
+  cached->style_nonce = svg.find(kNonce) + kNonce.size();
+  cached->script_nonce = svg.rfind(kNonce) + kNonce.size();
+  cached->svg = std::move(svg);
+  cached->idle_samples = idle_samples;
+  return cached;
+}
+
+// The cached SVG with a nonce of its own.
+http::Response cached_svg_response(const CachedSvg& cached) {
+  const std::string nonce = new_nonce();
+  std::string svg = cached.svg;
+  svg.replace(cached.style_nonce, nonce.size(), nonce);
+  svg.replace(cached.script_nonce, nonce.size(), nonce);
+  http::Response response = text_response("image/svg+xml", std::move(svg));
+  restrict_document(response, nonce);
+  return response;
+}
+
 http::Response pprof_response(const MergedProfile& merged, const std::string& file_stem) {
   profile::PprofOptions options;
   options.frequency_hz = merged.frequency_hz;
@@ -159,6 +183,7 @@ http::Response Api::merged_flamegraph(const Call& call) {
                       profile::write_collapsed(merged->stacks, {{"merge", merged->summary()}}));
   } else {
     profile::FlamegraphOptions options;
+    options.max_frames = options_.svg_max_frames;
     options.title = selection_title(*selection);
     options.subtitle = merge_subtitle(*merged);
     response = svg_response(std::move(options), merged->stacks);
@@ -191,6 +216,7 @@ http::Response Api::diff_flamegraph(const Call& call) {
   auto baseline = merge_profiles(store_, *baseline_selection);
   if (!baseline) return store_failure(baseline.error());
   profile::FlamegraphOptions options;
+  options.max_frames = options_.svg_max_frames;
   options.title = selection_title(*selection) + ": change from the baseline";
   options.subtitle = merge_subtitle(*merged) + " | baseline: " + merge_subtitle(*baseline);
   options.baseline = &baseline->stacks;
@@ -207,23 +233,30 @@ struct OneProfile {
   MergedProfile merged;  // of this profile alone, so that it is filtered and described the same
 };
 
-// The profile "/api/profiles/{gpid}/…" names: kNotFound for a gpid that is not one.
-Result<OneProfile> one_profile(storage::Store& store, const Api::Call& call) {
+// The row of the profile "/api/profiles/{gpid}/…" names: kNotFound for a gpid that is not one.
+Result<storage::StoredProfile> profile_row(storage::Store& store, const Api::Call& call) {
   auto gpid = gpid_of(call);
   if (!gpid) return Error(ErrorKind::kNotFound, "no profile " + call.params[0]);
-  auto stored = store.get_profile(*gpid);
-  if (!stored) return std::move(stored).take_error();
-  auto text = store.read_profile(*gpid);
-  if (!text) return std::move(text).take_error();
-  auto parsed = profile::read_collapsed(*text);
-  if (!parsed) {
-    return Error::invalid_argument(
-        "profile " + std::to_string(*gpid) +
-        " is stored but is not a valid collapsed profile: " + parsed.error().message());
+  return store.get_profile(*gpid);
+}
+
+Result<OneProfile> one_profile(storage::Store& store, storage::StoredProfile stored,
+                               const Api::Call& call) {
+  std::optional<profile::CollapsedProfile> parsed;
+  {
+    auto text = store.read_profile(stored.gpid);  // freed once parsed
+    if (!text) return std::move(text).take_error();
+    auto read = profile::read_collapsed(*text);
+    if (!read) {
+      return Error::invalid_argument(
+          "profile " + std::to_string(stored.gpid) +
+          " is stored but is not a valid collapsed profile: " + read.error().message());
+    }
+    parsed = std::move(*read);
   }
   MergeSelection selection;
   selection.keep_idle = keeps_idle(call);
-  OneProfile one{std::move(*stored), {}};
+  OneProfile one{std::move(stored), {}};
   one.merged.add(*parsed, selection);
   one.merged.hosts.insert(one.stored.hostname);
   one.merged.first_start = one.stored.start_time;
@@ -233,21 +266,38 @@ Result<OneProfile> one_profile(storage::Store& store, const Api::Call& call) {
 
 }  // namespace
 
+// The row is read first, so that a profile deleted since it was drawn is not served.
 http::Response Api::profile_flamegraph(const Call& call) {
-  auto one = one_profile(store_, call);
-  if (!one) return store_failure(one.error());
-  const storage::StoredProfile& stored = one->stored;
-  profile::FlamegraphOptions options;
-  options.title = stored.service_name + ": " + stored.hostname;
-  options.subtitle = iso_time(stored.start_time) + " to " + iso_time(stored.end_time) + "; " +
-                     idle_note(one->merged);
-  http::Response response = svg_response(std::move(options), one->merged.stacks);
-  describe_merge(response, one->merged);
+  auto stored = profile_row(store_, call);
+  if (!stored) return store_failure(stored.error());
+  const std::string cache_key = std::to_string(stored->gpid) + (keeps_idle(call) ? " idle" : "") +
+                                " frames " + std::to_string(options_.svg_max_frames);
+  std::shared_ptr<const CachedSvg> cached = svg_cache_.find(cache_key);
+  const bool hit = cached != nullptr;
+  if (!hit) {
+    auto one = one_profile(store_, std::move(*stored), call);
+    if (!one) return store_failure(one.error());
+    profile::FlamegraphOptions options;
+    options.max_frames = options_.svg_max_frames;
+    options.title = one->stored.service_name + ": " + one->stored.hostname;
+    options.subtitle = iso_time(one->stored.start_time) + " to " + iso_time(one->stored.end_time) +
+                       "; " + idle_note(one->merged);
+    options.nonce = new_nonce();
+    cached = cacheable(profile::render_flamegraph(one->merged.stacks, options),
+                       one->merged.idle_samples);
+    svg_cache_.put(cache_key, cached);
+  }
+  http::Response response = cached_svg_response(*cached);
+  response.set("X-Dormant-Profiles", "1");
+  response.set("X-Dormant-Idle-Samples-Left-Out", std::to_string(cached->idle_samples));
+  if (hit) response.set("X-Dormant-Cached", "1");
   return response;
 }
 
 http::Response Api::profile_pprof(const Call& call) {
-  auto one = one_profile(store_, call);
+  auto stored = profile_row(store_, call);
+  if (!stored) return store_failure(stored.error());
+  auto one = one_profile(store_, std::move(*stored), call);
   if (!one) return store_failure(one.error());
   http::Response response =
       pprof_response(one->merged, "profile_" + std::to_string(one->stored.gpid));

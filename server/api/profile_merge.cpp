@@ -22,8 +22,8 @@ void MergedProfile::add(const profile::CollapsedProfile& profile, const MergeSel
     }
     frames.clear();
     for (profile::StringId id : stack.frame_ids) frames.push_back(profile.stacks.string(id));
-    if (!stacks.add_within(stack.container, stack.comm, frames, stack.count,
-                           selection.max_stacks)) {
+    if (!stacks.add_within(stack.container, stack.comm, frames, stack.count, selection.max_stacks,
+                           selection.max_bytes)) {
       stacks.add("", kStacksBeyondLimit, {}, stack.count);
       samples_beyond_limit += stack.count;
     }

@@ -20,9 +20,11 @@ struct MergeSelection {
   storage::ProfileFilter profiles;  // its limit: the most profiles merged
   std::optional<std::string> container;
   bool keep_idle = false;
-  // Distinct stacks kept; the samples of stacks beyond them are counted under one stack named
-  // kStacksBeyondLimit.
+  // Distinct stacks kept, and the memory they may take (StackTable::bytes: stacks 2,048 frames
+  // deep with long names hold far more than a million stacks' worth); the samples of stacks
+  // beyond either are counted under one stack named kStacksBeyondLimit.
   size_t max_stacks = 1 << 20;
+  size_t max_bytes = 128 << 20;
 };
 
 inline constexpr std::string_view kStacksBeyondLimit = "[stacks beyond the merge's limit]";

@@ -208,6 +208,34 @@ TEST_F(FlamegraphApiTest, MergesAndProfilesExportAsPprofThatProtocReads) {
             std::string::npos);
 }
 
+// Issue 22, server 1: 12 MiB of distinct stacks 2,048 frames deep (6 M frames) drew a 1 GB SVG
+// on the thread serving the connection. Drawn now within 16 MB, with boxes for the frames left
+// out, whether alone, merged or from the cache.
+TEST_F(FlamegraphApiTest, AHostileProfileIsDrawnWithinTheBoundsEveryWay) {
+  start();
+  std::string tail;
+  for (size_t i = 1; i < profile::kMaxStackDepth; ++i) tail += ";f";
+  std::string stacks;
+  for (int i = 0; stacks.size() < (12 << 20); ++i) {
+    stacks += "0;;app;root" + std::to_string(i) + tail + " 1\n";
+  }
+  upload("web", "web-01", stacks);
+  json listed = server_->get("/api/profiles?hostname=web-01").json();
+  ASSERT_EQ(listed["profiles"].size(), 1u) << listed.dump();
+  const std::string one = "/api/profiles/" +
+                          std::to_string(listed["profiles"][0]["gpid"].get<int64_t>()) +
+                          "/flamegraph";
+  for (const std::string& path : {one, one, std::string("/api/flamegraph?service=web")}) {
+    Answer svg = get(path);
+    ASSERT_EQ(svg.status, 200) << path << ": " << svg.body.substr(0, 300);
+    EXPECT_LE(svg.body.size(), 16'000'000u) << path;
+    EXPECT_NE(svg.body.find("<g class=\"left-out\""), std::string::npos) << path;
+    EXPECT_NE(svg.body.find(" frames not drawn: past the flamegraph&apos;s limits]"),
+              std::string::npos);
+  }
+  EXPECT_EQ(get(one).headers["x-dormant-cached"], "1");
+}
+
 TEST_F(FlamegraphApiTest, ADiffComparesTwoTimeRangesByShare) {
   start();
   upload("web", "web-01", "0;;nginx;main;parse 10\n0;;nginx;main;write 10\n", "2026-11-21T10:00:00",

@@ -80,3 +80,22 @@ TEST_F(ServerConfigTest, PlainHttpOnlyWhenAskedAndNeverWithoutTokens) {
 
 }  // namespace
 }  // namespace dormant::config
+
+namespace dormant::config {
+namespace {
+
+TEST_F(ServerConfigTest, FlamegraphLimitsHaveDefaultsAndBounds) {
+  auto parsed = parse({"--insecure-http", "--tokens-file", file("tokens")});
+  ASSERT_TRUE(std::holds_alternative<ServerConfig>(parsed));
+  EXPECT_EQ(std::get<ServerConfig>(parsed).svg_max_frames, 50000);
+  EXPECT_EQ(std::get<ServerConfig>(parsed).svg_cache_mb, 64);
+  EXPECT_EQ(error_of({"--insecure-http", "--tokens-file", file("tokens"), "--svg-max-frames", "200",
+                      "--svg-cache-mb", "0"}),
+            "accepted");
+  EXPECT_NE(error_of({"--insecure-http", "--tokens-file", file("tokens"), "--svg-max-frames", "0"})
+                .find("--svg-max-frames"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace dormant::config
