@@ -24,6 +24,13 @@ nlohmann::json delivery(int failures, const std::string& last_error) {
           {"last_error", last_error.empty() ? nlohmann::json() : nlohmann::json(last_error)}};
 }
 
+// Kept and tried again with backoff while `retrying`: nothing the server has not taken is lost.
+nlohmann::json delivery(const heartbeat::RetryingSender& sender) {
+  nlohmann::json report = delivery(sender.consecutive_failures(), sender.last_error());
+  report["retrying"] = sender.backing_off();
+  return report;
+}
+
 }  // namespace
 
 void fit_within(nlohmann::json& health, size_t max_bytes) {
@@ -79,15 +86,14 @@ nlohmann::json agent_health(const HealthInputs& in) {
   health["profilers"] =
       profilers.empty() ? nlohmann::json("not probed yet: no session since start") : profilers;
   health["heartbeat"] = delivery(in.heartbeats.consecutive_failures(), in.heartbeats.last_error());
-  health["completions"] =
-      delivery(in.completions.consecutive_failures(), in.completions.last_error());
-  if (in.uploads) {
-    health["uploads"] = delivery(in.uploads->consecutive_failures(), in.uploads->last_error());
-  }
+  health["completions"] = delivery(in.completions);
+  health["completions"]["waiting"] = in.journal.owed().size();
+  if (in.uploads) health["uploads"] = delivery(*in.uploads);
   health["last_reload"] = in.last_reload;
   if (in.spool) {
     health["spool"] = {{"profiles", in.spool->files()},
                        {"bytes", in.spool->bytes()},
+                       {"rejected", in.spool->rejected_files()},
                        {"held_in_memory",
                         {{"profiles", in.spool->held_files()}, {"bytes", in.spool->held_bytes()}}}};
   }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/journal_salvage.h"
 #include "common/atomic_file.h"
 #include "common/json_text.h"
 #include "heartbeat/protocol/ids.h"
@@ -16,7 +17,13 @@ namespace dormant::agent {
 namespace {
 
 constexpr int kFormatVersion = 1;
-constexpr size_t kMaxFileBytes = 8 << 20;
+
+void cut_text(std::optional<std::string>& text, size_t max_bytes) {
+  if (text && text->size() > max_bytes) {
+    text->resize(max_bytes);
+    *text += "... (cut)";
+  }
+}
 
 Result<std::vector<std::string>> read_ids(const nlohmann::json& body, const char* key) {
   std::vector<std::string> ids;
@@ -87,7 +94,7 @@ CommandJournal CommandJournal::open(std::filesystem::path path) {
   Result<void> loaded = [&]() -> Result<void> {
     std::error_code error;
     if (std::filesystem::file_size(journal.path_, error) > kMaxFileBytes && !error) {
-      return Error::invalid_argument("larger than 8 MiB");
+      return Error::invalid_argument("larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB");
     }
     auto text = read_file(journal.path_);
     if (!text) return std::move(text).take_error();
@@ -96,13 +103,19 @@ CommandJournal CommandJournal::open(std::filesystem::path path) {
   if (!loaded) {
     std::filesystem::path aside = journal.path_;
     aside += ".corrupt";
-    std::error_code ignored;
-    std::filesystem::rename(journal.path_, aside, ignored);
-    spdlog::error(
-        "the command journal {} cannot be read ({}); moved it to {} and starting with an empty "
-        "one: the server's current command may run once more",
-        journal.path_.string(), loaded.error().message(), aside.string());
+    std::error_code not_moved;
+    std::filesystem::rename(journal.path_, aside, not_moved);
     journal = CommandJournal(journal.path_);
+    std::vector<std::string> ids = salvage_command_ids(not_moved ? journal.path_ : aside, kMaxIds);
+    for (const auto& id : ids) {
+      journal.received_.push(id);
+      journal.executed_.push(id);
+    }
+    spdlog::error(
+        "the command journal {} cannot be read ({}); moved it to {} and starting a new one with "
+        "the {} command ids found in it, which will not run again",
+        journal.path_.string(), loaded.error().message(), aside.string(), ids.size());
+    journal.save();
   }
   return journal;
 }
@@ -150,7 +163,7 @@ Result<void> CommandJournal::load(const std::string& text) try {
     for (const auto& item : *owed) {
       auto completion = heartbeat::parse_command_completion(item);
       if (!completion) return std::move(completion).take_error().with_context("owed completion");
-      owed_.push_back(std::move(*completion));
+      owe(std::move(*completion));
     }
   }
   return {};
@@ -200,8 +213,21 @@ void CommandJournal::record_completion(heartbeat::CommandCompletion completion) 
 void CommandJournal::record_unsaved(heartbeat::CommandCompletion completion) {
   executed_.push(completion.command_id);
   std::erase(pending_, completion.command_id);
+  owe(std::move(completion));
+}
+
+void CommandJournal::owe(heartbeat::CommandCompletion completion) {
   std::erase_if(owed_, [&](const auto& owed) { return owed.command_id == completion.command_id; });
+  cut_text(completion.error_message, kMaxCompletionText);
+  cut_text(completion.results_path, kMaxCompletionText);
   owed_.push_back(std::move(completion));
+  while (owed_.size() > kMaxOwed) {
+    spdlog::warn(
+        "more than {} command completions are owed to the server: dropped the oldest, of command "
+        "{}",
+        kMaxOwed, owed_.front().command_id);
+    owed_.pop_front();
+  }
 }
 
 void CommandJournal::add_session(const std::string& command_id) {

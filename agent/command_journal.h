@@ -48,9 +48,15 @@ class CommandJournal final : public heartbeat::CompletionQueue {
  public:
   // Ids kept per list, as gProfiler keeps them; the oldest go first.
   static constexpr size_t kMaxIds = 1000;
+  // Completions owed, at most; past it the oldest is dropped with a warning. With each one's
+  // texts cut to kMaxCompletionText, the journal stays far below the size it may be read at.
+  static constexpr size_t kMaxOwed = 1000;
+  static constexpr size_t kMaxCompletionText = 2048;
+  static constexpr size_t kMaxFileBytes = 8 << 20;
 
-  // Reads `path` when it exists. A file that cannot be read or parsed is moved aside to
-  // `path`.corrupt with an error logged, and the journal starts empty.
+  // Reads `path` when it exists. A file that cannot be read or parsed, or is larger than
+  // kMaxFileBytes, is moved aside to `path`.corrupt with an error logged, and the journal starts
+  // with the command ids salvaged from it (journal_salvage.h) as received and executed.
   static CommandJournal open(std::filesystem::path path);
 
   bool was_received(std::string_view command_id) const;
@@ -99,6 +105,8 @@ class CommandJournal final : public heartbeat::CompletionQueue {
   void save();
   // record_completion without the write, for callers that record several.
   void record_unsaved(heartbeat::CommandCompletion completion);
+  // Adds it to the owed list, replacing one of the same command, within kMaxOwed.
+  void owe(heartbeat::CommandCompletion completion);
   void owe_failure(const std::string& command_id, const std::string& hostname,
                    const std::string& why);
 

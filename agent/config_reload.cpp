@@ -19,6 +19,8 @@ std::vector<std::string> changed_for_restart(const config::AgentConfig& running,
   after["state_dir"] = next.state_dir;
   before["spool_max_mb"] = running.spool_max_mb;
   after["spool_max_mb"] = next.spool_max_mb;
+  before["spool_max_files"] = running.spool_max_files;
+  after["spool_max_files"] = next.spool_max_files;
   std::vector<std::string> changed;
   for (const auto& [name, value] : after.items()) {
     if (before.value(name, nlohmann::json()) != value) changed.push_back(name);

@@ -35,8 +35,9 @@ int run_heartbeat_mode(const config::AgentConfig& config,
   CommandJournal journal = CommandJournal::open(fs::path(config.state_dir) / "journal.json");
   std::unique_ptr<ProfileSpool> spool;
   if (config.upload_results) {
-    auto opened = ProfileSpool::open(fs::path(config.state_dir) / "spool",
-                                     static_cast<uint64_t>(config.spool_max_mb) << 20);
+    auto opened = ProfileSpool::open(
+        fs::path(config.state_dir) / "spool", static_cast<uint64_t>(config.spool_max_mb) << 20,
+        ProfileSpool::kMaxHeldBytes, static_cast<size_t>(config.spool_max_files));
     if (!opened) {
       spdlog::error("{}", opened.error().message());
       return 1;

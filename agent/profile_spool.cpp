@@ -4,7 +4,6 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
-#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -38,52 +37,55 @@ bool is_spool_file(const fs::directory_entry& entry) {
 }  // namespace
 
 Result<std::unique_ptr<ProfileSpool>> ProfileSpool::open(fs::path directory, uint64_t max_bytes,
-                                                         uint64_t max_held_bytes) {
+                                                         uint64_t max_held_bytes,
+                                                         size_t max_files) {
   std::error_code error;
   fs::create_directories(directory, error);
   if (error) {
     return Error(ErrorKind::kSystem,
                  "cannot create the spool " + directory.string() + ": " + error.message());
   }
-  std::unique_ptr<ProfileSpool> spool(
-      new ProfileSpool(std::move(directory), max_bytes, max_held_bytes));
+  std::unique_ptr<ProfileSpool> spool(new ProfileSpool(
+      std::move(directory), max_bytes, max_held_bytes, std::max<size_t>(max_files, 1)));
   std::lock_guard lock(spool->mutex_);
-  spool->recount();
-  if (spool->files_ > 0) {
-    spdlog::info("{} profiles ({} bytes) from an earlier run wait for upload", spool->files_,
+  spool->index_directory();
+  if (!spool->index_.empty()) {
+    spdlog::info("{} profiles ({} bytes) from an earlier run wait for upload", spool->index_.size(),
                  spool->bytes_);
   }
   return spool;
 }
 
-std::vector<fs::path> ProfileSpool::sorted_files() const {
-  std::vector<fs::path> paths;
+void ProfileSpool::index_directory() {
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(directory_, error)) {
-    if (is_spool_file(entry) && !delivered_.contains(entry.path().filename().string())) {
-      paths.push_back(entry.path());
-    }
-  }
-  // Names start with a zero-padded time in milliseconds and a sequence number.
-  std::sort(paths.begin(), paths.end());
-  return paths;
-}
-
-void ProfileSpool::recount() {
-  files_ = 0;
-  bytes_ = 0;
-  for (const auto& path : sorted_files()) {
-    std::error_code error;
-    uint64_t size = fs::file_size(path, error);
+    if (!is_spool_file(entry)) continue;
+    uint64_t size = entry.file_size(error);
     if (error) continue;
-    ++files_;
-    bytes_ += size;
-    // Names are "<stamp>-<sequence>.upload": the newest stamp is the last file's.
-    std::string name = path.filename().string();
+    std::string name = entry.path().filename().string();
+    // Names are "<stamp>-<sequence>.upload", a zero-padded time in milliseconds first.
     int64_t stamp = 0;
     std::from_chars(name.data(), name.data() + name.size(), stamp);
     last_stamp_ = std::max(last_stamp_, stamp);
+    index_.emplace(std::move(name), size);
+    bytes_ += size;
   }
+}
+
+void ProfileSpool::unindex(const std::string& name) {
+  auto found = index_.find(name);
+  if (found == index_.end()) return;
+  bytes_ -= found->second;
+  index_.erase(found);
+}
+
+void ProfileSpool::drop_oldest() {
+  std::string name = index_.begin()->first;
+  std::error_code error;
+  fs::remove(directory_ / name, error);
+  spdlog::warn("upload spool full ({} files or {} bytes at most): dropped the oldest profile {}",
+               max_files_, max_bytes_, name);
+  unindex(name);
 }
 
 Result<void> ProfileSpool::add(const heartbeat::CompressedUpload& upload) {
@@ -98,13 +100,9 @@ Result<void> ProfileSpool::add(const heartbeat::CompressedUpload& upload) {
                                    std::to_string(max_bytes_));
   }
   std::lock_guard lock(mutex_);
-  auto files = sorted_files();
-  for (size_t i = 0; bytes_ + content.size() > max_bytes_ && i < files.size(); ++i) {
-    std::error_code error;
-    fs::remove(files[i], error);
-    spdlog::warn("upload spool full ({} bytes at most): dropped the oldest profile {}", max_bytes_,
-                 files[i].filename().string());
-    recount();
+  while (!index_.empty() &&
+         (bytes_ + content.size() > max_bytes_ || index_.size() + held_.size() + 1 > max_files_)) {
+    drop_oldest();
   }
   // The wall clock in milliseconds, but never a stamp at or before the last one: a clock stepped
   // back must not put a new profile before those that wait.
@@ -128,8 +126,8 @@ void ProfileSpool::write_or_hold(const std::string& name, std::string content) {
       spdlog::info("the upload spool {} is written again", directory_.string());
       write_error_.clear();
     }
-    ++files_;
     bytes_ += content.size();
+    index_[name] = content.size();
     return;
   }
   if (write_error_.empty()) {
@@ -161,24 +159,27 @@ void ProfileSpool::write_held() {
 
 std::optional<heartbeat::QueuedUpload> ProfileSpool::oldest_upload() {
   std::lock_guard lock(mutex_);
-  auto files = sorted_files();
-  if (!held_.empty() && (files.empty() || held_.begin()->first < files.front().filename())) {
+  // Gone, or a file in its place (a file system that fails): what it holds is out of reach for
+  // now, not lost.
+  std::error_code error;
+  bool reachable = fs::is_directory(directory_, error);
+  if (!held_.empty() &&
+      (!reachable || index_.empty() || held_.begin()->first < index_.begin()->first)) {
     auto upload = parse_spool_file(held_.begin()->second);
     if (upload) return heartbeat::QueuedUpload{held_.begin()->first, std::move(*upload)};
   }
-  for (const auto& path : files) {
-    std::error_code error;
-    uint64_t size = fs::file_size(path, error);
-    auto content =
-        !error && size <= kMaxFileBytes
-            ? read_file(path)
-            : Result<std::string>(Error::invalid_argument("unreadable or larger than 64 MiB"));
+  while (reachable && !index_.empty()) {
+    auto [name, size] = *index_.begin();
+    fs::path path = directory_ / name;
+    auto content = size <= kMaxFileBytes
+                       ? read_file(path)
+                       : Result<std::string>(Error::invalid_argument("larger than 64 MiB"));
     auto upload = content ? parse_spool_file(std::move(*content))
                           : Result<heartbeat::CompressedUpload>(content.error());
-    if (upload) return heartbeat::QueuedUpload{path.filename().string(), std::move(*upload)};
+    if (upload) return heartbeat::QueuedUpload{name, std::move(*upload)};
     spdlog::error("dropped the spooled profile {}: {}", path.string(), upload.error().message());
     fs::remove(path, error);
-    recount();
+    unindex(name);
   }
   return std::nullopt;
 }
@@ -191,6 +192,8 @@ void ProfileSpool::remove_upload(const std::string& key) {
     held_.erase(held);
     return;
   }
+  if (!index_.contains(key)) return;
+  unindex(key);
   std::error_code error;
   fs::remove(directory_ / key, error);
   if (error) {
@@ -201,7 +204,24 @@ void ProfileSpool::remove_upload(const std::string& key) {
     }
     delivered_.insert(key);
   }
-  recount();
+}
+
+void ProfileSpool::reject_upload(const std::string& key, const std::string& why) {
+  if (key.find('/') != std::string::npos) return;
+  std::lock_guard lock(mutex_);
+  spdlog::error("the server refused the profile {} for good: {}; moved it to {}", key, why,
+                rejected_.directory().string());
+  if (auto held = held_.find(key); held != held_.end()) {
+    rejected_.keep_content(key, held->second);
+    held_bytes_ -= held->second.size();
+    held_.erase(held);
+    return;
+  }
+  auto found = index_.find(key);
+  if (found == index_.end()) return;
+  uint64_t size = found->second;
+  unindex(key);
+  rejected_.keep_file(directory_ / key, size);
 }
 
 void ProfileSpool::remove_delivered() {
@@ -214,7 +234,7 @@ void ProfileSpool::remove_delivered() {
 
 size_t ProfileSpool::files() const {
   std::lock_guard lock(mutex_);
-  return files_ + held_.size();
+  return index_.size() + held_.size();
 }
 
 uint64_t ProfileSpool::bytes() const {
@@ -230,6 +250,11 @@ size_t ProfileSpool::held_files() const {
 uint64_t ProfileSpool::held_bytes() const {
   std::lock_guard lock(mutex_);
   return held_bytes_;
+}
+
+size_t ProfileSpool::rejected_files() const {
+  std::lock_guard lock(mutex_);
+  return rejected_.files();
 }
 
 std::string ProfileSpool::write_error() const {

@@ -1,9 +1,12 @@
 // Profiles waiting for upload, as files under --state-dir/spool (each its end time on a line,
 // then its compressed body less the gpid): every profile goes through it,
-// so neither a server outage nor an agent restart loses one. Bounded: when a new profile would
-// pass the limit, the oldest are dropped with a warning. When the directory cannot be written
-// (full, read-only), profiles are held in memory, within their own bound, and written out once it
-// can be again. Safe to use from several threads.
+// so neither a server outage nor an agent restart loses one. Bounded in bytes and in files: when
+// a new profile would pass either limit, the oldest are dropped with a warning. The directory is
+// listed once, at open; from then on an index in memory, ordered by age, says what waits, so a
+// profile costs the same to add or deliver whether ten or thirty thousand wait. When the
+// directory cannot be written (full, read-only), profiles are held in memory, within their own
+// bound, and written out once it can be again. Profiles the server refuses for good go to
+// spool/rejected/ (rejected_uploads.h). Safe to use from several threads.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +16,8 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <vector>
 
+#include "agent/rejected_uploads.h"
 #include "common/result.h"
 #include "heartbeat/delivery_queues.h"
 
@@ -22,11 +25,13 @@ namespace dormant::agent {
 
 class ProfileSpool final : public heartbeat::UploadQueue {
  public:
-  // Creates the directory when missing; counts what an earlier run left.
   static constexpr uint64_t kMaxHeldBytes = 16 << 20;
+  static constexpr size_t kDefaultMaxFiles = 10'000;
+  // Creates the directory when missing; indexes what an earlier run left.
   static Result<std::unique_ptr<ProfileSpool>> open(std::filesystem::path directory,
                                                     uint64_t max_bytes,
-                                                    uint64_t max_held_bytes = kMaxHeldBytes);
+                                                    uint64_t max_held_bytes = kMaxHeldBytes,
+                                                    size_t max_files = kDefaultMaxFiles);
 
   // Fails only for a profile that could never be kept (larger than the spool); one that cannot be
   // written is held in memory.
@@ -35,19 +40,30 @@ class ProfileSpool final : public heartbeat::UploadQueue {
   // removed with an error logged.
   std::optional<heartbeat::QueuedUpload> oldest_upload() override;
   void remove_upload(const std::string& key) override;
+  // Moves it to rejected/, with an error logged.
+  void reject_upload(const std::string& key, const std::string& why) override;
 
   size_t files() const;  // on disk and held in memory
   uint64_t bytes() const;
   size_t held_files() const;
   uint64_t held_bytes() const;
+  size_t rejected_files() const;
   // Why the last write failed, while writes fail; "" once one succeeds.
   std::string write_error() const;
 
  private:
-  ProfileSpool(std::filesystem::path directory, uint64_t max_bytes, uint64_t max_held_bytes)
-      : directory_(std::move(directory)), max_bytes_(max_bytes), max_held_bytes_(max_held_bytes) {}
-  std::vector<std::filesystem::path> sorted_files() const;  // oldest first; mutex_ held
-  void recount();                                           // mutex_ held
+  ProfileSpool(std::filesystem::path directory, uint64_t max_bytes, uint64_t max_held_bytes,
+               size_t max_files)
+      : directory_(std::move(directory)),
+        max_bytes_(max_bytes),
+        max_held_bytes_(max_held_bytes),
+        max_files_(max_files),
+        rejected_(directory_ / "rejected") {}
+  void index_directory();  // once, at open
+  // Drops the oldest file on disk, with a warning. mutex_ held.
+  void drop_oldest();
+  // Forgets `name` in the index. mutex_ held.
+  void unindex(const std::string& name);
   // Writes `content` as `name`; on failure holds it in memory. mutex_ held.
   void write_or_hold(const std::string& name, std::string content);
   // Writes the held profiles out, oldest first, while writes succeed. mutex_ held.
@@ -58,15 +74,18 @@ class ProfileSpool final : public heartbeat::UploadQueue {
   const std::filesystem::path directory_;
   const uint64_t max_bytes_;
   const uint64_t max_held_bytes_;
+  const size_t max_files_;
   mutable std::mutex mutex_;
+  // The profiles on disk that wait: file name (names sort oldest first) → size.
+  std::map<std::string, uint64_t> index_;
+  uint64_t bytes_ = 0;                       // of index_
   std::map<std::string, std::string> held_;  // file name → content, oldest first
   uint64_t held_bytes_ = 0;
   std::string write_error_;
   std::set<std::string> delivered_;  // delivered, but their files could not be removed yet
+  RejectedUploads rejected_;
   uint64_t sequence_ = 0;
   int64_t last_stamp_ = 0;  // of the newest file: new names sort after it
-  size_t files_ = 0;
-  uint64_t bytes_ = 0;
 };
 
 }  // namespace dormant::agent

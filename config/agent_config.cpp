@@ -148,6 +148,9 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
       ->group(kConnection);
   add_int(app, "--spool-max-mb", c.spool_max_mb, 1, 1 << 20,
           "Profiles waiting for upload keep at most this many MB in --state-dir", kConnection);
+  add_int(app, "--spool-max-files", c.spool_max_files, 1, 1 << 24,
+          "At most this many profiles wait for upload in --state-dir; past it the oldest go",
+          kConnection);
   add_int(app, "--heartbeat-perf-restricted-max-processes",
           c.heartbeat_perf_restricted_max_processes, 0, INT_MAX,
           "Skip perf above this many processes when a command says perf: enabled_restricted",

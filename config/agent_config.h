@@ -53,6 +53,7 @@ struct AgentConfig {
   std::string tls_client_key;
   std::string state_dir = "/var/lib/dormant";
   int spool_max_mb = 100;
+  int spool_max_files = 10'000;
   int heartbeat_perf_restricted_max_processes = 600;
   int heartbeat_perf_restricted_max_containers = 2;
   int heartbeat_perf_aggressive_max_processes = 1500;

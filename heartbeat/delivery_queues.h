@@ -29,6 +29,8 @@ class UploadQueue {
   // An entry that cannot be read is dropped (with an error logged) and the next one given.
   virtual std::optional<QueuedUpload> oldest_upload() = 0;
   virtual void remove_upload(const std::string& key) = 0;
+  // Refused for good by the server (`why`): out of the queue, kept aside for a person to look at.
+  virtual void reject_upload(const std::string& key, const std::string& why) = 0;
 };
 
 }  // namespace dormant::heartbeat

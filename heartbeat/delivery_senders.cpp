@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/json_text.h"
+#include "heartbeat/protocol/bounded_json.h"
 #include "heartbeat/protocol/json_fields.h"
 
 namespace dormant::heartbeat {
@@ -27,7 +28,8 @@ std::string url_encode(std::string_view text) {
 
 std::shared_ptr<RetryingSender> make_completion_sender(boost::asio::io_context& io,
                                                        std::shared_ptr<HttpsClient> client,
-                                                       RetryTimer retry, CompletionQueue& owed) {
+                                                       RetryTimer retry, CompletionQueue& owed,
+                                                       std::unique_ptr<BackoffTimer> timer) {
   auto next = [&owed]() -> std::optional<RetryingSender::Message> {
     std::optional<CommandCompletion> completion = owed.oldest_owed();
     if (!completion) return std::nullopt;
@@ -35,7 +37,7 @@ std::shared_ptr<RetryingSender> make_completion_sender(boost::asio::io_context& 
     RetryingSender::Message message;
     message.post = {"/api/metrics/command_completion", json_text(to_json(*completion)), {}};
     message.delivered = [&owed, id](const HttpReply& reply) {
-      auto answer = parse_json_text(reply.body, "completion answer");
+      auto answer = parse_json_within(reply.body, "completion answer");
       bool recorded = false;
       if (answer && answer->is_object()) {
         auto success = answer->find("success");
@@ -59,13 +61,14 @@ std::shared_ptr<RetryingSender> make_completion_sender(boost::asio::io_context& 
     return message;
   };
   return RetryingSender::make(io, std::move(client), std::move(retry), "command completion",
-                              std::move(next));
+                              std::move(next), std::move(timer));
 }
 
 std::shared_ptr<RetryingSender> make_upload_sender(boost::asio::io_context& io,
                                                    std::shared_ptr<HttpsClient> client,
                                                    RetryTimer retry, UploadQueue& queue,
-                                                   const UploadIdentity& identity) {
+                                                   const UploadIdentity& identity,
+                                                   std::unique_ptr<BackoffTimer> timer) {
   auto gpid = std::make_shared<std::optional<int64_t>>();
   auto next = [&queue, &identity, gpid]() -> std::optional<RetryingSender::Message> {
     for (;;) {
@@ -84,13 +87,14 @@ std::shared_ptr<RetryingSender> make_upload_sender(boost::asio::io_context& io,
                           "&timestamp=" + url_encode(queued->upload.end_time) +
                           "&version=" + url_encode(identity.agent_version);
       message.post.body = std::move(*body);
+      message.post.max_reply_bytes = kMaxUploadReplyBytes;
       message.post.headers = {{"GPROFILER-API-KEY", identity.token},
                               {"GPROFILER-SERVICE-NAME", identity.service_name},
                               {"Content-Encoding", "gzip"},
                               {"Content-Type", "application/json"}};
       size_t bytes = message.post.body.size();
       message.delivered = [&queue, gpid, key = queued->key, bytes](const HttpReply& reply) {
-        auto answer = parse_json_text(reply.body, "upload answer");
+        auto answer = parse_json_within(reply.body, "upload answer");
         if (answer && answer->is_object() && (*answer)["gpid"].is_number_integer()) {
           *gpid = (*answer)["gpid"].get<int64_t>();
         }
@@ -99,14 +103,13 @@ std::shared_ptr<RetryingSender> make_upload_sender(boost::asio::io_context& io,
         queue.remove_upload(key);
       };
       message.refused = [&queue, key = queued->key](const std::string& why) {
-        spdlog::error("the server refused the profile {}: {}; dropped it", key, why);
-        queue.remove_upload(key);
+        queue.reject_upload(key, why);
       };
       return message;
     }
   };
   return RetryingSender::make(io, std::move(client), std::move(retry), "profile upload",
-                              std::move(next));
+                              std::move(next), std::move(timer));
 }
 
 }  // namespace dormant::heartbeat

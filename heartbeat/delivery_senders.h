@@ -15,10 +15,11 @@
 namespace dormant::heartbeat {
 
 // POST /api/metrics/command_completion for each completion the journal owes; settled when the
-// server answers (a {"success": false} answer too: the server's first report stands).
-std::shared_ptr<RetryingSender> make_completion_sender(boost::asio::io_context& io,
-                                                       std::shared_ptr<HttpsClient> client,
-                                                       RetryTimer retry, CompletionQueue& owed);
+// server answers (a {"success": false} answer too: the server's first report stands). `timer`
+// waits out the backoffs (null: the steady clock).
+std::shared_ptr<RetryingSender> make_completion_sender(
+    boost::asio::io_context& io, std::shared_ptr<HttpsClient> client, RetryTimer retry,
+    CompletionQueue& owed, std::unique_ptr<BackoffTimer> timer = nullptr);
 
 struct UploadIdentity {
   std::string token;
@@ -28,10 +29,12 @@ struct UploadIdentity {
 };
 
 // POST /api/v2/profiles for each queued profile, with gProfiler's headers and query, and the
-// gpid of the previous answer in the body.
+// gpid of the previous answer in the body. A profile the server refuses for good goes to the
+// queue's rejected ones.
 std::shared_ptr<RetryingSender> make_upload_sender(boost::asio::io_context& io,
                                                    std::shared_ptr<HttpsClient> client,
                                                    RetryTimer retry, UploadQueue& queue,
-                                                   const UploadIdentity& identity);
+                                                   const UploadIdentity& identity,
+                                                   std::unique_ptr<BackoffTimer> timer = nullptr);
 
 }  // namespace dormant::heartbeat

@@ -5,6 +5,7 @@
 
 #include "common/json_text.h"
 #include "common/text.h"
+#include "heartbeat/protocol/bounded_json.h"
 #include "heartbeat/protocol/json_fields.h"
 
 namespace dormant::heartbeat {
@@ -83,7 +84,7 @@ Result<HeartbeatResponse> HeartbeatLoop::read_answer(Result<HttpReply> reply) co
                                           ": " +
                                           single_quoted(reply->body.substr(0, kBodyExcerpt)));
   }
-  auto body = parse_json_text(reply->body, "heartbeat answer");
+  auto body = parse_json_within(reply->body, "heartbeat answer");
   if (!body) return std::move(body).take_error();
   return parse_heartbeat_response(*body);
 }

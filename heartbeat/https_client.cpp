@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include <malloc.h>
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -19,7 +21,8 @@ namespace beast = boost::beast;
 namespace bhttp = beast::http;
 using tcp = asio::ip::tcp;
 
-constexpr size_t kMaxReplyBytes = 16 << 20;
+// An answer at least this large is followed by malloc_trim: what parsing it took goes back.
+constexpr size_t kTrimAfterBytes = 64 << 10;
 
 bool is_ip_literal(const std::string& host) {
   boost::system::error_code error;
@@ -61,6 +64,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     request_.body() = std::move(call.body);
     request_.prepare_payload();
     held_for_ = call.held_for;
+    max_reply_bytes_ = call.max_reply_bytes;
     if (connected_) {
       reused_ = true;
       write();
@@ -210,25 +214,42 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   }
 
   void read() {
-    auto self = shared_from_this();
     parser_.emplace();
-    parser_->body_limit(kMaxReplyBytes);
+    parser_->body_limit(max_reply_bytes_);
     lowest().expires_after(timeouts_.read + held_for_);
+    read_some();
+  }
+
+  // Piece by piece, so that an answer past max_reply_bytes_ is refused as soon as its header says
+  // so, or its body passes it, whatever the parser's own limit does.
+  void read_some() {
+    auto self = shared_from_this();
     with_stream([&](auto& stream) {
-      bhttp::async_read(stream, buffer_, *parser_, [this, self](beast::error_code error, size_t) {
-        if (error)
-          return retry_or_fail(error,
-                               phase_error("reading the answer of", error, ErrorKind::kNetwork));
-        if (cancelled_) return fail(Error(ErrorKind::kCancelled, "request cancelled"));
-        bhttp::response<bhttp::string_body> response = parser_->release();
-        if (!response.keep_alive()) drop_connection();
-        HttpReply reply{response.result_int(), std::move(response.body())};
-        for (const auto& field : response) {
-          reply.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-        }
-        finish(std::move(reply));
-      });
+      bhttp::async_read_some(
+          stream, buffer_, *parser_, [this, self](beast::error_code error, size_t) {
+            if (!error && too_large()) error = bhttp::error::body_limit;
+            if (error)
+              return retry_or_fail(
+                  error, phase_error("reading the answer of", error, ErrorKind::kNetwork));
+            if (cancelled_) return fail(Error(ErrorKind::kCancelled, "request cancelled"));
+            if (!parser_->is_done()) return read_some();
+            bhttp::response<bhttp::string_body> response = parser_->release();
+            if (!response.keep_alive()) drop_connection();
+            HttpReply reply{response.result_int(), std::move(response.body())};
+            for (const auto& field : response) {
+              reply.headers.emplace_back(std::string(field.name_string()),
+                                         std::string(field.value()));
+            }
+            finish(std::move(reply));
+          });
     });
+  }
+
+  bool too_large() const {
+    if (!parser_->is_header_done()) return false;
+    auto length = parser_->content_length();
+    return (length && *length > max_reply_bytes_) ||
+           parser_->get().body().size() > max_reply_bytes_;
   }
 
   // A kept-alive connection may have been closed by the server since the last request: then
@@ -264,6 +285,8 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   }
 
   void finish(Result<HttpReply> result) {
+    bool large = result ? result->body.size() >= kTrimAfterBytes
+                        : parser_ && parser_->get().body().size() >= kTrimAfterBytes;
     request_ = {};  // an upload's body (up to 4 MiB) is not kept until the next request
     parser_.reset();
     if (std::exchange(reconnect_, false)) drop_connection();
@@ -273,6 +296,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     callback_ = nullptr;
     if (connected_) start_idle_timer();
     done(std::move(result));
+    if (large) ::malloc_trim(0);
   }
 
   // A handler that was already due when the timer was stopped sees a newer round and does nothing.
@@ -314,6 +338,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   uint64_t lookup_ = 0;     // the number of the current lookup
   bhttp::request<bhttp::string_body> request_;
   std::chrono::milliseconds held_for_{0};
+  size_t max_reply_bytes_ = kMaxReplyBytes;
   std::optional<bhttp::response_parser<bhttp::string_body>> parser_;
   beast::flat_buffer buffer_;
   Callback callback_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -39,6 +40,11 @@ struct PhaseTimeouts {
   // How long a connection is kept between requests; 0: until the server closes it.
   std::chrono::milliseconds keep_idle{0};
 };
+
+// The largest answer body taken, by kind of request (issue 22): the control server answers
+// heartbeats and completions with a command at most, an upload with its id.
+inline constexpr size_t kMaxReplyBytes = 1 << 20;
+inline constexpr size_t kMaxUploadReplyBytes = 64 << 10;
 
 // Header fields as (name, value), in order.
 using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
@@ -83,12 +89,15 @@ class HttpsClient {
     // How long the server may hold the answer on purpose (a long-poll): added to the read
     // deadline.
     std::chrono::milliseconds held_for{0};
+    // A longer answer fails the request (kNetwork, "body limit exceeded") as soon as it passes.
+    size_t max_reply_bytes = kMaxReplyBytes;
   };
 
   // POSTs to base_path + `path`; `done` runs on the io_context with the reply or an error that
-  // names the phase that failed (kNetwork, kTls, kTimeout, kCancelled). A kept-alive connection
-  // that the server has closed meanwhile is replaced once, silently. One request at a time: a
-  // second post() before `done` ran fails with kInvalidArgument.
+  // names the phase that failed (kNetwork, kTls, kTimeout, kCancelled). After a large answer,
+  // taken or refused, the heap's free memory goes back to the system once `done` has run. A
+  // kept-alive connection that the server has closed meanwhile is replaced once, silently. One
+  // request at a time: a second post() before `done` ran fails with kInvalidArgument.
   virtual void post(Post request, Callback done) = 0;
   void post(std::string path, std::string body, Callback done) {
     post(Post{std::move(path), std::move(body), {}, {}}, std::move(done));

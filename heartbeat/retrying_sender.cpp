@@ -3,17 +3,12 @@
 #include <boost/asio/post.hpp>
 
 #include "heartbeat/protocol/json_fields.h"
+#include "heartbeat/reply_verdict.h"
 
 namespace dormant::heartbeat {
 namespace {
 
 constexpr size_t kBodyExcerpt = 200;
-
-// 401 and 403 too: a token being rotated is fixed on the agent (SIGHUP) or the server without
-// losing what waits; the backoff keeps the tries rare meanwhile.
-bool worth_retrying(unsigned status) {
-  return status >= 500 || status == 408 || status == 429 || status == 401 || status == 403;
-}
 
 std::string describe(const HttpReply& reply) {
   return "the server answered HTTP " + std::to_string(reply.status) + ": " +
@@ -25,15 +20,18 @@ std::string describe(const HttpReply& reply) {
 std::shared_ptr<RetryingSender> RetryingSender::make(boost::asio::io_context& io,
                                                      std::shared_ptr<HttpsClient> client,
                                                      RetryTimer retry, std::string what,
-                                                     NextMessage next) {
-  return std::shared_ptr<RetryingSender>(new RetryingSender(io, std::move(client), std::move(retry),
-                                                            std::move(what), std::move(next)));
+                                                     NextMessage next,
+                                                     std::unique_ptr<BackoffTimer> timer) {
+  if (!timer) timer = make_steady_backoff_timer(io);
+  return std::shared_ptr<RetryingSender>(new RetryingSender(
+      io, std::move(client), std::move(retry), std::move(what), std::move(next), std::move(timer)));
 }
 
 RetryingSender::RetryingSender(boost::asio::io_context& io, std::shared_ptr<HttpsClient> client,
-                               RetryTimer retry, std::string what, NextMessage next)
+                               RetryTimer retry, std::string what, NextMessage next,
+                               std::unique_ptr<BackoffTimer> timer)
     : io_(io),
-      timer_(io),
+      timer_(std::move(timer)),
       client_(std::move(client)),
       retry_(std::move(retry)),
       what_(std::move(what)),
@@ -56,13 +54,12 @@ void RetryingSender::flush() {
 
 void RetryingSender::end_backoff() {
   backing_off_ = false;
-  ++backoffs_;  // the cancelled wait must not touch the next one
-  timer_.cancel();
+  timer_->cancel();
 }
 
 void RetryingSender::stop() {
   stopped_ = true;
-  timer_.cancel();
+  timer_->cancel();
   if (sending_) client_->cancel();
 }
 
@@ -79,15 +76,15 @@ void RetryingSender::send_next() {
 }
 
 void RetryingSender::on_reply(Message message, Result<HttpReply> reply) {
-  if (!reply || worth_retrying(reply->status)) {
+  ReplyVerdict verdict = reply ? verdict_of(reply->status) : ReplyVerdict::kRetry;
+  if (verdict == ReplyVerdict::kRetry) {
     std::string error = reply ? describe(*reply) : reply.error().message();
     auto delay = retry_.after_failure();
     outages_.failed(retry_.consecutive_failures(), error, delay);
     last_error_ = std::move(error);
     backing_off_ = true;
-    timer_.expires_after(delay);
-    timer_.async_wait([self = shared_from_this(), backoff = backoffs_](boost::system::error_code) {
-      if (backoff != self->backoffs_ || self->stopped_) return;
+    timer_->wait(delay, [self = shared_from_this()] {
+      if (self->stopped_) return;
       self->backing_off_ = false;
       self->send_next();
     });
@@ -96,7 +93,7 @@ void RetryingSender::on_reply(Message message, Result<HttpReply> reply) {
   outages_.recovered(retry_.consecutive_failures());
   (void)retry_.after_success();
   last_error_.clear();
-  if (reply->status >= 200 && reply->status < 300) {
+  if (verdict == ReplyVerdict::kDelivered) {
     message.delivered(*reply);
   } else {
     message.refused(describe(*reply));

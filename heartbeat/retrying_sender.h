@@ -1,9 +1,9 @@
 // Delivers a queue of messages to the server, one at a time and oldest first, for the agent's
 // command completions and profile uploads. The queue lives with the caller (the journal, the
-// spool); this asks it for the head. A transport error, a 5xx, 408 or 429 keeps the message and
-// tries again with backoff; any other answer settles it: 2xx as delivered, the rest as refused
-// (the server will never take it, and retrying would only block the queue). Runs on the
-// io_context; kick() may be called from any thread.
+// spool); this asks it for the head. A 2xx delivers the message; 400, 413, 415 and 422 refuse it
+// for good (retrying would only block the queue); anything else, a transport error included,
+// keeps it and tries again with backoff (reply_verdict.h). Runs on the io_context; kick() may be
+// called from any thread.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +13,8 @@
 #include <string>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
+#include "heartbeat/backoff_timer.h"
 #include "heartbeat/https_client.h"
 #include "heartbeat/outage_log.h"
 #include "heartbeat/retry_policy.h"
@@ -31,10 +31,12 @@ class RetryingSender : public std::enable_shared_from_this<RetryingSender> {
   // The head of the queue, or nothing when it is empty.
   using NextMessage = std::function<std::optional<Message>()>;
 
-  // `what` names the messages in the log: "command completion", "profile upload".
+  // `what` names the messages in the log: "command completion", "profile upload". `timer`
+  // waits out the backoffs; null: the io_context's steady clock.
   static std::shared_ptr<RetryingSender> make(boost::asio::io_context& io,
                                               std::shared_ptr<HttpsClient> client, RetryTimer retry,
-                                              std::string what, NextMessage next);
+                                              std::string what, NextMessage next,
+                                              std::unique_ptr<BackoffTimer> timer = nullptr);
 
   // Something was queued: send it unless a send or a backoff is under way.
   void kick();
@@ -44,18 +46,20 @@ class RetryingSender : public std::enable_shared_from_this<RetryingSender> {
   void stop();
 
   bool busy() const { return sending_ || backing_off_; }
+  // Waiting to try a message again: the server could not take it.
+  bool backing_off() const { return backing_off_; }
   int consecutive_failures() const { return retry_.consecutive_failures(); }
   const std::string& last_error() const { return last_error_; }
 
  private:
   RetryingSender(boost::asio::io_context& io, std::shared_ptr<HttpsClient> client, RetryTimer retry,
-                 std::string what, NextMessage next);
+                 std::string what, NextMessage next, std::unique_ptr<BackoffTimer> timer);
   void send_next();
   void end_backoff();
   void on_reply(Message message, Result<HttpReply> reply);
 
   boost::asio::io_context& io_;
-  boost::asio::steady_timer timer_;
+  std::unique_ptr<BackoffTimer> timer_;
   std::shared_ptr<HttpsClient> client_;
   RetryTimer retry_;
   std::string what_;
@@ -63,7 +67,6 @@ class RetryingSender : public std::enable_shared_from_this<RetryingSender> {
   OutageLog outages_;
   bool sending_ = false;
   bool backing_off_ = false;
-  uint64_t backoffs_ = 0;  // one per backoff begun or ended early
   bool stopped_ = false;
   std::string last_error_;
 };

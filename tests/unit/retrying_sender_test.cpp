@@ -90,6 +90,32 @@ TEST_F(RetryingSenderTest, ARefusedTokenKeepsTheMessageUntilTheServerTakesIt) {
   EXPECT_EQ(client_->bodies.size(), 3u);
 }
 
+// A misconfigured or misdirected server (a redirect, a path not served yet, a proxy asking for
+// its own credentials) must not cost what waits: only a server that calls the message itself
+// wrong settles it.
+TEST_F(RetryingSenderTest, OnlyAMessageTheServerCallsWrongIsGivenUp) {
+  for (unsigned status : {301u, 302u, 307u, 308u, 401u, 403u, 404u, 405u, 407u, 408u, 410u, 421u,
+                          425u, 429u, 500u, 502u, 503u, 504u}) {
+    client_->script.push_back(HttpReply{status, "not now"});
+  }
+  queue_ = {"kept"};
+  sender_->kick();
+  run_until([&] { return queue_.empty(); });
+  EXPECT_TRUE(refused_.empty()) << refused_.front();
+  EXPECT_EQ(delivered_, (std::vector<std::string>{"kept"}));
+  EXPECT_EQ(client_->bodies.size(), 19u);
+
+  for (unsigned status : {400u, 413u, 415u, 422u}) {
+    client_->script.push_back(HttpReply{status, "never"});
+    queue_.push_back("refused " + std::to_string(status));
+  }
+  io_.restart();  // it ran out of work with the queue empty
+  sender_->kick();
+  run_until([&] { return queue_.empty(); });
+  EXPECT_EQ(refused_.size(), 4u);
+  EXPECT_EQ(client_->bodies.size(), 23u) << "each refused message was sent once";
+}
+
 TEST_F(RetryingSenderTest, ARefusalSettlesTheMessageAndTheNextGoes) {
   client_->script.push_back(HttpReply{400, "malformed"});
   queue_ = {"bad", "good"};
