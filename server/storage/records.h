@@ -179,6 +179,13 @@ struct HostRecord {
   std::optional<Command> current_command;
 };
 
+// Hosts in (service_name, hostname) order, the first `limit` of them.
+struct HostFilter {
+  std::optional<std::string> hostname;
+  std::optional<std::string> service_name;
+  int64_t limit = 1000;
+};
+
 struct CommandFilter {
   std::optional<std::string> hostname;
   std::optional<std::string> service_name;
