@@ -126,7 +126,9 @@ std::string_view to_string(PlanAction action);
 struct HostPlan {
   std::string hostname;
   PlanAction action = PlanAction::kNew;
-  std::optional<Command> command;       // the new command; nullopt when kUnchanged
+  // The new command, nullopt when kUnchanged. Its combined_config only for a dry run: a request
+  // for thousands of hosts would hold its arguments once per host (get_command has it).
+  std::optional<Command> command;
   std::optional<std::string> replaces;  // the command it replaces
 };
 

@@ -47,7 +47,7 @@ struct PlannedHost {
 
 PlannedHost plan_host(const std::string& hostname, const std::string& service_name,
                       const HostChange& change, const std::optional<CommandRow>& current,
-                      const std::string& request_id, TimePoint now) {
+                      const std::string& request_id, TimePoint now, bool dry_run) {
   PlannedHost planned{HostPlan{hostname, change.action, std::nullopt, std::nullopt}, std::nullopt};
   if (!change.spec) return planned;
   CommandRow row;
@@ -57,7 +57,9 @@ PlannedHost plan_host(const std::string& hostname, const std::string& service_na
   command.hostname = hostname;
   command.service_name = service_name;
   command.type = row.spec.type;
-  command.combined_config = build_combined_config(row.spec);
+  // Only a dry run's outcome shows it: a request for thousands of hosts would hold its arguments
+  // once per host (get_command has it).
+  if (dry_run) command.combined_config = build_combined_config(row.spec);
   command.status = CommandStatus::kPending;
   command.created_at = now;
   if (change.continues_current_requests && current) {
@@ -275,8 +277,8 @@ Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run
         auto current = find_current_command(db, hostname, request.service_name);
         if (!current) return std::move(current).take_error();
         HostChange change = plan(pids, planning_view(*current), now);
-        planned.push_back(
-            plan_host(hostname, request.service_name, change, *current, request.request_id, now));
+        planned.push_back(plan_host(hostname, request.service_name, change, *current,
+                                    request.request_id, now, dry_run));
       }
       if (dry_run) return planned;
       bool issues = std::any_of(planned.begin(), planned.end(),

@@ -328,14 +328,14 @@ TEST_P(StoreTest, StartsForOneHostMergeIntoANewCommand) {
   const Command& merged = *two.hosts[0].command;
   EXPECT_NE(merged.command_id, one.hosts[0].command->command_id);
   EXPECT_EQ(two.hosts[0].replaces, one.hosts[0].command->command_id);
-  EXPECT_EQ(merged.combined_config, json({{"command_type", "start"},
-                                          {"continuous", true},
-                                          {"duration", 120},
-                                          {"frequency", 99},
-                                          {"profiling_mode", "allocation"},
-                                          {"pids", {10, 20, 30}},
-                                          {"max_processes", 8},
-                                          {"enable_perfspect", true}}));
+  EXPECT_EQ(config_of(two.hosts[0]), json({{"command_type", "start"},
+                                           {"continuous", true},
+                                           {"duration", 120},
+                                           {"frequency", 99},
+                                           {"profiling_mode", "allocation"},
+                                           {"pids", {10, 20, 30}},
+                                           {"max_processes", 8},
+                                           {"enable_perfspect", true}}));
   EXPECT_EQ(merged.request_ids.size(), 2u);
 
   // History: the first is replaced by the merged one, which is current.
@@ -354,7 +354,7 @@ TEST_P(StoreTest, AWholeHostStartAbsorbsPidLists) {
   ASSERT_EQ(outcome.hosts.size(), 2u);
   for (const HostPlan& host : outcome.hosts) {
     EXPECT_EQ(host.action, PlanAction::kMerged) << host.hostname;
-    EXPECT_FALSE(host.command->combined_config.contains("pids")) << host.hostname;
+    EXPECT_FALSE(config_of(host).contains("pids")) << host.hostname;
   }
 }
 
@@ -367,8 +367,8 @@ TEST_P(StoreTest, ADeliveredContinuousStartStillMerges) {
   now_ += std::chrono::hours(5);
   SubmitOutcome outcome = submit(start({{"web-01", PidList{2}}}));
   EXPECT_EQ(outcome.hosts[0].action, PlanAction::kMerged);
-  EXPECT_EQ(outcome.hosts[0].command->combined_config["pids"], json({1, 2}));
-  EXPECT_EQ(outcome.hosts[0].command->combined_config["continuous"], true);
+  EXPECT_EQ(config_of(outcome.hosts[0])["pids"], json({1, 2}));
+  EXPECT_EQ(config_of(outcome.hosts[0])["continuous"], true);
 }
 
 TEST_P(StoreTest, AFinishedOrFailedStartIsReplacedNotMerged) {
@@ -384,7 +384,7 @@ TEST_P(StoreTest, AFinishedOrFailedStartIsReplacedNotMerged) {
   SubmitOutcome outcome = submit(start({{"web-01", PidList{2}}, {"web-02", PidList{2}}}));
   for (const HostPlan& host : outcome.hosts) {
     EXPECT_EQ(host.action, PlanAction::kReplaced) << host.hostname;
-    EXPECT_EQ(host.command->combined_config["pids"], json({2})) << host.hostname;
+    EXPECT_EQ(config_of(host)["pids"], json({2})) << host.hostname;
     EXPECT_EQ(host.command->request_ids, std::vector<std::string>{outcome.request_id});
   }
 }
@@ -397,15 +397,15 @@ TEST_P(StoreTest, AProcessStopLeavesAStartForTheRemainingPids) {
   EXPECT_EQ(stopped.hosts[0].action, PlanAction::kReducedStart);
   const Command& reduced = *stopped.hosts[0].command;
   EXPECT_EQ(reduced.type, CommandType::kStart);
-  EXPECT_EQ(reduced.combined_config["pids"], json({1, 3}));
-  EXPECT_EQ(reduced.combined_config["stop_level"], "process");
-  EXPECT_EQ(reduced.combined_config["duration"], 60);
+  EXPECT_EQ(config_of(stopped.hosts[0])["pids"], json({1, 3}));
+  EXPECT_EQ(config_of(stopped.hosts[0])["stop_level"], "process");
+  EXPECT_EQ(config_of(stopped.hosts[0])["duration"], 60);
   EXPECT_EQ(reduced.request_ids.size(), 2u);
   EXPECT_EQ(current("web-01").command_id, reduced.command_id);
   // A later start merges with the reduced one and is a plain start again.
   SubmitOutcome again = submit(start({{"web-01", PidList{4}}}));
-  EXPECT_EQ(again.hosts[0].command->combined_config["pids"], json({1, 3, 4}));
-  EXPECT_FALSE(again.hosts[0].command->combined_config.contains("stop_level"));
+  EXPECT_EQ(config_of(again.hosts[0])["pids"], json({1, 3, 4}));
+  EXPECT_FALSE(config_of(again.hosts[0]).contains("stop_level"));
   (void)started;
 }
 
@@ -414,7 +414,7 @@ TEST_P(StoreTest, AProcessStopOfEveryPidIsAHostStop) {
   SubmitOutcome stopped = submit(stop({{"web-01", PidList{1, 2}}}, StopLevel::kProcess));
   EXPECT_EQ(stopped.hosts[0].action, PlanAction::kHostStop);
   EXPECT_EQ(stopped.hosts[0].command->type, CommandType::kStop);
-  EXPECT_EQ(stopped.hosts[0].command->combined_config, json({{"stop_level", "host"}}));
+  EXPECT_EQ(config_of(stopped.hosts[0]), json({{"stop_level", "host"}}));
 }
 
 TEST_P(StoreTest, AProcessStopOfPidsNotProfiledChangesNothing) {
@@ -434,8 +434,7 @@ TEST_P(StoreTest, AProcessStopWithoutAPidListToSubtractFromIsSentAsOne) {
     EXPECT_EQ(host.action, PlanAction::kProcessStop) << host.hostname;
     EXPECT_EQ(host.command->type, CommandType::kStop);
   }
-  EXPECT_EQ(stopped.hosts[1].command->combined_config,
-            json({{"stop_level", "process"}, {"pids", {8}}}));
+  EXPECT_EQ(config_of(stopped.hosts[1]), json({{"stop_level", "process"}, {"pids", {8}}}));
 }
 
 TEST_P(StoreTest, AHostStopReplacesEverything) {
@@ -449,8 +448,8 @@ TEST_P(StoreTest, AHostStopReplacesEverything) {
   // After a stop, a start starts afresh.
   SubmitOutcome restarted = submit(start({{"web-01", PidList{5}}}));
   EXPECT_EQ(restarted.hosts[0].action, PlanAction::kReplaced);
-  EXPECT_EQ(restarted.hosts[0].command->combined_config["pids"], json({5}));
-  EXPECT_EQ(restarted.hosts[0].command->combined_config["continuous"], false);
+  EXPECT_EQ(config_of(restarted.hosts[0])["pids"], json({5}));
+  EXPECT_EQ(config_of(restarted.hosts[0])["continuous"], false);
 }
 
 TEST_P(StoreTest, RequestsAreCheckedBeforeAnythingIsWritten) {
@@ -663,7 +662,7 @@ TEST_P(StoreTest, EverythingSurvivesARestart) {
   EXPECT_EQ(recorded->additional_args, request.additional_args);
   // Merging after a restart reads the stored pid map.
   SubmitOutcome merged = submit(start({{"web-01", PidList{3}}}));
-  EXPECT_EQ(merged.hosts[0].command->combined_config["pids"], json({2, 3, 4}));
+  EXPECT_EQ(config_of(merged.hosts[0])["pids"], json({2, 3, 4}));
 }
 
 // What only one of the stores has: files beside the database (SQLite), several stores on one

@@ -169,6 +169,16 @@ class StoreTest : public StorageDirTest, public ::testing::WithParamInterface<Di
     return commands->empty() ? Command{} : commands->front();
   }
 
+  // What the agent receives for a command a request issued: the outcome names the command, the
+  // store has it.
+  json config_of(const HostPlan& host) {
+    EXPECT_TRUE(host.command) << host.hostname;
+    if (!host.command) return nullptr;
+    auto command = store_->get_command(host.command->command_id);
+    EXPECT_TRUE(command.ok()) << command.error().message();
+    return command.ok() ? command->combined_config : json();
+  }
+
   CompletionOutcome complete(const std::string& command_id, const std::string& hostname,
                              CommandStatus status = CommandStatus::kCompleted) {
     auto outcome =
