@@ -58,6 +58,14 @@ void define_options(CLI::App& app, ServerConfig& c) {
           "Connections to PostgreSQL (0: one per worker thread)", kStorage);
   add_int(app, "--retention-days", c.retention_days, 0, 100000,
           "Delete profiles and command history older than this many days (0: keep them)", kStorage);
+  add_int(app, "--host-expiry-days", c.host_expiry_days, 0, 100000,
+          "Delete hosts not heard from for this many days (0: keep them)", kStorage);
+  add_int(app, "--max-storage-mb", c.max_storage_mb, 0, INT_MAX,
+          "Refuse uploads with 507 once profiles take this many MiB (0: no cap)", kStorage);
+  add_int(app, "--min-free-disk-mb", c.min_free_disk_mb, 0, INT_MAX,
+          "Refuse uploads with 507 when less than this many MiB would be left free on --data-dir's "
+          "file system, kept for heartbeats, requests and completions (0: uploads may fill it)",
+          kStorage);
   app.add_option("--tokens-file", c.tokens_file,
                  "API tokens, one per line, accepted as 'Authorization: Bearer' and "
                  "GPROFILER-API-KEY")

@@ -16,6 +16,9 @@ struct ServerConfig {
   std::string database;            // PostgreSQL URL; empty: SQLite in data_dir
   int database_connections = 0;    // to PostgreSQL; 0: as many as threads
   int retention_days = 0;          // profiles and command history; 0: kept forever
+  int host_expiry_days = 30;       // hosts not heard from for longer are deleted; 0: never
+  int max_storage_mb = 0;          // profiles' compressed bytes; 0: no cap
+  int min_free_disk_mb = 100;      // uploads stop short of it on the data dir's file system
   int long_poll_max_s = 30;        // longest hold of a heartbeat waiting for a command; 0: none
   int merge_max_stacks = 1 << 20;  // distinct stacks a merged flamegraph keeps
   int svg_max_frames = 50000;      // frames a flamegraph draws; the rest become boxes

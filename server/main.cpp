@@ -98,6 +98,8 @@ int serve(const dormant::config::ServerConfig& config) {
   storage::StoreOptions store_options;
   store_options.connections =
       static_cast<size_t>(config.database_connections > 0 ? config.database_connections : threads);
+  store_options.max_profile_bytes = int64_t{config.max_storage_mb} << 20;
+  store_options.min_free_bytes = uint64_t(config.min_free_disk_mb) << 20;
   auto store = config.database.empty()
                    ? storage::Store::open(config.data_dir, store_options)
                    : storage::Store::open_postgres(config.database, store_options);
@@ -106,9 +108,10 @@ int serve(const dormant::config::ServerConfig& config) {
     return 1;
   }
   std::optional<storage::Retention> retention;
-  if (config.retention_days > 0) {
-    retention.emplace(**store, std::chrono::hours(24 * config.retention_days), kRetentionPeriod,
-                      store_options.clock);
+  if (config.retention_days > 0 || config.host_expiry_days > 0) {
+    storage::RetentionPolicy policy{std::chrono::hours(24 * config.retention_days),
+                                    std::chrono::hours(24 * config.host_expiry_days)};
+    retention.emplace(**store, policy, kRetentionPeriod, store_options.clock);
   }
   http::HttpServerOptions options;
   if (!config.insecure_http) {

@@ -518,6 +518,15 @@ http::Response Api::upload_profile(const Call& call) {
     return error_response(status::unprocessable_entity, stored_upload.error().message());
   }
   if (auto refused = refuse_other_host(call, stored_upload->hostname)) return std::move(*refused);
+  // Short of a full disk, uploads stop first: heartbeats, requests and completions go on.
+  auto room = store_.profile_room(static_cast<int64_t>(request.body().size()));
+  if (!room) return store_failure(room.error());
+  if (*room) {
+    // Counted by its code among the requests: the storage refusals are the 503s.
+    http::Response response = error_response(status::insufficient_storage, **room);
+    response.set(bhttp::field::retry_after, std::to_string(kStorageRetryAfterS));
+    return response;
+  }
   auto gpid = store_.store_profile(*stored_upload);
   if (!gpid) return store_failure(gpid.error());
   metrics_.add(Counter::kProfilesUploaded);
@@ -528,11 +537,22 @@ http::Response Api::upload_profile(const Call& call) {
 http::Response Api::health_check(const Call&) { return json_ok({{"message", "healthy"}}); }
 
 http::Response Api::list_hosts(const Call& call) {
-  auto hosts = store_.list_hosts(optional_parameter(call, "service"));
+  // Fewer than commands by default: each host may carry 64 KiB of extra fields and as much of
+  // agent_health, and its current command's arguments.
+  auto limit = integer_parameter(call, "limit", 100, 1, kMaxListLimit);
+  if (!limit) return error_response(status::bad_request, limit.error().message());
+  storage::HostFilter filter;
+  filter.hostname = optional_parameter(call, "hostname");
+  filter.service_name = optional_parameter(call, "service");
+  filter.limit = *limit;
+  auto hosts = store_.list_hosts(filter);
   if (!hosts) return store_failure(hosts.error());
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& host : *hosts) list.push_back(to_json(host));
-  return json_ok({{"hosts", list}});
+  for (auto& host : *hosts) {
+    list.push_back(to_json(host));
+    host = {};  // one copy of each host at a time
+  }
+  return json_ok({{"hosts", std::move(list)}});
 }
 
 http::Response Api::list_commands(const Call& call) {

@@ -12,8 +12,10 @@ std::string select_commands(const Database& db) {
                                 : "json_group_array(request_id)";
   return R"sql(
 SELECT command_id, hostname, service_name, command_type, pids, stop_level, continuous, duration,
-       frequency, profiling_mode, additional_args, combined_config, status, created_ms, sent_ms,
-       completed_ms, execution_time, error_message, results_path, replaced_by, replaced_ms,
+       frequency, profiling_mode,
+       (SELECT args FROM additional_args WHERE additional_args.digest = commands.args_digest),
+       status, created_ms, sent_ms, completed_ms, execution_time, error_message, results_path,
+       replaced_by, replaced_ms,
        (SELECT )sql" +
          request_ids + R"sql( FROM command_requests
         WHERE command_requests.command_id = commands.command_id)
@@ -61,25 +63,24 @@ Result<CommandRow> read_row(const Statement& row) {
     auto mode = enum_column(row, 9, parse_profiling_mode, "commands.profiling_mode");
     if (!mode) return std::move(mode).take_error();
     spec.mode = *mode;
-    auto args = parse_json_column(row.text(10), "commands.additional_args");
+    auto args = parse_json_column(row.text(10), "additional_args.args");
     if (!args) return std::move(args).take_error();
     spec.additional_args = std::move(*args);
   }
-  auto config = parse_json_column(row.text(11), "commands.combined_config");
-  if (!config) return std::move(config).take_error();
-  command.combined_config = std::move(*config);
-  auto status = enum_column(row, 12, parse_command_status, "commands.status");
+  // What the agent receives follows from the rest: kept, it repeated the arguments in every row.
+  command.combined_config = build_combined_config(spec);
+  auto status = enum_column(row, 11, parse_command_status, "commands.status");
   if (!status) return std::move(status).take_error();
   command.status = *status;
-  command.created_at = from_unix_ms(row.int64(13));
-  command.sent_at = optional_time(row, 14);
-  command.completed_at = optional_time(row, 15);
-  command.execution_time = row.optional_int64(16);
-  command.error_message = row.optional_text(17);
-  command.results_path = row.optional_text(18);
-  command.replaced_by = row.optional_text(19);
-  command.replaced_at = optional_time(row, 20);
-  auto requests = strings_from_json(row.text(21), "command_requests.request_id");
+  command.created_at = from_unix_ms(row.int64(12));
+  command.sent_at = optional_time(row, 13);
+  command.completed_at = optional_time(row, 14);
+  command.execution_time = row.optional_int64(15);
+  command.error_message = row.optional_text(16);
+  command.results_path = row.optional_text(17);
+  command.replaced_by = row.optional_text(18);
+  command.replaced_at = optional_time(row, 19);
+  auto requests = strings_from_json(row.text(20), "command_requests.request_id");
   if (!requests) return std::move(requests).take_error();
   command.request_ids = std::move(*requests);
   return out;
@@ -134,14 +135,20 @@ LIMIT ?4)sql");
   return commands;
 }
 
-Result<void> insert_command(Database& db, const CommandRow& row) {
+Result<void> insert_command(Database& db, const CommandRow& row, ArgsWriter& args) {
   const Command& command = row.command;
   const CommandSpec& spec = row.spec;
+  std::optional<std::string> args_digest;
+  if (spec.type == CommandType::kStart) {
+    auto stored = args.store(db, spec.additional_args);
+    if (!stored) return std::move(stored).take_error();
+    args_digest = std::move(*stored);
+  }
   auto insert = db.prepare(R"sql(
 INSERT INTO commands (command_id, hostname, service_name, command_type, pids, stop_level,
-                      continuous, duration, frequency, profiling_mode, additional_args,
-                      combined_config, status, created_ms)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14))sql");
+                      continuous, duration, frequency, profiling_mode, args_digest, status,
+                      created_ms)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13))sql");
   if (!insert) return std::move(insert).take_error();
   insert->bind_all(command.command_id, command.hostname, command.service_name,
                    to_string(command.type), pids_to_json(spec.pids),
@@ -150,14 +157,13 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14))sql");
     insert->bind(7, spec.continuous)
         .bind(8, spec.duration_s)
         .bind(9, spec.frequency_hz)
-        .bind(10, to_string(spec.mode))
-        .bind(11, json_text(spec.additional_args));
+        .bind(10, to_string(spec.mode));
   } else {
-    for (int index = 7; index <= 11; ++index) insert->bind(index, std::nullopt);
+    for (int index = 7; index <= 10; ++index) insert->bind(index, std::nullopt);
   }
-  insert->bind(12, json_text(command.combined_config))
-      .bind(13, to_string(command.status))
-      .bind(14, to_unix_ms(command.created_at));
+  insert->bind(11, args_digest)
+      .bind(12, to_string(command.status))
+      .bind(13, to_unix_ms(command.created_at));
   if (auto inserted = insert->run(); !inserted) return inserted;
 
   auto link = db.prepare("INSERT INTO command_requests (command_id, request_id) VALUES (?1, ?2)");

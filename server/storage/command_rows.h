@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "server/storage/args_rows.h"
 #include "server/storage/command_plan.h"
 #include "server/storage/database.h"
 #include "server/storage/records.h"
@@ -25,8 +26,9 @@ Result<std::optional<CommandRow>> find_current_command(Database& db, const std::
 // Newest first.
 Result<std::vector<Command>> find_commands(Database& db, const CommandFilter& filter);
 
-// Inserts a new command (not replaced) and the requests it carries out.
-Result<void> insert_command(Database& db, const CommandRow& row);
+// Inserts a new command (not replaced) and the requests it carries out; a start's arguments go
+// through `args`. command.combined_config is not stored: it is built from the spec when read.
+Result<void> insert_command(Database& db, const CommandRow& row, ArgsWriter& args);
 // Makes `command_id` history. Its successor may be inserted after this, in the same transaction.
 Result<void> mark_replaced(Database& db, const std::string& command_id,
                            const std::string& replaced_by, TimePoint at);

@@ -20,7 +20,11 @@ ConnectionPool::Lease::~Lease() {
 Result<ConnectionPool::Lease> ConnectionPool::lease() {
   {
     std::unique_lock lock(mutex_);
-    idle_changed_.wait(lock, [this] { return !idle_.empty() || open_ < size_; });
+    const uint64_t ticket = next_ticket_++;
+    idle_changed_.wait(lock,
+                       [&] { return ticket == serving_ && (!idle_.empty() || open_ < size_); });
+    ++serving_;
+    idle_changed_.notify_all();  // the next ticket may go too
     if (!idle_.empty()) {
       std::unique_ptr<Database> db = std::move(idle_.back());
       idle_.pop_back();
@@ -33,7 +37,7 @@ Result<ConnectionPool::Lease> ConnectionPool::lease() {
   if (!opened) {
     std::lock_guard lock(mutex_);
     --open_;
-    idle_changed_.notify_one();
+    idle_changed_.notify_all();
     return std::move(opened).take_error();
   }
   return Lease(this, std::move(*opened));
@@ -50,7 +54,7 @@ void ConnectionPool::give_back(std::unique_ptr<Database> db) {
   } else {
     --open_;
   }
-  idle_changed_.notify_one();
+  idle_changed_.notify_all();  // only the next ticket may take it
 }
 
 }  // namespace dormant::server::storage

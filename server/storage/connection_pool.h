@@ -9,6 +9,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -45,7 +46,9 @@ class ConnectionPool {
     std::unique_ptr<Database> db_;
   };
 
-  // Waits for an idle connection, or opens one while fewer than `size` exist.
+  // Waits for an idle connection, or opens one while fewer than `size` exist. Leases are granted
+  // in the order they were asked for: an operation that leases again and again (a request's
+  // batches) lets those that asked meanwhile (heartbeats) go first.
   Result<Lease> lease();
 
   Dialect dialect() const { return dialect_; }
@@ -62,6 +65,9 @@ class ConnectionPool {
   std::condition_variable idle_changed_;
   std::vector<std::unique_ptr<Database>> idle_;
   size_t open_ = 0;  // idle or leased, or being opened
+  // Tickets: the lease to grant next, and the next to hand out.
+  uint64_t serving_ = 0;
+  uint64_t next_ticket_ = 0;
 };
 
 }  // namespace dormant::server::storage

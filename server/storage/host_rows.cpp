@@ -34,16 +34,17 @@ ON CONFLICT (hostname, service_name) DO UPDATE SET
       .run();
 }
 
-Result<std::vector<HostRecord>> find_hosts(Database& db,
-                                           const std::optional<std::string>& service_name) {
+Result<std::vector<HostRecord>> find_hosts(Database& db, const HostFilter& filter) {
   auto select = db.prepare(R"sql(
 SELECT hostname, service_name, ip_address, agent_version, run_mode, status, first_heartbeat_ms,
        last_heartbeat_ms, agent_timestamp, last_command_id, received_command_ids,
        executed_command_ids, supported_perf_events, agent_health, extra
-FROM hosts WHERE CAST(?1 AS TEXT) IS NULL OR service_name = ?1
-ORDER BY service_name, hostname)sql");
+FROM hosts
+WHERE (CAST(?1 AS TEXT) IS NULL OR hostname = ?1) AND (CAST(?2 AS TEXT) IS NULL OR service_name = ?2)
+ORDER BY service_name, hostname
+LIMIT ?3)sql");
   if (!select) return std::move(select).take_error();
-  select->bind_all(service_name);
+  select->bind_all(filter.hostname, filter.service_name, sql_limit(filter.limit));
   std::vector<HostRecord> hosts;
   for (;;) {
     auto row = select->step();
@@ -83,6 +84,21 @@ ORDER BY service_name, hostname)sql");
     hosts.push_back(std::move(host));
   }
   return hosts;
+}
+
+Result<int64_t> delete_hosts_before(Database& db, TimePoint cutoff, int64_t batch) {
+  // The outer condition again: a heartbeat that updates a host meanwhile keeps it.
+  auto remove = db.prepare(R"sql(
+DELETE FROM hosts
+WHERE last_heartbeat_ms < ?1
+  AND (hostname, service_name) IN (SELECT hostname, service_name FROM hosts
+                                   WHERE last_heartbeat_ms < ?1
+                                   ORDER BY last_heartbeat_ms LIMIT ?2))sql");
+  if (!remove) return std::move(remove).take_error();
+  if (auto done = remove->bind_all(to_unix_ms(cutoff), batch).run(); !done) {
+    return std::move(done).take_error();
+  }
+  return db.changes();
 }
 
 }  // namespace dormant::server::storage

@@ -14,8 +14,10 @@ namespace dormant::server::storage {
 
 // `now` is the server's clock.
 Result<void> upsert_host(Database& db, const HostHeartbeat& heartbeat, TimePoint now);
-// In (service_name, hostname) order; current_command is left empty.
-Result<std::vector<HostRecord>> find_hosts(Database& db,
-                                           const std::optional<std::string>& service_name);
+// current_command is left empty.
+Result<std::vector<HostRecord>> find_hosts(Database& db, const HostFilter& filter);
+
+// Deletes up to `batch` hosts last heard from before `cutoff`. Returns how many it deleted.
+Result<int64_t> delete_hosts_before(Database& db, TimePoint cutoff, int64_t batch);
 
 }  // namespace dormant::server::storage

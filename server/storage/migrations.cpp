@@ -51,6 +51,9 @@ Result<void> apply(Database& db, const Migration& migration) {
   if (!version) return std::move(version).take_error();
   if (*version >= migration.version) return ok();
   if (auto applied = db.execute(migration.sql); !applied) return applied;
+  if (migration.then != nullptr) {
+    if (auto done = migration.then(db); !done) return done;
+  }
   if (auto set = set_schema_version(db, migration.version); !set) return set;
   return transaction->commit();
 }

@@ -15,6 +15,9 @@ struct Migration {
   int version;  // 1, 2, 3, ... in order
   std::string_view description;
   std::string_view sql;
+  // Work SQL alone cannot do (moving data that needs hashing), run after `sql` in the same
+  // transaction.
+  Result<void> (*then)(Database& db) = nullptr;
 };
 
 // Migration 2, the same SQL on both: retention deletes the oldest rows in batches, found by the

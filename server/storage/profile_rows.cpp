@@ -114,4 +114,12 @@ RETURNING file_name)sql");
   return deleted;
 }
 
+Result<int64_t> stored_profile_bytes(Database& db) {
+  auto sum = db.prepare("SELECT CAST(COALESCE(SUM(compressed_size), 0) AS BIGINT) FROM profiles");
+  if (!sum) return std::move(sum).take_error();
+  auto row = sum->step();
+  if (!row) return std::move(row).take_error();
+  return *row ? sum->int64(0) : 0;
+}
+
 }  // namespace dormant::server::storage

@@ -24,6 +24,8 @@ Result<int64_t> insert_profile(Database& db, const ProfileRow& row);
 Result<std::optional<ProfileRow>> find_profile(Database& db, int64_t gpid);
 Result<std::vector<StoredProfile>> find_profiles(Database& db, const ProfileFilter& filter);
 Result<std::set<std::string>> profile_file_names(Database& db);
+// What the profiles' bodies take, compressed.
+Result<int64_t> stored_profile_bytes(Database& db);
 
 struct DeletedProfiles {
   int64_t count = 0;

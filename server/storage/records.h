@@ -126,7 +126,9 @@ std::string_view to_string(PlanAction action);
 struct HostPlan {
   std::string hostname;
   PlanAction action = PlanAction::kNew;
-  std::optional<Command> command;       // the new command; nullopt when kUnchanged
+  // The new command, nullopt when kUnchanged. Its combined_config only for a dry run: a request
+  // for thousands of hosts would hold its arguments once per host (get_command has it).
+  std::optional<Command> command;
   std::optional<std::string> replaces;  // the command it replaces
 };
 
@@ -177,6 +179,13 @@ struct HostRecord {
   TimePoint first_heartbeat_at;  // server clock
   TimePoint last_heartbeat_at;   // server clock
   std::optional<Command> current_command;
+};
+
+// Hosts in (service_name, hostname) order, the first `limit` of them.
+struct HostFilter {
+  std::optional<std::string> hostname;
+  std::optional<std::string> service_name;
+  int64_t limit = 1000;
 };
 
 struct CommandFilter {

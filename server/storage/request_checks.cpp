@@ -15,6 +15,11 @@ Result<void> check_common(const std::optional<std::string>& request_id,
   if (target_hosts.empty()) {
     return Error::invalid_argument("target_hosts names no host");
   }
+  if (target_hosts.size() > kMaxTargetHosts) {
+    // As the protocol says it (kMaxListItems), for callers that come another way.
+    return Error::invalid_argument("target_hosts: must have at most " +
+                                   std::to_string(kMaxTargetHosts) + " hosts");
+  }
   for (auto& [hostname, pids] : target_hosts) {
     if (hostname.empty()) return Error::invalid_argument("target_hosts has an empty hostname");
     if (!pids) continue;

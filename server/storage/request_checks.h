@@ -2,10 +2,15 @@
 // on, and brings pid lists to their normal form (sorted, no duplicates).
 #pragma once
 
+#include <cstddef>
+
 #include "common/result.h"
 #include "server/storage/records.h"
 
 namespace dormant::server::storage {
+
+// The most hosts one request may name: each is a row, written while heartbeats wait in turn.
+inline constexpr size_t kMaxTargetHosts = 10000;
 
 Result<StartRequest> checked_start(StartRequest request);
 Result<StopRequest> checked_stop(StopRequest request);

@@ -4,31 +4,42 @@
 
 namespace dormant::server::storage {
 
-Result<void> insert_request(Database& db, const ProfilingRequestRecord& request) {
+Result<void> insert_request(Database& db, const ProfilingRequestRecord& request, ArgsWriter& args) {
+  std::optional<std::string> args_digest;
+  if (request.additional_args) {
+    auto stored = args.store(db, *request.additional_args);
+    if (!stored) return std::move(stored).take_error();
+    args_digest = std::move(*stored);
+  }
   auto insert = db.prepare(R"sql(
 INSERT INTO profiling_requests (request_id, service_name, request_type, target_hosts, continuous,
-                                duration, frequency, profiling_mode, additional_args, stop_level,
+                                duration, frequency, profiling_mode, args_digest, stop_level,
                                 status, created_ms)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12))sql");
   if (!insert) return std::move(insert).take_error();
-  std::optional<std::string> additional_args;
-  if (request.additional_args) additional_args = json_text(*request.additional_args);
   return insert
       ->bind_all(request.request_id, request.service_name, to_string(request.type),
                  target_hosts_to_json(request.target_hosts), request.continuous, request.duration_s,
                  request.frequency_hz,
-                 request.mode ? std::optional(to_string(*request.mode)) : std::nullopt,
-                 additional_args,
+                 request.mode ? std::optional(to_string(*request.mode)) : std::nullopt, args_digest,
                  request.stop_level ? std::optional(to_string(*request.stop_level)) : std::nullopt,
                  to_string(request.status), to_unix_ms(request.created_at))
       .run();
+}
+
+Result<void> set_request_status(Database& db, const std::string& request_id, RequestStatus status) {
+  auto update = db.prepare("UPDATE profiling_requests SET status = ?2 WHERE request_id = ?1");
+  if (!update) return std::move(update).take_error();
+  return update->bind_all(request_id, to_string(status)).run();
 }
 
 Result<std::optional<ProfilingRequestRecord>> find_request(Database& db,
                                                            const std::string& request_id) {
   auto select = db.prepare(R"sql(
 SELECT request_id, service_name, request_type, target_hosts, continuous, duration, frequency,
-       profiling_mode, additional_args, stop_level, status, created_ms
+       profiling_mode,
+       (SELECT args FROM additional_args WHERE additional_args.digest = profiling_requests.args_digest),
+       stop_level, status, created_ms
 FROM profiling_requests WHERE request_id = ?1)sql");
   if (!select) return std::move(select).take_error();
   auto row = select->bind_all(request_id).step();
@@ -53,7 +64,7 @@ FROM profiling_requests WHERE request_id = ?1)sql");
   request.frequency_hz = select->optional_int64(6);
   if (auto mode = select->optional_text(7)) request.mode = parse_profiling_mode(*mode);
   if (auto args = select->optional_text(8)) {
-    auto parsed = parse_json_column(*args, "profiling_requests.additional_args");
+    auto parsed = parse_json_column(*args, "additional_args.args");
     if (!parsed) return std::move(parsed).take_error();
     request.additional_args = std::move(*parsed);
   }

@@ -5,12 +5,15 @@
 #include <string>
 
 #include "common/result.h"
+#include "server/storage/args_rows.h"
 #include "server/storage/database.h"
 #include "server/storage/records.h"
 
 namespace dormant::server::storage {
 
-Result<void> insert_request(Database& db, const ProfilingRequestRecord& request);
+// Its additional_args go through `args`.
+Result<void> insert_request(Database& db, const ProfilingRequestRecord& request, ArgsWriter& args);
+Result<void> set_request_status(Database& db, const std::string& request_id, RequestStatus status);
 Result<std::optional<ProfilingRequestRecord>> find_request(Database& db,
                                                            const std::string& request_id);
 

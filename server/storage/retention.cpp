@@ -4,9 +4,9 @@
 
 namespace dormant::server::storage {
 
-Retention::Retention(Store& store, std::chrono::hours keep, std::chrono::milliseconds period,
+Retention::Retention(Store& store, RetentionPolicy policy, std::chrono::milliseconds period,
                      Clock clock)
-    : store_(store), keep_(keep), period_(period), clock_(std::move(clock)) {
+    : store_(store), policy_(policy), period_(period), clock_(std::move(clock)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -29,8 +29,16 @@ uint64_t Retention::sweeps() const {
   return sweeps_;
 }
 
-ExpiredRows Retention::sweep() {
-  TimePoint cutoff = clock_() - keep_;
+ExpiredRows Retention::sweep(int64_t* hosts) {
+  ExpiredRows total;
+  if (policy_.data.count() > 0) total = sweep_data();
+  int64_t expired_hosts = policy_.hosts.count() > 0 ? sweep_hosts() : 0;
+  if (hosts != nullptr) *hosts = expired_hosts;
+  return total;
+}
+
+ExpiredRows Retention::sweep_data() {
+  TimePoint cutoff = clock_() - policy_.data;
   ExpiredRows total;
   for (;;) {
     auto expired = store_.expire_before(cutoff, kBatch);
@@ -41,15 +49,35 @@ ExpiredRows Retention::sweep() {
     total.profiles += expired->profiles;
     total.commands += expired->commands;
     total.requests += expired->requests;
-    bool more =
-        expired->profiles == kBatch || expired->commands == kBatch || expired->requests == kBatch;
+    total.args += expired->args;
+    bool more = expired->profiles == kBatch || expired->commands == kBatch ||
+                expired->requests == kBatch || expired->args == kBatch;
     if (!more || stopping_for(kPauseBetweenBatches)) break;
   }
   if (total.profiles + total.commands + total.requests > 0) {
     spdlog::info(
         "retention: deleted {} profile(s), {} replaced command(s), {} request(s) older "
         "than {} day(s)",
-        total.profiles, total.commands, total.requests, keep_.count() / 24);
+        total.profiles, total.commands, total.requests, policy_.data.count() / 24);
+  }
+  return total;
+}
+
+int64_t Retention::sweep_hosts() {
+  TimePoint cutoff = clock_() - policy_.hosts;
+  int64_t total = 0;
+  for (;;) {
+    auto expired = store_.expire_hosts_before(cutoff, kBatch);
+    if (!expired) {
+      spdlog::warn("retention: {}; trying again at the next sweep", expired.error().message());
+      break;
+    }
+    total += *expired;
+    if (*expired < kBatch || stopping_for(kPauseBetweenBatches)) break;
+  }
+  if (total > 0) {
+    spdlog::info("retention: deleted {} host(s) not heard from for {} day(s)", total,
+                 policy_.hosts.count() / 24);
   }
   return total;
 }

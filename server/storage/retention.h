@@ -1,6 +1,7 @@
-// --retention-days: a thread that deletes, every `period`, the profiles and command history older
-// than the retention, in batches of kBatch rows with a pause between them, so that heartbeats
-// never queue behind it. Current commands, hosts and requests still carried out stay.
+// --retention-days and --host-expiry-days: a thread that deletes, every `period`, the profiles and
+// command history older than the retention and the hosts not heard from for longer than their
+// expiry, in batches of kBatch rows with a pause between them, so that heartbeats never queue
+// behind it. Current commands and requests still carried out stay.
 #pragma once
 
 #include <chrono>
@@ -13,30 +14,39 @@
 
 namespace dormant::server::storage {
 
+// How long things are kept; zero: for ever.
+struct RetentionPolicy {
+  std::chrono::hours data{0};   // profiles, command history, requests
+  std::chrono::hours hosts{0};  // since a host's last heartbeat
+};
+
 class Retention {
  public:
   static constexpr int64_t kBatch = 500;
   static constexpr std::chrono::milliseconds kPauseBetweenBatches{100};
 
   // The first sweep runs at once.
-  Retention(Store& store, std::chrono::hours keep, std::chrono::milliseconds period, Clock clock);
+  Retention(Store& store, RetentionPolicy policy, std::chrono::milliseconds period, Clock clock);
   Retention(const Retention&) = delete;
   Retention& operator=(const Retention&) = delete;
   // Stops the thread, within a batch.
   ~Retention();
 
   // Deletes what is older than the retention now, batch after batch until none is left; stops
-  // early on shutdown or on an error (logged; the next sweep tries again).
-  ExpiredRows sweep();
+  // early on shutdown or on an error (logged; the next sweep tries again). Returns the hosts
+  // deleted apart.
+  ExpiredRows sweep(int64_t* hosts = nullptr);
   // Sweeps done so far, for tests.
   uint64_t sweeps() const;
 
  private:
   void run();
+  ExpiredRows sweep_data();
+  int64_t sweep_hosts();
   bool stopping_for(std::chrono::milliseconds pause);
 
   Store& store_;
-  const std::chrono::hours keep_;
+  const RetentionPolicy policy_;
   const std::chrono::milliseconds period_;
   const Clock clock_;
   mutable std::mutex mutex_;

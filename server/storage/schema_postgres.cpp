@@ -4,6 +4,7 @@
 // where every replica reads them.
 #include <array>
 
+#include "server/storage/args_rows.h"
 #include "server/storage/migrations.h"
 
 namespace dormant::server::storage {
@@ -119,9 +120,25 @@ CREATE TABLE profile_bodies (
 ALTER TABLE profile_bodies ALTER COLUMN gzip SET STORAGE EXTERNAL;
 )sql";
 
+// Requests and commands refer to their additional_args, stored once (args_rows.h moves them
+// there and drops the columns that held them); hosts are expired by their last heartbeat.
+constexpr std::string_view kPostgresV3 = R"sql(
+CREATE TABLE additional_args (
+  digest TEXT PRIMARY KEY,
+  args   TEXT NOT NULL CHECK (json_typeof(args::json) = 'object')
+);
+ALTER TABLE commands ADD COLUMN args_digest TEXT REFERENCES additional_args (digest);
+ALTER TABLE profiling_requests ADD COLUMN args_digest TEXT REFERENCES additional_args (digest);
+CREATE INDEX commands_by_args ON commands (args_digest);
+CREATE INDEX profiling_requests_by_args ON profiling_requests (args_digest);
+CREATE INDEX hosts_by_last_heartbeat ON hosts (last_heartbeat_ms);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "hosts, requests, commands, executions, profiles", kPostgresV1},
     Migration{2, "indexes for retention", kRetentionIndexes},
+    Migration{3, "additional_args stored once; hosts expired by their last heartbeat", kPostgresV3,
+              move_args_to_their_table},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The schema on SQLite: INTEGER is 64-bit, JSON columns are checked with SQLite's JSON functions.
 #include <array>
 
+#include "server/storage/args_rows.h"
 #include "server/storage/migrations.h"
 
 namespace dormant::server::storage {
@@ -113,9 +114,25 @@ CREATE INDEX profiles_by_host ON profiles (hostname, start_ms);
 CREATE INDEX profiles_by_time ON profiles (start_ms);
 )sql";
 
+// Requests and commands refer to their additional_args, stored once (args_rows.h moves them
+// there and drops the columns that held them); hosts are expired by their last heartbeat.
+constexpr std::string_view kSqliteV3 = R"sql(
+CREATE TABLE additional_args (
+  digest TEXT PRIMARY KEY,  -- SHA-256 of args, in hex
+  args   TEXT NOT NULL CHECK (json_type(args) = 'object')
+);
+ALTER TABLE commands ADD COLUMN args_digest TEXT REFERENCES additional_args (digest);
+ALTER TABLE profiling_requests ADD COLUMN args_digest TEXT REFERENCES additional_args (digest);
+CREATE INDEX commands_by_args ON commands (args_digest);
+CREATE INDEX profiling_requests_by_args ON profiling_requests (args_digest);
+CREATE INDEX hosts_by_last_heartbeat ON hosts (last_heartbeat_ms);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "hosts, requests, commands, executions, profiles", kSqliteV1},
     Migration{2, "indexes for retention", kRetentionIndexes},
+    Migration{3, "additional_args stored once; hosts expired by their last heartbeat", kSqliteV3,
+              move_args_to_their_table},
 };
 
 }  // namespace

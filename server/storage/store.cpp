@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/uuid.h"
+#include "server/storage/args_rows.h"
 #include "server/storage/command_plan.h"
 #include "server/storage/command_rows.h"
 #include "server/storage/host_rows.h"
@@ -46,7 +47,7 @@ struct PlannedHost {
 
 PlannedHost plan_host(const std::string& hostname, const std::string& service_name,
                       const HostChange& change, const std::optional<CommandRow>& current,
-                      const std::string& request_id, TimePoint now) {
+                      const std::string& request_id, TimePoint now, bool dry_run) {
   PlannedHost planned{HostPlan{hostname, change.action, std::nullopt, std::nullopt}, std::nullopt};
   if (!change.spec) return planned;
   CommandRow row;
@@ -56,7 +57,9 @@ PlannedHost plan_host(const std::string& hostname, const std::string& service_na
   command.hostname = hostname;
   command.service_name = service_name;
   command.type = row.spec.type;
-  command.combined_config = build_combined_config(row.spec);
+  // Only a dry run's outcome shows it: a request for thousands of hosts would hold its arguments
+  // once per host (get_command has it).
+  if (dry_run) command.combined_config = build_combined_config(row.spec);
   command.status = CommandStatus::kPending;
   command.created_at = now;
   if (change.continues_current_requests && current) {
@@ -72,7 +75,7 @@ PlannedHost plan_host(const std::string& hostname, const std::string& service_na
   return planned;
 }
 
-Result<void> write_host(Database& db, const PlannedHost& planned, TimePoint now) {
+Result<void> write_host(Database& db, const PlannedHost& planned, TimePoint now, ArgsWriter& args) {
   if (!planned.row) return ok();
   const std::string& command_id = planned.row->command.command_id;
   if (planned.plan.replaces) {
@@ -80,7 +83,7 @@ Result<void> write_host(Database& db, const PlannedHost& planned, TimePoint now)
       return replaced;
     }
   }
-  return insert_command(db, *planned.row);
+  return insert_command(db, *planned.row, args);
 }
 
 // On PostgreSQL, tells every replica's listener at commit. A payload over NOTIFY's limit (8000
@@ -125,7 +128,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& data_dir
         return std::unique_ptr<Database>(std::move(*reopened));
       },
       1, std::move(*db));
-  std::unique_ptr<Store> store(new Store(std::move(*dir), std::move(pool), options.clock));
+  std::unique_ptr<Store> store(new Store(std::move(*dir), std::move(pool), options));
   store->bodies_ = std::make_unique<FileBodies>(store->dir_->profiles_dir());
   store->gate_ = std::make_unique<WriteGate>(store->dir_->root());
   return store;
@@ -145,14 +148,18 @@ Result<std::unique_ptr<Store>> Store::open_postgres(const std::string& url, Stor
         return std::unique_ptr<Database>(std::move(*connected));
       },
       options.connections, std::move(*db));
-  std::unique_ptr<Store> store(new Store(std::nullopt, std::move(pool), options.clock));
+  std::unique_ptr<Store> store(new Store(std::nullopt, std::move(pool), options));
   store->bodies_ = std::make_unique<TableBodies>(*store->pool_);
   store->postgres_url_ = url;
   return store;
 }
 
-Store::Store(std::optional<DataDir> dir, std::unique_ptr<ConnectionPool> pool, Clock clock)
-    : dir_(std::move(dir)), pool_(std::move(pool)), clock_(std::move(clock)) {}
+Store::Store(std::optional<DataDir> dir, std::unique_ptr<ConnectionPool> pool, StoreOptions options)
+    : dir_(std::move(dir)),
+      pool_(std::move(pool)),
+      clock_(std::move(options.clock)),
+      max_profile_bytes_(options.max_profile_bytes),
+      min_free_bytes_(options.min_free_bytes) {}
 
 template <typename Operation>
 auto Store::with_connection(Operation operation) -> decltype(operation(std::declval<Database&>())) {
@@ -173,9 +180,9 @@ auto Store::with_connection(Operation operation) -> decltype(operation(std::decl
   }
 }
 
-Result<void> Store::check_writable() {
+Result<void> Store::check_writable(uint64_t bytes) {
   if (!gate_) return ok();
-  return gate_->check();
+  return gate_->check(bytes);
 }
 
 template <typename T>
@@ -236,41 +243,62 @@ Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat) 
 
 template <typename PlanHost>
 Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run, PlanHost plan) {
+  const TargetHosts& targets = request.target_hosts;
   // A dry run writes nothing: it is answered whatever the state of the disk.
   if (!dry_run) {
-    if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
-  }
-  auto record = [&](Database& db) -> Result<SubmitOutcome> {
-    TimePoint now = current_time();
-    request.created_at = now;
-    // A dry run reads in a transaction too, for a consistent view, and never commits.
-    auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
-    if (!transaction) return std::move(transaction).take_error();
-
-    std::vector<PlannedHost> planned;
-    for (const auto& [hostname, pids] : request.target_hosts) {  // sorted: see lock_host
-      if (auto locked = lock_host(db, hostname, request.service_name); !locked) {
-        return std::move(locked).take_error();
-      }
-      auto current = find_current_command(db, hostname, request.service_name);
-      if (!current) return std::move(current).take_error();
-      HostChange change = plan(pids, planning_view(*current), now);
-      planned.push_back(
-          plan_host(hostname, request.service_name, change, *current, request.request_id, now));
+    uint64_t args_bytes = request.additional_args ? request.additional_args->dump().size() : 0;
+    if (auto writable = check_writable(targets.size() * kBytesPerTargetHost + args_bytes);
+        !writable) {
+      return std::move(writable).take_error();
     }
-
-    SubmitOutcome outcome{request.request_id, dry_run, {}};
-    bool issues_commands = std::any_of(planned.begin(), planned.end(), [](const PlannedHost& host) {
-      return host.row.has_value();
-    });
-    // A request that changes nothing anywhere is done as soon as it is made.
-    request.status = issues_commands ? RequestStatus::kPending : RequestStatus::kCompleted;
-    if (!dry_run) {
-      if (auto inserted = insert_request(db, request); !inserted) {
-        return std::move(inserted).take_error();
+  }
+  request.created_at = current_time();
+  SubmitOutcome outcome{request.request_id, dry_run, {}};
+  bool issued_commands = false;
+  auto batch_begin = targets.begin();  // sorted: see lock_host
+  do {
+    auto batch_end = batch_begin;
+    std::advance(batch_end,
+                 std::min<size_t>(kHostsPerTransaction, std::distance(batch_begin, targets.end())));
+    const bool first = batch_begin == targets.begin();
+    const bool last = batch_end == targets.end();
+    auto write_batch = [&](Database& db) -> Result<std::vector<PlannedHost>> {
+      TimePoint now = current_time();
+      // A dry run reads in a transaction too, for a consistent view of each batch, and never
+      // commits.
+      auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
+      if (!transaction) return std::move(transaction).take_error();
+      std::vector<PlannedHost> planned;
+      for (auto target = batch_begin; target != batch_end; ++target) {
+        const auto& [hostname, pids] = *target;
+        if (auto locked = lock_host(db, hostname, request.service_name); !locked) {
+          return std::move(locked).take_error();
+        }
+        auto current = find_current_command(db, hostname, request.service_name);
+        if (!current) return std::move(current).take_error();
+        HostChange change = plan(pids, planning_view(*current), now);
+        planned.push_back(plan_host(hostname, request.service_name, change, *current,
+                                    request.request_id, now, dry_run));
+      }
+      if (dry_run) return planned;
+      bool issues = std::any_of(planned.begin(), planned.end(),
+                                [](const PlannedHost& host) { return host.row.has_value(); });
+      // A request that changes nothing anywhere is done as soon as it is made.
+      bool done = last && !issued_commands && !issues;
+      ArgsWriter args;
+      if (first) {
+        request.status = done ? RequestStatus::kCompleted : RequestStatus::kPending;
+        if (auto inserted = insert_request(db, request, args); !inserted) {
+          return std::move(inserted).take_error();
+        }
+      } else if (done) {
+        if (auto set = set_request_status(db, request.request_id, RequestStatus::kCompleted);
+            !set) {
+          return std::move(set).take_error();
+        }
       }
       for (const PlannedHost& host : planned) {
-        if (auto written = write_host(db, host, now); !written) {
+        if (auto written = write_host(db, host, now, args); !written) {
           return std::move(written).take_error().with_context(
               host_and_service(host.plan.hostname, request.service_name));
         }
@@ -283,16 +311,32 @@ Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run
       if (auto committed = transaction->commit(); !committed) {
         return std::move(committed).take_error();
       }
-      if (commands_changed_) {
-        for (const PlannedHost& host : planned) {
-          if (host.row) commands_changed_(host.plan.hostname, request.service_name);
+      return planned;
+    };
+    auto planned = with_connection(write_batch);
+    if (!planned) {
+      if (first || dry_run) return std::move(planned).take_error();
+      // In its own words when it is the gate's: the hosts done are counted in the log.
+      spdlog::warn("request {}: {} of its {} hosts were given their commands before: {}",
+                   request.request_id, outcome.hosts.size(), targets.size(),
+                   planned.error().message());
+      return std::move(planned).take_error().with_context(
+          std::to_string(outcome.hosts.size()) + " of the request's " +
+          std::to_string(targets.size()) + " hosts, up to " + outcome.hosts.back().hostname +
+          ", were given their commands; the others were not");
+    }
+    for (PlannedHost& host : *planned) {
+      if (host.row) {
+        issued_commands = true;
+        if (!dry_run && commands_changed_) {
+          commands_changed_(host.plan.hostname, request.service_name);
         }
       }
+      outcome.hosts.push_back(std::move(host.plan));
     }
-    for (PlannedHost& host : planned) outcome.hosts.push_back(std::move(host.plan));
-    return outcome;
-  };
-  return with_connection(record);
+    batch_begin = batch_end;
+  } while (batch_begin != targets.end());
+  return outcome;
 }
 
 Result<SubmitOutcome> Store::submit_start(const StartRequest& start) {
@@ -480,23 +524,18 @@ Result<std::vector<StoredProfile>> Store::list_profiles(const ProfileFilter& fil
                     "listing profiles");
 }
 
-Result<std::vector<HostRecord>> Store::list_hosts(const std::optional<std::string>& service_name) {
+Result<std::vector<HostRecord>> Store::list_hosts(const HostFilter& filter) {
   auto list = [&](Database& db) -> Result<std::vector<HostRecord>> {
     auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
     if (!transaction) return std::move(transaction).take_error();
-    auto hosts = find_hosts(db, service_name);
+    auto hosts = find_hosts(db, filter);
     if (!hosts) return hosts;
-    CommandFilter current_only{std::nullopt, service_name, false, -1};
-    auto commands = find_commands(db, current_only);
-    if (!commands) return std::move(commands).take_error();
-    std::map<std::pair<std::string, std::string>, Command> by_host;
-    for (Command& command : *commands) {
-      auto key = std::make_pair(command.hostname, command.service_name);
-      by_host.emplace(std::move(key), std::move(command));
-    }
+    // The current commands of the hosts listed only, however many the others have.
     for (HostRecord& host : *hosts) {
-      auto found = by_host.find({host.last_heartbeat.hostname, host.last_heartbeat.service_name});
-      if (found != by_host.end()) host.current_command = std::move(found->second);
+      const HostHeartbeat& beat = host.last_heartbeat;
+      auto current = find_current_command(db, beat.hostname, beat.service_name);
+      if (!current) return std::move(current).take_error();
+      if (*current) host.current_command = std::move((*current)->command);
     }
     return hosts;
   };
@@ -566,7 +605,48 @@ Result<ExpiredRows> Store::expire_before(TimePoint cutoff, int64_t batch) {
       in_transaction([&](Database& db) { return delete_requests_before(db, cutoff, batch); }));
   if (!requests) return std::move(requests).take_error().with_context("deleting old requests");
   expired.requests = *requests;
+  auto args = with_connection(
+      in_transaction([&](Database& db) { return delete_unreferenced_args(db, batch); }));
+  if (!args) return std::move(args).take_error().with_context("deleting unused additional_args");
+  expired.args = *args;
   return expired;
+}
+
+Result<int64_t> Store::expire_hosts_before(TimePoint cutoff, int64_t batch) {
+  auto remove = [&](Database& db) -> Result<int64_t> {
+    auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
+    if (!transaction) return std::move(transaction).take_error();
+    auto removed = delete_hosts_before(db, cutoff, batch);
+    if (!removed) return removed;
+    if (auto committed = transaction->commit(); !committed) {
+      return std::move(committed).take_error();
+    }
+    return removed;
+  };
+  return in_context(with_connection(remove), "deleting hosts not heard from");
+}
+
+Result<std::optional<std::string>> Store::profile_room(int64_t incoming_bytes) {
+  auto in_mib = [](uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; };
+  if (dir_ && min_free_bytes_ > 0) {
+    auto free_bytes = free_bytes_at(dir_->root());
+    if (free_bytes && *free_bytes < min_free_bytes_ + static_cast<uint64_t>(incoming_bytes)) {
+      return std::optional<std::string>(
+          "the server takes no more profiles for now: " + in_mib(*free_bytes) + " free in " +
+          dir_->root().string() + ", and it keeps " + in_mib(min_free_bytes_) +
+          " for heartbeats, commands and completions (--min-free-disk-mb)");
+    }
+  }
+  if (max_profile_bytes_ <= 0) return std::optional<std::string>();
+  auto used = with_connection([](Database& db) { return stored_profile_bytes(db); });
+  if (!used) return std::move(used).take_error().with_context("summing the profiles' sizes");
+  if (*used + incoming_bytes > max_profile_bytes_) {
+    return std::optional<std::string>("the server takes no more profiles for now: they take " +
+                                      in_mib(static_cast<uint64_t>(*used)) + " of the " +
+                                      in_mib(static_cast<uint64_t>(max_profile_bytes_)) +
+                                      " they may (--max-storage-mb) until older ones expire");
+  }
+  return std::optional<std::string>();
 }
 
 }  // namespace dormant::server::storage

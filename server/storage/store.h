@@ -42,6 +42,11 @@ namespace dormant::server::storage {
 struct StoreOptions {
   Clock clock = [] { return std::chrono::system_clock::now(); };  // the server's clock
   size_t connections = 4;  // to PostgreSQL, used at once by as many threads; SQLite has one
+  // Room for profiles (profile_room): the most their compressed bodies may take, 0 for no cap;
+  // and the free space uploads leave on the data directory's file system (SQLite only), so that
+  // heartbeats, requests and completions still find room when uploads no longer do.
+  int64_t max_profile_bytes = 0;
+  uint64_t min_free_bytes = 0;
 };
 
 // What one expire_before() deleted.
@@ -49,6 +54,7 @@ struct ExpiredRows {
   int64_t profiles = 0;
   int64_t commands = 0;  // history: current commands are never deleted
   int64_t requests = 0;
+  int64_t args = 0;  // additional_args objects no request or command refers to any more
 };
 
 class Store {
@@ -63,6 +69,10 @@ class Store {
   static Result<std::unique_ptr<Store>> open_postgres(const std::string& url,
                                                       StoreOptions options = {});
 
+  static constexpr size_t kHostsPerTransaction = 500;
+  // About what the rows of one host of a request take, for the space check before a request.
+  static constexpr uint64_t kBytesPerTargetHost = 512;
+
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
@@ -73,6 +83,12 @@ class Store {
 
   // Records the request and gives every target host its next command (see command_plan.h for
   // the merge rules). With dry_run, returns the same outcome and writes nothing.
+  //
+  // The hosts are taken kHostsPerTransaction at a time, each batch in a transaction of its own,
+  // so that heartbeats get through between them; the request is recorded with the first. A
+  // request whose rows would not fit in the space left is refused before its first batch; should
+  // a later batch fail all the same, the hosts before it keep their commands and the error says
+  // how many there were.
   Result<SubmitOutcome> submit_start(const StartRequest& request);
   Result<SubmitOutcome> submit_stop(const StopRequest& request);
 
@@ -88,8 +104,12 @@ class Store {
   Result<StoredProfile> get_profile(int64_t gpid);
   Result<std::vector<StoredProfile>> list_profiles(const ProfileFilter& filter);
 
-  // Every host that sent a heartbeat, with its current command.
-  Result<std::vector<HostRecord>> list_hosts(const std::optional<std::string>& service_name = {});
+  // Why an upload of `incoming_bytes` would take more room than profiles have (StoreOptions),
+  // or nullopt when it fits.
+  Result<std::optional<std::string>> profile_room(int64_t incoming_bytes);
+
+  // The hosts that sent a heartbeat, with their current commands.
+  Result<std::vector<HostRecord>> list_hosts(const HostFilter& filter = {});
   // Newest first; with history unless the filter asks for current commands only.
   Result<std::vector<Command>> list_commands(const CommandFilter& filter);
   // kNotFound for an unknown id.
@@ -108,13 +128,15 @@ class Store {
   // made before `cutoff`, requests only once no command carries them out. Each kind in its own
   // short transaction, so that heartbeats never wait long behind it.
   Result<ExpiredRows> expire_before(TimePoint cutoff, int64_t batch);
+  // Deletes up to `batch` hosts last heard from before `cutoff`; their commands stay.
+  Result<int64_t> expire_hosts_before(TimePoint cutoff, int64_t batch);
 
   Dialect dialect() const { return pool_->dialect(); }
   // The data directory or the database, for messages.
   const std::string& location() const { return pool_->location(); }
 
  private:
-  Store(std::optional<DataDir> dir, std::unique_ptr<ConnectionPool> pool, Clock clock);
+  Store(std::optional<DataDir> dir, std::unique_ptr<ConnectionPool> pool, StoreOptions options);
 
   // Runs `operation` with a leased connection, again when the database aborted it for a
   // concurrent transaction (kConflict: a deadlock), a few times with a short random pause.
@@ -128,8 +150,8 @@ class Store {
   template <typename PlanHost>
   Result<SubmitOutcome> submit(ProfilingRequestRecord request, bool dry_run, PlanHost plan);
 
-  // The gate's answer before a write; always yes on PostgreSQL.
-  Result<void> check_writable();
+  // The gate's answer before a write of some `bytes`; always yes on PostgreSQL.
+  Result<void> check_writable(uint64_t bytes = 0);
   // A write operation's result, told to the gate: a failure for lack of space or of write access
   // becomes the gate's refusal; a success that wrote something ends the refusals.
   template <typename T>
@@ -140,6 +162,8 @@ class Store {
   std::unique_ptr<ProfileBodies> bodies_;
   std::unique_ptr<WriteGate> gate_;  // null on PostgreSQL, whose errors say when its disk is full
   Clock clock_;
+  int64_t max_profile_bytes_;
+  uint64_t min_free_bytes_;
   std::string postgres_url_;          // empty on SQLite
   CommandsChanged commands_changed_;  // SQLite: called after the commit
   std::unique_ptr<PostgresListener> listener_;

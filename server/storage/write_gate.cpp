@@ -22,14 +22,21 @@ std::string in_kib(uint64_t bytes) { return std::to_string(bytes >> 10) + " KiB"
 
 }  // namespace
 
-Result<void> WriteGate::check() {
+std::optional<uint64_t> free_bytes_at(const std::filesystem::path& dir) {
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) != 0) return std::nullopt;
+  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+}
+
+Result<void> WriteGate::check(uint64_t bytes) {
   struct statvfs fs {};
   if (::statvfs(dir_.c_str(), &fs) != 0) return ok();
   if ((fs.f_flag & ST_RDONLY) != 0) return refuse(EROFS, "the file system is mounted read-only");
   uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
-  if (free_bytes < kMinFreeBytes) {
-    return refuse(ENOSPC, in_kib(free_bytes) + " free, less than the " + in_kib(kMinFreeBytes) +
-                              " the server keeps in reserve");
+  if (free_bytes < kMinFreeBytes + bytes) {
+    std::string needed = bytes > 0 ? " this write needs (" + in_kib(bytes) + ") and" : "";
+    return refuse(ENOSPC, in_kib(free_bytes) + " free, less than" + needed + " the " +
+                              in_kib(kMinFreeBytes) + " the server keeps in reserve");
   }
   return ok();
 }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/result.h"
@@ -30,10 +31,10 @@ class WriteGate {
   WriteGate(const WriteGate&) = delete;
   WriteGate& operator=(const WriteGate&) = delete;
 
-  // Before a write: the refusal when the file system is read-only or has less than
-  // kMinFreeBytes free. A file system that statvfs cannot ask is let through: the write will
-  // tell.
-  Result<void> check();
+  // Before a write of some `bytes`: the refusal when the file system is read-only or has less
+  // than kMinFreeBytes free besides them. A file system that statvfs cannot ask is let through:
+  // the write will tell.
+  Result<void> check(uint64_t bytes = 0);
   // After a write that failed: the refusal when it failed for lack of space or of write access
   // (ENOSPC, EDQUOT, EROFS), `error` itself otherwise.
   Error failed(Error error);
@@ -49,6 +50,9 @@ class WriteGate {
   int refusing_ = 0;      // the errno of the refusals under way; 0: writes go through
   uint64_t refused_ = 0;  // writes refused since the refusals started
 };
+
+// The bytes free to unprivileged writers on the file system of `dir`; nullopt when statvfs fails.
+std::optional<uint64_t> free_bytes_at(const std::filesystem::path& dir);
 
 // True for WriteGate's refusals: "the server cannot store data: <strerror> (<data directory>)",
 // kind kUnavailable, errno ENOSPC, EDQUOT or EROFS. Worth retrying once space or write access

@@ -770,6 +770,15 @@ class DataDirFaultTest : public ServerTest {
     ServerTest::TearDown();
   }
 
+  // Uploads may fill the disk unless a test asks for a reserve: the 2 MB tmpfs has less than the
+  // default one.
+  void start(std::vector<std::string> args = {}) {
+    if (std::find(args.begin(), args.end(), "--min-free-disk-mb") == args.end()) {
+      args.insert(args.end(), {"--min-free-disk-mb", "0"});
+    }
+    ServerTest::start(args);
+  }
+
   // A reply with its headers, which curl writes to a file.
   struct Answer {
     HttpReply reply;
@@ -968,14 +977,15 @@ TEST_F(DataDirFaultTest, WritesThatRunOutOfSpaceMidwayLeaveNothingBehind) {
   EXPECT_EQ(reads[0], stored.reads[0]) << "the profiles are as they were";
   EXPECT_EQ(reads[2], stored.collapsed);
 
-  // A request for 1000 hosts: its transaction runs out of room in the middle.
+  // A request for 1000 hosts, whose rows would not fit in the space left: refused before its
+  // first batch.
   std::vector<std::string> hosts;
   for (int i = 0; i < 1000; ++i) hosts.push_back("host-" + std::to_string(i) + ".example.com");
   expect_refused(post("/api/metrics/profile_request", start_on(hosts)), kFull,
                  "a request too large for the space left");
-  EXPECT_EQ(read_back(read_paths(stored)), reads) << "the transaction was rolled back whole";
+  EXPECT_EQ(read_back(read_paths(stored)), reads) << "nothing of it was written";
   log = server_->log();
-  EXPECT_NE(log.find("database or disk is full"), std::string::npos) << log;
+  EXPECT_NE(log.find("this write needs (500 KiB)"), std::string::npos) << log;
   EXPECT_EQ(occurrences(log, kRefusalLogged), 2u) << log;
   EXPECT_EQ(occurrences(log, kRecoveryLogged), 1u) << "the heartbeat went through:\n" << log;
 
@@ -996,6 +1006,96 @@ TEST_F(DataDirFaultTest, WritesThatRunOutOfSpaceMidwayLeaveNothingBehind) {
   EXPECT_EQ(server_->get("/api/profiles/" + std::to_string(gpid) + "/collapsed").body, big);
   EXPECT_EQ(server_->get("/api/commands?limit=10000").json()["commands"].size(), hosts.size() + 1);
   EXPECT_EQ(server_->get("/api/requests/" + std::string(started["request_id"])).status, 200);
+}
+
+// Issue 22, server 6: short of a full disk, uploads stop first with 507 and say why, while
+// heartbeats, requests and completions go on in the reserve; and uploads stop at
+// --max-storage-mb whatever the disk.
+TEST_F(DataDirFaultTest, UploadsGet507ShortOfTheReserveAndEverythingElseGoesOn) {
+  start({"--min-free-disk-mb", "1"});
+  ASSERT_NO_FATAL_FAILURE(mount_->fill(1536 << 10));  // 1.5 MiB left: room for an upload
+  Stored stored = store_some();
+  ASSERT_NO_FATAL_FAILURE(mount_->fill(512 << 10));  // 0.5 MiB left: within the reserve
+
+  Answer refused = upload_profile(collapsed_profile("web-01", "0;;nginx;main;refused 1\n"));
+  EXPECT_EQ(refused.reply.status, 507) << refused.reply.body;
+  std::string message = refused.reply.json().value("message", "");
+  EXPECT_NE(message.find("takes no more profiles for now"), std::string::npos) << message;
+  EXPECT_NE(message.find("--min-free-disk-mb"), std::string::npos) << message;
+  EXPECT_NE(refused.headers.find("Retry-After"), std::string::npos) << refused.headers;
+  EXPECT_EQ(profile_files().size(), 1u) << "a refused upload leaves no file";
+
+  Answer heartbeat = post("/api/metrics/heartbeat", agent_heartbeat("web-01"));
+  EXPECT_EQ(heartbeat.reply.status, 200) << heartbeat.reply.body;
+  EXPECT_EQ(heartbeat.reply.json()["command_id"], stored.command_id);
+  Answer requested = post("/api/metrics/profile_request", start_on({"web-02"}));
+  EXPECT_EQ(requested.reply.status, 200) << requested.reply.body;
+  Answer completed = post("/api/metrics/command_completion", completion(stored.command_id));
+  EXPECT_EQ(completed.reply.status, 200) << completed.reply.body;
+  EXPECT_EQ(completed.reply.json()["success"], true) << completed.reply.body;
+  EXPECT_EQ(read_back({"/api/profiles/" + std::to_string(stored.gpid) + "/collapsed"})[0],
+            stored.collapsed);
+
+  ASSERT_TRUE(fs::remove(mount_->filler()));
+  Answer uploaded = upload_profile(collapsed_profile("web-01", "0;;nginx;main;later 1\n"));
+  EXPECT_EQ(uploaded.reply.status, 200) << uploaded.reply.body;
+}
+
+// Issue 22, server 3 and 4: hosts are listed a page at a time, like commands; a request names at
+// most 10,000 hosts.
+TEST_F(ServerTest, HostsAreListedAPageAtATimeAndRequestsNameAtMost10000Hosts) {
+  start();
+  for (int i = 0; i < 5; ++i) beat("web-0" + std::to_string(i));
+  json page = server_->get("/api/hosts?limit=2").json()["hosts"];
+  ASSERT_EQ(page.size(), 2u) << page;
+  EXPECT_EQ(page[0]["hostname"], "web-00");
+  EXPECT_EQ(page[1]["hostname"], "web-01");
+  json one = server_->get("/api/hosts?hostname=web-03&service=web").json()["hosts"];
+  ASSERT_EQ(one.size(), 1u) << one;
+  EXPECT_EQ(one[0]["hostname"], "web-03");
+  EXPECT_EQ(server_->get("/api/hosts").json()["hosts"].size(), 5u);
+  for (const char* limit : {"0", "10001", "x"}) {
+    HttpReply refused = server_->get(std::string("/api/hosts?limit=") + limit);
+    EXPECT_EQ(refused.status, 400) << limit;
+    EXPECT_NE(refused.body.find("limit: must be a whole number from 1 to 10000"), std::string::npos)
+        << refused.body;
+  }
+
+  json targets = json::object();
+  for (int i = 0; i <= 10000; ++i) targets["h" + std::to_string(i)] = nullptr;
+  json refused =
+      request({{"service_name", "web"}, {"request_type", "start"}, {"target_hosts", targets}}, 422);
+  EXPECT_NE(refused.dump().find("target_hosts: must have at most 10000 hosts"), std::string::npos)
+      << refused.dump().substr(0, 500);
+  EXPECT_TRUE(server_->get("/api/commands").json()["commands"].empty());
+}
+
+TEST_F(ServerTest, UploadsGet507AtMaxStorageAndEverythingElseGoesOn) {
+  start({"--max-storage-mb", "1"});
+  // Random hex: 1.2 MB of it stays over 600 kB compressed.
+  std::mt19937_64 random(3);
+  std::string stacks;
+  while (stacks.size() < (2400 << 10)) {
+    char line[64];
+    std::snprintf(line, sizeof line, "0;;f%016llx;g%016llx 1\n",
+                  static_cast<unsigned long long>(random()),
+                  static_cast<unsigned long long>(random()));
+    stacks += line;
+  }
+  std::string first = stacks.substr(0, stacks.find('\n', 1200 << 10) + 1);
+  std::string second = stacks.substr(first.size());
+  HttpReply stored = upload(gzip(upload_body("web-01", collapsed_profile("web-01", first)).dump()));
+  ASSERT_EQ(stored.status, 200) << stored.body;
+  HttpReply refused =
+      upload(gzip(upload_body("web-01", collapsed_profile("web-01", second)).dump()));
+  EXPECT_EQ(refused.status, 507) << refused.body;
+  EXPECT_NE(refused.body.find("--max-storage-mb"), std::string::npos) << refused.body;
+  EXPECT_EQ(server_->get("/api/profiles").json()["profiles"].size(), 1u);
+  beat("web-01");
+  EXPECT_EQ(request({{"service_name", "web"},
+                     {"request_type", "start"},
+                     {"target_hosts", {{"web-01", nullptr}}}})["success"],
+            true);
 }
 
 TEST_F(DataDirFaultTest, AReadOnlyDataDirGets503WithTheReasonAndRecoversWhenWritable) {

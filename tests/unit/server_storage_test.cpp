@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "store_test_fixture.h"
 #include "tests/support/eventually.h"
 #include "tests/support/postgres_cluster.h"
 
@@ -30,28 +31,6 @@
 
 namespace dormant::server::storage {
 namespace {
-
-namespace fs = std::filesystem;
-using nlohmann::json;
-using std::chrono::seconds;
-
-fs::path test_dir() {
-  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  return fs::temp_directory_path() / ("dormant-storage-" + std::to_string(::getpid()) + "-" +
-                                      test->test_suite_name() + "-" + test->name());
-}
-
-class StorageDirTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = test_dir();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path dir_;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Database and migrations
@@ -248,147 +227,6 @@ TEST(CommandPlanTest, OnlyStartsThatRunOrWillRunStand) {
 // ---------------------------------------------------------------------------------------------
 // The store
 
-std::string store_name(const ::testing::TestParamInfo<Dialect>& info) {
-  return info.param == Dialect::kSqlite ? "Sqlite" : "Postgres";
-}
-
-// The store's behaviour, the same on both databases: every TEST_P runs on SQLite and on a
-// PostgreSQL server of its own.
-class StoreTest : public StorageDirTest, public ::testing::WithParamInterface<Dialect> {
- protected:
-  void SetUp() override {
-    StorageDirTest::SetUp();
-    if (GetParam() == Dialect::kPostgres) {
-      if (std::string why = testing::PostgresCluster::unavailable_reason(); !why.empty()) {
-        GTEST_SKIP() << why;
-      }
-      auto cluster = testing::PostgresCluster::start();
-      ASSERT_TRUE(cluster.ok()) << cluster.error().message();
-      cluster_ = std::move(*cluster);
-      new_location();
-    }
-    open_store();
-  }
-  void TearDown() override {
-    store_.reset();
-    cluster_.reset();
-    StorageDirTest::TearDown();
-  }
-
-  // Another store on the same data: a second replica (PostgreSQL), or the next run of the server.
-  Result<std::unique_ptr<Store>> open_another() {
-    StoreOptions options{[this] { return now_; }};
-    if (GetParam() == Dialect::kSqlite) return Store::open(dir_ / "data", options);
-    return Store::open_postgres(url_, options);
-  }
-  void open_store() {
-    auto store = open_another();
-    ASSERT_TRUE(store.ok()) << store.error().message();
-    store_ = std::move(*store);
-  }
-  void reopen() {
-    store_.reset();
-    open_store();
-  }
-  // Later stores open an empty database: a new one on the same server, or a new directory.
-  void new_location() {
-    if (GetParam() == Dialect::kSqlite) {
-      fs::remove_all(dir_ / "data");
-      return;
-    }
-    auto url = cluster_->create_database();
-    ASSERT_TRUE(url.ok()) << url.error().message();
-    url_ = *url;
-  }
-  // A plain connection to the store's database, for what the store does not show.
-  std::unique_ptr<Database> open_database() {
-    if (GetParam() == Dialect::kSqlite) {
-      fs::create_directories(dir_ / "data");
-      auto db = SqliteDatabase::open(dir_ / "data" / "dormant.db");
-      EXPECT_TRUE(db.ok()) << db.error().message();
-      return db.ok() ? std::move(*db) : nullptr;
-    }
-    auto db = PostgresDatabase::connect(url_);
-    EXPECT_TRUE(db.ok()) << db.error().message();
-    return db.ok() ? std::move(*db) : nullptr;
-  }
-  // The values of one column, in the order given, joined by ','.
-  std::string column(const std::string& sql) {
-    auto db = open_database();
-    auto rows = db->prepare(sql);
-    EXPECT_TRUE(rows.ok()) << rows.error().message();
-    std::string joined;
-    for (;;) {
-      auto row = rows->step();
-      EXPECT_TRUE(row.ok()) << row.error().message();
-      if (!row.ok() || !*row) break;
-      joined += (joined.empty() ? "" : ",") + rows->text(0);
-    }
-    return joined;
-  }
-
-  static HostHeartbeat heartbeat(const std::string& hostname, const std::string& service = "web") {
-    HostHeartbeat beat;
-    beat.hostname = hostname;
-    beat.service_name = service;
-    beat.ip_address = "10.0.0.7";
-    return beat;
-  }
-
-  std::optional<Command> beat(const std::string& hostname, const std::string& service = "web") {
-    auto answer = store_->record_heartbeat(heartbeat(hostname, service));
-    EXPECT_TRUE(answer.ok()) << answer.error().message();
-    return answer.ok() ? answer->command : std::nullopt;
-  }
-
-  static StartRequest start(TargetHosts hosts, const std::string& service = "web") {
-    StartRequest request;
-    request.service_name = service;
-    request.target_hosts = std::move(hosts);
-    return request;
-  }
-
-  static StopRequest stop(TargetHosts hosts, StopLevel level) {
-    StopRequest request;
-    request.service_name = "web";
-    request.target_hosts = std::move(hosts);
-    request.level = level;
-    return request;
-  }
-
-  SubmitOutcome submit(const StartRequest& request) {
-    auto outcome = store_->submit_start(request);
-    EXPECT_TRUE(outcome.ok()) << outcome.error().message();
-    return outcome.ok() ? *outcome : SubmitOutcome{};
-  }
-
-  SubmitOutcome submit(const StopRequest& request) {
-    auto outcome = store_->submit_stop(request);
-    EXPECT_TRUE(outcome.ok()) << outcome.error().message();
-    return outcome.ok() ? *outcome : SubmitOutcome{};
-  }
-
-  Command current(const std::string& hostname, const std::string& service = "web") {
-    auto commands = store_->list_commands({hostname, service, false, 10});
-    EXPECT_TRUE(commands.ok());
-    EXPECT_EQ(commands->size(), 1u);
-    return commands->empty() ? Command{} : commands->front();
-  }
-
-  CompletionOutcome complete(const std::string& command_id, const std::string& hostname,
-                             CommandStatus status = CommandStatus::kCompleted) {
-    auto outcome =
-        store_->record_completion({command_id, hostname, status, 0, std::nullopt, std::nullopt});
-    EXPECT_TRUE(outcome.ok()) << outcome.error().message();
-    return outcome.ok() ? *outcome : CompletionOutcome{};
-  }
-
-  TimePoint now_ = from_unix_ms(1'750'000'000'000);
-  std::unique_ptr<testing::PostgresCluster> cluster_;
-  std::string url_;
-  std::unique_ptr<Store> store_;
-};
-
 INSTANTIATE_TEST_SUITE_P(Stores, StoreTest, ::testing::Values(Dialect::kSqlite, Dialect::kPostgres),
                          store_name);
 
@@ -411,7 +249,7 @@ TEST_P(StoreTest, HeartbeatUpsertsTheHostAndKeepsExtraFields) {
   ASSERT_TRUE(store_->record_heartbeat(second).ok());
   ASSERT_TRUE(store_->record_heartbeat(heartbeat("web-01", "batch")).ok());
 
-  auto hosts = store_->list_hosts("web");
+  auto hosts = store_->list_hosts({std::nullopt, "web"});
   ASSERT_TRUE(hosts.ok()) << hosts.error().message();
   ASSERT_EQ(hosts->size(), 1u);
   const HostRecord& host = hosts->front();
@@ -490,14 +328,14 @@ TEST_P(StoreTest, StartsForOneHostMergeIntoANewCommand) {
   const Command& merged = *two.hosts[0].command;
   EXPECT_NE(merged.command_id, one.hosts[0].command->command_id);
   EXPECT_EQ(two.hosts[0].replaces, one.hosts[0].command->command_id);
-  EXPECT_EQ(merged.combined_config, json({{"command_type", "start"},
-                                          {"continuous", true},
-                                          {"duration", 120},
-                                          {"frequency", 99},
-                                          {"profiling_mode", "allocation"},
-                                          {"pids", {10, 20, 30}},
-                                          {"max_processes", 8},
-                                          {"enable_perfspect", true}}));
+  EXPECT_EQ(config_of(two.hosts[0]), json({{"command_type", "start"},
+                                           {"continuous", true},
+                                           {"duration", 120},
+                                           {"frequency", 99},
+                                           {"profiling_mode", "allocation"},
+                                           {"pids", {10, 20, 30}},
+                                           {"max_processes", 8},
+                                           {"enable_perfspect", true}}));
   EXPECT_EQ(merged.request_ids.size(), 2u);
 
   // History: the first is replaced by the merged one, which is current.
@@ -516,7 +354,7 @@ TEST_P(StoreTest, AWholeHostStartAbsorbsPidLists) {
   ASSERT_EQ(outcome.hosts.size(), 2u);
   for (const HostPlan& host : outcome.hosts) {
     EXPECT_EQ(host.action, PlanAction::kMerged) << host.hostname;
-    EXPECT_FALSE(host.command->combined_config.contains("pids")) << host.hostname;
+    EXPECT_FALSE(config_of(host).contains("pids")) << host.hostname;
   }
 }
 
@@ -529,8 +367,8 @@ TEST_P(StoreTest, ADeliveredContinuousStartStillMerges) {
   now_ += std::chrono::hours(5);
   SubmitOutcome outcome = submit(start({{"web-01", PidList{2}}}));
   EXPECT_EQ(outcome.hosts[0].action, PlanAction::kMerged);
-  EXPECT_EQ(outcome.hosts[0].command->combined_config["pids"], json({1, 2}));
-  EXPECT_EQ(outcome.hosts[0].command->combined_config["continuous"], true);
+  EXPECT_EQ(config_of(outcome.hosts[0])["pids"], json({1, 2}));
+  EXPECT_EQ(config_of(outcome.hosts[0])["continuous"], true);
 }
 
 TEST_P(StoreTest, AFinishedOrFailedStartIsReplacedNotMerged) {
@@ -546,7 +384,7 @@ TEST_P(StoreTest, AFinishedOrFailedStartIsReplacedNotMerged) {
   SubmitOutcome outcome = submit(start({{"web-01", PidList{2}}, {"web-02", PidList{2}}}));
   for (const HostPlan& host : outcome.hosts) {
     EXPECT_EQ(host.action, PlanAction::kReplaced) << host.hostname;
-    EXPECT_EQ(host.command->combined_config["pids"], json({2})) << host.hostname;
+    EXPECT_EQ(config_of(host)["pids"], json({2})) << host.hostname;
     EXPECT_EQ(host.command->request_ids, std::vector<std::string>{outcome.request_id});
   }
 }
@@ -559,15 +397,15 @@ TEST_P(StoreTest, AProcessStopLeavesAStartForTheRemainingPids) {
   EXPECT_EQ(stopped.hosts[0].action, PlanAction::kReducedStart);
   const Command& reduced = *stopped.hosts[0].command;
   EXPECT_EQ(reduced.type, CommandType::kStart);
-  EXPECT_EQ(reduced.combined_config["pids"], json({1, 3}));
-  EXPECT_EQ(reduced.combined_config["stop_level"], "process");
-  EXPECT_EQ(reduced.combined_config["duration"], 60);
+  EXPECT_EQ(config_of(stopped.hosts[0])["pids"], json({1, 3}));
+  EXPECT_EQ(config_of(stopped.hosts[0])["stop_level"], "process");
+  EXPECT_EQ(config_of(stopped.hosts[0])["duration"], 60);
   EXPECT_EQ(reduced.request_ids.size(), 2u);
   EXPECT_EQ(current("web-01").command_id, reduced.command_id);
   // A later start merges with the reduced one and is a plain start again.
   SubmitOutcome again = submit(start({{"web-01", PidList{4}}}));
-  EXPECT_EQ(again.hosts[0].command->combined_config["pids"], json({1, 3, 4}));
-  EXPECT_FALSE(again.hosts[0].command->combined_config.contains("stop_level"));
+  EXPECT_EQ(config_of(again.hosts[0])["pids"], json({1, 3, 4}));
+  EXPECT_FALSE(config_of(again.hosts[0]).contains("stop_level"));
   (void)started;
 }
 
@@ -576,7 +414,7 @@ TEST_P(StoreTest, AProcessStopOfEveryPidIsAHostStop) {
   SubmitOutcome stopped = submit(stop({{"web-01", PidList{1, 2}}}, StopLevel::kProcess));
   EXPECT_EQ(stopped.hosts[0].action, PlanAction::kHostStop);
   EXPECT_EQ(stopped.hosts[0].command->type, CommandType::kStop);
-  EXPECT_EQ(stopped.hosts[0].command->combined_config, json({{"stop_level", "host"}}));
+  EXPECT_EQ(config_of(stopped.hosts[0]), json({{"stop_level", "host"}}));
 }
 
 TEST_P(StoreTest, AProcessStopOfPidsNotProfiledChangesNothing) {
@@ -596,8 +434,7 @@ TEST_P(StoreTest, AProcessStopWithoutAPidListToSubtractFromIsSentAsOne) {
     EXPECT_EQ(host.action, PlanAction::kProcessStop) << host.hostname;
     EXPECT_EQ(host.command->type, CommandType::kStop);
   }
-  EXPECT_EQ(stopped.hosts[1].command->combined_config,
-            json({{"stop_level", "process"}, {"pids", {8}}}));
+  EXPECT_EQ(config_of(stopped.hosts[1]), json({{"stop_level", "process"}, {"pids", {8}}}));
 }
 
 TEST_P(StoreTest, AHostStopReplacesEverything) {
@@ -611,8 +448,8 @@ TEST_P(StoreTest, AHostStopReplacesEverything) {
   // After a stop, a start starts afresh.
   SubmitOutcome restarted = submit(start({{"web-01", PidList{5}}}));
   EXPECT_EQ(restarted.hosts[0].action, PlanAction::kReplaced);
-  EXPECT_EQ(restarted.hosts[0].command->combined_config["pids"], json({5}));
-  EXPECT_EQ(restarted.hosts[0].command->combined_config["continuous"], false);
+  EXPECT_EQ(config_of(restarted.hosts[0])["pids"], json({5}));
+  EXPECT_EQ(config_of(restarted.hosts[0])["continuous"], false);
 }
 
 TEST_P(StoreTest, RequestsAreCheckedBeforeAnythingIsWritten) {
@@ -775,7 +612,7 @@ TEST_P(StoreTest, SqlMetacharactersAreStoredVerbatim) {
   auto gpid = store_->store_profile({service, host, now_, now_, "x 1\n"});
   ASSERT_TRUE(gpid.ok());
 
-  auto hosts = store_->list_hosts(service);
+  auto hosts = store_->list_hosts({std::nullopt, service});
   ASSERT_TRUE(hosts.ok());
   ASSERT_EQ(hosts->size(), 1u);
   EXPECT_EQ(hosts->front().last_heartbeat.hostname, host);
@@ -825,7 +662,7 @@ TEST_P(StoreTest, EverythingSurvivesARestart) {
   EXPECT_EQ(recorded->additional_args, request.additional_args);
   // Merging after a restart reads the stored pid map.
   SubmitOutcome merged = submit(start({{"web-01", PidList{3}}}));
-  EXPECT_EQ(merged.hosts[0].command->combined_config["pids"], json({2, 3, 4}));
+  EXPECT_EQ(config_of(merged.hosts[0])["pids"], json({2, 3, 4}));
 }
 
 // What only one of the stores has: files beside the database (SQLite), several stores on one
@@ -1037,7 +874,7 @@ TEST_P(StoreTest, TheRetentionThreadSweepsAtStartAndStopsWhenDestroyed) {
   ASSERT_TRUE(gpid.ok());
   TimePoint later = now_ + std::chrono::hours(24 * 3);
   {
-    Retention retention(*store_, std::chrono::hours(24 * 2), std::chrono::hours(1),
+    Retention retention(*store_, RetentionPolicy{std::chrono::hours(24 * 2)}, std::chrono::hours(1),
                         [later] { return later; });
     ASSERT_TRUE(testing::eventually([&] { return retention.sweeps() >= 1; }, seconds(30)));
   }
