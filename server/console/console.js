@@ -199,7 +199,8 @@
   }
 
   async function refreshHosts() {
-    renderHosts((await apiJson("/api/hosts")).hosts);
+    // The first 1,000 hosts the server lists: a page, as every list of the API is.
+    renderHosts((await apiJson("/api/hosts?limit=1000")).hosts);
   }
 
   async function requestProfiling(event) {
