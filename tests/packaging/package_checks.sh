@@ -39,6 +39,8 @@ unit_dir=/lib/systemd/system
 for package in dormant-agent dormant-server; do
   [[ $(status_of $package) == *" installed" ]] && dpkg --purge $package >/dev/null
 done
+# What an agent run on this host by hand left (the upgrade below checks that case).
+rm -rf /var/lib/dormant /var/lib/dormant-server
 
 echo "== install"
 run_dpkg -i "$agent_deb" "$server_deb"
@@ -128,7 +130,13 @@ check "the server's database belongs to its user" \
 echo "== upgrade, with the configuration edited and state kept"
 install -m 0600 /dev/null /etc/dormant/agent-token
 echo "# edited by the admin" >>/etc/dormant/agent.conf
+# As an agent that ran as root (version 0.1.0 did) leaves its state: root's, with a link in it.
 echo "kept" >/var/lib/dormant/state-marker
+chmod 0644 /var/lib/dormant/state-marker
+install -d -m 0755 /var/lib/dormant/spool
+ln -s /etc/shadow /var/lib/dormant/spool/link
+chown -R -h root:root /var/lib/dormant
+shadow_owner=$(stat -c %U:%G /etc/shadow)
 run_dpkg -i --force-confold "$agent_next" "$server_next"
 check "dormant-agent upgraded" [ "$(dpkg-query -W -f='${Version}' dormant-agent)" == \
   "$(dpkg-deb -f "$agent_next" Version)" ]
@@ -138,6 +146,11 @@ check "the admin's agent.conf is kept" grep -qx "# edited by the admin" /etc/dor
 check "the new agent.conf is beside it" grep -q "next version" /etc/dormant/agent.conf.dpkg-dist
 check "the unedited server.conf is the new one" grep -q "next version" /etc/dormant/server.conf
 check "the agent's state is kept" grep -qx kept /var/lib/dormant/state-marker
+check_stat /var/lib/dormant "dormant-agent:dormant-agent 700"
+check_stat /var/lib/dormant/state-marker "dormant-agent:dormant-agent 644"
+check_stat /var/lib/dormant/spool "dormant-agent:dormant-agent 755"
+check "a link in the state directory is handed over, not what it points to" \
+  [ "$(stat -c %U:%G /etc/shadow)" == "$shadow_owner" ]
 check "the server's data is kept" test -s /var/lib/dormant-server/dormant.db
 check "dormant-agent keeps its uid" [ "$(id -u dormant-agent)" == "$agent_uid" ]
 check "dormant-server keeps its uid" [ "$(id -u dormant-server)" == "$server_uid" ]
