@@ -136,7 +136,8 @@ workloads+=($!)
 asan_options=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 
 # The agent as its unit would run it, in a mount namespace of its own, giving it the capabilities
-# GIVE: in $work/run-PROFILER-NAME, its output, exit status and the credentials it ran with.
+# GIVE: in $work/run-PROFILER-NAME, its output, exit status and the credentials it ran with. Its
+# state directory is its own, as StateDirectory= makes /var/lib/dormant (which may be root's here).
 # Usage: run_agent PROFILER GIVE NAME
 run_agent() {
   local profiler=$1 give=$2
@@ -177,6 +178,7 @@ run_agent() {
     "$asan_options" setpriv --reuid="$uid" --regid="$uid" --clear-groups --inh-caps="-all$give" \
     --ambient-caps="-all$give" --bounding-set="-all$give" --no-new-privs \
     "${filter[@]}" "$agent" --system-profiler "$profiler" -o "$run/out" -d 4 -f 199 \
+    --state-dir "$run/state" \
     >"$run/stdout" 2>"$run/stderr" &
   local agent_pid=$!
   for _ in $(seq 100); do
