@@ -264,6 +264,22 @@ void CommandJournal::settle(const std::string& command_id) {
   if (erased > 0) save();
 }
 
+void CommandJournal::reject(const std::string& command_id, const std::string& why) {
+  auto found = std::find_if(owed_.begin(), owed_.end(),
+                            [&](const auto& owed) { return owed.command_id == command_id; });
+  if (found == owed_.end()) return;
+  std::string completion = json_text(heartbeat::to_json(*found));
+  if (keep_rejected_) {
+    spdlog::error("the server refused the completion of command {} for good: {}; kept aside",
+                  command_id, why);
+    keep_rejected_(command_id, completion);
+  } else {
+    spdlog::error("the server refused the completion of command {} for good: {}; it was {}",
+                  command_id, why, completion);
+  }
+  settle(command_id);
+}
+
 void CommandJournal::owe_failure(const std::string& command_id, const std::string& hostname,
                                  const std::string& why) {
   heartbeat::CommandCompletion failed;

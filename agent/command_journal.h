@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -84,6 +85,11 @@ class CommandJournal final : public heartbeat::CompletionQueue {
 
   // Completions owed to the server, oldest first; one per command id (a newer one replaces it).
   void settle(const std::string& command_id) override;
+  // Settles it, after handing it (as JSON) to what keep_rejected_with named, or to the log.
+  void reject(const std::string& command_id, const std::string& why) override;
+  using RejectedKeeper =
+      std::function<void(const std::string& command_id, const std::string& completion_json)>;
+  void keep_rejected_with(RejectedKeeper keep) { keep_rejected_ = std::move(keep); }
   const std::deque<heartbeat::CommandCompletion>& owed() const { return owed_; }
   std::optional<heartbeat::CommandCompletion> oldest_owed() const override {
     return owed_.empty() ? std::nullopt : std::optional(owed_.front());
@@ -119,6 +125,7 @@ class CommandJournal final : public heartbeat::CompletionQueue {
   std::optional<ContinuousCommand> continuous_;
   bool shut_down_cleanly_ = false;
   std::deque<heartbeat::CommandCompletion> owed_;
+  RejectedKeeper keep_rejected_;
   std::string write_error_;
 };
 

@@ -43,6 +43,10 @@ int run_heartbeat_mode(const config::AgentConfig& config,
       return 1;
     }
     spool = std::move(*opened);
+    journal.keep_rejected_with(
+        [kept = spool.get()](const std::string& id, const std::string& json) {
+          kept->keep_rejected_completion(id, json);
+        });
   }
   DaemonEnvironment environment;
   environment.reread_config = std::move(reread_config);

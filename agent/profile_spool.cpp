@@ -1,6 +1,7 @@
 #include "agent/profile_spool.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -104,19 +105,24 @@ Result<void> ProfileSpool::add(const heartbeat::CompressedUpload& upload) {
          (bytes_ + content.size() > max_bytes_ || index_.size() + held_.size() + 1 > max_files_)) {
     drop_oldest();
   }
+  std::string name = next_name_stem() + std::string(kSuffix);
+  remove_delivered();
+  write_held();
+  write_or_hold(name, std::move(content));
+  return {};
+}
+
+std::string ProfileSpool::next_name_stem() {
   // The wall clock in milliseconds, but never a stamp at or before the last one: a clock stepped
   // back must not put a new profile before those that wait.
   int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count();
   last_stamp_ = std::max(now, last_stamp_ + 1);
-  char name[64];
-  std::snprintf(name, sizeof(name), "%015lld-%06llu%s", static_cast<long long>(last_stamp_),
-                static_cast<unsigned long long>(sequence_++ % 1'000'000), kSuffix.data());
-  remove_delivered();
-  write_held();
-  write_or_hold(name, std::move(content));
-  return {};
+  char stem[48];
+  std::snprintf(stem, sizeof(stem), "%015lld-%06llu", static_cast<long long>(last_stamp_),
+                static_cast<unsigned long long>(sequence_++ % 1'000'000));
+  return stem;
 }
 
 void ProfileSpool::write_or_hold(const std::string& name, std::string content) {
@@ -222,6 +228,17 @@ void ProfileSpool::reject_upload(const std::string& key, const std::string& why)
   uint64_t size = found->second;
   unindex(key);
   rejected_.keep_file(directory_ / key, size);
+}
+
+void ProfileSpool::keep_rejected_completion(const std::string& command_id,
+                                            const std::string& json) {
+  // The id came from the server: only its letters, digits and dashes name the file.
+  std::string id;
+  for (char c : command_id.substr(0, 64)) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '-') id += c;
+  }
+  std::lock_guard lock(mutex_);
+  rejected_.keep_content(next_name_stem() + "-completion-" + id + ".json", json);
 }
 
 void ProfileSpool::remove_delivered() {

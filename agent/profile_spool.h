@@ -6,7 +6,7 @@
 // profile costs the same to add or deliver whether ten or thirty thousand wait. When the
 // directory cannot be written (full, read-only), profiles are held in memory, within their own
 // bound, and written out once it can be again. Profiles the server refuses for good go to
-// spool/rejected/ (rejected_uploads.h). Safe to use from several threads.
+// spool/rejected/ (rejected_messages.h). Safe to use from several threads.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,7 @@
 #include <set>
 #include <string>
 
-#include "agent/rejected_uploads.h"
+#include "agent/rejected_messages.h"
 #include "common/result.h"
 #include "heartbeat/delivery_queues.h"
 
@@ -42,6 +42,9 @@ class ProfileSpool final : public heartbeat::UploadQueue {
   void remove_upload(const std::string& key) override;
   // Moves it to rejected/, with an error logged.
   void reject_upload(const std::string& key, const std::string& why) override;
+  // Writes a command completion the server refused for good into rejected/, named in time with
+  // the profiles there.
+  void keep_rejected_completion(const std::string& command_id, const std::string& json);
 
   size_t files() const;  // on disk and held in memory
   uint64_t bytes() const;
@@ -70,6 +73,8 @@ class ProfileSpool final : public heartbeat::UploadQueue {
   void write_held();
   // Removes the delivered profiles that could not be removed before. mutex_ held.
   void remove_delivered();
+  // The next "<stamp>-<sequence>" in time order, never at or before the last one. mutex_ held.
+  std::string next_name_stem();
 
   const std::filesystem::path directory_;
   const uint64_t max_bytes_;
@@ -83,7 +88,7 @@ class ProfileSpool final : public heartbeat::UploadQueue {
   uint64_t held_bytes_ = 0;
   std::string write_error_;
   std::set<std::string> delivered_;  // delivered, but their files could not be removed yet
-  RejectedUploads rejected_;
+  RejectedMessages rejected_;
   uint64_t sequence_ = 0;
   int64_t last_stamp_ = 0;  // of the newest file: new names sort after it
 };

@@ -14,8 +14,10 @@ class CompletionQueue {
  public:
   virtual ~CompletionQueue() = default;
   virtual std::optional<CommandCompletion> oldest_owed() const = 0;
-  // Delivered, or refused for good: no longer owed.
+  // Delivered: no longer owed.
   virtual void settle(const std::string& command_id) = 0;
+  // Refused for good by the server (`why`): no longer owed, kept aside for a person to look at.
+  virtual void reject(const std::string& command_id, const std::string& why) = 0;
 };
 
 struct QueuedUpload {

@@ -54,10 +54,7 @@ std::shared_ptr<RetryingSender> make_completion_sender(boost::asio::io_context& 
       }
       owed.settle(id);
     };
-    message.refused = [&owed, id](const std::string& why) {
-      spdlog::error("the server refused the completion of command {}: {}", id, why);
-      owed.settle(id);
-    };
+    message.refused = [&owed, id](const std::string& why) { owed.reject(id, why); };
     return message;
   };
   return RetryingSender::make(io, std::move(client), std::move(retry), "command completion",

@@ -86,7 +86,7 @@ TEST_F(CrowdedSpoolTest, TheFileCountIsCappedOldestDroppedFirst) {
 TEST_F(CrowdedSpoolTest, AProfileRefusedForGoodIsMovedToABoundedRejectedFolder) {
   auto spool = ProfileSpool::open(root_, uint64_t{1} << 30);
   ASSERT_TRUE(spool.ok());
-  size_t refused = RejectedUploads::kMaxFiles + 20;
+  size_t refused = RejectedMessages::kMaxFiles + 20;
   for (size_t i = 0; i < refused + 1; ++i) ASSERT_TRUE((*spool)->add(profile(i)).ok());
   for (size_t i = 0; i < refused; ++i) {
     auto oldest = (*spool)->oldest_upload();
@@ -95,11 +95,11 @@ TEST_F(CrowdedSpoolTest, AProfileRefusedForGoodIsMovedToABoundedRejectedFolder) 
   }
   EXPECT_EQ((*spool)->files(), 1u);
   EXPECT_EQ((*spool)->oldest_upload()->upload, profile(refused));
-  EXPECT_EQ((*spool)->rejected_files(), RejectedUploads::kMaxFiles);
+  EXPECT_EQ((*spool)->rejected_files(), RejectedMessages::kMaxFiles);
   size_t kept = 0;
   for (const auto& entry : fs::directory_iterator(root_ / "rejected"))
     kept += entry.is_regular_file();
-  EXPECT_EQ(kept, RejectedUploads::kMaxFiles) << "the oldest rejected were deleted";
+  EXPECT_EQ(kept, RejectedMessages::kMaxFiles) << "the oldest rejected were deleted";
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // health says the deliveries are being retried meanwhile. Real server, client, spool and journal;
 // only the backoffs run on fake time.
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <string>
@@ -183,6 +184,70 @@ TEST_P(UnauthorizedServerTest, AnHourOfRefusalsLosesNothing) {
 // 401 as in the finding; the others a misconfigured server or proxy answers the same way.
 INSTANTIATE_TEST_SUITE_P(Refusals, UnauthorizedServerTest,
                          ::testing::Values(401u, 403u, 404u, 302u, 407u, 421u, 503u));
+
+// What the server refuses for good (400, 413, 415, 422) is no longer owed, but not deleted
+// either: profiles and completions alike wait in spool/rejected/ for a person to look at.
+class RefusedForGoodTest : public UnauthorizedServerTest {};
+
+TEST_P(RefusedForGoodTest, ProfilesAndCompletionsGoToTheRejectedFolder) {
+  boost::asio::io_context io;
+  FakeBackoffTime time(io);
+  RefusingServer server(time, 1000h, GetParam());
+  auto journal = agent::CommandJournal::open(root_ / "journal.json");
+  auto spool = agent::ProfileSpool::open(root_ / "spool", 1 << 20);
+  ASSERT_TRUE(spool.ok());
+  journal.keep_rejected_with([&](const std::string& id, const std::string& json) {
+    (*spool)->keep_rejected_completion(id, json);
+  });
+  CommandCompletion completion;
+  completion.command_id = random_uuid();
+  completion.hostname = "web-01";
+  completion.error_message = "perf failed";
+  completion.status = CompletionStatus::kFailed;
+  journal.record_completion(completion);
+  ProfileUpload upload;
+  upload.start_time = upload.end_time = "2026-11-26T10:00:00";
+  upload.hostname = "web-01";
+  upload.profile = "# {}\napp;main 1\n";
+  ASSERT_TRUE((*spool)->add(*compress_upload(upload)).ok());
+
+  auto url = parse_server_url(server.url());
+  ASSERT_TRUE(url.ok());
+  auto control = HttpsClient::make(io, *url, nullptr, {});
+  auto uploads_client = HttpsClient::make(io, *url, nullptr, {});
+  ASSERT_TRUE(control.ok() && uploads_client.ok());
+  auto completions =
+      make_completion_sender(io, *control, RetryTimer(RetryPolicy{}), journal, time.timer());
+  UploadIdentity identity{"token", "web", "web-01", "test"};
+  auto uploads = make_upload_sender(io, *uploads_client, RetryTimer(RetryPolicy{}), **spool,
+                                    identity, time.timer());
+  completions->kick();
+  uploads->kick();
+  auto real_deadline = std::chrono::steady_clock::now() + 60s;
+  while ((!journal.owed().empty() || (*spool)->files() > 0) &&
+         std::chrono::steady_clock::now() < real_deadline) {
+    io.run_for(1ms);
+    io.restart();
+  }
+  completions->stop();
+  uploads->stop();
+
+  EXPECT_TRUE(journal.owed().empty()) << "no longer owed";
+  EXPECT_EQ((*spool)->files(), 0u);
+  EXPECT_EQ(server.refused(), 2) << "each refused once, not retried";
+  EXPECT_EQ((*spool)->rejected_files(), 2u);
+  std::string kept_completion;
+  for (const auto& entry : fs::directory_iterator(root_ / "spool" / "rejected")) {
+    if (entry.path().filename().string().find("-completion-") == std::string::npos) continue;
+    auto parsed = nlohmann::json::parse(std::ifstream(entry.path()));
+    EXPECT_EQ(parsed["command_id"], completion.command_id);
+    EXPECT_EQ(parsed["error_message"], "perf failed");
+    kept_completion = entry.path().filename().string();
+  }
+  EXPECT_NE(kept_completion, "") << "the completion is kept aside";
+}
+
+INSTANTIATE_TEST_SUITE_P(Refusals, RefusedForGoodTest, ::testing::Values(400u, 413u, 415u, 422u));
 
 }  // namespace
 }  // namespace dormant::heartbeat
