@@ -273,6 +273,7 @@ nlohmann::json GpuProfiler::header_facts() const {
           {"joined", counts.join.joined},
           {"unmatched_launches", counts.join.unmatched_launches},
           {"unmatched_gpu_records", counts.join.unmatched_work},
+          {"over_capacity", counts.join.over_capacity},
           {"pending_launches", counts.pending_launches},
           {"pending_gpu_records", counts.pending_work},
           {"gpu_ns", counts.gpu_ns},

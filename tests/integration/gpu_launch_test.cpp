@@ -206,7 +206,12 @@ TEST_F(GpuLaunchTest, EightThreadsOfTenThousandMicrosecondKernelsLoseNoTime) {
   EXPECT_EQ(gpu["launches"], 8 * 3334 * 3) << gpu.dump();
   EXPECT_EQ(gpu["lost_launches"], 0) << gpu.dump();
   EXPECT_EQ(gpu["lost_gpu_records"], 0) << gpu.dump();
-  EXPECT_EQ(gpu["joined"], 8 * 3334 * 3) << gpu.dump();
+  // At most 65,536 launches wait for their records. On a loaded machine the thread that has
+  // CUPTI hand the records over can fall that far behind eight launching threads: each launch
+  // past the cap, and its record, are unmatched then, counted in over_capacity, their time kept.
+  EXPECT_EQ(gpu["joined"].get<uint64_t>() + gpu["over_capacity"].get<uint64_t>(), 8 * 3334 * 3)
+      << gpu.dump();
+  EXPECT_EQ(gpu["unmatched_launches"], gpu["over_capacity"]) << gpu.dump();
   EXPECT_NEAR(static_cast<double>(run.gpu_samples), expected_samples(run.program), 1.0);
   EXPECT_GT(run.gpu_samples, 150u);
 }

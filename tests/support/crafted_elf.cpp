@@ -15,6 +15,19 @@ void put(std::string& bytes, size_t at, const T& value) {
 
 }  // namespace
 
+Elf64_Ehdr shared_object_header() {
+  Elf64_Ehdr header{};
+  std::memcpy(header.e_ident, ELFMAG, SELFMAG);
+  header.e_ident[EI_CLASS] = ELFCLASS64;
+  header.e_ident[EI_DATA] = ELFDATA2LSB;
+  header.e_ident[EI_VERSION] = EV_CURRENT;
+  header.e_type = ET_DYN;
+  header.e_machine = EM_X86_64;
+  header.e_version = EV_CURRENT;
+  header.e_ehsize = sizeof(Elf64_Ehdr);
+  return header;
+}
+
 std::string crafted_elf(const CraftedElf& elf) {
   const char kSectionNames[] = "\0.symtab\0.strtab\0.shstrtab";  // at 1, 9, 17
   const size_t phdr_at = sizeof(Elf64_Ehdr);
@@ -26,17 +39,9 @@ std::string crafted_elf(const CraftedElf& elf) {
   const size_t shdr_at = (shstrtab_at + sizeof(kSectionNames) + 7) & ~size_t{7};
   std::string bytes(shdr_at + 4 * sizeof(Elf64_Shdr), '\0');
 
-  Elf64_Ehdr header{};
-  std::memcpy(header.e_ident, ELFMAG, SELFMAG);
-  header.e_ident[EI_CLASS] = ELFCLASS64;
-  header.e_ident[EI_DATA] = ELFDATA2LSB;
-  header.e_ident[EI_VERSION] = EV_CURRENT;
-  header.e_type = ET_DYN;
-  header.e_machine = EM_X86_64;
-  header.e_version = EV_CURRENT;
+  Elf64_Ehdr header = shared_object_header();
   header.e_phoff = phdr_at;
   header.e_shoff = shdr_at;
-  header.e_ehsize = sizeof(Elf64_Ehdr);
   header.e_phentsize = sizeof(Elf64_Phdr);
   header.e_phnum = 1;
   header.e_shentsize = sizeof(Elf64_Shdr);

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include <elf.h>
+
 namespace dormant::testing {
 
 struct CraftedElf {
@@ -19,9 +21,12 @@ struct CraftedElf {
   bool unterminated = false;
 };
 
+// The file header of a 64-bit little-endian x86-64 shared object, its tables' places and counts
+// left at zero.
+Elf64_Ehdr shared_object_header();
+
 // A 64-bit little-endian ELF shared object with one executable PT_LOAD covering the whole file
-// (and every symbol's address),
-// .symtab, .strtab and .shstrtab, as `elf` describes.
+// (and every symbol's address), .symtab, .strtab and .shstrtab, as `elf` describes.
 std::string crafted_elf(const CraftedElf& elf);
 
 }  // namespace dormant::testing

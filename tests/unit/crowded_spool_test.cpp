@@ -1,7 +1,7 @@
 // Attack: an outage (or a server refusing uploads) leaves tens of thousands of profiles in the
 // spool; draining them used to list and sort the whole directory, and stat every file, for each
 // profile: 30,000 profiles went out at about 4 a second with a core busy. Bound: the work per
-// profile added or delivered does not grow with the number waiting (the CPU per profile for 4n
+// profile added or delivered does not grow with the number waiting (the CPU per profile for 8n
 // is compared with n, in one run), and the number of files is capped as well as the bytes.
 #include <ctime>
 #include <filesystem>
@@ -61,14 +61,16 @@ class CrowdedSpoolTest : public ::testing::Test {
 };
 
 TEST_F(CrowdedSpoolTest, TheWorkPerProfileDoesNotGrowWithTheProfilesWaiting) {
-  constexpr size_t kFew = 250;
+  constexpr size_t kFew = 200;
+  constexpr size_t kMany = 8 * kFew;
   (void)cpu_per_profile(kFew);  // warms the file system's caches
   double few = cpu_per_profile(kFew);
-  double many = cpu_per_profile(4 * kFew);
+  double many = cpu_per_profile(kMany);
   std::printf("CPU per profile: %.1f us for %zu, %.1f us for %zu\n", few * 1e6, kFew, many * 1e6,
-              4 * kFew);
-  // Work linear in what waits would make it 4 times; constant work leaves noise only.
-  EXPECT_LT(many / few, 2.0);
+              kMany);
+  // Work linear in what waits would make it 8 times; constant work leaves the kernel's cost of a
+  // larger directory (up to twice, seen on a loaded machine) and noise.
+  EXPECT_LT(many / few, 4.0);
 }
 
 TEST_F(CrowdedSpoolTest, TheFileCountIsCappedOldestDroppedFirst) {

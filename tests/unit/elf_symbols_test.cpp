@@ -3,7 +3,6 @@
 // compared with the file's size.
 #include "profilers/system/elf_symbols.h"
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -26,6 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::crafted_elf;
 using testing::CraftedElf;
+using testing::shared_object_header;
 
 class ElfSymbolsAttack : public ::testing::Test {
  protected:
@@ -117,16 +117,8 @@ TEST_F(ElfSymbolsAttack, AHeaderClaimingMillionsOfSectionsIsRefusedBeforeLibelfS
   {
     UniqueFd fd(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     ASSERT_TRUE(fd);
-    Elf64_Ehdr header{};
-    std::memcpy(header.e_ident, ELFMAG, SELFMAG);
-    header.e_ident[EI_CLASS] = ELFCLASS64;
-    header.e_ident[EI_DATA] = ELFDATA2LSB;
-    header.e_ident[EI_VERSION] = EV_CURRENT;
-    header.e_type = ET_DYN;
-    header.e_machine = EM_X86_64;
-    header.e_version = EV_CURRENT;
+    Elf64_Ehdr header = shared_object_header();
     header.e_shoff = sizeof(header);
-    header.e_ehsize = sizeof(header);
     header.e_shentsize = sizeof(Elf64_Shdr);
     Elf64_Shdr first{};
     first.sh_size = kSections;  // e_shnum 0: the count is here
