@@ -1,5 +1,6 @@
 // Issue 22, server 1: flamegraphs are drawn on threads of their own, a bounded number at once
 // (503 past them), and a profile's SVG is kept for the next request within a size in bytes.
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
@@ -150,6 +151,15 @@ class FlamegraphRenderTest : public ::testing::Test {
     api_->handle(request, http::Client{"127.0.0.1:1", {}}, responder);
     return responder;
   }
+  // The one render thread counts as busy until its job has returned, a moment after it answered:
+  // a render asked for right after another may find it so, and is asked again then.
+  http::Response get_once_free(const std::string& target) {
+    for (int tries = 0;; ++tries) {
+      http::Response response = get(target)->wait();
+      if (response.result_int() != 503 || tries == 1000) return response;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
   std::string flamegraph() { return "/api/profiles/" + std::to_string(gpid_) + "/flamegraph"; }
 
   fs::path dir_;
@@ -186,7 +196,7 @@ TEST_F(FlamegraphRenderTest, PastTheRenderThreadsAndQueueTheAnswerIs503WithRetry
 
 TEST_F(FlamegraphRenderTest, AProfilesSvgIsDrawnOnceAndServedWithANonceOfItsOwn) {
   http::Response first = get(flamegraph())->wait();
-  http::Response second = get(flamegraph())->wait();
+  http::Response second = get_once_free(flamegraph());
   ASSERT_EQ(first.result_int(), 200);
   ASSERT_EQ(second.result_int(), 200);
   EXPECT_EQ(first.find("X-Dormant-Cached"), first.end());
@@ -212,7 +222,7 @@ TEST_F(FlamegraphRenderTest, AProfilesSvgIsDrawnOnceAndServedWithANonceOfItsOwn)
   }
   EXPECT_EQ(unnonced, first.body());
   // Another rendering of the same profile is another entry.
-  http::Response with_idle = get(flamegraph() + "?idle=1")->wait();
+  http::Response with_idle = get_once_free(flamegraph() + "?idle=1");
   EXPECT_EQ(with_idle.find("X-Dormant-Cached"), with_idle.end());
 }
 
