@@ -38,7 +38,8 @@ void on_free(const volatile void* pointer) {
 // Installed as the program starts: a block allocated before would be subtracted when freed.
 const int hooks_installed = __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
 
-uint64_t to_kb(int64_t bytes) { return bytes > 0 ? static_cast<uint64_t>(bytes) >> 10 : 0; }
+// Signed: blocks allocated before the hooks and freed since make the count start below zero.
+int64_t to_kb(int64_t bytes) { return bytes / 1024; }
 
 }  // namespace
 
@@ -51,31 +52,31 @@ MemoryMeter::MemoryMeter() {
 const char* MemoryMeter::measure() { return "heap bytes"; }
 
 uint64_t MemoryMeter::peak_growth_kb() const {
-  uint64_t peak = to_kb(peak_bytes.load());
-  return peak > start_kb_ ? peak - start_kb_ : 0;
+  int64_t peak = to_kb(peak_bytes.load());
+  return peak > start_kb_ ? static_cast<uint64_t>(peak - start_kb_) : 0;
 }
 
-uint64_t MemoryMeter::held_kb() { return to_kb(live_bytes.load()); }
+int64_t MemoryMeter::held_kb() { return to_kb(live_bytes.load()); }
 
 #else
 
 MemoryMeter::MemoryMeter() {
   std::ofstream("/proc/self/clear_refs") << "5";  // VmHWM back to VmRSS
   auto usage = procfs::memory_usage(0, false);
-  start_kb_ = usage.ok() ? usage->peak_rss_kb : 0;
+  start_kb_ = usage.ok() ? static_cast<int64_t>(usage->peak_rss_kb) : 0;
 }
 
 const char* MemoryMeter::measure() { return "VmHWM, USS"; }
 
 uint64_t MemoryMeter::peak_growth_kb() const {
   auto usage = procfs::memory_usage(0, false);
-  uint64_t peak = usage.ok() ? usage->peak_rss_kb : 0;
-  return peak > start_kb_ ? peak - start_kb_ : 0;
+  int64_t peak = usage.ok() ? static_cast<int64_t>(usage->peak_rss_kb) : 0;
+  return peak > start_kb_ ? static_cast<uint64_t>(peak - start_kb_) : 0;
 }
 
-uint64_t MemoryMeter::held_kb() {
+int64_t MemoryMeter::held_kb() {
   auto usage = procfs::memory_usage();
-  return usage.ok() ? usage->uss_kb : 0;
+  return usage.ok() ? static_cast<int64_t>(usage->uss_kb) : 0;
 }
 
 #endif

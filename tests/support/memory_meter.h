@@ -16,11 +16,12 @@ class MemoryMeter {
   static const char* measure();
   // How far the peak has risen over what was held at construction.
   uint64_t peak_growth_kb() const;
-  // What the process holds now.
-  static uint64_t held_kb();
+  // What the process holds now; to be compared with another reading only (the heap's count may
+  // start below zero).
+  static int64_t held_kb();
 
  private:
-  uint64_t start_kb_ = 0;
+  int64_t start_kb_ = 0;
 };
 
 }  // namespace dormant::testing

@@ -16,12 +16,12 @@
 
 #include "fake_backoff_time.h"
 #include "streaming_reply_server.h"
+#include "tests/support/memory_meter.h"
 
 #include "agent/command_journal.h"
 #include "agent/profile_spool.h"
 #include "heartbeat/delivery_senders.h"
 #include "heartbeat/heartbeat_loop.h"
-#include "tests/support/memory_meter.h"
 
 namespace dormant::heartbeat {
 namespace {
@@ -31,7 +31,7 @@ using namespace std::chrono_literals;
 
 constexpr uint64_t kMaxReplyCostKb = 16 << 10;  // 16 MB, the issue's bound
 // What "back to idle" allows: the allocator's bookkeeping, not a reply's worth.
-constexpr uint64_t kIdleSlackKb = 1 << 10;
+constexpr int64_t kIdleSlackKb = 1 << 10;
 
 const ScriptedReply kNoCommand{
     200, R"({"success":true,"message":"no command","command_id":null,"profiling_command":null})",
@@ -79,7 +79,7 @@ TEST_P(HostileHeartbeatReplyTest, CostsAtMost16MbAndTheAgentGoesOn) {
   loop->start();
   run_until(io, [&] { return answers >= 5; });
   ASSERT_GE(answers, 5);
-  uint64_t idle = testing::MemoryMeter::held_kb();
+  int64_t idle = testing::MemoryMeter::held_kb();
 
   server.push(attack.reply);
   testing::MemoryMeter meter;
@@ -104,10 +104,9 @@ TEST_P(HostileHeartbeatReplyTest, CostsAtMost16MbAndTheAgentGoesOn) {
 
   int settled = answers;
   run_until(io, [&] { return answers >= settled + 5; });
-  uint64_t held = testing::MemoryMeter::held_kb();
-  std::printf("%s: %llu kB idle, %llu kB after (%s)\n", attack.name,
-              static_cast<unsigned long long>(idle), static_cast<unsigned long long>(held),
-              testing::MemoryMeter::measure());
+  int64_t held = testing::MemoryMeter::held_kb();
+  std::printf("%s: %lld kB idle, %lld kB after (%s)\n", attack.name, static_cast<long long>(idle),
+              static_cast<long long>(held), testing::MemoryMeter::measure());
   EXPECT_LE(held, idle + kIdleSlackKb) << "back to what it held idle";
   loop->stop();
 }
