@@ -95,6 +95,37 @@ class RefusingServer {
   std::unique_ptr<server::http::HttpServer> http_;
 };
 
+const UploadIdentity kIdentity{"token", "web", "web-01", "test"};
+
+struct Senders {
+  std::shared_ptr<RetryingSender> completions;
+  std::shared_ptr<RetryingSender> uploads;
+};
+
+// The agent's two senders as its daemon makes them, each with its own connection to `server`,
+// started; backoffs on `time`. Empty, with a failure added, when a client cannot be made.
+Senders start_senders(boost::asio::io_context& io, FakeBackoffTime& time,
+                      const RefusingServer& server, const RetryPolicy& policy,
+                      CompletionQueue& journal, UploadQueue& spool) {
+  auto url = parse_server_url(server.url());
+  if (!url.ok()) {
+    ADD_FAILURE() << url.error().message();
+    return {};
+  }
+  auto control = HttpsClient::make(io, *url, nullptr, {});
+  auto uploads_client = HttpsClient::make(io, *url, nullptr, {});
+  if (!control.ok() || !uploads_client.ok()) {
+    ADD_FAILURE() << "no client for " << server.url();
+    return {};
+  }
+  Senders senders{
+      make_completion_sender(io, *control, RetryTimer(policy), journal, time.timer()),
+      make_upload_sender(io, *uploads_client, RetryTimer(policy), spool, kIdentity, time.timer())};
+  senders.completions->kick();
+  senders.uploads->kick();
+  return senders;
+}
+
 class UnauthorizedServerTest : public ::testing::TestWithParam<unsigned> {
  protected:
   void SetUp() override {
@@ -135,21 +166,11 @@ TEST_P(UnauthorizedServerTest, AnHourOfRefusalsLosesNothing) {
     spooled.insert(upload.end_time);
   }
 
-  auto url = parse_server_url(server.url());
-  ASSERT_TRUE(url.ok());
-  auto control = HttpsClient::make(io, *url, nullptr, {});
-  auto uploads_client = HttpsClient::make(io, *url, nullptr, {});
-  ASSERT_TRUE(control.ok() && uploads_client.ok());
   RetryPolicy policy;  // the agent's: 30 s doubling up to 5 min
   policy.interval = 30s;
   policy.max_backoff = 300s;
-  auto completions =
-      make_completion_sender(io, *control, RetryTimer(policy), journal, time.timer());
-  UploadIdentity identity{"token", "web", "web-01", "test"};
-  auto uploads =
-      make_upload_sender(io, *uploads_client, RetryTimer(policy), **spool, identity, time.timer());
-  completions->kick();
-  uploads->kick();
+  auto [completions, uploads] = start_senders(io, time, server, policy, journal, **spool);
+  ASSERT_TRUE(completions && uploads);
 
   bool saw_retrying = false;
   auto sending = [](const RetryingSender& sender) {
@@ -211,18 +232,8 @@ TEST_P(RefusedForGoodTest, ProfilesAndCompletionsGoToTheRejectedFolder) {
   upload.profile = "# {}\napp;main 1\n";
   ASSERT_TRUE((*spool)->add(*compress_upload(upload)).ok());
 
-  auto url = parse_server_url(server.url());
-  ASSERT_TRUE(url.ok());
-  auto control = HttpsClient::make(io, *url, nullptr, {});
-  auto uploads_client = HttpsClient::make(io, *url, nullptr, {});
-  ASSERT_TRUE(control.ok() && uploads_client.ok());
-  auto completions =
-      make_completion_sender(io, *control, RetryTimer(RetryPolicy{}), journal, time.timer());
-  UploadIdentity identity{"token", "web", "web-01", "test"};
-  auto uploads = make_upload_sender(io, *uploads_client, RetryTimer(RetryPolicy{}), **spool,
-                                    identity, time.timer());
-  completions->kick();
-  uploads->kick();
+  auto [completions, uploads] = start_senders(io, time, server, RetryPolicy{}, journal, **spool);
+  ASSERT_TRUE(completions && uploads);
   auto real_deadline = std::chrono::steady_clock::now() + 60s;
   while ((!journal.owed().empty() || (*spool)->files() > 0) &&
          std::chrono::steady_clock::now() < real_deadline) {
