@@ -16,7 +16,7 @@
 #include "profilers/ebpf/cpu_sampler.h"
 #include "profilers/profiler.h"
 #include "profilers/system/cgroup_selection.h"
-#include "profilers/system/containers.h"
+#include "inventory/container_metadata.h"
 #include "profilers/system/symbolizer.h"
 
 namespace dormant::profilers::ebpf {
@@ -54,7 +54,7 @@ class EbpfProfiler final : public Profiler {
   void reread_young_images();
 
   EbpfProfilerOptions options_;
-  system::ContainerNames container_names_;
+  inventory::ContainerNames container_names_;
   std::unique_ptr<system::Symbolizer> symbolizer_;
   std::unique_ptr<CpuSampler> sampler_;
   std::atomic<bool> stopping_ = false;

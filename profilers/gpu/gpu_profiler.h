@@ -21,7 +21,7 @@
 #include "profilers/gpu/gpu_time_weights.h"
 #include "profilers/gpu/launch_join.h"
 #include "profilers/profiler.h"
-#include "profilers/system/containers.h"
+#include "inventory/container_metadata.h"
 #include "profilers/system/symbolizer.h"
 
 namespace dormant::profilers::gpu {
@@ -70,7 +70,7 @@ class GpuProfiler final : public Profiler {
   std::vector<std::string> stack_frames(const JoinedWork& joined);
 
   GpuProfilerOptions options_;
-  system::ContainerNames container_names_;
+  inventory::ContainerNames container_names_;
   std::unique_ptr<GpuProbes> probes_;
   std::unique_ptr<system::Symbolizer> symbolizer_;
   std::atomic<bool> stopping_ = false;

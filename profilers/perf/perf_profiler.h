@@ -12,7 +12,7 @@
 #include "profilers/perf/perf_record.h"
 #include "profilers/profiler.h"
 #include "profilers/system/cgroup_selection.h"
-#include "profilers/system/containers.h"
+#include "inventory/container_metadata.h"
 
 namespace dormant::profilers::perf {
 
@@ -93,7 +93,7 @@ class PerfProfiler final : public Profiler {
   std::vector<std::string> record_args_;  // event, frequency and target
   std::string event_;
   std::vector<Recorder> recorders_;
-  system::ContainerNames container_names_;
+  inventory::ContainerNames container_names_;
 };
 
 }  // namespace dormant::profilers::perf

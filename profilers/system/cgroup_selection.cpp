@@ -6,12 +6,13 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
-#include "profilers/system/container_cgroups.h"
+#include "inventory/container_cgroups.h"
 
 namespace dormant::profilers::system {
 namespace {
 
 namespace fs = std::filesystem;
+using inventory::docker_container_id;
 
 bool inside_docker_container(std::string_view name) {
   for (size_t end = name.find('/');; end = name.find('/', end + 1)) {

@@ -12,17 +12,21 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "inventory/container_cgroups.h"
+#include "inventory/process_cgroups.h"
+
 #include "profilers/system/cgroup_layout.h"
 #include "profilers/system/cgroup_selection.h"
 #include "profilers/system/cgroup_usage.h"
-#include "profilers/system/container_cgroups.h"
 #include "profilers/system/perf_cgroups.h"
-#include "profilers/system/process_cgroups.h"
 
 namespace dormant::profilers::system {
 namespace {
 
 namespace fs = std::filesystem;
+using inventory::docker_container_id;
+using inventory::parse_process_cgroups;
+using inventory::read_process_cgroups;
 
 // This development host: systemd hybrid, no v1 perf_event.
 constexpr std::string_view kHybridMountinfo =

@@ -1,5 +1,3 @@
-#include "profilers/system/containers.h"
-
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -10,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace dormant::profilers::system {
+#include "inventory/container_metadata.h"
+
+namespace dormant::inventory {
 namespace {
 
 namespace fs = std::filesystem;
@@ -507,4 +507,4 @@ TEST_F(ContainerNamesTest, ThisProcessIsNotInAContainer) {
 }
 
 }  // namespace
-}  // namespace dormant::profilers::system
+}  // namespace dormant::inventory

@@ -26,8 +26,11 @@ const std::map<std::string, std::vector<std::string>>& arrows() {
       {"heartbeat/protocol", {"heartbeat/protocol/", "common/"}},
       // The agent's client of it.
       {"heartbeat", {"heartbeat/", "common/"}},
+      // What runs where (containers, pods, workloads): the idle agent's inventory and the
+      // profilers' container frames.
+      {"inventory", {"inventory/", "common/"}},
       {"profilers",
-       {"profilers/", "profile/", "common/", "bpf/", "dormant_cupti/", "cpu_sampler.skel.h",
+       {"profilers/", "inventory/", "profile/", "common/", "bpf/", "dormant_cupti/", "cpu_sampler.skel.h",
         "gpu_probes.skel.h"}},
       // The injection library runs inside other people's programs: its wire format, nothing else.
       {"cupti_lib", {"cupti_lib/", "dormant_cupti/"}},
@@ -35,7 +38,7 @@ const std::map<std::string, std::vector<std::string>>& arrows() {
       {"module/api", {"module/api/", "common/"}},
       {"module", {"module/", "profilers/", "profile/", "common/"}},
       // The idle agent never includes the profilers: it loads them through module/api.
-      {"agent", {"agent/", "module/api/", "heartbeat/", "config/", "common/"}},
+      {"agent", {"agent/", "module/api/", "heartbeat/", "inventory/", "config/", "common/"}},
       // The server shares the wire protocol with the agent, not the agent's client.
       {"server", {"server/", "heartbeat/protocol/", "profile/", "config/", "common/"}},
   };

@@ -32,10 +32,10 @@
 
 #include <sys/types.h>
 
-#include "profilers/system/container_cgroups.h"
-#include "profilers/system/process_cgroups.h"
+#include "inventory/container_cgroups.h"
+#include "inventory/process_cgroups.h"
 
-namespace dormant::profilers::system {
+namespace dormant::inventory {
 
 // The container holding a process with these cgroups: the container's own cgroup or any cgroup
 // below it, in the v2 hierarchy or any v1 one (hybrid hosts often have it in v1 only).
@@ -112,4 +112,4 @@ class ContainerNames {
   std::map<std::filesystem::path, StorageIndex> storage_indexes_;
 };
 
-}  // namespace dormant::profilers::system
+}  // namespace dormant::inventory

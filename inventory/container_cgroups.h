@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace dormant::profilers::system {
+namespace dormant::inventory {
 
 // The runtime a container's cgroup name tells, where it tells one.
 enum class ContainerRuntime {
@@ -47,4 +47,4 @@ std::optional<ContainerCgroup> container_cgroup(std::string_view cgroup_name);
 // is what --perf-max-docker-containers picks among.
 std::optional<std::string> docker_container_id(std::string_view cgroup_name);
 
-}  // namespace dormant::profilers::system
+}  // namespace dormant::inventory

@@ -11,7 +11,7 @@
 
 #include "common/result.h"
 
-namespace dormant::profilers::system {
+namespace dormant::inventory {
 
 struct ProcessCgroups {
   std::optional<std::string> unified;  // the path on the "0::" line
@@ -22,4 +22,4 @@ struct ProcessCgroups {
 Result<ProcessCgroups> parse_process_cgroups(std::string_view text);
 Result<ProcessCgroups> read_process_cgroups(pid_t pid = 0);  // 0 = this process
 
-}  // namespace dormant::profilers::system
+}  // namespace dormant::inventory

@@ -1,10 +1,10 @@
-#include "profilers/system/container_cgroups.h"
+#include "inventory/container_cgroups.h"
 
 #include <algorithm>
 #include <array>
 #include <utility>
 
-namespace dormant::profilers::system {
+namespace dormant::inventory {
 namespace {
 
 // The systemd driver's scope prefixes, "<prefix><id>.scope".
@@ -71,4 +71,4 @@ std::optional<std::string> docker_container_id(std::string_view cgroup_name) {
   return std::move(container->id);
 }
 
-}  // namespace dormant::profilers::system
+}  // namespace dormant::inventory

@@ -1,4 +1,4 @@
-#include "profilers/system/containers.h"
+#include "inventory/container_metadata.h"
 
 #include <exception>
 #include <system_error>
@@ -12,7 +12,7 @@
 #include "common/atomic_file.h"
 #include "common/unique_fd.h"
 
-namespace dormant::profilers::system {
+namespace dormant::inventory {
 namespace {
 
 namespace fs = std::filesystem;
@@ -326,4 +326,4 @@ ContainerNames::Found ContainerNames::from_storage_index(const std::string& id) 
   return {};
 }
 
-}  // namespace dormant::profilers::system
+}  // namespace dormant::inventory

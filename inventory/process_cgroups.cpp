@@ -1,4 +1,4 @@
-#include "profilers/system/process_cgroups.h"
+#include "inventory/process_cgroups.h"
 
 #include <utility>
 #include <vector>
@@ -6,7 +6,7 @@
 #include "common/atomic_file.h"
 #include "common/text.h"
 
-namespace dormant::profilers::system {
+namespace dormant::inventory {
 
 Result<ProcessCgroups> parse_process_cgroups(std::string_view text) {
   ProcessCgroups cgroups;
@@ -42,4 +42,4 @@ Result<ProcessCgroups> read_process_cgroups(pid_t pid) {
   return cgroups;
 }
 
-}  // namespace dormant::profilers::system
+}  // namespace dormant::inventory
