@@ -5,6 +5,22 @@
 #include <utility>
 
 namespace dormant::inventory {
+
+std::string_view to_string(ContainerRuntime runtime) {
+  switch (runtime) {
+    case ContainerRuntime::kDocker:
+      return "docker";
+    case ContainerRuntime::kContainerd:
+      return "containerd";
+    case ContainerRuntime::kCrio:
+      return "cri-o";
+    case ContainerRuntime::kPodman:
+      return "podman";
+    case ContainerRuntime::kUnknown:
+      break;
+  }
+  return "";
+}
 namespace {
 
 // The systemd driver's scope prefixes, "<prefix><id>.scope".

@@ -18,11 +18,14 @@ enum class ContainerRuntime {
   kPodman,
 };
 
+// "docker", "containerd", "cri-o", "podman"; "" for kUnknown.
+std::string_view to_string(ContainerRuntime runtime);
+
 struct ContainerCgroup {
   std::string id;  // 64 lowercase hex digits, safe to put in a path
   ContainerRuntime runtime = ContainerRuntime::kUnknown;
 
-  bool operator==(const ContainerCgroup&) const = default;
+  auto operator<=>(const ContainerCgroup&) const = default;
 };
 
 // 64 lowercase hex digits, the form of every runtime's container ids: no '/', no "..".

@@ -52,27 +52,21 @@ std::optional<std::string_view> string_at(const json& object, std::string_view k
   return std::string_view(found->get_ref<const json::string_t&>());
 }
 
-// "<namespace>/<pod>/<container>", when all three are there and fit in a path-like name.
-std::optional<std::string> kubernetes_name(std::optional<std::string_view> pod_namespace,
-                                           std::optional<std::string_view> pod,
-                                           std::optional<std::string_view> container) {
-  std::string name;
-  for (const auto& part : {pod_namespace, pod, container}) {
-    if (!part || !usable(*part, kMaxKubernetesPartLength) ||
-        part->find('/') != std::string_view::npos) {
-      return std::nullopt;
-    }
-    if (!name.empty()) name += '/';
-    name += *part;
+// One part of a Kubernetes name: a DNS subdomain or label, nothing that breaks a path-like name.
+std::optional<std::string> kubernetes_part(std::optional<std::string_view> part) {
+  if (!part || !usable(*part, kMaxKubernetesPartLength) ||
+      part->find('/') != std::string_view::npos) {
+    return std::nullopt;
   }
-  return name;
+  return std::string(*part);
 }
 
-// The same from the kubelet's labels (docker's Config.Labels, CRI-O's annotations).
-std::optional<std::string> kubelet_labels_name(const json& labels) {
-  return kubernetes_name(string_at(labels, "io.kubernetes.pod.namespace"),
-                         string_at(labels, "io.kubernetes.pod.name"),
-                         string_at(labels, "io.kubernetes.container.name"));
+// "<namespace>/<pod>/<container>", when all three are there and fit in a path-like name.
+std::optional<std::string> kubernetes_name(const std::optional<std::string>& pod_namespace,
+                                           const std::optional<std::string>& pod,
+                                           const std::string& container) {
+  if (!pod_namespace || !pod || !kubernetes_part(container)) return std::nullopt;
+  return *pod_namespace + "/" + *pod + "/" + container;
 }
 
 json parse_object(std::string_view text) {
@@ -80,44 +74,103 @@ json parse_object(std::string_view text) {
   return parsed.is_object() ? std::move(parsed) : json();
 }
 
+// The string members of a JSON object whose keys and values can be names, up to kMaxLabels.
+Labels labels_in(const json& object) {
+  Labels labels;
+  if (!object.is_object()) return labels;
+  for (const auto& [key, value] : object.items()) {
+    if (labels.size() == kMaxLabels) break;
+    if (!value.is_string() || !usable(key, kMaxNameLength)) continue;
+    const std::string& text = value.get_ref<const json::string_t&>();
+    if (text.empty() || usable(text, kMaxNameLength)) labels.emplace(key, text);
+  }
+  return labels;
+}
+
+// CRI-O keeps a container's labels as one annotation holding a JSON object.
+Labels labels_in_text(std::optional<std::string_view> text) {
+  if (!text || text->size() > static_cast<size_t>(kMaxConfigBytes)) return {};
+  return labels_in(parse_object(*text));
+}
+
+// Sets the pod and container name from the kubelet's labels (docker's Config.Labels, CRI-O's
+// annotations) when they are all there: true when they were.
+bool take_kubelet_labels(const json& labels, ContainerMetadata& metadata) {
+  auto pod_namespace = kubernetes_part(string_at(labels, "io.kubernetes.pod.namespace"));
+  auto pod = kubernetes_part(string_at(labels, "io.kubernetes.pod.name"));
+  auto container = kubernetes_part(string_at(labels, "io.kubernetes.container.name"));
+  if (!pod_namespace || !pod || !container) return false;
+  metadata.pod_namespace = std::move(pod_namespace);
+  metadata.pod_name = std::move(pod);
+  metadata.name = std::move(*container);
+  return true;
+}
+
 using Found = ContainerNames::Found;
+
+const json* docker_labels(const json& config) {
+  auto section = config.find("Config");
+  if (section == config.end() || !section->is_object()) return nullptr;
+  auto labels = section->find("Labels");
+  return labels != section->end() && labels->is_object() ? &*labels : nullptr;
+}
 
 Found docker_found(std::string_view config_json) {
   json config = parse_object(config_json);
   if (config.is_null()) return {};
-  if (auto section = config.find("Config"); section != config.end() && section->is_object()) {
-    if (auto labels = section->find("Labels"); labels != section->end()) {
-      if (auto name = kubelet_labels_name(*labels)) return {std::move(name), true};
-    }
+  ContainerMetadata metadata;
+  metadata.runtime = "docker";
+  const json* labels = docker_labels(config);
+  if (labels) metadata.container_labels = labels_in(*labels);
+  // dockershim's pod sandbox (the pause container) carries the pod's labels and no container
+  // name: "POD", as the kubelet calls it.
+  if (labels && string_at(*labels, "io.kubernetes.docker.type") == "podsandbox") {
+    metadata.pod_labels = metadata.container_labels;
+    json named = *labels;
+    named["io.kubernetes.container.name"] = "POD";
+    if (take_kubelet_labels(named, metadata)) return {std::move(metadata), true};
   }
-  std::optional<std::string_view> name = string_at(config, "Name");
-  if (!name) return {std::nullopt, true};
-  if (name->starts_with('/')) name->remove_prefix(1);
-  return {usable_name(std::string(*name)), true};
+  if (labels && take_kubelet_labels(*labels, metadata)) return {std::move(metadata), true};
+  if (std::optional<std::string_view> name = string_at(config, "Name")) {
+    if (name->starts_with('/')) name->remove_prefix(1);
+    metadata.name = usable_name(std::string(*name)).value_or("");
+  }
+  return {std::move(metadata), true};
 }
 
 Found oci_bundle_found(std::string_view config_json) {
   json config = parse_object(config_json);
   if (config.is_null()) return {};
+  ContainerMetadata metadata;
   auto annotations = config.find("annotations");
-  if (annotations == config.end() || !annotations->is_object()) return {std::nullopt, true};
-  // containerd's CRI plugin. A pod's sandbox (its pause process) has no container name: "POD",
-  // as the kubelet calls it.
+  if (annotations == config.end() || !annotations->is_object()) return {std::move(metadata), true};
+  // containerd's CRI plugin. A pod's sandbox (its pause process) has no container name: "POD".
   std::optional<std::string_view> container =
       string_at(*annotations, "io.kubernetes.cri.container-type") == "sandbox"
           ? std::optional<std::string_view>("POD")
           : string_at(*annotations, "io.kubernetes.cri.container-name");
-  if (auto name =
-          kubernetes_name(string_at(*annotations, "io.kubernetes.cri.sandbox-namespace"),
-                          string_at(*annotations, "io.kubernetes.cri.sandbox-name"), container)) {
-    return {std::move(name), true};
+  auto pod_namespace =
+      kubernetes_part(string_at(*annotations, "io.kubernetes.cri.sandbox-namespace"));
+  auto pod = kubernetes_part(string_at(*annotations, "io.kubernetes.cri.sandbox-name"));
+  if (auto name = kubernetes_part(container); name && pod_namespace && pod) {
+    metadata.runtime = "containerd";
+    metadata.pod_namespace = std::move(pod_namespace);
+    metadata.pod_name = std::move(pod);
+    metadata.name = std::move(*name);
+    return {std::move(metadata), true};
   }
   // CRI-O: the kubelet's labels, copied into the annotations.
-  if (auto name = kubelet_labels_name(*annotations)) return {std::move(name), true};
-  if (auto name = string_at(*annotations, "nerdctl/name")) {
-    return {usable_name(std::string(*name)), true};
+  if (take_kubelet_labels(*annotations, metadata)) {
+    metadata.runtime = "cri-o";
+    metadata.container_labels =
+        labels_in_text(string_at(*annotations, "io.kubernetes.cri-o.Labels"));
+    return {std::move(metadata), true};
   }
-  return {std::nullopt, true};
+  if (auto name = string_at(*annotations, "nerdctl/name")) {
+    metadata.runtime = "containerd";
+    metadata.name = usable_name(std::string(*name)).value_or("");
+  }
+  return {std::move(metadata), true};
 }
 
 // An open file that is a regular one of at most `max_bytes`: not a link (the last component),
@@ -150,7 +203,23 @@ std::optional<std::string> read_bounded(const fs::path& path, off_t max_bytes) {
 
 Found from_docker(const fs::path& root, const std::string& id) {
   auto config = read_bounded(root / "containers" / id / "config.v2.json", kMaxConfigBytes);
-  return config ? docker_found(*config) : Found{};
+  if (!config) return {};
+  Found found = docker_found(*config);
+  // A Kubernetes container's pod labels are its sandbox's (dockershim).
+  if (!found.metadata) return found;
+  auto sandbox = found.metadata->container_labels.find("io.kubernetes.sandbox.id");
+  if (sandbox == found.metadata->container_labels.end() || !is_container_id(sandbox->second) ||
+      sandbox->second == id) {
+    return found;
+  }
+  auto sandbox_config =
+      read_bounded(root / "containers" / sandbox->second / "config.v2.json", kMaxConfigBytes);
+  if (!sandbox_config) return found;
+  json sandbox_json = parse_object(*sandbox_config);
+  if (const json* labels = docker_labels(sandbox_json)) {
+    found.metadata->pod_labels = labels_in(*labels);
+  }
+  return found;
 }
 
 Found from_containerd(const std::vector<fs::path>& roots, const std::string& id) {
@@ -162,20 +231,45 @@ Found from_containerd(const std::vector<fs::path>& roots, const std::string& id)
          namespaces.increment(error), ++seen) {
       auto config = read_bounded(namespaces->path() / id / "config.json", kMaxConfigBytes);
       // Ids are unique across namespaces: this bundle is the container's, named or not.
-      if (config) return oci_bundle_found(*config);
+      if (!config) continue;
+      Found found = oci_bundle_found(*config);
+      if (found.metadata) found.metadata->runtime = "containerd";
+      return found;
     }
   }
   return {};
 }
 
+// One containers/storage bundle's config.json (CRI-O, podman).
+std::optional<std::string> storage_bundle(const fs::path& root, std::string_view id) {
+  return read_bounded(root / kStorageContainers / id / "userdata" / "config.json", kMaxConfigBytes);
+}
+
+// A CRI-O container's pod labels: its sandbox's io.kubernetes.cri-o.Labels.
+Labels crio_pod_labels(const fs::path& root, std::string_view config_json) {
+  json annotations = parse_object(config_json).value("annotations", json::object());
+  std::optional<std::string_view> sandbox = string_at(annotations, "io.kubernetes.cri-o.SandboxID");
+  if (!sandbox || !is_container_id(*sandbox)) return {};
+  auto sandbox_config = storage_bundle(root, *sandbox);
+  if (!sandbox_config) return {};
+  json sandbox_annotations = parse_object(*sandbox_config).value("annotations", json::object());
+  return labels_in_text(string_at(sandbox_annotations, "io.kubernetes.cri-o.Labels"));
+}
+
 Found from_storage_bundles(const std::vector<fs::path>& roots, const std::string& id) {
   Found found;
   for (const fs::path& root : roots) {
-    auto config =
-        read_bounded(root / kStorageContainers / id / "userdata" / "config.json", kMaxConfigBytes);
+    auto config = storage_bundle(root, id);
     if (!config) continue;
     Found bundle = oci_bundle_found(*config);
-    if (bundle.name) return bundle;
+    if (bundle.named()) {
+      if (bundle.metadata->runtime == "cri-o") {
+        bundle.metadata->pod_labels = crio_pod_labels(root, *config);
+      } else {
+        bundle.metadata->runtime = "podman";
+      }
+      return bundle;
+    }
     found.settled = found.settled || bundle.settled;
   }
   return found;
@@ -203,12 +297,31 @@ std::optional<ContainerCgroup> container_of(const ProcessCgroups& cgroups) {
   return std::nullopt;
 }
 
+std::string ContainerMetadata::frame_name() const {
+  return kubernetes_name(pod_namespace, pod_name, name).value_or(name);
+}
+
+std::optional<ContainerMetadata> docker_metadata(std::string_view config_json) {
+  return docker_found(config_json).metadata;
+}
+
+std::optional<ContainerMetadata> oci_bundle_metadata(std::string_view config_json) {
+  return oci_bundle_found(config_json).metadata;
+}
+
+namespace {
+std::optional<std::string> frame_name_of(const Found& found) {
+  if (!found.named()) return std::nullopt;
+  return found.metadata->frame_name();
+}
+}  // namespace
+
 std::optional<std::string> docker_container_name(std::string_view config_json) {
-  return docker_found(config_json).name;
+  return frame_name_of(docker_found(config_json));
 }
 
 std::optional<std::string> oci_bundle_name(std::string_view config_json) {
-  return oci_bundle_found(config_json).name;
+  return frame_name_of(oci_bundle_found(config_json));
 }
 
 std::map<std::string, std::string, std::less<>> storage_container_names(
@@ -254,30 +367,44 @@ std::string ContainerNames::name_of(const std::string& id) {
 }
 
 std::string ContainerNames::name_of(const ContainerCgroup& container) {
+  auto metadata = metadata_of(container);
+  return metadata ? metadata->frame_name() : "";
+}
+
+std::optional<ContainerMetadata> ContainerNames::metadata_of(const ContainerCgroup& container) {
   // The id goes into paths below: nothing but hex digits.
-  if (!is_container_id(container.id)) return "";
-  if (auto known = names_.find(container.id); known != names_.end()) return known->second;
-  std::string short_id = container.id.substr(0, kShortIdLength);
+  if (!is_container_id(container.id)) return std::nullopt;
+  if (auto known = metadata_.find(container.id); known != metadata_.end()) return known->second;
   Found found;
   try {
     found = lookup(container);
   } catch (const std::exception&) {
     // A shape of file not foreseen: the short id, and another try next time.
-    return short_id;
+    found = {};
   }
+  bool settled = found.named() || found.settled;
+  ContainerMetadata metadata = settle(container, std::move(found));
   // A container still starting may have no file yet: only what is settled is kept.
-  if (!found.name && !found.settled) return short_id;
-  if (names_.size() >= kMaxCachedNames) names_.clear();
-  return names_.emplace(container.id, found.name ? std::move(*found.name) : short_id).first->second;
+  if (!settled) return metadata;
+  if (metadata_.size() >= kMaxCachedNames) metadata_.clear();
+  return metadata_.emplace(container.id, std::move(metadata)).first->second;
+}
+
+ContainerMetadata ContainerNames::settle(const ContainerCgroup& container, Found found) {
+  ContainerMetadata metadata = found.metadata ? std::move(*found.metadata) : ContainerMetadata{};
+  metadata.id = container.id;
+  if (metadata.name.empty()) metadata.name = container.id.substr(0, kShortIdLength);
+  if (metadata.runtime.empty()) metadata.runtime = to_string(container.runtime);
+  return metadata;
 }
 
 ContainerNames::Found ContainerNames::lookup(const ContainerCgroup& container) {
   const std::string& id = container.id;
   auto storage = [&]() -> Found {
     Found bundle = from_storage_bundles(roots_.storage, id);
-    if (bundle.name) return bundle;
+    if (bundle.named()) return bundle;
     Found index = from_storage_index(id);
-    if (index.name) return index;
+    if (index.named()) return index;
     return {std::nullopt, bundle.settled};
   };
   switch (container.runtime) {
@@ -293,11 +420,11 @@ ContainerNames::Found ContainerNames::lookup(const ContainerCgroup& container) {
   }
   // Each in turn: one runtime's files are not read when another's had the name.
   Found docker = from_docker(roots_.docker, id);
-  if (docker.name) return docker;
+  if (docker.named()) return docker;
   Found containerd = from_containerd(roots_.containerd_tasks, id);
-  if (containerd.name) return containerd;
+  if (containerd.named()) return containerd;
   Found podman_or_crio = storage();
-  if (podman_or_crio.name) return podman_or_crio;
+  if (podman_or_crio.named()) return podman_or_crio;
   return {std::nullopt, docker.settled || containerd.settled || podman_or_crio.settled};
 }
 
@@ -320,7 +447,9 @@ ContainerNames::Found ContainerNames::from_storage_index(const std::string& id) 
                                 : std::map<std::string, std::string, std::less<>>{}};
     }
     if (auto name = index.names.find(id); name != index.names.end()) {
-      return {name->second, true};
+      ContainerMetadata metadata;
+      metadata.name = name->second;
+      return {std::move(metadata), true};
     }
   }
   return {};

@@ -1,6 +1,7 @@
-// The container a process runs in, named for a profile's container frame; "" outside containers.
+// The container a process runs in: its runtime, name, pod and labels, for a profile's container
+// frame and for the heartbeat's inventory of what runs on the host.
 //
-// Names come from the files each runtime keeps on the host, so they are known without a running
+// They come from the files each runtime keeps on the host, so they are known without a running
 // daemon or its socket:
 //   docker      <docker>/containers/<id>/config.v2.json: "Name" without its '/';
 //   containerd  <tasks>/<namespace>/<id>/config.json, the OCI bundle: the Kubernetes CRI
@@ -37,18 +38,45 @@
 
 namespace dormant::inventory {
 
+// Label (or annotation) key → value; at most kMaxLabels of them, each usable as a name.
+using Labels = std::map<std::string, std::string, std::less<>>;
+inline constexpr size_t kMaxLabels = 128;
+
 // The container holding a process with these cgroups: the container's own cgroup or any cgroup
 // below it, in the v2 hierarchy or any v1 one (hybrid hosts often have it in v1 only).
 std::optional<ContainerCgroup> container_of(const ProcessCgroups& cgroups);
 
-// The container name in a docker config.v2.json: the Kubernetes form when its labels say it is
-// one, else "Name" without its leading '/'. nullopt when the text is not such a file or the name
-// is empty or could break a collapsed line.
-std::optional<std::string> docker_container_name(std::string_view config_json);
+// What the runtime's files say of one container. Kubernetes' names are known for a container of a
+// pod whatever its runtime; labels only where the runtime keeps them on the host: docker (the
+// container's and its pod sandbox's), CRI-O (io.kubernetes.cri-o.Labels of the container and of
+// its sandbox). containerd's bundles hold no labels.
+struct ContainerMetadata {
+  std::string id;       // 64 hex digits
+  std::string runtime;  // "docker", "containerd", "cri-o", "podman"; "" unknown
+  std::string name;     // Kubernetes' container name, else the runtime's
+  std::optional<std::string> pod_namespace;
+  std::optional<std::string> pod_name;
+  Labels pod_labels;  // the pod sandbox's labels (pod labels)
+  Labels container_labels;
 
-// The container name in an OCI bundle's config.json, from its annotations: Kubernetes' (the CRI
-// plugin of containerd: io.kubernetes.cri.*; CRI-O: io.kubernetes.container.name, …pod.name,
-// …pod.namespace), else nerdctl's "nerdctl/name". nullopt when none is there or usable.
+  // The name for a profile's container frame (see the top of this file).
+  std::string frame_name() const;
+
+  friend bool operator==(const ContainerMetadata&, const ContainerMetadata&) = default;
+};
+
+// The container in a docker config.v2.json. nullopt when the text is not such a file.
+// settled-with-no-name cases give a ContainerMetadata with an empty name.
+std::optional<ContainerMetadata> docker_metadata(std::string_view config_json);
+// The container in an OCI bundle's config.json, from its annotations: Kubernetes' (the CRI plugin
+// of containerd: io.kubernetes.cri.*; CRI-O: io.kubernetes.container.name, …pod.name,
+// …pod.namespace, io.kubernetes.cri-o.Labels), else nerdctl's "nerdctl/name".
+std::optional<ContainerMetadata> oci_bundle_metadata(std::string_view config_json);
+
+// The frame names of the two above: the Kubernetes form when its labels say it is one, else the
+// runtime's name (docker's "Name" without its leading '/'). nullopt when there is none, or it is
+// empty or could break a collapsed line.
+std::optional<std::string> docker_container_name(std::string_view config_json);
 std::optional<std::string> oci_bundle_name(std::string_view config_json);
 
 // id → first name of every container in a containers/storage containers.json (podman, CRI-O).
@@ -78,19 +106,23 @@ class ContainerNames {
 
   // "" for a process outside containers or one that has exited. Never throws.
   std::string of_pid(pid_t pid);
-  // The name of this container (see the top of this file); the runtime its cgroup told, if any,
-  // says which files to read.
+  // The frame name of this container (see the top of this file); the runtime its cgroup told, if
+  // any, says which files to read.
   std::string name_of(const ContainerCgroup& container);
   // The same for an id whose runtime is not known: every runtime's files are tried. "" when `id`
   // is not 64 hex digits.
   std::string name_of(const std::string& id);
+  // All that the runtime's files say of it; its name is the short id where they name none.
+  // nullopt when `container.id` is not 64 hex digits. Never throws.
+  std::optional<ContainerMetadata> metadata_of(const ContainerCgroup& container);
 
-  // What one lookup found: a name; or a well-formed file that holds none (the short id stands in
-  // for good); or nothing yet: no file (a container still starting), a malformed one (perhaps
-  // caught half-written), read again next time.
+  // What one lookup found: metadata with a name; or a well-formed file that names none (the short
+  // id stands in for good); or nothing yet: no file (a container still starting), a malformed one
+  // (perhaps caught half-written), read again next time.
   struct Found {
-    std::optional<std::string> name;
+    std::optional<ContainerMetadata> metadata;
     bool settled = false;
+    bool named() const { return metadata && !metadata->name.empty(); }
   };
 
  private:
@@ -105,10 +137,11 @@ class ContainerNames {
 
   Found lookup(const ContainerCgroup& container);
   Found from_storage_index(const std::string& id);
+  ContainerMetadata settle(const ContainerCgroup& container, Found found);
 
   ContainerRoots roots_;
-  // id → name, read once. Cleared when it reaches its bound: names are cheap to read again.
-  std::map<std::string, std::string, std::less<>> names_;
+  // id → what was read, once. Cleared when it reaches its bound: it is cheap to read again.
+  std::map<std::string, ContainerMetadata, std::less<>> metadata_;
   std::map<std::filesystem::path, StorageIndex> storage_indexes_;
 };
 

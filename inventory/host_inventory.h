@@ -1,0 +1,69 @@
+// What runs where on this host: every container that holds a process, with its pod, workload and
+// processes, as the heartbeat reports it. Processes outside containers are not listed.
+//
+// One scan reads /proc/<pid>/cgroup and /proc/<pid>/comm of every process, and each new
+// container's files once (ContainerNames keeps what it read). It is bounded: at most
+// `max_processes` processes and `max_containers` containers are listed, and what is left out is
+// counted.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "inventory/container_metadata.h"
+#include "inventory/workload_identity.h"
+
+#include "common/result.h"
+
+namespace dormant::inventory {
+
+struct InventoryProcess {
+  pid_t pid = 0;
+  std::string name;  // /proc/<pid>/comm, printable ASCII ('?' for any other byte)
+
+  friend bool operator==(const InventoryProcess&, const InventoryProcess&) = default;
+};
+
+struct InventoryContainer {
+  ContainerMetadata container;
+  Workload workload;
+  std::vector<InventoryProcess> processes;  // by pid
+};
+
+struct HostInventory {
+  // By namespace, pod, container name, then id.
+  std::vector<InventoryContainer> containers;
+  size_t processes = 0;  // listed, in all containers
+  size_t containers_left_out = 0;
+  size_t processes_left_out = 0;
+
+  bool cut() const { return containers_left_out > 0 || processes_left_out > 0; }
+};
+
+struct InventoryLimits {
+  size_t max_containers = 1000;
+  size_t max_processes = 10000;
+};
+
+class InventoryScanner {
+ public:
+  // `proc_root` and `roots` are /proc and the runtimes' state, or fake trees in tests.
+  explicit InventoryScanner(std::filesystem::path proc_root = "/proc", ContainerRoots roots = {},
+                            WorkloadLabelKeys keys = {}, InventoryLimits limits = {});
+
+  // An error only when `proc_root` cannot be listed; a process that exits meanwhile, or whose
+  // files cannot be read, is skipped.
+  Result<HostInventory> scan();
+
+ private:
+  std::filesystem::path proc_root_;
+  ContainerNames names_;
+  WorkloadLabelKeys keys_;
+  InventoryLimits limits_;
+};
+
+}  // namespace dormant::inventory

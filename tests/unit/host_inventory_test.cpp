@@ -1,0 +1,308 @@
+#include "inventory/host_inventory.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "inventory/workload_identity.h"
+
+namespace dormant::inventory {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string id_of(char digit) { return std::string(64, digit); }
+
+// /proc/PID/cgroup of a process in `path`, as a v2, v1 or hybrid host lists it.
+std::string on_v2(const std::string& path) { return "0::" + path + "\n"; }
+std::string on_v1(const std::string& path) {
+  return "12:perf_event:" + path + "\n11:memory:" + path + "\n4:cpu,cpuacct:" + path +
+         "\n1:name=systemd:" + path + "\n";
+}
+std::string on_hybrid(const std::string& path) {
+  return "12:perf_event:" + path + "\n11:memory:" + path + "\n1:name=systemd:" + path + "\n0::/\n";
+}
+
+// A fake host: /proc with the cgroup and comm of each process, and the runtimes' state.
+class HostInventoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "host-inventory-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+    fs::create_directories(root_ / "proc");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  ContainerRoots roots() const {
+    return {.docker = root_ / "docker",
+            .containerd_tasks = {root_ / "containerd"},
+            .storage = {root_ / "storage"}};
+  }
+  InventoryScanner scanner(InventoryLimits limits = {}, WorkloadLabelKeys keys = {}) const {
+    return InventoryScanner(root_ / "proc", roots(), std::move(keys), limits);
+  }
+
+  void write(const fs::path& path, const std::string& text) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+  }
+  void process(int pid, const std::string& comm, const std::string& cgroup_text) {
+    write(root_ / "proc" / std::to_string(pid) / "cgroup", cgroup_text);
+    write(root_ / "proc" / std::to_string(pid) / "comm", comm + "\n");
+  }
+  void containerd_bundle(const std::string& id, const std::string& ns, const std::string& pod,
+                         const std::string& container) {
+    write(root_ / "containerd" / "k8s.io" / id / "config.json",
+          R"({"annotations":{"io.kubernetes.cri.container-type":"container",
+              "io.kubernetes.cri.container-name":")" +
+              container + R"(","io.kubernetes.cri.sandbox-name":")" + pod +
+              R"(","io.kubernetes.cri.sandbox-namespace":")" + ns + R"("}})");
+  }
+  void crio_bundle(const std::string& id, const std::string& annotations) {
+    write(root_ / "storage" / "overlay-containers" / id / "userdata" / "config.json",
+          R"({"annotations":{)" + annotations + "}}");
+  }
+  void docker_config(const std::string& id, const std::string& labels, const std::string& name) {
+    write(root_ / "docker" / "containers" / id / "config.v2.json",
+          R"({"Name":"/)" + name + R"(","Config":{"Labels":{)" + labels + "}}}");
+  }
+
+  fs::path root_;
+};
+
+std::vector<pid_t> pids_of(const InventoryContainer& container) {
+  std::vector<pid_t> pids;
+  for (const auto& process : container.processes) pids.push_back(process.pid);
+  return pids;
+}
+
+TEST_F(HostInventoryTest, ContainerdPodOnCgroupV2) {
+  std::string id = id_of('a');
+  std::string scope =
+      "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/"
+      "cri-containerd-" +
+      id + ".scope";
+  process(300, "java", on_v2(scope));
+  process(301, "jcmd", on_v2(scope + "/child"));
+  containerd_bundle(id, "shop", "checkout-7f8d9cb4d-x2m9q", "app");
+
+  auto inventory = scanner().scan();
+  ASSERT_TRUE(inventory.ok()) << inventory.error().message();
+  ASSERT_EQ(inventory->containers.size(), 1u);
+  const InventoryContainer& entry = inventory->containers[0];
+  EXPECT_EQ(entry.container.id, id);
+  EXPECT_EQ(entry.container.runtime, "containerd");
+  EXPECT_EQ(entry.container.name, "app");
+  EXPECT_EQ(entry.container.pod_namespace, "shop");
+  EXPECT_EQ(entry.container.pod_name, "checkout-7f8d9cb4d-x2m9q");
+  EXPECT_EQ(entry.workload, (Workload{"checkout", "Deployment"}));
+  EXPECT_EQ(entry.processes, (std::vector<InventoryProcess>{{300, "java"}, {301, "jcmd"}}));
+  EXPECT_EQ(inventory->processes, 2u);
+  EXPECT_FALSE(inventory->cut());
+}
+
+TEST_F(HostInventoryTest, CrioPodOnCgroupV1TakesThePodsLabelsFirst) {
+  std::string id = id_of('b');
+  std::string sandbox = id_of('c');
+  process(410, "python3",
+          on_v1("/kubepods/burstable/pod2d0f6c0e-5b1a-4c3e-9a7d-1f2e3d4c5b6a/crio-" + id));
+  crio_bundle(id, R"("io.kubernetes.container.name":"worker",
+      "io.kubernetes.pod.name":"ledger-0","io.kubernetes.pod.namespace":"payments",
+      "io.kubernetes.cri-o.SandboxID":")" +
+                      sandbox + R"(",
+      "io.kubernetes.cri-o.Labels":"{\"app\":\"from-container\"}")");
+  crio_bundle(sandbox, R"("io.kubernetes.cri-o.Labels":
+      "{\"app\":\"none\",\"app.kubernetes.io/instance\":\"ledger-primary\"}")");
+
+  auto inventory = scanner().scan();
+  ASSERT_TRUE(inventory.ok());
+  ASSERT_EQ(inventory->containers.size(), 1u);
+  const InventoryContainer& entry = inventory->containers[0];
+  EXPECT_EQ(entry.container.runtime, "cri-o");
+  EXPECT_EQ(entry.container.name, "worker");
+  EXPECT_EQ(entry.container.pod_labels.at("app.kubernetes.io/instance"), "ledger-primary");
+  // The pod's "app" is a placeholder; its app.kubernetes.io/instance comes before the
+  // container's "app"; the kind is the pod name's.
+  EXPECT_EQ(entry.workload, (Workload{"ledger-primary", "StatefulSet"}));
+  EXPECT_EQ(pids_of(entry), std::vector<pid_t>{410});
+}
+
+TEST_F(HostInventoryTest, DockerPodOnAHybridHostWithItsSandboxsLabels) {
+  std::string id = id_of('d');
+  std::string sandbox = id_of('e');
+  process(520, "nginx", on_hybrid("/kubepods/besteffort/pod1/" + id));
+  process(521, "pause", on_hybrid("/kubepods/besteffort/pod1/" + sandbox));
+  docker_config(id,
+                R"("io.kubernetes.container.name":"web","io.kubernetes.pod.name":"front-abcde",
+      "io.kubernetes.pod.namespace":"edge","io.kubernetes.sandbox.id":")" +
+                    sandbox + R"(")",
+                "k8s_web_front");
+  docker_config(sandbox, R"("io.kubernetes.docker.type":"podsandbox",
+      "io.kubernetes.pod.name":"front-abcde","io.kubernetes.pod.namespace":"edge",
+      "app.kubernetes.io/name":"frontend")",
+                "k8s_POD_front");
+
+  auto inventory = scanner().scan();
+  ASSERT_TRUE(inventory.ok());
+  ASSERT_EQ(inventory->containers.size(), 2u);
+  // Sorted by namespace, pod, then container name: "POD" before "web".
+  EXPECT_EQ(inventory->containers[0].container.name, "POD");
+  EXPECT_EQ(pids_of(inventory->containers[0]), std::vector<pid_t>{521});
+  const InventoryContainer& web = inventory->containers[1];
+  EXPECT_EQ(web.container.runtime, "docker");
+  EXPECT_EQ(web.container.name, "web");
+  EXPECT_EQ(web.container.pod_name, "front-abcde");
+  // "abcde" has vowels: no DaemonSet suffix, but the sandbox's label names the workload.
+  EXPECT_EQ(web.workload, (Workload{"frontend", "k8s"}));
+}
+
+TEST_F(HostInventoryTest, PodmanContainerOutsideKubernetes) {
+  std::string id = id_of('f');
+  process(600, "redis-server", on_v2("/machine.slice/libpod-" + id + ".scope/container"));
+  write(root_ / "storage" / "overlay-containers" / "containers.json",
+        R"([{"id":")" + id + R"(","names":["cache"]}])");
+
+  auto inventory = scanner().scan();
+  ASSERT_TRUE(inventory.ok());
+  ASSERT_EQ(inventory->containers.size(), 1u);
+  const InventoryContainer& entry = inventory->containers[0];
+  EXPECT_EQ(entry.container.runtime, "podman");
+  EXPECT_EQ(entry.container.name, "cache");
+  EXPECT_FALSE(entry.container.pod_name);
+  EXPECT_EQ(entry.workload, (Workload{std::nullopt, "container"}));
+}
+
+TEST_F(HostInventoryTest, ProcessesOutsideContainersAndKernelThreadsAreNotListed) {
+  process(1, "systemd", on_v2("/init.scope"));
+  process(2, "kthreadd", on_v2("/"));
+  process(700, "sshd", on_v1("/system.slice/ssh.service"));
+  fs::create_directories(root_ / "proc" / "self");
+  fs::create_directories(root_ / "proc" / "sys");
+  write(root_ / "proc" / "uptime", "1.0 1.0\n");
+
+  auto inventory = scanner().scan();
+  ASSERT_TRUE(inventory.ok());
+  EXPECT_TRUE(inventory->containers.empty());
+  EXPECT_EQ(inventory->processes, 0u);
+}
+
+TEST_F(HostInventoryTest, PartialMetadata) {
+  // No runtime file at all: the short id, the runtime the cgroup tells, no pod.
+  std::string bare = id_of('1');
+  process(800, "app", on_v2("/system.slice/docker-" + bare + ".scope"));
+  // A Kubernetes bundle that names the container but not its pod.
+  std::string nameless_pod = id_of('2');
+  process(801, "sidecar", on_v2("/system.slice/cri-containerd-" + nameless_pod + ".scope"));
+  write(root_ / "containerd" / "k8s.io" / nameless_pod / "config.json",
+        R"({"annotations":{"io.kubernetes.cri.container-name":"sidecar"}})");
+  // A process that exited between the listing and the reading.
+  fs::create_directories(root_ / "proc" / "802");
+
+  auto inventory = scanner().scan();
+  ASSERT_TRUE(inventory.ok());
+  ASSERT_EQ(inventory->containers.size(), 2u);
+  const InventoryContainer& first = inventory->containers[0];
+  const InventoryContainer& second = inventory->containers[1];
+  EXPECT_EQ(first.container.id, bare);
+  EXPECT_EQ(first.container.name, bare.substr(0, 12));
+  EXPECT_EQ(first.container.runtime, "docker");
+  EXPECT_EQ(first.workload, (Workload{std::nullopt, "container"}));
+  EXPECT_EQ(second.container.id, nameless_pod);
+  EXPECT_EQ(second.container.runtime, "containerd");
+  EXPECT_EQ(second.container.name, nameless_pod.substr(0, 12));
+  EXPECT_FALSE(second.container.pod_namespace);
+}
+
+TEST_F(HostInventoryTest, NamesThatAreNotPrintableAreMasked) {
+  std::string id = id_of('3');
+  process(900, std::string("ev\x01l\xff", 5), on_v2("/docker/" + id));
+  auto inventory = scanner().scan();
+  ASSERT_TRUE(inventory.ok());
+  ASSERT_EQ(inventory->containers.size(), 1u);
+  EXPECT_EQ(inventory->containers[0].processes.at(0).name, "ev?l?");
+}
+
+TEST_F(HostInventoryTest, ListsAreCappedAndWhatIsLeftOutCounted) {
+  for (int c = 0; c < 4; ++c) {
+    std::string id = id_of(static_cast<char>('a' + c));
+    for (int p = 0; p < 3; ++p) process(1000 + 10 * c + p, "w", on_v2("/docker/" + id));
+  }
+  auto by_processes = scanner({.max_containers = 100, .max_processes = 5}).scan();
+  ASSERT_TRUE(by_processes.ok());
+  EXPECT_EQ(by_processes->processes, 5u);
+  EXPECT_EQ(by_processes->processes_left_out, 7u);
+  EXPECT_TRUE(by_processes->cut());
+
+  auto by_containers = scanner({.max_containers = 3, .max_processes = 100}).scan();
+  ASSERT_TRUE(by_containers.ok());
+  EXPECT_EQ(by_containers->containers.size(), 3u);
+  EXPECT_EQ(by_containers->containers_left_out, 1u);
+  EXPECT_EQ(by_containers->processes, 9u);
+  EXPECT_EQ(by_containers->processes_left_out, 3u);
+}
+
+TEST_F(HostInventoryTest, HostileFilesAreBounded) {
+  std::string id = id_of('4');
+  process(1100, "big", on_v2("/docker/" + id) + std::string(1 << 20, 'x'));
+  process(1101, std::string(1 << 20, 'n'), on_v2("/docker/" + id));
+  auto inventory = scanner().scan();
+  ASSERT_TRUE(inventory.ok());
+  EXPECT_TRUE(inventory->containers.empty());
+}
+
+TEST_F(HostInventoryTest, AProcRootThatCannotBeListedIsAnError) {
+  InventoryScanner missing(root_ / "nowhere", roots());
+  auto inventory = missing.scan();
+  ASSERT_FALSE(inventory.ok());
+  EXPECT_NE(inventory.error().message().find("nowhere"), std::string::npos);
+}
+
+TEST(SplitPodName, ControllerSuffixes) {
+  auto expect = [](std::string_view pod, std::string workload, std::optional<std::string> kind) {
+    PodNameParts parts = split_pod_name(pod);
+    EXPECT_EQ(parts.workload, workload) << pod;
+    EXPECT_EQ(parts.kind, kind) << pod;
+  };
+  expect("checkout-7f8d9cb4d-x2m9q", "checkout", "Deployment");
+  expect("api-gateway-5d4b8c7f9b-zq7wt", "api-gateway", "Deployment");
+  expect("web-0", "web", "StatefulSet");
+  expect("kafka-broker-12", "kafka-broker", "StatefulSet");
+  expect("node-exporter-x7k2p", "node-exporter", "DaemonSet");
+  expect("gprofiler-abcde", "gprofiler-abcde", std::nullopt);  // vowels: no random suffix
+  expect("db-redis", "db-redis", std::nullopt);
+  expect("solo", "solo", std::nullopt);
+  expect("-0", "-0", std::nullopt);
+}
+
+TEST(WorkloadOf, ConfiguredLabelsThenStandardOnesThenThePodName) {
+  ContainerMetadata container;
+  container.pod_namespace = "ns";
+  container.pod_name = "search-6b7c9d8f4-k2l9m";
+  container.container_labels = {{"team-app", "indexer"}, {"k8s-app", "search-k8s"}};
+  EXPECT_EQ(workload_of(container), (Workload{"search-k8s", "Deployment"}));
+  EXPECT_EQ(workload_of(container, {.name = {"team-app"}, .kind = {}}),
+            (Workload{"indexer", "Deployment"}));
+  container.container_labels = {{"app", "Unknown"}, {"team-kind", "Rollout"}};
+  EXPECT_EQ(workload_of(container, {.name = {}, .kind = {"team-kind"}}),
+            (Workload{"search", "Rollout"}));
+  container.pod_name = std::nullopt;
+  container.pod_namespace = std::nullopt;
+  EXPECT_EQ(workload_of(container), (Workload{std::nullopt, "container"}));
+}
+
+TEST(WorkloadOf, ThePodsLabelWinsOverTheContainers) {
+  ContainerMetadata container;
+  container.pod_namespace = "ns";
+  container.pod_name = "odd";
+  container.pod_labels = {{"app", "from-pod"}};
+  container.container_labels = {{"app.kubernetes.io/name", "from-container"}};
+  EXPECT_EQ(workload_of(container), (Workload{"from-pod", "k8s"}));
+}
+
+}  // namespace
+}  // namespace dormant::inventory
