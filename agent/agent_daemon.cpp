@@ -61,6 +61,16 @@ Result<std::vector<heartbeat::ServerUrl>> server_urls(const std::string& list,
   return servers;
 }
 
+// The host's inventory, unless the environment gives another reading.
+HeartbeatInventory::Scan inventory_scan(const config::AgentConfig& config,
+                                        HeartbeatInventory::Scan given) {
+  if (given) return given;
+  auto scanner = std::make_shared<inventory::InventoryScanner>(
+      "/proc", inventory::ContainerRoots{},
+      inventory::WorkloadLabelKeys{config.workload_name_labels, config.workload_kind_labels});
+  return [scanner] { return scanner->scan(); };
+}
+
 }  // namespace
 
 AgentDaemon::AgentDaemon(const config::AgentConfig& config, HostInfo host, CommandJournal journal,
@@ -74,7 +84,9 @@ AgentDaemon::AgentDaemon(const config::AgentConfig& config, HostInfo host, Comma
       drain_timer_(io_),
       modules_(module_path(config.profiler_module)),
       audit_(kAuditLimits),
-      supervisor_(config, host_.hostname, journal_, supervisor_hooks()) {}
+      supervisor_(config, host_.hostname, journal_, supervisor_hooks()),
+      inventory_(inventory_scan(config, environment_.scan_inventory),
+                 std::chrono::milliseconds(std::llround(config.inventory_interval_s * 1000))) {}
 
 AgentDaemon::~AgentDaemon() = default;
 
@@ -210,14 +222,19 @@ heartbeat::HeartbeatRequest AgentDaemon::heartbeat_request() {
   request.executed_command_ids = journal_.executed_ids().ids();
   request.perf_supported_events = perf_events_;
   request.agent_version = DORMANT_VERSION;
-  request.run_mode = "standalone_executable";
+  request.run_mode = placement_.run_mode;
+  request.pod_namespace = placement_.pod_namespace;
+  request.pod_name = placement_.pod_name;
   SteadyClock::time_point now = environment_.now();
+  request.containers = inventory_.containers(now);
   if (!rollup_at_ || now - *rollup_at_ >= kRollupEvery) {
     if (auto memory = environment_.read_memory(); memory) rollup_ = *memory;
     rollup_at_ = now;
   }
-  HealthInputs inputs{supervisor_,  journal_,      audit_,         last_audit_, spool_.get(),
-                      *heartbeats_, *completions_, uploads_.get(), rollup_,     last_reload_};
+  nlohmann::json inventory_health = inventory_.health();
+  HealthInputs inputs{supervisor_,  journal_,     audit_,          last_audit_,
+                      spool_.get(), *heartbeats_, *completions_,   uploads_.get(),
+                      rollup_,      last_reload_, inventory_health};
   request.agent_health = agent_health(inputs);
   return request;
 }

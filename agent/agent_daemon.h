@@ -16,6 +16,7 @@
 
 #include "agent/command_journal.h"
 #include "agent/config_reload.h"
+#include "agent/heartbeat_inventory.h"
 #include "agent/module_loader.h"
 #include "agent/profile_spool.h"
 #include "agent/resource_audit.h"
@@ -40,6 +41,8 @@ struct DaemonEnvironment {
   std::function<Result<procfs::MemoryUsage>()> read_memory = [] { return procfs::memory_usage(); };
   // The configuration read again, for SIGHUP; none: SIGHUP is refused.
   std::function<ConfigReading()> reread_config;
+  // How the heartbeat's inventory is read; none: the host's, from /proc and the runtimes' state.
+  HeartbeatInventory::Scan scan_inventory;
 };
 
 class AgentDaemon {
@@ -92,6 +95,8 @@ class AgentDaemon {
   std::shared_ptr<heartbeat::RetryingSender> uploads_;
   Supervisor supervisor_;  // after the senders: its sessions call them until they are joined
   std::string ip_address_;
+  AgentPlacement placement_ = agent_placement();
+  HeartbeatInventory inventory_;
   std::vector<std::string> perf_events_;
   std::string perf_event_;  // what the last session's perf recorded with
   bool shutting_down_ = false;

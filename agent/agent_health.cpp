@@ -90,6 +90,7 @@ nlohmann::json agent_health(const HealthInputs& in) {
   health["completions"]["waiting"] = in.journal.owed().size();
   if (in.uploads) health["uploads"] = delivery(*in.uploads);
   health["last_reload"] = in.last_reload;
+  if (!in.inventory.is_null()) health["inventory"] = in.inventory;
   if (in.spool) {
     health["spool"] = {{"profiles", in.spool->files()},
                        {"bytes", in.spool->bytes()},

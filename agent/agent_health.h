@@ -28,6 +28,7 @@ struct HealthInputs {
   // USS and PSS as last read (at most once a minute: reading them costs ten times the rest).
   const procfs::MemoryUsage& rollup;
   const nlohmann::json& last_reload;  // SIGHUP's outcome; null before the first
+  const nlohmann::json& inventory;    // HeartbeatInventory::health(); null without inventory
 };
 
 // What the heartbeat reports of the agent, within what the server takes (kMaxObjectBytes).

@@ -21,6 +21,10 @@ std::vector<std::string> changed_for_restart(const config::AgentConfig& running,
   after["spool_max_mb"] = next.spool_max_mb;
   before["spool_max_files"] = running.spool_max_files;
   after["spool_max_files"] = next.spool_max_files;
+  before["inventory_interval"] = running.inventory_interval_s;
+  after["inventory_interval"] = next.inventory_interval_s;
+  before["workload_labels"] = {running.workload_name_labels, running.workload_kind_labels};
+  after["workload_labels"] = {next.workload_name_labels, next.workload_kind_labels};
   std::vector<std::string> changed;
   for (const auto& [name, value] : after.items()) {
     if (before.value(name, nlohmann::json()) != value) changed.push_back(name);

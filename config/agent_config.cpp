@@ -165,6 +165,22 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
   add_int(app, "--heartbeat-perf-aggressive-max-containers",
           c.heartbeat_perf_aggressive_max_containers, 0, INT_MAX,
           "--perf-max-docker-containers for perf: enabled_aggressive", kConnection);
+  app.add_option("--inventory-interval", c.inventory_interval_s,
+                 "Seconds between two readings of which containers, pods and processes run here, "
+                 "sent in every heartbeat (0: none sent)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0))
+      ->group(kConnection);
+  app.add_option("--heartbeat-workload-name-labels", c.workload_name_labels,
+                 "Pod or container labels that name a workload, tried before "
+                 "app.kubernetes.io/name, app.kubernetes.io/instance, app and k8s-app")
+      ->delimiter(',')
+      ->group(kConnection);
+  app.add_option("--heartbeat-workload-kind-labels", c.workload_kind_labels,
+                 "Pod or container labels that give a workload's kind, tried before the pod "
+                 "name's shape")
+      ->delimiter(',')
+      ->group(kConnection);
 
   app.add_option("-o,--output-dir", c.output_dir, "Write profiles and flamegraphs here")
       ->group(kOutput);

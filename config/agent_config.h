@@ -58,6 +58,10 @@ struct AgentConfig {
   int heartbeat_perf_restricted_max_containers = 2;
   int heartbeat_perf_aggressive_max_processes = 1500;
   int heartbeat_perf_aggressive_max_containers = 50;
+  // The heartbeat's inventory of containers, pods and processes: read at most this often.
+  double inventory_interval_s = 30;
+  std::vector<std::string> workload_name_labels;
+  std::vector<std::string> workload_kind_labels;
 
   // Output and upload.
   std::string output_dir;

@@ -395,6 +395,9 @@ ContainerMetadata ContainerNames::settle(const ContainerCgroup& container, Found
   metadata.id = container.id;
   if (metadata.name.empty()) metadata.name = container.id.substr(0, kShortIdLength);
   if (metadata.runtime.empty()) metadata.runtime = to_string(container.runtime);
+  for (Labels* labels : {&metadata.pod_labels, &metadata.container_labels}) {
+    std::erase_if(*labels, [&](const auto& label) { return !kept_labels_.contains(label.first); });
+  }
   return metadata;
 }
 

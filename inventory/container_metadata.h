@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -99,7 +100,10 @@ struct ContainerRoots {
 
 class ContainerNames {
  public:
-  explicit ContainerNames(ContainerRoots roots = {}) : roots_(std::move(roots)) {}
+  // Of the labels, only those with one of `kept_labels` are kept (none by default): a host's
+  // containers can carry many, and only a few name a workload.
+  explicit ContainerNames(ContainerRoots roots = {}, std::vector<std::string> kept_labels = {})
+      : roots_(std::move(roots)), kept_labels_(kept_labels.begin(), kept_labels.end()) {}
   // The docker data root given, the other runtimes' at their defaults.
   explicit ContainerNames(std::filesystem::path docker_root)
       : ContainerNames(ContainerRoots{.docker = std::move(docker_root)}) {}
@@ -140,6 +144,7 @@ class ContainerNames {
   ContainerMetadata settle(const ContainerCgroup& container, Found found);
 
   ContainerRoots roots_;
+  std::set<std::string, std::less<>> kept_labels_;
   // id → what was read, once. Cleared when it reaches its bound: it is cheap to read again.
   std::map<std::string, ContainerMetadata, std::less<>> metadata_;
   std::map<std::filesystem::path, StorageIndex> storage_indexes_;

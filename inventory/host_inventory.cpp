@@ -66,10 +66,25 @@ auto sort_key(const InventoryContainer& entry) {
 
 }  // namespace
 
+size_t wire_bytes(const InventoryContainer& entry) {
+  // Member names, quotes, separators; every string twice its length (an escaped '"' or '\\').
+  constexpr size_t kContainerMembers = 200;
+  constexpr size_t kProcessMembers = 48;
+  auto text = [](const std::optional<std::string>& value) { return value ? 2 * value->size() : 0; };
+  const ContainerMetadata& c = entry.container;
+  size_t bytes = kContainerMembers + 2 * (c.id.size() + c.name.size() + c.runtime.size()) +
+                 text(c.pod_namespace) + text(c.pod_name) + text(entry.workload.name) +
+                 text(entry.workload.kind);
+  for (const InventoryProcess& process : entry.processes) {
+    bytes += kProcessMembers + 2 * process.name.size();
+  }
+  return bytes;
+}
+
 InventoryScanner::InventoryScanner(std::filesystem::path proc_root, ContainerRoots roots,
                                    WorkloadLabelKeys keys, InventoryLimits limits)
     : proc_root_(std::move(proc_root)),
-      names_(std::move(roots)),
+      names_(std::move(roots), workload_label_keys(keys)),
       keys_(std::move(keys)),
       limits_(limits) {}
 
@@ -114,8 +129,16 @@ Result<HostInventory> InventoryScanner::scan() {
     std::sort(processes.begin(), processes.end(),
               [](const auto& a, const auto& b) { return a.pid < b.pid; });
     Workload workload = workload_of(*metadata, keys_);
-    inventory.containers.push_back(
-        {std::move(*metadata), std::move(workload), std::move(processes)});
+    InventoryContainer entry{std::move(*metadata), std::move(workload), std::move(processes)};
+    size_t bytes = wire_bytes(entry);
+    if (inventory.wire_bytes + bytes > limits_.max_wire_bytes) {
+      ++inventory.containers_left_out;
+      inventory.processes -= entry.processes.size();
+      inventory.processes_left_out += entry.processes.size();
+      continue;
+    }
+    inventory.wire_bytes += bytes;
+    inventory.containers.push_back(std::move(entry));
   }
   std::sort(inventory.containers.begin(), inventory.containers.end(),
             [](const auto& a, const auto& b) { return sort_key(a) < sort_key(b); });

@@ -3,8 +3,8 @@
 //
 // One scan reads /proc/<pid>/cgroup and /proc/<pid>/comm of every process, and each new
 // container's files once (ContainerNames keeps what it read). It is bounded: at most
-// `max_processes` processes and `max_containers` containers are listed, and what is left out is
-// counted.
+// `max_processes` processes, `max_containers` containers and `max_wire_bytes` of JSON are listed,
+// and what is left out is counted.
 #pragma once
 
 #include <cstddef>
@@ -37,7 +37,8 @@ struct InventoryContainer {
 struct HostInventory {
   // By namespace, pod, container name, then id.
   std::vector<InventoryContainer> containers;
-  size_t processes = 0;  // listed, in all containers
+  size_t processes = 0;   // listed, in all containers
+  size_t wire_bytes = 0;  // of the containers listed, as wire_bytes() counts
   size_t containers_left_out = 0;
   size_t processes_left_out = 0;
 
@@ -47,7 +48,13 @@ struct HostInventory {
 struct InventoryLimits {
   size_t max_containers = 1000;
   size_t max_processes = 10000;
+  // What the list may take as JSON, at most (wire_bytes): the heartbeat must stay well within
+  // what a server takes of one (ours: 1 MiB).
+  size_t max_wire_bytes = 512 << 10;
 };
+
+// An upper bound of what one container takes in a heartbeat's JSON.
+size_t wire_bytes(const InventoryContainer& container);
 
 class InventoryScanner {
  public:

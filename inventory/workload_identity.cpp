@@ -67,6 +67,13 @@ PodNameParts split_pod_name(std::string_view pod_name) {
   return {std::string(pod_name), std::nullopt};
 }
 
+std::vector<std::string> workload_label_keys(const WorkloadLabelKeys& keys) {
+  std::vector<std::string> all = keys.name;
+  all.insert(all.end(), kStandardNameLabels.begin(), kStandardNameLabels.end());
+  all.insert(all.end(), keys.kind.begin(), keys.kind.end());
+  return all;
+}
+
 Workload workload_of(const ContainerMetadata& container, const WorkloadLabelKeys& keys) {
   Workload workload;
   std::vector<std::string_view> name_keys(keys.name.begin(), keys.name.end());

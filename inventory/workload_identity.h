@@ -37,6 +37,9 @@ struct Workload {
 
 Workload workload_of(const ContainerMetadata& container, const WorkloadLabelKeys& keys = {});
 
+// Every label key workload_of() may read with `keys`: the only labels worth keeping.
+std::vector<std::string> workload_label_keys(const WorkloadLabelKeys& keys);
+
 // The pod name without its controller's suffix, and the kind that suffix tells; the name as it
 // is and no kind when it has none of those shapes.
 struct PodNameParts {

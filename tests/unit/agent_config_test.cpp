@@ -129,6 +129,13 @@ class EveryFlag : public AgentConfigTest {
         {"server-host", "https://up.example",
          [](auto& c) { return c.upload_server() == "https://up.example"; }},
         {"heartbeat-interval", "5", [](auto& c) { return c.heartbeat_interval_s == 5; }},
+        {"inventory-interval", "0", [](auto& c) { return c.inventory_interval_s == 0; }},
+        {"heartbeat-workload-name-labels", "team/app,component",
+         [](auto& c) {
+           return c.workload_name_labels == std::vector<std::string>{"team/app", "component"};
+         }},
+        {"heartbeat-workload-kind-labels", "team/kind",
+         [](auto& c) { return c.workload_kind_labels == std::vector<std::string>{"team/kind"}; }},
         {"profiler-stop-timeout", "0.25",
          [](auto& c) { return c.profiler_stop_deadline() == std::chrono::milliseconds(250); }},
         {"server-upload-timeout", "9", [](auto& c) { return c.server_upload_timeout_s == 9; }},
@@ -377,6 +384,7 @@ TEST_F(AgentConfigTest, InvalidValuesAreRejectedWithTheirFlag) {
   expect_rejected({"-o", "/x", "--mode", "wall"}, "--mode");
   expect_rejected({"-o", "/x", "--output-format", "collapsed,png"}, "--output-format");
   expect_rejected({"-o", "/x", "--heartbeat-interval", "0"}, "--heartbeat-interval");
+  expect_rejected({"-o", "/x", "--inventory-interval", "-1"}, "--inventory-interval");
   expect_rejected({"-o", "/x", "--perf-max-cgroups", "-1"}, "--perf-max-cgroups");
   expect_rejected({"-o", "/x", "--log-level", "loud"}, "--log-level");
   expect_rejected({"-o", "/x", "--tls-ca-bundle", "/nonexistent/ca.pem"}, "--tls-ca-bundle");

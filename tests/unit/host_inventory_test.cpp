@@ -244,6 +244,14 @@ TEST_F(HostInventoryTest, ListsAreCappedAndWhatIsLeftOutCounted) {
   EXPECT_EQ(by_containers->containers_left_out, 1u);
   EXPECT_EQ(by_containers->processes, 9u);
   EXPECT_EQ(by_containers->processes_left_out, 3u);
+
+  size_t one = wire_bytes(by_containers->containers[0]);
+  auto by_bytes = scanner({.max_wire_bytes = 2 * one + one / 2}).scan();
+  ASSERT_TRUE(by_bytes.ok());
+  EXPECT_EQ(by_bytes->containers.size(), 2u);
+  EXPECT_EQ(by_bytes->containers_left_out, 2u);
+  EXPECT_EQ(by_bytes->processes_left_out, 6u);
+  EXPECT_LE(by_bytes->wire_bytes, 2 * one + one / 2);
 }
 
 TEST_F(HostInventoryTest, HostileFilesAreBounded) {

@@ -1,0 +1,124 @@
+#include "agent/heartbeat_inventory.h"
+
+#include <cstdlib>
+#include <exception>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+namespace dormant::agent {
+namespace {
+
+void set_if(nlohmann::json& object, const char* key, const std::optional<std::string>& value) {
+  if (value) object[key] = *value;
+}
+
+std::optional<std::string> non_empty(const char* value) {
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+}  // namespace
+
+nlohmann::json heartbeat_containers(const inventory::HostInventory& inventory) {
+  nlohmann::json containers = nlohmann::json::array();
+  for (const inventory::InventoryContainer& entry : inventory.containers) {
+    const inventory::ContainerMetadata& container = entry.container;
+    nlohmann::json processes = nlohmann::json::array();
+    for (const inventory::InventoryProcess& process : entry.processes) {
+      processes.push_back({{"pid", process.pid}, {"process_name", process.name}});
+    }
+    nlohmann::json item = {{"container_id", container.id},
+                           {"container_name", container.name},
+                           {"processes", std::move(processes)}};
+    if (!container.runtime.empty()) item["runtime"] = container.runtime;
+    set_if(item, "namespace", container.pod_namespace);
+    set_if(item, "pod_name", container.pod_name);
+    set_if(item, "workload_name", entry.workload.name);
+    set_if(item, "workload_kind", entry.workload.kind);
+    containers.push_back(std::move(item));
+  }
+  return containers;
+}
+
+AgentPlacement agent_placement(const EnvironmentLookup& getenv, const FileExists& exists) {
+  AgentPlacement placement;
+  placement.pod_namespace = non_empty(getenv("POD_NAMESPACE"));
+  placement.pod_name = non_empty(getenv("POD_NAME"));
+  if (non_empty(getenv("GPROFILER_IN_K8S")) || non_empty(getenv("KUBERNETES_SERVICE_HOST"))) {
+    placement.run_mode = "k8s";
+  } else if (non_empty(getenv("GPROFILER_IN_CONTAINER")) || non_empty(getenv("container")) ||
+             exists("/.dockerenv") || exists("/run/.containerenv")) {
+    placement.run_mode = "container";
+  } else {
+    placement.run_mode = "standalone_executable";
+  }
+  return placement;
+}
+
+AgentPlacement agent_placement() {
+  return agent_placement([](const char* name) { return std::getenv(name); },
+                         [](const char* path) { return ::access(path, F_OK) == 0; });
+}
+
+HeartbeatInventory::HeartbeatInventory(Scan scan, std::chrono::milliseconds interval)
+    : scan_(std::move(scan)), interval_(interval) {}
+
+nlohmann::json HeartbeatInventory::containers(SteadyClock::time_point now) {
+  if (interval_.count() <= 0) return nlohmann::json::array();
+  if (!read_at_ || now - *read_at_ >= interval_) refresh(now);
+  return heartbeat_containers(last_);
+}
+
+void HeartbeatInventory::refresh(SteadyClock::time_point now) {
+  read_at_ = now;
+  ++readings_;
+  auto started = SteadyClock::now();
+  // The scan allocates as it goes: a host with more than it can hold fails this reading only.
+  Result<inventory::HostInventory> reading = [&]() -> Result<inventory::HostInventory> {
+    try {
+      return scan_();
+    } catch (const std::exception& e) {
+      return Error(ErrorKind::kUnavailable, e.what());
+    }
+  }();
+  last_reading_us_ =
+      std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - started).count();
+  if (!reading) {
+    ++failures_;
+    if (!failing_) {
+      spdlog::warn(
+          "inventory: cannot read the host's containers ({}); heartbeats go without "
+          "them until a reading succeeds",
+          reading.error().message());
+    }
+    failing_ = true;
+    last_ = {};
+    return;
+  }
+  if (failing_) spdlog::info("inventory: the host's containers are read again");
+  failing_ = false;
+  bool was_cut = last_.cut();
+  last_ = std::move(*reading);
+  if (last_.cut() && !was_cut) {
+    spdlog::warn(
+        "inventory: {} containers and {} processes listed; {} containers and {} "
+        "processes left out past the caps",
+        last_.containers.size(), last_.processes, last_.containers_left_out,
+        last_.processes_left_out);
+  }
+}
+
+nlohmann::json HeartbeatInventory::health() const {
+  if (interval_.count() <= 0) return nullptr;
+  return {{"containers", last_.containers.size()},
+          {"processes", last_.processes},
+          {"containers_left_out", last_.containers_left_out},
+          {"processes_left_out", last_.processes_left_out},
+          {"readings", readings_},
+          {"failed_readings", failures_},
+          {"last_reading_us", last_reading_us_}};
+}
+
+}  // namespace dormant::agent

@@ -1,0 +1,74 @@
+// What a heartbeat says of where the agent runs and what runs beside it (Performance Studio's
+// workload fields): run_mode, the agent's own pod (POD_NAMESPACE, POD_NAME), and containers[]
+// with their pods, workloads and processes.
+//
+// The inventory is read at most every --inventory-interval, whatever the heartbeat interval, and
+// every heartbeat between two readings sends the last one. A reading that fails is logged once
+// (until one succeeds again) and the heartbeat goes with an empty list: the inventory never holds
+// a heartbeat back.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "inventory/host_inventory.h"
+
+#include "common/deadline.h"
+#include "common/result.h"
+#include "heartbeat/protocol/protocol.h"
+
+namespace dormant::agent {
+
+// Studio's containers[]: container_id, container_name, runtime, namespace, pod_name,
+// workload_name, workload_kind, processes[{pid, process_name}]; members without a value are left
+// out.
+nlohmann::json heartbeat_containers(const inventory::HostInventory& inventory);
+
+struct AgentPlacement {
+  std::string run_mode;  // "k8s", "container" or "standalone_executable"
+  std::optional<std::string> pod_namespace;
+  std::optional<std::string> pod_name;
+};
+
+// From the environment (a Kubernetes pod's KUBERNETES_SERVICE_HOST, gProfiler's GPROFILER_IN_K8S
+// and GPROFILER_IN_CONTAINER, the container= of podman and systemd-nspawn, POD_NAMESPACE and
+// POD_NAME of the downward API) and the marker files container runtimes leave (/.dockerenv,
+// /run/.containerenv).
+using EnvironmentLookup = std::function<const char*(const char*)>;
+using FileExists = std::function<bool(const char*)>;
+AgentPlacement agent_placement(const EnvironmentLookup& getenv, const FileExists& exists);
+AgentPlacement agent_placement();
+
+class HeartbeatInventory {
+ public:
+  using Scan = std::function<Result<inventory::HostInventory>()>;
+
+  // `interval` zero: no inventory, containers[] stays empty and nothing is read.
+  HeartbeatInventory(Scan scan, std::chrono::milliseconds interval);
+
+  // The containers to send now, read again first when the interval has passed.
+  nlohmann::json containers(SteadyClock::time_point now);
+
+  // For agent_health: the last reading's counts, what it left out, readings and failures.
+  nlohmann::json health() const;
+
+ private:
+  void refresh(SteadyClock::time_point now);
+
+  Scan scan_;
+  std::chrono::milliseconds interval_;
+  std::optional<SteadyClock::time_point> read_at_;
+  inventory::HostInventory last_;
+  int64_t readings_ = 0;
+  int64_t failures_ = 0;
+  bool failing_ = false;  // the last reading failed: its error is logged already
+  int64_t last_reading_us_ = 0;
+};
+
+}  // namespace dormant::agent

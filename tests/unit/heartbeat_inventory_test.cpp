@@ -1,0 +1,159 @@
+#include "agent/heartbeat_inventory.h"
+
+#include <chrono>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "heartbeat/protocol/protocol.h"
+
+namespace dormant::agent {
+namespace {
+
+using namespace std::chrono_literals;
+using inventory::HostInventory;
+using inventory::InventoryContainer;
+
+InventoryContainer pod_container(const std::string& name, std::vector<pid_t> pids) {
+  InventoryContainer entry;
+  entry.container.id = std::string(64, 'a');
+  entry.container.runtime = "containerd";
+  entry.container.name = name;
+  entry.container.pod_namespace = "shop";
+  entry.container.pod_name = "checkout-7f8d9cb4d-x2m9q";
+  entry.workload = {"checkout", "Deployment"};
+  for (pid_t pid : pids) entry.processes.push_back({pid, "java"});
+  return entry;
+}
+
+TEST(HeartbeatContainers, StudiosFieldNamesAndNothingForWhatIsUnknown) {
+  HostInventory inventory;
+  inventory.containers.push_back(pod_container("app", {300, 301}));
+  InventoryContainer bare;
+  bare.container.id = std::string(64, 'b');
+  bare.container.name = "bbbbbbbbbbbb";
+  bare.workload.kind = "container";
+  inventory.containers.push_back(bare);
+
+  nlohmann::json containers = heartbeat_containers(inventory);
+  EXPECT_EQ(containers, nlohmann::json::parse(R"([
+    {"container_id":")" + std::string(64, 'a') +
+                                              R"(","container_name":"app",
+     "runtime":"containerd","namespace":"shop","pod_name":"checkout-7f8d9cb4d-x2m9q",
+     "workload_name":"checkout","workload_kind":"Deployment",
+     "processes":[{"pid":300,"process_name":"java"},{"pid":301,"process_name":"java"}]},
+    {"container_id":")" + std::string(64, 'b') +
+                                              R"(","container_name":"bbbbbbbbbbbb",
+     "workload_kind":"container","processes":[]}])"));
+
+  // What the server's parser takes.
+  heartbeat::HeartbeatRequest request;
+  request.ip_address = "10.0.0.1";
+  request.hostname = "h";
+  request.service_name = "s";
+  request.containers = containers;
+  auto parsed = heartbeat::parse_heartbeat_request(heartbeat::to_json(request));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed->containers, containers);
+}
+
+TEST(HeartbeatContainers, WireBytesBoundTheJsonEvenForTheLongestNames) {
+  InventoryContainer entry;
+  entry.container.id = std::string(64, 'c');
+  entry.container.runtime = "containerd";
+  entry.container.name = std::string(256, '"');
+  entry.container.pod_namespace = std::string(253, '\\');
+  entry.container.pod_name = std::string(253, 'p');
+  entry.workload = {std::string(253, 'w'), "StatefulSet"};
+  for (pid_t pid = 4'194'000; pid < 4'194'100; ++pid) {
+    entry.processes.push_back({pid, "\"\\\"\\\"\\\"\\\"\\\"\\\""});
+  }
+  HostInventory inventory;
+  inventory.containers.push_back(entry);
+  EXPECT_LE(heartbeat_containers(inventory).dump().size(), inventory::wire_bytes(entry));
+}
+
+TEST(AgentPlacement, RunModeAndOwnPodFromTheEnvironment) {
+  std::map<std::string, std::string> env;
+  bool dockerenv = false;
+  auto placement = [&] {
+    return agent_placement(
+        [&](const char* name) -> const char* {
+          auto found = env.find(name);
+          return found == env.end() ? nullptr : found->second.c_str();
+        },
+        [&](const char* path) { return dockerenv && std::string(path) == "/.dockerenv"; });
+  };
+  EXPECT_EQ(placement().run_mode, "standalone_executable");
+  EXPECT_FALSE(placement().pod_name);
+  dockerenv = true;
+  EXPECT_EQ(placement().run_mode, "container");
+  env["KUBERNETES_SERVICE_HOST"] = "10.96.0.1";
+  env["POD_NAMESPACE"] = "observability";
+  env["POD_NAME"] = "dormant-agent-x7k2p";
+  AgentPlacement in_pod = placement();
+  EXPECT_EQ(in_pod.run_mode, "k8s");
+  EXPECT_EQ(in_pod.pod_namespace, "observability");
+  EXPECT_EQ(in_pod.pod_name, "dormant-agent-x7k2p");
+  env["POD_NAME"] = "";
+  EXPECT_FALSE(placement().pod_name);
+}
+
+class HeartbeatInventoryTest : public ::testing::Test {
+ protected:
+  HeartbeatInventory::Scan counting_scan() {
+    return [this]() -> Result<HostInventory> {
+      ++scans_;
+      if (throws_) throw std::runtime_error("no memory left");
+      if (fails_) return Error(ErrorKind::kNotFound, "cannot open /proc");
+      HostInventory inventory;
+      inventory.containers.push_back(pod_container("app", {static_cast<pid_t>(100 + scans_)}));
+      inventory.processes = 1;
+      return inventory;
+    };
+  }
+
+  int scans_ = 0;
+  bool fails_ = false;
+  bool throws_ = false;
+  SteadyClock::time_point t0_{};
+};
+
+TEST_F(HeartbeatInventoryTest, ReadAtMostOncePerIntervalWhateverTheHeartbeats) {
+  HeartbeatInventory inventory(counting_scan(), 30s);
+  nlohmann::json first = inventory.containers(t0_);
+  for (auto at = 1s; at < 30s; at += 1s) EXPECT_EQ(inventory.containers(t0_ + at), first);
+  EXPECT_EQ(scans_, 1);
+  nlohmann::json second = inventory.containers(t0_ + 30s);
+  EXPECT_EQ(scans_, 2);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(inventory.health()["readings"], 2);
+  EXPECT_EQ(inventory.health()["processes"], 1);
+}
+
+TEST_F(HeartbeatInventoryTest, AFailedOrThrowingReadingSendsAnEmptyListAndIsRetriedNextInterval) {
+  HeartbeatInventory inventory(counting_scan(), 10s);
+  EXPECT_EQ(inventory.containers(t0_).size(), 1u);
+  fails_ = true;
+  EXPECT_EQ(inventory.containers(t0_ + 10s), nlohmann::json::array());
+  EXPECT_EQ(inventory.containers(t0_ + 11s), nlohmann::json::array());
+  throws_ = true;
+  EXPECT_EQ(inventory.containers(t0_ + 20s), nlohmann::json::array());
+  EXPECT_EQ(scans_, 3);
+  EXPECT_EQ(inventory.health()["failed_readings"], 2);
+  fails_ = throws_ = false;
+  EXPECT_EQ(inventory.containers(t0_ + 30s).size(), 1u);
+}
+
+TEST_F(HeartbeatInventoryTest, IntervalZeroReadsNothing) {
+  HeartbeatInventory inventory(counting_scan(), 0s);
+  EXPECT_EQ(inventory.containers(t0_), nlohmann::json::array());
+  EXPECT_EQ(inventory.containers(t0_ + 1h), nlohmann::json::array());
+  EXPECT_EQ(scans_, 0);
+  EXPECT_TRUE(inventory.health().is_null());
+}
+
+}  // namespace
+}  // namespace dormant::agent
