@@ -42,6 +42,22 @@ Error Error::from_errno(std::string_view call, int sys_errno) {
   return {kind, std::move(message), sys_errno};
 }
 
+Error Error::problem(ErrorKind kind, std::string where, std::string what) {
+  Error error(kind, where + ": " + what);
+  error.problems_.push_back({std::move(where), std::move(what)});
+  return error;
+}
+
+void Error::add_problems_of(const Error& other) {
+  message_ += "; ";
+  message_ += other.message_;
+  if (other.problems_.empty()) {
+    problems_.push_back({"", other.message_});
+  } else {
+    problems_.insert(problems_.end(), other.problems_.begin(), other.problems_.end());
+  }
+}
+
 Error&& Error::with_context(std::string_view context) && {
   message_.insert(0, ": ");
   message_.insert(0, context);

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace dormant {
 
@@ -42,6 +43,20 @@ class Error {
   int sys_errno() const { return errno_; }
   const std::string& message() const { return message_; }
 
+  // What was wrong with each part of an input, where a parser names the parts: "where" is the
+  // part ("target_hosts['web-01'][2]"), "what" the problem. Empty for other errors.
+  struct Problem {
+    std::string where;
+    std::string what;
+    friend bool operator==(const Problem&, const Problem&) = default;
+  };
+  const std::vector<Problem>& problems() const { return problems_; }
+  // The error of one problem with a part: "<where>: <what>".
+  static Error problem(ErrorKind kind, std::string where, std::string what);
+  // Adds `other`'s problems (or, without any, its message) to this error's; the message lists
+  // them all, "; "-separated.
+  void add_problems_of(const Error& other);
+
   // Prefixes the message with what the caller was doing: "reading config: <message>".
   Error&& with_context(std::string_view context) &&;
 
@@ -49,6 +64,7 @@ class Error {
   ErrorKind kind_;
   std::string message_;
   int errno_;
+  std::vector<Problem> problems_;
 };
 
 template <typename T>

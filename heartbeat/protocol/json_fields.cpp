@@ -87,10 +87,7 @@ std::string single_quoted(std::string_view text) {
 }
 
 Error field_error(std::string_view path, std::string_view problem) {
-  std::string message(path);
-  message += ": ";
-  message += problem;
-  return Error::parse(std::move(message));
+  return Error::problem(ErrorKind::kParse, std::string(path), std::string(problem));
 }
 
 Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view name) {
@@ -138,6 +135,10 @@ Result<std::string> read_name(const nlohmann::json& value, const std::string& pa
     return std::move(checked).take_error();
   }
   return name;
+}
+
+Result<std::string> read_command_id(const nlohmann::json& value, const std::string& path) {
+  return read_name(value, path);
 }
 
 Result<std::string> read_uuid(const nlohmann::json& value, const std::string& path) {
@@ -244,7 +245,6 @@ const nlohmann::json* FieldReader::find(std::string_view key) const {
 }
 
 const nlohmann::json* FieldReader::object(std::string_view key) {
-  if (error_) return nullptr;
   const nlohmann::json* value = find(key);
   if (value != nullptr && !value->is_object()) {
     fail(field_error(path_of(key), "must be an object"));
@@ -264,7 +264,11 @@ nlohmann::json FieldReader::members_except(std::initializer_list<std::string_vie
 }
 
 void FieldReader::fail(Error error) {
-  if (!error_) error_ = std::move(error);
+  if (!error_) {
+    error_ = std::move(error);
+  } else if (error_->problems().size() < kMaxProblems) {
+    error_->add_problems_of(error);
+  }
 }
 
 Result<void> FieldReader::status() const {

@@ -49,6 +49,9 @@ Result<std::string> read_string(const nlohmann::json& value, const std::string& 
 // A string that passes check_name.
 Result<std::string> read_name(const nlohmann::json& value, const std::string& path);
 Result<std::string> read_uuid(const nlohmann::json& value, const std::string& path);
+// A command id as an agent reports it: opaque, as in Performance Studio (ours are UUIDs, another
+// server's need not be), 1 to 255 bytes without control characters.
+Result<std::string> read_command_id(const nlohmann::json& value, const std::string& path);
 Result<std::string> read_ip_address(const nlohmann::json& value, const std::string& path);
 Result<bool> read_bool(const nlohmann::json& value, const std::string& path);
 Result<nlohmann::json> read_object(const nlohmann::json& value, const std::string& path);
@@ -134,10 +137,13 @@ nlohmann::json or_null(const std::optional<T>& value) {
 
 // Reads the members of one JSON object. Each read stores into its destination (a T or a
 // std::optional<T>) and leaves it untouched when the member is absent, so the destination's
-// initial value is the default. The first error is kept and later reads do nothing, so a parser
-// reads every field and checks status() once.
+// initial value is the default. Every member is read, and the problems of all that are wrong are
+// kept (the first kMaxProblems), so a parser reads every field and checks status() once: its
+// error names each bad field, as Performance Studio's validation does.
 class FieldReader {
  public:
+  static constexpr size_t kMaxProblems = 100;
+
   // `object` must be a JSON object that outlives the reader; `path` names it ("" at the top).
   FieldReader(const nlohmann::json& object, std::string path)
       : object_(object), path_(std::move(path)) {}
@@ -148,14 +154,12 @@ class FieldReader {
 
   template <typename Out, typename Read>
   void optional(std::string_view key, Out& out, Read&& read) {
-    if (error_) return;
     if (const nlohmann::json* value = find(key)) store(read(*value, path_of(key)), out);
   }
 
   // Records "<key>: required" when the member is absent.
   template <typename Out, typename Read>
   void required(std::string_view key, Out& out, Read&& read) {
-    if (error_) return;
     const nlohmann::json* value = find(key);
     if (value == nullptr) return fail(field_error(path_of(key), "required"));
     store(read(*value, path_of(key)), out);
@@ -168,7 +172,7 @@ class FieldReader {
   // Every member whose key is not in `known`.
   nlohmann::json members_except(std::initializer_list<std::string_view> known) const;
 
-  // Records an error found by the caller; the first error wins.
+  // Records an error found by the caller.
   void fail(Error error);
   bool ok() const { return !error_.has_value(); }
   Result<void> status() const;

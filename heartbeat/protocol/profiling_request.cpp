@@ -128,8 +128,9 @@ Result<ProfilingRequest> parse_profiling_request(const nlohmann::json& body) {
   if (fields.find("request_type") == nullptr && fields.find("command_type") != nullptr) {
     fields.fail(
         field_error("request_type", "required (this API calls it request_type, not command_type)"));
+  } else {
+    fields.required("request_type", request.request_type, read_enum<CommandType>);
   }
-  fields.required("request_type", request.request_type, read_enum<CommandType>);
   fields.optional("continuous", request.continuous, read_bool);
   fields.optional("duration", request.duration, integer_in(1, kMaxRequestDuration));
   fields.optional("frequency", request.frequency, integer_in(1, kMaxFrequency));

@@ -12,24 +12,50 @@ namespace {
 constexpr double kMaxExecutionTime = 366.0 * 24 * 3600;  // a year of seconds
 constexpr double kAnyNonNegative = std::numeric_limits<double>::max();
 
-Result<void> check_container(const nlohmann::json& container, const std::string& path) {
+// Studio's container members (snake_case) and the camelCase aliases its model also takes.
+constexpr std::pair<std::string_view, std::string_view> kContainerTexts[] = {
+    {"container_id", "containerId"},   {"runtime", "runtime"},
+    {"namespace", "namespace"},        {"pod_name", "podName"},
+    {"workload_name", "workloadName"}, {"workload_kind", "workloadKind"}};
+
+// The member `name`, or its camelCase `alias` when only that is there.
+std::string_view spelling(const FieldReader& fields, std::string_view name,
+                          std::string_view alias) {
+  return fields.find(name) || !fields.find(alias) ? name : alias;
+}
+
+Result<nlohmann::json> read_process(const nlohmann::json& process, const std::string& path) {
+  if (!process.is_object()) return field_error(path, "must be an object");
+  FieldReader fields(process, path);
+  int pid = 0;
+  std::string name;
+  fields.required("pid", pid, integer_in(1, kMaxPid));
+  fields.required(spelling(fields, "process_name", "processName"), name, read_string);
+  return fields.finish(nlohmann::json{{"pid", pid}, {"process_name", std::move(name)}});
+}
+
+// One item of containers[], with its members in snake_case.
+Result<nlohmann::json> read_container(const nlohmann::json& container, const std::string& path) {
   if (!container.is_object()) return field_error(path, "must be an object");
   FieldReader fields(container, path);
   std::string name;
-  fields.required("container_name", name, read_string);
-  return fields.status();
+  fields.required(spelling(fields, "container_name", "containerName"), name, read_string);
+  nlohmann::json normal = {{"container_name", std::move(name)}};
+  for (const auto& [snake, camel] : kContainerTexts) {
+    std::optional<std::string> text;
+    fields.optional(spelling(fields, snake, camel), text, read_string);
+    if (text) normal[std::string(snake)] = std::move(*text);
+  }
+  std::vector<nlohmann::json> processes;
+  fields.optional("processes", processes, list_of(read_process, kMaxListItems));
+  normal["processes"] = std::move(processes);
+  return fields.finish(std::move(normal));
 }
 
 Result<nlohmann::json> read_containers(const nlohmann::json& value, const std::string& path) {
-  if (!value.is_array()) return field_error(path, "must be a list");
-  if (value.size() > kMaxListItems) {
-    return field_error(path, "must have at most " + std::to_string(kMaxListItems) + " items");
-  }
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    Result<void> checked = check_container(value[i], element_path(path, i));
-    if (!checked) return std::move(checked).take_error();
-  }
-  return value;
+  auto items = list_of(read_container, kMaxListItems)(value, path);
+  if (!items) return std::move(items).take_error();
+  return nlohmann::json(std::move(*items));
 }
 
 // An integer id, or "" for none.
@@ -75,13 +101,13 @@ Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body) {
   fields.required("ip_address", request.ip_address, read_ip_address);
   fields.required("hostname", request.hostname, read_name);
   fields.required("service_name", request.service_name, read_name);
-  fields.optional("last_command_id", request.last_command_id, read_uuid);
+  fields.optional("last_command_id", request.last_command_id, read_command_id);
   fields.optional("status", request.status, read_enum<HostStatus>);
   fields.optional("timestamp", request.timestamp, read_string);
   fields.optional("received_command_ids", request.received_command_ids,
-                  list_of(read_uuid, kMaxListItems));
+                  list_of(read_command_id, kMaxListItems));
   fields.optional("executed_command_ids", request.executed_command_ids,
-                  list_of(read_uuid, kMaxListItems));
+                  list_of(read_command_id, kMaxListItems));
   fields.optional("perf_supported_events", request.perf_supported_events,
                   list_of(read_string, kMaxListItems));
   fields.optional("agent_version", request.agent_version, read_string);
@@ -154,7 +180,7 @@ Result<CommandCompletion> parse_command_completion(const nlohmann::json& body) {
   }
   CommandCompletion completion;
   FieldReader fields(body, "");
-  fields.required("command_id", completion.command_id, read_uuid);
+  fields.required("command_id", completion.command_id, read_command_id);
   fields.required("hostname", completion.hostname, read_name);
   fields.required("status", completion.status, read_enum<CompletionStatus>);
   fields.optional("execution_time", completion.execution_time, number_in(0, kMaxExecutionTime));

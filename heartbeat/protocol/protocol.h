@@ -31,11 +31,11 @@ struct HeartbeatRequest {
   std::string ip_address;  // v4 or v6; Studio stores it as Postgres inet
   std::string hostname;
   std::string service_name;
-  std::optional<std::string> last_command_id;  // UUID
+  std::optional<std::string> last_command_id;  // opaque: ours are UUIDs
   HostStatus status = HostStatus::kActive;
   std::optional<std::string> timestamp;  // ISO-8601 as the agent wrote it (gProfiler: local time)
-  std::vector<std::string> received_command_ids;  // UUIDs
-  std::vector<std::string> executed_command_ids;  // UUIDs
+  std::vector<std::string> received_command_ids;  // opaque, as last_command_id
+  std::vector<std::string> executed_command_ids;
   std::vector<std::string> perf_supported_events;
   std::optional<std::string> agent_version;
   std::optional<std::string> run_mode;       // k8s, container, standalone_executable, local_python
@@ -53,9 +53,9 @@ struct HeartbeatRequest {
 };
 
 nlohmann::json to_json(const HeartbeatRequest& request);
-// Studio's model plus what its database would refuse: ip_address must parse as an address, the
-// command ids as UUIDs, status as a HostStatus. hostname and service_name need 1 to 255 bytes
-// and no control characters; each containers item a string container_name.
+// Studio's model plus what its database would refuse: ip_address must parse as an address, status
+// as a HostStatus; command ids are opaque strings of 1 to 255 bytes. hostname and service_name need
+// 1 to 255 bytes and no control characters; each containers item a string container_name.
 Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body);
 
 struct ProfilingCommand {

@@ -438,9 +438,9 @@ http::Response Api::store_failure(const Error& error) {
 
 http::Response Api::heartbeat(const Call& call) {
   auto body = json_body(call.request, "heartbeat");
-  if (!body) return error_response(status::bad_request, body.error().message());
+  if (!body) return invalid_request(body.error());
   auto request = heartbeat::parse_heartbeat_request(*body);
-  if (!request) return error_response(status::unprocessable_entity, request.error().message());
+  if (!request) return invalid_request(request.error());
   if (auto refused = refuse_other_host(call, request->hostname)) return std::move(*refused);
   auto answer = store_.record_heartbeat(to_host_heartbeat(*request));
   if (!answer) return store_failure(answer.error());
@@ -461,11 +461,9 @@ http::Response Api::heartbeat(const Call& call) {
 
 http::Response Api::command_completion(const Call& call) {
   auto body = json_body(call.request, "command_completion");
-  if (!body) return error_response(status::bad_request, body.error().message());
+  if (!body) return invalid_request(body.error());
   auto completion = heartbeat::parse_command_completion(*body);
-  if (!completion) {
-    return error_response(status::unprocessable_entity, completion.error().message());
-  }
+  if (!completion) return invalid_request(completion.error());
   if (auto refused = refuse_other_host(call, completion->hostname)) return std::move(*refused);
   auto outcome = store_.record_completion(to_completion_report(*completion));
   if (!outcome) return store_failure(outcome.error());
@@ -478,13 +476,11 @@ http::Response Api::command_completion(const Call& call) {
 
 http::Response Api::profile_request(const Call& call) {
   auto body = json_body(call.request, "profile_request");
-  if (!body) return error_response(status::bad_request, body.error().message());
+  if (!body) return invalid_request(body.error());
   auto request = heartbeat::parse_profiling_request(*body);
-  if (!request) return error_response(status::unprocessable_entity, request.error().message());
+  if (!request) return invalid_request(request.error());
   auto store_request = to_store_request(*request);
-  if (!store_request) {
-    return error_response(status::unprocessable_entity, store_request.error().message());
-  }
+  if (!store_request) return invalid_request(store_request.error());
   auto outcome = std::visit(
       [&](const auto& typed) -> Result<storage::SubmitOutcome> {
         if constexpr (std::is_same_v<std::decay_t<decltype(typed)>, storage::StartRequest>) {

@@ -14,6 +14,63 @@ http::Response error_response(status code, const std::string& message) {
                                        -1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
+nlohmann::json problem_location(std::string_view where, std::string_view part) {
+  nlohmann::json location = nlohmann::json::array({part});
+  std::string name;
+  auto flush = [&] {
+    if (!name.empty()) location.push_back(std::exchange(name, ""));
+  };
+  for (size_t i = 0; i < where.size(); ++i) {
+    char c = where[i];
+    if (c == '.') {
+      flush();
+    } else if (c == '[' && i + 1 < where.size() && where[i + 1] == '\'') {
+      // A data key, single-quoted with backslash escapes: its text without them.
+      flush();
+      std::string key;
+      for (i += 2; i < where.size() && where[i] != '\''; ++i) {
+        if (where[i] == '\\' && i + 1 < where.size()) ++i;
+        key += where[i];
+      }
+      location.push_back(std::move(key));
+      if (i + 1 < where.size() && where[i + 1] == ']') ++i;
+    } else if (c == '[') {
+      flush();
+      size_t end = where.find(']', i);
+      auto index = parse_integer(where.substr(i + 1, end - i - 1));
+      if (end == std::string_view::npos || !index) {
+        name += c;
+        continue;
+      }
+      location.push_back(*index);
+      i = end;
+    } else {
+      name += c;
+    }
+  }
+  flush();
+  if (location.size() == 1) location.push_back("__root__");
+  return location;
+}
+
+http::Response invalid_request(const Error& error, std::string_view part) {
+  nlohmann::json detail = nlohmann::json::array();
+  for (const Error::Problem& problem : error.problems()) {
+    detail.push_back({{"loc", problem_location(problem.where, part)},
+                      {"msg", problem.what},
+                      {"type", "value_error"}});
+  }
+  if (detail.empty()) {
+    detail.push_back(
+        {{"loc", problem_location("", part)},
+         {"msg", error.message()},
+         {"type", error.kind() == ErrorKind::kParse ? "value_error.jsondecode" : "value_error"}});
+  }
+  nlohmann::json body = {{"success", false}, {"message", error.message()}, {"detail", detail}};
+  return http::json_response(status::unprocessable_entity,
+                             body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 http::Response json_ok(const nlohmann::json& body) {
   return http::json_response(status::ok,
                              body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

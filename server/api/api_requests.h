@@ -17,6 +17,13 @@
 namespace dormant::server::api {
 
 http::Response error_response(boost::beast::http::status code, const std::string& message);
+// 422 as Performance Studio (FastAPI) answers a request it cannot validate: "detail" lists every
+// problem as {loc, msg, type}, loc starting with `part` ("body", "query"); "message" says it all
+// in one line.
+http::Response invalid_request(const Error& error, std::string_view part = "body");
+// The loc of a problem's "where": "target_entities[0].pod_name" → ["body", "target_entities", 0,
+// "pod_name"]; nothing to say where: [part, "__root__"].
+nlohmann::json problem_location(std::string_view where, std::string_view part);
 http::Response json_ok(const nlohmann::json& body);
 http::Response text_response(std::string content_type, std::string body);
 
