@@ -96,6 +96,10 @@ void define_options(CLI::App& app, ServerConfig& c) {
           kLimits);
   add_int(app, "--max-profile-mb", c.max_profile_mb, 1, 4096,
           "Largest uploaded profile once decompressed, in MiB (a gzip bomb stops here)", kLimits);
+  add_int(app, "--active-window", c.active_window_s, 1, 86400,
+          "Seconds since its last heartbeat during which a host counts as active: target "
+          "selectors and the profiling status views see it, and its inventory",
+          kLimits);
   add_int(app, "--long-poll-max", c.long_poll_max_s, 0, 600,
           "Seconds a heartbeat may be held until its host has a new command (0: answer at once)",
           kLimits);

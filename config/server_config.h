@@ -20,6 +20,7 @@ struct ServerConfig {
   int max_storage_mb = 0;          // profiles' compressed bytes; 0: no cap
   int min_free_disk_mb = 100;      // uploads stop short of it on the data dir's file system
   int long_poll_max_s = 30;        // longest hold of a heartbeat waiting for a command; 0: none
+  int active_window_s = 120;       // a host heard from this recently is active: selectors pick it
   int merge_max_stacks = 1 << 20;  // distinct stacks a merged flamegraph keeps
   int svg_max_frames = 50000;      // frames a flamegraph draws; the rest become boxes
   int svg_cache_mb = 64;           // per-profile flamegraphs kept as drawn; 0: none

@@ -140,6 +140,7 @@ int serve(const dormant::config::ServerConfig& config) {
   api::ServerMetrics metrics;
   api::ApiOptions api_options;
   api_options.long_poll_max = std::chrono::seconds(config.long_poll_max_s);
+  api_options.active_window = std::chrono::seconds(config.active_window_s);
   api_options.bind_hostname_to_certificate = config.bind_hostname_to_certificate;
   api_options.merge_max_stacks = static_cast<size_t>(config.merge_max_stacks);
   api_options.max_profile_bytes = static_cast<size_t>(config.max_profile_mb) << 20;

@@ -1,5 +1,7 @@
 #include "heartbeat/protocol/profiling_request.h"
 
+#include <algorithm>
+
 #include "heartbeat/protocol/json_fields.h"
 
 namespace dormant::heartbeat {
@@ -33,30 +35,40 @@ Result<TargetHosts> read_target_hosts(const nlohmann::json& value, const std::st
   return hosts;
 }
 
-Result<void> check_entity(const nlohmann::json& entity, const std::string& path) {
+// A selector's text members (snake_case as kept) and the camelCase names Studio's model takes.
+constexpr std::pair<std::string_view, std::string_view> kSelectorTexts[] = {
+    {"id", "id"},
+    {"service_name", "serviceName"},
+    {"namespace", "namespace"},
+    {"hostname", "hostname"},
+    {"ip_address", "ipAddress"},
+    {"pod_name", "podName"},
+    {"container_name", "containerName"},
+    {"workload_name", "workloadName"},
+    {"workload_kind", "workloadKind"},
+    {"process_name", "processName"}};
+
+// One target_entities item, its members in snake_case.
+Result<nlohmann::json> read_entity(const nlohmann::json& entity, const std::string& path) {
   if (!entity.is_object()) return field_error(path, "must be an object");
   FieldReader fields(entity, path);
-  std::string text;
-  for (const char* selector :
-       {"service_name", "namespace", "hostname", "ip_address", "pod_name", "container_name",
-        "workload_name", "workload_kind", "process_name"}) {
-    fields.optional(selector, text, read_string);
+  nlohmann::json normal = nlohmann::json::object();
+  for (const auto& [snake, camel] : kSelectorTexts) {
+    std::string_view key = fields.find(snake) || !fields.find(camel) ? snake : camel;
+    std::optional<std::string> text;
+    fields.optional(key, text, read_name);
+    if (text) normal[std::string(snake)] = std::move(*text);
   }
-  int pid = 0;
+  std::optional<int> pid;
   fields.optional("pid", pid, integer_in(1, kMaxPid));
-  return fields.status();
+  if (pid) normal["pid"] = *pid;
+  return fields.finish(std::move(normal));
 }
 
 Result<nlohmann::json> read_target_entities(const nlohmann::json& value, const std::string& path) {
-  if (!value.is_array()) return field_error(path, "must be a list");
-  if (value.size() > kMaxListItems) {
-    return field_error(path, "must have at most " + std::to_string(kMaxListItems) + " items");
-  }
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    Result<void> checked = check_entity(value[i], element_path(path, i));
-    if (!checked) return std::move(checked).take_error();
-  }
-  return value;
+  auto items = list_of(read_entity, kMaxListItems)(value, path);
+  if (!items) return std::move(items).take_error();
+  return nlohmann::json(std::move(*items));
 }
 
 bool names_any_pid(const TargetHosts& hosts) {
@@ -66,8 +78,53 @@ bool names_any_pid(const TargetHosts& hosts) {
   return false;
 }
 
+// The selector members that name a target at `scope`; a selector needs one of them.
+std::vector<std::string_view> scope_keys(TargetScope scope) {
+  switch (scope) {
+    case TargetScope::kHost:
+      return {"id", "hostname", "ip_address"};
+    case TargetScope::kService:
+      return {};
+    case TargetScope::kNamespace:
+      return {"id", "namespace"};
+    case TargetScope::kWorkload:
+      return {"workload_name"};
+    case TargetScope::kPod:
+      return {"id", "pod_name"};
+    case TargetScope::kContainer:
+      return {"id", "container_name"};
+    case TargetScope::kProcess:
+      return {"id", "pid", "process_name"};
+  }
+  return {};
+}
+
+Result<void> check_selectors(const ProfilingRequest& request) {
+  std::vector<std::string_view> keys = scope_keys(request.target_scope);
+  for (size_t i = 0; i < request.target_entities.size(); ++i) {
+    const nlohmann::json& entity = request.target_entities[i];
+    if (request.request_type == CommandType::kStop && request.stop_level == StopLevel::kHost &&
+        entity.contains("pid")) {
+      return field_error(member_path(element_path("target_entities", i), "pid"),
+                         "a stop with stop_level 'host' takes no pids");
+    }
+    if (keys.empty() || std::any_of(keys.begin(), keys.end(),
+                                    [&](std::string_view key) { return entity.contains(key); })) {
+      continue;
+    }
+    std::string names;
+    for (std::string_view key : keys) names += (names.empty() ? "" : ", ") + std::string(key);
+    return field_error(element_path("target_entities", i),
+                       "selects no " + std::string(to_string(request.target_scope)) +
+                           " (target_scope " + std::string(to_string(request.target_scope)) +
+                           " needs one of " + names + ")");
+  }
+  return ok();
+}
+
 // The rules between fields. `body` is only consulted for hints about gProfiler's older names.
 Result<void> check_targets(const ProfilingRequest& request, const nlohmann::json& body) {
+  if (Result<void> selectors = check_selectors(request); !selectors) return selectors;
   if (request.target_hosts.empty() && request.target_entities.empty()) {
     if (body.contains("target_hostnames")) {
       return field_error("target_hosts",

@@ -479,6 +479,20 @@ http::Response Api::profile_request(const Call& call) {
   if (!body) return invalid_request(body.error());
   auto request = heartbeat::parse_profiling_request(*body);
   if (!request) return invalid_request(request.error());
+  if (selects_by_entities(*request)) {
+    auto query = to_target_query(*request, options_.active_window);
+    if (!query) return invalid_request(query.error());
+    auto targets = store_.resolve_targets(*query);
+    if (!targets) return store_failure(targets.error());
+    if (targets->empty()) {
+      return invalid_request(
+          Error::problem(ErrorKind::kInvalidArgument, "target_entities",
+                         "No active targets were resolved for scope '" +
+                             std::string(heartbeat::to_string(request->target_scope)) +
+                             "' in service '" + request->service_name + "'"));
+    }
+    take_resolved_targets(*request, *targets);
+  }
   auto store_request = to_store_request(*request);
   if (!store_request) return invalid_request(store_request.error());
   auto outcome = std::visit(

@@ -26,6 +26,9 @@ struct ApiOptions {
   // The longest a heartbeat may ask to be held (?wait=N) until its host has a new command; every
   // heartbeat answer advertises it in X-Dormant-Long-Poll. 0: no long-polls, no advertisement.
   std::chrono::seconds long_poll_max{0};
+  // A host heard from within it is active (Studio: 2 minutes): selectors resolve against the
+  // inventories of such hosts only, and the profiling status views show only them.
+  std::chrono::seconds active_window{120};
   // Mutual TLS: heartbeats, completions and uploads are taken for a host only from a client
   // certificate that names it, so that one host's key cannot speak for another.
   bool bind_hostname_to_certificate = false;

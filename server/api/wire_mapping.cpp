@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "common/iso_time.h"
+#include "common/text.h"
 #include "profile/profile_header.h"
 
 namespace dormant::server::api {
@@ -51,12 +52,89 @@ bool read_number(std::string_view text, size_t at, size_t digits, int& value) {
   return true;
 }
 
+std::optional<std::string> text_member(const nlohmann::json& object, const char* key) {
+  auto found = object.find(key);
+  if (found == object.end() || !found->is_string()) return std::nullopt;
+  return found->get<std::string>();
+}
+
+// containers[] as parse_heartbeat_request leaves it: checked, in snake_case.
+std::vector<storage::HostContainer> host_containers(const nlohmann::json& containers) {
+  std::vector<storage::HostContainer> rows;
+  for (const nlohmann::json& item : containers) {
+    storage::HostContainer container;
+    container.container_id = text_member(item, "container_id");
+    container.container_name = item.value("container_name", "");
+    container.runtime = text_member(item, "runtime");
+    container.pod_namespace = text_member(item, "namespace");
+    container.pod_name = text_member(item, "pod_name");
+    container.workload_name = text_member(item, "workload_name");
+    container.workload_kind = text_member(item, "workload_kind");
+    for (const nlohmann::json& process : item.value("processes", nlohmann::json::array())) {
+      container.processes.push_back(
+          {process.value("pid", int64_t{0}), process.value("process_name", "")});
+    }
+    rows.push_back(std::move(container));
+  }
+  return rows;
+}
+
+// Studio's workload_status row ids: the row's key members joined with '|' ("" for none).
+Result<void> take_row_id(const std::string& id, storage::TargetScope scope,
+                         storage::Selector& selector) {
+  std::vector<std::string> parts;
+  for (std::string_view part : split(id, '|')) parts.emplace_back(part);
+  auto part = [&](size_t index) -> std::optional<std::string> {
+    if (parts[index].empty()) return std::nullopt;
+    return parts[index];
+  };
+  using storage::TargetScope;
+  std::vector<size_t> sizes = {2, 1, 2, 0, 3, 5, 3};
+  size_t expected = sizes[static_cast<size_t>(scope)];
+  if (expected == 0 || parts.size() != expected) {
+    return Error::invalid_argument("'" + id + "' is not the id of a " +
+                                   std::string(storage::to_string(scope)) + " row");
+  }
+  selector.service_name = part(0);
+  switch (scope) {
+    case TargetScope::kHost:
+      selector.hostname = part(1);
+      break;
+    case TargetScope::kNamespace:
+      selector.pod_namespace = part(1);
+      break;
+    case TargetScope::kPod:
+      selector.pod_namespace = part(1);
+      selector.pod_name = part(2);
+      break;
+    case TargetScope::kContainer:
+      selector.hostname = part(1);
+      selector.pod_namespace = part(2);
+      selector.pod_name = part(3);
+      selector.container_name = part(4);
+      break;
+    case TargetScope::kProcess: {
+      selector.hostname = part(1);
+      auto pid = parse_integer(parts[2]);
+      if (!pid || *pid <= 0) return Error::invalid_argument("'" + id + "' names no pid");
+      selector.pid = *pid;
+      break;
+    }
+    case TargetScope::kService:
+    case TargetScope::kWorkload:
+      break;
+  }
+  return ok();
+}
+
 }  // namespace
 
 static_assert(static_cast<int>(heartbeat::HostStatus::kOffline) ==
               static_cast<int>(storage::HostStatus::kOffline));
 static_assert(static_cast<int>(heartbeat::StopLevel::kHost) ==
               static_cast<int>(storage::StopLevel::kHost));
+static_assert(static_cast<int>(heartbeat::TargetScope::kProcess) ==
+              static_cast<int>(storage::TargetScope::kProcess));
 
 storage::HostHeartbeat to_host_heartbeat(const heartbeat::HeartbeatRequest& request) {
   storage::HostHeartbeat heartbeat;
@@ -73,7 +151,7 @@ storage::HostHeartbeat to_host_heartbeat(const heartbeat::HeartbeatRequest& requ
   heartbeat.perf_supported_events = request.perf_supported_events;
   if (!request.agent_health.empty()) heartbeat.agent_health = request.agent_health;
   heartbeat.extra = request.extra;
-  if (!request.containers.empty()) heartbeat.extra["containers"] = request.containers;
+  heartbeat.containers = host_containers(request.containers);
   if (request.pod_namespace) heartbeat.extra["namespace"] = *request.pod_namespace;
   if (request.pod_name) heartbeat.extra["pod_name"] = *request.pod_name;
   return heartbeat;
@@ -92,11 +170,66 @@ heartbeat::HeartbeatResponse to_heartbeat_response(const std::optional<storage::
   return response;
 }
 
+bool selects_by_entities(const heartbeat::ProfilingRequest& request) {
+  return !request.target_entities.empty() || request.target_scope != heartbeat::TargetScope::kHost;
+}
+
+Result<storage::TargetQuery> to_target_query(const heartbeat::ProfilingRequest& request,
+                                             std::chrono::milliseconds active_window) {
+  storage::TargetQuery query;
+  query.service_name = request.service_name;
+  query.scope = same_named<storage::TargetScope>(request.target_scope);
+  query.active_window = active_window;
+  for (size_t i = 0; i < request.target_entities.size(); ++i) {
+    const nlohmann::json& entity = request.target_entities[i];
+    storage::Selector selector;
+    selector.service_name = text_member(entity, "service_name");
+    selector.hostname = text_member(entity, "hostname");
+    selector.ip_address = text_member(entity, "ip_address");
+    selector.pod_namespace = text_member(entity, "namespace");
+    selector.workload_name = text_member(entity, "workload_name");
+    selector.workload_kind = text_member(entity, "workload_kind");
+    selector.pod_name = text_member(entity, "pod_name");
+    selector.container_name = text_member(entity, "container_name");
+    selector.process_name = text_member(entity, "process_name");
+    if (auto pid = entity.find("pid"); pid != entity.end()) selector.pid = pid->get<int64_t>();
+    if (auto id = text_member(entity, "id")) {
+      if (auto taken = take_row_id(*id, query.scope, selector); !taken) {
+        return Error::problem(ErrorKind::kInvalidArgument,
+                              "target_entities[" + std::to_string(i) + "].id",
+                              taken.error().message());
+      }
+    }
+    query.selectors.push_back(std::move(selector));
+  }
+  return query;
+}
+
+void take_resolved_targets(heartbeat::ProfilingRequest& request,
+                           const storage::TargetHosts& targets) {
+  request.target_hosts.clear();
+  bool whole_hosts = false;
+  for (const auto& [hostname, pids] : targets) {
+    if (pids) {
+      request.target_hosts[hostname] = std::vector<int>(pids->begin(), pids->end());
+    } else {
+      request.target_hosts[hostname] = std::nullopt;
+      whole_hosts = true;
+    }
+  }
+  if (request.request_type == heartbeat::CommandType::kStop) {
+    if (whole_hosts) request.stop_level = heartbeat::StopLevel::kHost;
+    return;
+  }
+  if (request.target_scope == heartbeat::TargetScope::kHost) return;
+  if (!request.additional_args) request.additional_args = nlohmann::json::object();
+  (*request.additional_args)["target_scope"] = heartbeat::to_string(request.target_scope);
+}
+
 Result<StoreRequest> to_store_request(const heartbeat::ProfilingRequest& request) {
   if (request.target_hosts.empty()) {
-    return Error::invalid_argument(
-        "target_hosts: required; this server does not resolve target_entities into hosts, so name "
-        "the hosts (hostname: null for the whole host, or a list of pids)");
+    return Error::problem(ErrorKind::kInvalidArgument, "target_hosts",
+                          "required (hostname: null for the whole host, or a list of pids)");
   }
   if (request.request_type == heartbeat::CommandType::kStop) {
     storage::StopRequest stop;

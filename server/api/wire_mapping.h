@@ -21,8 +21,21 @@ storage::HostHeartbeat to_host_heartbeat(const heartbeat::HeartbeatRequest& requ
 // The host's current command, re-sent on every heartbeat as Studio does.
 heartbeat::HeartbeatResponse to_heartbeat_response(const std::optional<storage::Command>& command);
 
-// A start or a stop for the store. Requests by target_entities need the heartbeat inventory
-// resolved into hosts, which this server does not do: they are refused with a message.
+// Whether a request names its hosts through selectors (a scope other than host, or
+// target_entities), to be resolved against the hosts' inventories first; then Studio ignores
+// target_hosts, and so do we.
+bool selects_by_entities(const heartbeat::ProfilingRequest& request);
+// The request's scope and selectors; a selector's id (a workload_status row's) is taken apart
+// into the members its scope's rows are keyed by. An id of the wrong shape is an error.
+Result<storage::TargetQuery> to_target_query(const heartbeat::ProfilingRequest& request,
+                                             std::chrono::milliseconds active_window);
+// Puts what selectors resolved to in target_hosts. A stop at process level of whole hosts (a
+// service or host scope) stops them whole. A start records its target_scope in additional_args,
+// so that the command's combined_config carries it, as Studio's does.
+void take_resolved_targets(heartbeat::ProfilingRequest& request,
+                           const storage::TargetHosts& targets);
+
+// A start or a stop for the store, for the hosts in target_hosts.
 using StoreRequest = std::variant<storage::StartRequest, storage::StopRequest>;
 Result<StoreRequest> to_store_request(const heartbeat::ProfilingRequest& request);
 

@@ -4,28 +4,13 @@
 #include <utility>
 #include <vector>
 
-#include <openssl/sha.h>
-
 #include "server/storage/json_columns.h"
 
 namespace dormant::server::storage {
 namespace {
 
-std::string sha256_hex(std::string_view text) {
-  std::array<unsigned char, SHA256_DIGEST_LENGTH> digest{};
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest.data());
-  constexpr std::string_view kHex = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * digest.size());
-  for (unsigned char byte : digest) {
-    hex += kHex[byte >> 4];
-    hex += kHex[byte & 0xf];
-  }
-  return hex;
-}
-
 Result<std::string> store_text(Database& db, const std::string& text) {
-  std::string digest = sha256_hex(text);
+  std::string digest = text_digest(text);
   // On PostgreSQL an update, not DO NOTHING: it locks the row until the transaction that refers
   // to it commits, and delete_unreferenced_args skips locked rows. (SQLite's writers take turns,
   // and an update there would write the whole object again.)

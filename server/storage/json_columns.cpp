@@ -1,8 +1,24 @@
 #include "server/storage/json_columns.h"
 
+#include <array>
 #include <limits>
 
+#include <openssl/sha.h>
+
 namespace dormant::server::storage {
+
+std::string text_digest(std::string_view text) {
+  std::array<unsigned char, SHA256_DIGEST_LENGTH> digest{};
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest.data());
+  constexpr std::string_view kHex = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(2 * digest.size());
+  for (unsigned char byte : digest) {
+    hex += kHex[byte >> 4];
+    hex += kHex[byte & 0xf];
+  }
+  return hex;
+}
 namespace {
 
 Error bad_column(std::string_view column, std::string_view what) {

@@ -16,6 +16,8 @@ namespace dormant::server::storage {
 // The text stored for `value`. Strings that are not valid UTF-8 get U+FFFD for their bad bytes
 // rather than failing the write.
 std::string json_text(const nlohmann::json& value);
+// The SHA-256 of `text`, in hex: what a row stored once is named by, or compared by.
+std::string text_digest(std::string_view text);
 
 // `column` names the column in error messages.
 Result<nlohmann::json> parse_json_column(std::string_view text, std::string_view column);

@@ -28,6 +28,62 @@ CREATE INDEX profiling_requests_by_time ON profiling_requests (created_ms);
 CREATE INDEX profiles_by_received ON profiles (received_ms);
 )sql";
 
+// Migration 4, the same SQL on both: each host's latest inventory (the heartbeat's containers[])
+// as rows, rewritten only when it changes (inventory_digest); and subscriptions, the continuous
+// starts by selector that enroll hosts as their heartbeats come, with the hosts opted out of each.
+inline constexpr std::string_view kWorkloadTables = R"sql(
+ALTER TABLE hosts ADD COLUMN inventory_digest TEXT;
+ALTER TABLE hosts ADD COLUMN inventory_containers BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE hosts ADD COLUMN inventory_processes BIGINT NOT NULL DEFAULT 0;
+CREATE TABLE host_containers (
+  hostname       TEXT NOT NULL,
+  service_name   TEXT NOT NULL,
+  position       BIGINT NOT NULL,  -- in the heartbeat's list
+  container_id   TEXT,
+  container_name TEXT NOT NULL,
+  runtime        TEXT,
+  namespace      TEXT,
+  pod_name       TEXT,
+  workload_name  TEXT,
+  workload_kind  TEXT,
+  PRIMARY KEY (hostname, service_name, position),
+  FOREIGN KEY (hostname, service_name) REFERENCES hosts (hostname, service_name)
+    ON DELETE CASCADE
+);
+CREATE INDEX host_containers_by_pod ON host_containers (service_name, namespace, pod_name);
+CREATE INDEX host_containers_by_workload ON host_containers (service_name, workload_name);
+CREATE INDEX host_containers_by_name ON host_containers (service_name, container_name);
+CREATE TABLE host_processes (
+  hostname     TEXT NOT NULL,
+  service_name TEXT NOT NULL,
+  position     BIGINT NOT NULL,
+  pid          BIGINT NOT NULL,
+  process_name TEXT NOT NULL,
+  PRIMARY KEY (hostname, service_name, pid),
+  FOREIGN KEY (hostname, service_name, position)
+    REFERENCES host_containers (hostname, service_name, position) ON DELETE CASCADE
+);
+CREATE INDEX host_processes_by_container ON host_processes (hostname, service_name, position);
+CREATE INDEX host_processes_by_name ON host_processes (service_name, process_name);
+CREATE TABLE subscriptions (
+  subscription_id TEXT PRIMARY KEY,
+  request_id      TEXT NOT NULL,  -- the continuous start: what its commands run
+  service_name    TEXT NOT NULL,
+  target_scope    TEXT NOT NULL,
+  target_entities TEXT NOT NULL,  -- the selectors, a JSON list
+  created_ms      BIGINT NOT NULL,
+  ended_ms        BIGINT,
+  ended_by        TEXT            -- the stop request that ended it, or "api"
+);
+CREATE INDEX subscriptions_by_service ON subscriptions (service_name, ended_ms);
+CREATE TABLE subscription_opt_outs (
+  subscription_id TEXT NOT NULL REFERENCES subscriptions (subscription_id) ON DELETE CASCADE,
+  hostname        TEXT NOT NULL,
+  created_ms      BIGINT NOT NULL,
+  PRIMARY KEY (subscription_id, hostname)
+);
+)sql";
+
 // Every migration this binary knows for each database, oldest first.
 std::span<const Migration> sqlite_migrations();
 std::span<const Migration> postgres_migrations();

@@ -33,6 +33,13 @@ constexpr Names<PlanAction, 7> kPlanActions = {{{PlanAction::kNew, "new"},
                                                 {PlanAction::kHostStop, "host_stop"},
                                                 {PlanAction::kProcessStop, "process_stop"},
                                                 {PlanAction::kUnchanged, "unchanged"}}};
+constexpr Names<TargetScope, 7> kTargetScopes = {{{TargetScope::kHost, "host"},
+                                                  {TargetScope::kService, "service"},
+                                                  {TargetScope::kNamespace, "namespace"},
+                                                  {TargetScope::kWorkload, "workload"},
+                                                  {TargetScope::kPod, "pod"},
+                                                  {TargetScope::kContainer, "container"},
+                                                  {TargetScope::kProcess, "process"}}};
 
 template <typename Enum, size_t N>
 std::string_view name_of(const Names<Enum, N>& names, Enum value) {
@@ -66,6 +73,7 @@ std::string_view to_string(CommandStatus status) { return name_of(kCommandStatus
 std::string_view to_string(RequestStatus status) { return name_of(kRequestStatuses, status); }
 std::string_view to_string(StopLevel level) { return name_of(kStopLevels, level); }
 std::string_view to_string(PlanAction action) { return name_of(kPlanActions, action); }
+std::string_view to_string(TargetScope scope) { return name_of(kTargetScopes, scope); }
 
 std::optional<HostStatus> parse_host_status(std::string_view text) {
   return value_of(kHostStatuses, text);

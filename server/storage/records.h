@@ -53,6 +53,28 @@ using PidList = std::vector<pid_t>;
 // hostname -> the pids to act on there, or nullopt for the whole host.
 using TargetHosts = std::map<std::string, std::optional<PidList>>;
 
+// One process of a host's inventory; a pid appears once per host.
+struct HostProcess {
+  int64_t pid = 0;
+  std::string process_name;
+
+  friend bool operator==(const HostProcess&, const HostProcess&) = default;
+};
+
+// One container of a host's inventory (Studio's heartbeat containers[]).
+struct HostContainer {
+  std::optional<std::string> container_id;
+  std::string container_name;
+  std::optional<std::string> runtime;
+  std::optional<std::string> pod_namespace;
+  std::optional<std::string> pod_name;
+  std::optional<std::string> workload_name;
+  std::optional<std::string> workload_kind;
+  std::vector<HostProcess> processes;
+
+  friend bool operator==(const HostContainer&, const HostContainer&) = default;
+};
+
 struct HostHeartbeat {
   std::string hostname;
   std::string service_name;
@@ -65,8 +87,40 @@ struct HostHeartbeat {
   std::vector<std::string> received_command_ids;
   std::vector<std::string> executed_command_ids;
   std::vector<std::string> perf_supported_events;
+  std::vector<HostContainer> containers;            // kept as rows, not in extra
   std::optional<nlohmann::json> agent_health;       // the agent's health report
   nlohmann::json extra = nlohmann::json::object();  // every other field, kept as sent
+};
+
+// What a request's selectors pick (Performance Studio's target_scope).
+enum class TargetScope { kHost, kService, kNamespace, kWorkload, kPod, kContainer, kProcess };
+std::string_view to_string(TargetScope scope);
+
+// One target_entities item: every member given must match; those absent match anything.
+struct Selector {
+  std::optional<std::string> service_name;
+  std::optional<std::string> hostname;
+  std::optional<std::string> ip_address;
+  std::optional<std::string> pod_namespace;
+  std::optional<std::string> workload_name;
+  std::optional<std::string> workload_kind;
+  std::optional<std::string> pod_name;
+  std::optional<std::string> container_name;
+  std::optional<std::string> process_name;
+  std::optional<int64_t> pid;
+
+  friend bool operator==(const Selector&, const Selector&) = default;
+};
+
+// Which hosts of a service, and which of their processes, a scope and its selectors pick among
+// the hosts heard from within `active_window`. kService: every such host; kHost: those a selector
+// names by hostname or ip_address; any narrower scope: the processes of the containers that
+// match. A selector for another service picks nothing.
+struct TargetQuery {
+  std::string service_name;
+  TargetScope scope = TargetScope::kHost;
+  std::vector<Selector> selectors;
+  std::chrono::milliseconds active_window{120'000};
 };
 
 struct StartRequest {

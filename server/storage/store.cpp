@@ -13,12 +13,14 @@
 #include "server/storage/command_plan.h"
 #include "server/storage/command_rows.h"
 #include "server/storage/host_rows.h"
+#include "server/storage/inventory_rows.h"
 #include "server/storage/migrations.h"
 #include "server/storage/postgres_database.h"
 #include "server/storage/profile_rows.h"
 #include "server/storage/request_checks.h"
 #include "server/storage/request_rows.h"
 #include "server/storage/sqlite_database.h"
+#include "server/storage/target_rows.h"
 
 namespace dormant::server::storage {
 namespace {
@@ -212,6 +214,9 @@ Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat) 
     if (auto upserted = upsert_host(db, heartbeat, now); !upserted) {
       return std::move(upserted).take_error();
     }
+    auto synced =
+        sync_inventory(db, heartbeat.hostname, heartbeat.service_name, heartbeat.containers);
+    if (!synced) return std::move(synced).take_error();
     auto current = find_current_command(db, heartbeat.hostname, heartbeat.service_name);
     if (!current) return std::move(current).take_error();
     HeartbeatAnswer answer;
@@ -522,6 +527,14 @@ Result<StoredProfile> Store::get_profile(int64_t gpid) {
 Result<std::vector<StoredProfile>> Store::list_profiles(const ProfileFilter& filter) {
   return in_context(with_connection([&](Database& db) { return find_profiles(db, filter); }),
                     "listing profiles");
+}
+
+Result<TargetHosts> Store::resolve_targets(const TargetQuery& query) {
+  return with_connection([&](Database& db) -> Result<TargetHosts> {
+    auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
+    if (!transaction) return std::move(transaction).take_error();
+    return storage::resolve_targets(db, query, current_time());
+  });
 }
 
 Result<std::vector<HostRecord>> Store::list_hosts(const HostFilter& filter) {

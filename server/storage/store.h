@@ -108,6 +108,9 @@ class Store {
   // or nullopt when it fits.
   Result<std::optional<std::string>> profile_room(int64_t incoming_bytes);
 
+  // The hosts and pids that a scope and its selectors pick now (target_rows.h).
+  Result<TargetHosts> resolve_targets(const TargetQuery& query);
+
   // The hosts that sent a heartbeat, with their current commands.
   Result<std::vector<HostRecord>> list_hosts(const HostFilter& filter = {});
   // Newest first; with history unless the filter asks for current commands only.

@@ -677,7 +677,19 @@ TEST(ProfilingRequest, StopRules) {
   EXPECT_EQ(with({{"target_hosts", {{"h", json::array()}}}}),
             with({{"target_hosts", {{"h", nullptr}}}}));
   EXPECT_EQ(with({{"target_hosts", {{"h", {42}}}}}), "(accepted)");
-  EXPECT_EQ(with({{"target_entities", {{{"pod_name", "web-1"}}}}}), "(accepted)");
+  EXPECT_EQ(with({{"target_scope", "pod"}, {"target_entities", {{{"pod_name", "web-1"}}}}}),
+            "(accepted)");
+  EXPECT_EQ(with({{"target_entities", {{{"pod_name", "web-1"}}}}}),
+            "target_entities[0]: selects no host (target_scope host needs one of id, hostname, "
+            "ip_address)");
+  EXPECT_EQ(with({{"stop_level", "host"},
+                  {"target_scope", "process"},
+                  {"target_entities", {{{"pid", 0}}, {{"pid", 7}}}}}),
+            "target_entities[0].pid: 0 is not between 1 and 4194304");
+  EXPECT_EQ(with({{"stop_level", "host"},
+                  {"target_scope", "process"},
+                  {"target_entities", {{{"processName", "java"}}, {{"pid", 7}}}}}),
+            "target_entities[1].pid: a stop with stop_level 'host' takes no pids");
   EXPECT_EQ(with({{"stop_level", "host"}, {"target_hosts", {{"a", nullptr}, {"b", {42}}}}}),
             "target_hosts['b']: a stop with stop_level 'host' takes no pids");
   EXPECT_EQ(with({{"stop_level", "host"}, {"target_hosts", {{"a", json::array()}}}}), "(accepted)");

@@ -1,0 +1,25 @@
+// host_containers and host_processes: each host's latest inventory, as rows that selectors and
+// the status views query. A heartbeat rewrites them only when its inventory differs from the one
+// stored (hosts.inventory_digest): a fleet whose pods do not move writes none. Callers hold the
+// transaction.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "server/storage/database.h"
+#include "server/storage/records.h"
+
+namespace dormant::server::storage {
+
+// Stores `containers` as the host's inventory, each pid once (its first container keeps it).
+// Returns whether anything was written.
+Result<bool> sync_inventory(Database& db, const std::string& hostname, const std::string& service,
+                            const std::vector<HostContainer>& containers);
+
+// The host's inventory as stored, in the heartbeat's order.
+Result<std::vector<HostContainer>> read_inventory(Database& db, const std::string& hostname,
+                                                  const std::string& service);
+
+}  // namespace dormant::server::storage

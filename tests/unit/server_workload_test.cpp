@@ -1,0 +1,178 @@
+// The store's side of workload-level profiling: each host's inventory kept as rows, rewritten only
+// when it changes, and selectors resolved against the inventories of active hosts. On SQLite and
+// on PostgreSQL.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "store_test_fixture.h"
+
+#include "server/storage/inventory_rows.h"
+
+namespace dormant::server::storage {
+namespace {
+
+using TextMember = std::optional<std::string> Selector::*;
+Selector sel(std::initializer_list<std::pair<TextMember, std::string>> texts,
+             std::optional<int64_t> pid = std::nullopt) {
+  Selector selector;
+  for (const auto& [member, value] : texts) selector.*member = value;
+  selector.pid = pid;
+  return selector;
+}
+Selector with_pid(int64_t pid) { return sel({}, pid); }
+
+class WorkloadStoreTest : public StoreTest {
+ protected:
+  static HostContainer container(std::string name, std::optional<std::string> pod_namespace,
+                                 std::optional<std::string> pod,
+                                 std::optional<std::string> workload,
+                                 std::vector<HostProcess> processes) {
+    HostContainer c;
+    c.container_id = name + "-id";
+    c.container_name = std::move(name);
+    c.runtime = "containerd";
+    c.pod_namespace = std::move(pod_namespace);
+    c.pod_name = std::move(pod);
+    c.workload_name = std::move(workload);
+    c.processes = std::move(processes);
+    return c;
+  }
+
+  void beat_with(const std::string& hostname, std::vector<HostContainer> containers,
+                 const std::string& service = "web") {
+    HostHeartbeat beat = heartbeat(hostname, service);
+    beat.containers = std::move(containers);
+    auto answer = store_->record_heartbeat(beat);
+    ASSERT_TRUE(answer.ok()) << answer.error().message();
+  }
+
+  TargetHosts resolve(TargetScope scope, std::vector<Selector> selectors,
+                      const std::string& service = "web") {
+    TargetQuery query;
+    query.service_name = service;
+    query.scope = scope;
+    query.selectors = std::move(selectors);
+    query.active_window = std::chrono::minutes(2);
+    auto targets = store_->resolve_targets(query);
+    EXPECT_TRUE(targets.ok()) << targets.error().message();
+    return targets.ok() ? *targets : TargetHosts{};
+  }
+
+  // Two hosts of "web": a checkout pod of two containers on web-1, a cart pod on web-2; one
+  // host of "db".
+  void fleet() {
+    beat_with(
+        "web-1",
+        {container("app", "shop", "checkout-7f8d9cb4d-x2m9q", "checkout",
+                   {{100, "java"}, {101, "jcmd"}}),
+         container("sidecar", "shop", "checkout-7f8d9cb4d-x2m9q", "checkout", {{102, "envoy"}}),
+         container("agent", std::nullopt, std::nullopt, std::nullopt, {{103, "dormant"}})});
+    beat_with("web-2", {container("app", "shop", "cart-0", "cart", {{200, "java"}}),
+                        container("app", "ops", "cart-0", "cart", {{201, "python3"}})});
+    beat_with("db-1", {container("pg", "shop", "pg-0", "pg", {{300, "postgres"}})}, "db");
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Stores, WorkloadStoreTest,
+                         ::testing::Values(Dialect::kSqlite, Dialect::kPostgres), store_name);
+
+TEST_P(WorkloadStoreTest, TheInventoryIsKeptAsRowsAndRewrittenOnlyWhenItChanges) {
+  fleet();
+  auto db = open_database();
+  auto stored = read_inventory(*db, "web-1", "web");
+  ASSERT_TRUE(stored.ok()) << stored.error().message();
+  ASSERT_EQ(stored->size(), 3u);
+  EXPECT_EQ((*stored)[0].processes, (std::vector<HostProcess>{{100, "java"}, {101, "jcmd"}}));
+  EXPECT_EQ((*stored)[1].pod_name, "checkout-7f8d9cb4d-x2m9q");
+  EXPECT_EQ(column("SELECT inventory_processes FROM hosts WHERE hostname = 'web-1'"), "4");
+
+  // A marker written behind the store's back goes with the next rewrite, and stays while the
+  // same inventory comes again: nothing was written.
+  ASSERT_TRUE(
+      db->execute("UPDATE host_processes SET process_name = 'marked' WHERE pid = 100").ok());
+  beat("web-1");  // a heartbeat without containers empties the inventory
+  EXPECT_EQ(column("SELECT COUNT(*) FROM host_processes WHERE hostname = 'web-1'"), "0");
+  fleet();
+  EXPECT_EQ(column("SELECT process_name FROM host_processes WHERE pid = 100"), "java");
+  ASSERT_TRUE(
+      db->execute("UPDATE host_processes SET process_name = 'marked' WHERE pid = 100").ok());
+  fleet();
+  EXPECT_EQ(column("SELECT process_name FROM host_processes WHERE pid = 100"), "marked")
+      << "an unchanged inventory was written again";
+}
+
+TEST_P(WorkloadStoreTest, APidListedTwiceOnAHostIsKeptOnce) {
+  beat_with("web-1", {container("a", "ns", "p", "w", {{7, "x"}, {7, "y"}}),
+                      container("b", "ns", "p", "w", {{7, "z"}, {8, "w"}})});
+  EXPECT_EQ(column("SELECT pid || ':' || process_name FROM host_processes ORDER BY pid"),
+            "7:x,8:w");
+}
+
+TEST_P(WorkloadStoreTest, EachScopeResolvesToHostsAndPids) {
+  fleet();
+  EXPECT_EQ(resolve(TargetScope::kService, {}),
+            (TargetHosts{{"web-1", std::nullopt}, {"web-2", std::nullopt}}));
+  EXPECT_EQ(resolve(TargetScope::kHost, {sel({{&Selector::hostname, "web-2"}})}),
+            (TargetHosts{{"web-2", std::nullopt}}));
+  EXPECT_EQ(resolve(TargetScope::kNamespace, {sel({{&Selector::pod_namespace, "shop"}})}),
+            (TargetHosts{{"web-1", PidList{100, 101, 102}}, {"web-2", PidList{200}}}));
+  EXPECT_EQ(resolve(TargetScope::kWorkload, {sel({{&Selector::workload_name, "cart"}})}),
+            (TargetHosts{{"web-2", PidList{200, 201}}}));
+  EXPECT_EQ(resolve(TargetScope::kWorkload,
+                    {sel({{&Selector::pod_namespace, "ops"}, {&Selector::workload_name, "cart"}})}),
+            (TargetHosts{{"web-2", PidList{201}}}));
+  // A pod: every process of every container in it.
+  EXPECT_EQ(resolve(TargetScope::kPod, {sel({{&Selector::pod_name, "checkout-7f8d9cb4d-x2m9q"}})}),
+            (TargetHosts{{"web-1", PidList{100, 101, 102}}}));
+  EXPECT_EQ(
+      resolve(TargetScope::kContainer, {sel({{&Selector::pod_name, "checkout-7f8d9cb4d-x2m9q"},
+                                             {&Selector::container_name, "sidecar"}})}),
+      (TargetHosts{{"web-1", PidList{102}}}));
+  EXPECT_EQ(resolve(TargetScope::kProcess, {sel({{&Selector::process_name, "java"}})}),
+            (TargetHosts{{"web-1", PidList{100}}, {"web-2", PidList{200}}}));
+  EXPECT_EQ(resolve(TargetScope::kProcess,
+                    {sel({{&Selector::hostname, "web-2"}, {&Selector::process_name, "java"}})}),
+            (TargetHosts{{"web-2", PidList{200}}}));
+  // Selectors add up; a selector for another service picks nothing.
+  EXPECT_EQ(resolve(TargetScope::kProcess,
+                    {with_pid(103), with_pid(201), sel({{&Selector::service_name, "db"}}, 300)}),
+            (TargetHosts{{"web-1", PidList{103}}, {"web-2", PidList{201}}}));
+  EXPECT_EQ(resolve(TargetScope::kNamespace, {sel({{&Selector::pod_namespace, "shop"}})}, "db"),
+            (TargetHosts{{"db-1", PidList{300}}}));
+  // Nothing matches: nothing.
+  EXPECT_TRUE(resolve(TargetScope::kPod, {sel({{&Selector::pod_name, "nope"}})}).empty());
+  EXPECT_TRUE(resolve(TargetScope::kProcess, {with_pid(999999)}).empty());
+  EXPECT_TRUE(resolve(TargetScope::kNamespace, {}).empty());
+}
+
+TEST_P(WorkloadStoreTest, OnlyHostsHeardFromWithinTheWindowAreResolved) {
+  fleet();
+  now_ += std::chrono::minutes(1);
+  beat_with("web-2", {container("app", "shop", "cart-0", "cart", {{200, "java"}})});
+  now_ += std::chrono::seconds(61);  // web-1 is 2 min 1 s old, web-2 61 s
+  EXPECT_EQ(resolve(TargetScope::kNamespace, {sel({{&Selector::pod_namespace, "shop"}})}),
+            (TargetHosts{{"web-2", PidList{200}}}));
+  EXPECT_EQ(resolve(TargetScope::kService, {}), (TargetHosts{{"web-2", std::nullopt}}));
+}
+
+TEST_P(WorkloadStoreTest, SqlInSelectorsIsOnlyEverAValue) {
+  fleet();
+  EXPECT_TRUE(resolve(TargetScope::kPod, {sel({{&Selector::pod_name, "x' OR '1'='1"}})}).empty());
+  EXPECT_TRUE(resolve(TargetScope::kHost, {sel({{&Selector::hostname, "web-1' --"}})}).empty());
+  EXPECT_EQ(column("SELECT COUNT(*) FROM host_processes"), "7");
+}
+
+TEST_P(WorkloadStoreTest, ExpiredHostsTakeTheirInventoryWithThem) {
+  fleet();
+  now_ += std::chrono::hours(1);
+  auto expired = store_->expire_hosts_before(now_ - std::chrono::minutes(30), 100);
+  ASSERT_TRUE(expired.ok()) << expired.error().message();
+  EXPECT_EQ(*expired, 3);
+  EXPECT_EQ(column("SELECT COUNT(*) FROM host_containers"), "0");
+  EXPECT_EQ(column("SELECT COUNT(*) FROM host_processes"), "0");
+}
+
+}  // namespace
+}  // namespace dormant::server::storage
