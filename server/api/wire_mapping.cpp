@@ -14,13 +14,17 @@ To same_named(From value) {
   return static_cast<To>(static_cast<int>(value));
 }
 
+// With `empty_is_whole_host`, an empty pid list stands for the whole host, as Studio's
+// {"host": []} does for a start.
 storage::TargetHosts to_target_hosts(
-    const std::map<std::string, std::optional<std::vector<int>>>& hosts) {
+    const std::map<std::string, std::optional<std::vector<int>>>& hosts,
+    bool empty_is_whole_host = false) {
   storage::TargetHosts targets;
   for (const auto& [hostname, pids] : hosts) {
+    bool whole = !pids || (empty_is_whole_host && pids->empty());
     targets[hostname] =
-        pids ? std::optional<storage::PidList>(storage::PidList(pids->begin(), pids->end()))
-             : std::nullopt;
+        whole ? std::nullopt
+              : std::optional<storage::PidList>(storage::PidList(pids->begin(), pids->end()));
   }
   return targets;
 }
@@ -241,7 +245,7 @@ Result<StoreRequest> to_store_request(const heartbeat::ProfilingRequest& request
   }
   storage::StartRequest start;
   start.service_name = request.service_name;
-  start.target_hosts = to_target_hosts(request.target_hosts);
+  start.target_hosts = to_target_hosts(request.target_hosts, /*empty_is_whole_host=*/true);
   start.continuous = request.continuous;
   start.duration_s = request.duration;
   start.frequency_hz = request.frequency;

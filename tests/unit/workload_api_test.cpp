@@ -1,0 +1,236 @@
+// Workload-level profiling through the API, in process with a real store: Performance Studio's
+// acceptance criteria (AT-S*, written from its spec's descriptions) and our own.
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "server/api/api.h"
+
+namespace dormant::server::api {
+namespace {
+
+namespace fs = std::filesystem;
+namespace bhttp = boost::beast::http;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+class WorkloadApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "dormant-workload-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    storage::StoreOptions options;
+    options.clock = [this] { return now_; };
+    auto store = storage::Store::open(dir_ / "data", options);
+    ASSERT_TRUE(store.ok()) << store.error().message();
+    store_ = std::move(*store);
+    api_ = std::make_unique<Api>(
+        *store_, Tokens::of(std::vector<std::pair<std::string_view, Roles>>{{"k", kAllRoles}}),
+        metrics_);
+  }
+  void TearDown() override {
+    api_.reset();
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+
+  struct Reply {
+    int status;
+    json body;
+  };
+  Reply call(bhttp::verb method, const std::string& target, const std::string& body = "") {
+    http::Request request(method, target, 11);
+    request.set(bhttp::field::authorization, "Bearer k");
+    request.body() = body;
+    request.prepare_payload();
+    http::Response response = api_->handle(request, http::Client{"127.0.0.1:1", {}});
+    return {static_cast<int>(response.result_int()),
+            json::parse(response.body(), nullptr, /*allow_exceptions=*/false)};
+  }
+  Reply post(const std::string& target, const json& body) {
+    return call(bhttp::verb::post, target, body.dump());
+  }
+  Reply get(const std::string& target) { return call(bhttp::verb::get, target); }
+
+  // A heartbeat from `hostname` with these containers, or those it sent last, as an agent sends
+  // its inventory in every heartbeat (null: the last ones); its answer.
+  json beat(const std::string& hostname, json containers = nullptr,
+            const std::string& service = "web") {
+    json& inventory = inventories_[hostname];
+    if (!containers.is_null()) inventory = std::move(containers);
+    if (inventory.is_null()) inventory = json::array();
+    json body = {{"ip_address", "10.0.0.1"},
+                 {"hostname", hostname},
+                 {"service_name", service},
+                 {"containers", inventory}};
+    Reply reply = post("/api/metrics/heartbeat", body);
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    return reply.body;
+  }
+  static json container(const std::string& name, const std::string& ns, const std::string& pod,
+                        const std::string& workload, json processes) {
+    return {{"container_id", name + "-" + pod},
+            {"container_name", name},
+            {"namespace", ns},
+            {"pod_name", pod},
+            {"workload_name", workload},
+            {"processes", std::move(processes)}};
+  }
+  static json process(int pid, const std::string& name) {
+    return {{"pid", pid}, {"process_name", name}};
+  }
+
+  Reply profile(json request) {
+    request.emplace("service_name", "web");
+    request.emplace("request_type", "start");
+    return post("/api/metrics/profile_request", request);
+  }
+
+  std::map<std::string, json> inventories_;
+  fs::path dir_;
+  storage::TimePoint now_ = storage::from_unix_ms(1'800'000'000'000);
+  ServerMetrics metrics_;
+  std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<Api> api_;
+};
+
+// AT-S5: a host-scope start reaches its host on the next heartbeat.
+TEST_F(WorkloadApiTest, AtS5HostScopeStartReachesTheHost) {
+  beat("h1");
+  Reply reply = profile({{"target_scope", "host"}, {"target_hosts", {{"h1", json::array()}}}});
+  ASSERT_EQ(reply.status, 200) << reply.body.dump();
+  json answer = beat("h1");
+  EXPECT_EQ(answer["profiling_command"]["command_type"], "start");
+}
+
+// AT-S6: a service-scope start commands every active host of the service.
+TEST_F(WorkloadApiTest, AtS6ServiceScopeStartCommandsEveryActiveHost) {
+  beat("h1");
+  beat("h2");
+  beat("other", json::array(), "db");
+  Reply reply =
+      profile({{"target_scope", "service"}, {"target_entities", {{{"serviceName", "web"}}}}});
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.body["command_ids"].size(), 2u);
+  for (const char* host : {"h1", "h2"}) {
+    json answer = beat(host);
+    EXPECT_EQ(answer["profiling_command"]["command_type"], "start") << host;
+    EXPECT_FALSE(answer["profiling_command"]["combined_config"].contains("pids"));
+    EXPECT_EQ(answer["profiling_command"]["combined_config"]["target_scope"], "service");
+  }
+  EXPECT_TRUE(beat("other", json::array(), "db")["profiling_command"].is_null());
+}
+
+// AT-S7: process, container and pod selections become per-host pid lists.
+TEST_F(WorkloadApiTest, AtS7SelectionsBecomeThePidsOfTheirHosts) {
+  beat("h1", {container("app", "shop", "cart-0", "cart", {process(4242, "java")}),
+              container("side", "shop", "cart-0", "cart", {process(4243, "envoy")}),
+              container("app", "shop", "pay-1", "pay", {process(5000, "java")})});
+  // Each selection from a host that profiles nothing: starts for one host merge.
+  auto pids_after = [&](json request) {
+    Reply reply = profile(std::move(request));
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    json pids = beat("h1")["profiling_command"]["combined_config"]["pids"];
+    profile(
+        {{"request_type", "stop"}, {"stop_level", "host"}, {"target_hosts", {{"h1", nullptr}}}});
+    beat("h1");
+    return pids;
+  };
+  EXPECT_EQ(pids_after({{"target_scope", "process"},
+                        {"target_entities", {{{"hostname", "h1"}, {"pid", 4242}}}}}),
+            json({4242}));
+  EXPECT_EQ(pids_after({{"target_scope", "container"},
+                        {"target_entities", {{{"podName", "cart-0"}, {"containerName", "side"}}}}}),
+            json({4243}));
+  EXPECT_EQ(pids_after({{"target_scope", "pod"}, {"target_entities", {{{"pod_name", "cart-0"}}}}}),
+            json({4242, 4243}));
+  EXPECT_EQ(
+      pids_after({{"target_scope", "workload"}, {"target_entities", {{{"workloadName", "pay"}}}}}),
+      json({5000}));
+  EXPECT_EQ(
+      pids_after({{"target_scope", "pod"}, {"target_entities", {{{"id", "web|shop|pay-1"}}}}}),
+      json({5000}));
+}
+
+// AT-S8: a selection that picks nothing is 422 and creates no command.
+TEST_F(WorkloadApiTest, AtS8NothingResolvedIs422AndNoCommand) {
+  beat("h1", {container("app", "shop", "cart-0", "cart", {process(4242, "java")})});
+  Reply reply = profile({{"target_scope", "process"}, {"target_entities", {{{"pid", 999999}}}}});
+  EXPECT_EQ(reply.status, 422);
+  EXPECT_EQ(reply.body["detail"][0]["loc"], json({"body", "target_entities"}));
+  EXPECT_EQ(reply.body["detail"][0]["msg"],
+            "No active targets were resolved for scope 'process' in service 'web'");
+  EXPECT_TRUE(beat("h1")["profiling_command"].is_null());
+}
+
+TEST_F(WorkloadApiTest, AHostSilentPastTheActiveWindowIsNotResolved) {
+  beat("h1", {container("app", "shop", "cart-0", "cart", {process(1, "java")})});
+  now_ += 121s;
+  Reply reply =
+      profile({{"target_scope", "namespace"}, {"target_entities", {{{"namespace", "shop"}}}}});
+  EXPECT_EQ(reply.status, 422) << reply.body;
+}
+
+TEST_F(WorkloadApiTest, StopsBySelector) {
+  beat("h1",
+       {container("app", "shop", "cart-0", "cart", {process(10, "java"), process(11, "gc")})});
+  ASSERT_EQ(profile({{"target_hosts", {{"h1", nullptr}}}}).status, 200);
+  beat("h1");
+  // A process-level stop of a pod's pids; a service-scope stop stops its hosts whole.
+  Reply pod_stop = profile({{"request_type", "stop"},
+                            {"target_scope", "pod"},
+                            {"target_entities", {{{"podName", "cart-0"}}}}});
+  ASSERT_EQ(pod_stop.status, 200) << pod_stop.body;
+  json stop = beat("h1")["profiling_command"];
+  EXPECT_EQ(stop["command_type"], "stop");
+  EXPECT_EQ(stop["combined_config"]["pids"], json({10, 11}));
+  Reply service_stop = profile({{"request_type", "stop"},
+                                {"target_scope", "service"},
+                                {"target_entities", {{{"serviceName", "web"}}}}});
+  ASSERT_EQ(service_stop.status, 200) << service_stop.body;
+  EXPECT_EQ(beat("h1")["profiling_command"]["combined_config"]["stop_level"], "host");
+}
+
+// Studio's validation errors: every bad field, each with its loc.
+TEST_F(WorkloadApiTest, ValidationNamesEveryBadFieldInDetail) {
+  Reply reply = post("/api/metrics/profile_request", {{"service_name", "web"},
+                                                      {"request_type", "begin"},
+                                                      {"duration", 0},
+                                                      {"target_scope", "HOST"},
+                                                      {"target_hosts", {{"h1", {1, -2}}}}});
+  ASSERT_EQ(reply.status, 422) << reply.body;
+  json locs = json::array();
+  for (const json& problem : reply.body["detail"]) locs.push_back(problem["loc"]);
+  EXPECT_EQ(locs, json({{"body", "request_type"},
+                        {"body", "duration"},
+                        {"body", "target_hosts", "h1", 1},
+                        {"body", "target_scope"}}));
+  EXPECT_EQ(reply.body["detail"][0]["type"], "value_error");
+  EXPECT_NE(reply.body["message"].get<std::string>().find("request_type"), std::string::npos);
+
+  Reply malformed = call(bhttp::verb::post, "/api/metrics/profile_request", "{\"service_name\":");
+  EXPECT_EQ(malformed.status, 422);
+  EXPECT_EQ(malformed.body["detail"][0]["loc"][0], "body");
+  EXPECT_NE(malformed.body["detail"][0]["msg"].get<std::string>().find("not valid JSON"),
+            std::string::npos);
+}
+
+// Command ids are opaque, as in Studio.
+TEST_F(WorkloadApiTest, ANonUuidLastCommandIdIsAccepted) {
+  Reply reply = post("/api/metrics/heartbeat", {{"ip_address", "10.0.0.1"},
+                                                {"hostname", "h1"},
+                                                {"service_name", "web"},
+                                                {"last_command_id", "studio-cmd-7"},
+                                                {"received_command_ids", {"studio-cmd-7"}}});
+  EXPECT_EQ(reply.status, 200) << reply.body;
+}
+
+}  // namespace
+}  // namespace dormant::server::api
