@@ -16,6 +16,7 @@
 #include "profile/metadata_validation.h"
 #include "server/api/api_requests.h"
 #include "server/api/content_policy.h"
+#include "server/api/profiling_status.h"
 #include "server/api/wire_mapping.h"
 
 namespace dormant::server::api {
@@ -178,6 +179,9 @@ const std::vector<Api::Route>& Api::routes() {
       {verb::post, "/api/v2/profiles", Auth::kApiKey, kAgent, &Api::upload_profile, Body::kBulk},
       {verb::get, "/api/v1/health_check", Auth::kNone, kAllRoles, &Api::health_check},
       {verb::get, "/api/v2/health_check", Auth::kNone, kAllRoles, &Api::health_check},
+      {verb::get, "/api/metrics/profiling/host_status", Auth::kBearer, kRead, &Api::host_status},
+      {verb::get, "/api/metrics/profiling/workload_status", Auth::kBearer, kRead,
+       &Api::workload_status},
       {verb::get, "/api/hosts", Auth::kBearer, kRead, &Api::list_hosts},
       {verb::get, "/api/commands", Auth::kBearer, kRead, &Api::list_commands},
       {verb::get, "/api/commands/{}", Auth::kBearer, kRead, &Api::get_command},
@@ -507,6 +511,38 @@ http::Response Api::profile_request(const Call& call) {
   if (!outcome) return store_failure(outcome.error());
   return json_ok(heartbeat::to_json(
       to_profiling_response(*request, *outcome, std::chrono::system_clock::now())));
+}
+
+http::Response Api::host_status(const Call& call) {
+  auto filters = parse_status_filters(call.query);
+  if (!filters) return invalid_request(filters.error(), "query");
+  storage::SnapshotQuery query;
+  query.active_window = options_.active_window;
+  auto snapshot = store_.workload_snapshot(query);
+  if (!snapshot) return store_failure(snapshot.error());
+  return json_ok(api::host_status(*snapshot, *filters));
+}
+
+http::Response Api::workload_status(const Call& call) {
+  std::string_view scope_text = call.query_value("scope");
+  auto scope = parse_status_scope(scope_text.empty() ? "host" : scope_text);
+  if (!scope) return invalid_request(scope.error(), "query");
+  auto filters = parse_status_filters(call.query);
+  if (!filters) return invalid_request(filters.error(), "query");
+  auto page = integer_parameter(call, "page", 0, 0, 1'000'000);
+  auto page_size = integer_parameter(call, "page_size", 1000, 1, 10'000);
+  if (!page) return invalid_request(page.error(), "query");
+  if (!page_size) return invalid_request(page_size.error(), "query");
+  storage::SnapshotQuery query;
+  query.active_window = options_.active_window;
+  if (filters->exact_match && filters->services.size() == 1) {
+    query.service_name = filters->services[0];
+  }
+  query.all_processes = scope_needs_processes(*scope) || filters->on_processes();
+  auto snapshot = store_.workload_snapshot(query);
+  if (!snapshot) return store_failure(snapshot.error());
+  return json_ok(
+      api::workload_status(*snapshot, *scope, *filters, {*page, *page_size}, store_.now()));
 }
 
 http::Response Api::upload_profile(const Call& call) {

@@ -82,6 +82,9 @@ class Api {
   http::Response heartbeat(const Call& call);
   http::Response command_completion(const Call& call);
   http::Response profile_request(const Call& call);
+  // profiling_status.h: Studio's status views.
+  http::Response host_status(const Call& call);
+  http::Response workload_status(const Call& call);
   http::Response upload_profile(const Call& call);
   http::Response health_check(const Call& call);
   http::Response list_hosts(const Call& call);

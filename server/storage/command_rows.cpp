@@ -135,6 +135,26 @@ LIMIT ?4)sql");
   return commands;
 }
 
+Result<std::vector<Command>> find_current_commands_of_hosts_since(
+    Database& db, TimePoint since, const std::optional<std::string>& service) {
+  auto statement = db.prepare(select_commands(db) + R"sql(
+WHERE replaced_by IS NULL AND (CAST(?2 AS TEXT) IS NULL OR service_name = ?2)
+  AND EXISTS (SELECT 1 FROM hosts h WHERE h.hostname = commands.hostname
+              AND h.service_name = commands.service_name AND h.last_heartbeat_ms >= ?1))sql");
+  if (!statement) return std::move(statement).take_error();
+  statement->bind_all(to_unix_ms(since), service);
+  std::vector<Command> commands;
+  for (;;) {
+    auto row = statement->step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) break;
+    auto command = read_row(*statement);
+    if (!command) return std::move(command).take_error();
+    commands.push_back(std::move(command->command));
+  }
+  return commands;
+}
+
 Result<void> insert_command(Database& db, const CommandRow& row, ArgsWriter& args) {
   const Command& command = row.command;
   const CommandSpec& spec = row.spec;

@@ -25,6 +25,9 @@ Result<std::optional<CommandRow>> find_current_command(Database& db, const std::
                                                        const std::string& service_name);
 // Newest first.
 Result<std::vector<Command>> find_commands(Database& db, const CommandFilter& filter);
+// The current commands of the hosts heard from since `since`, of `service` when it is given.
+Result<std::vector<Command>> find_current_commands_of_hosts_since(
+    Database& db, TimePoint since, const std::optional<std::string>& service);
 
 // Inserts a new command (not replaced) and the requests it carries out; a start's arguments go
 // through `args`. command.combined_config is not stored: it is built from the spec when read.

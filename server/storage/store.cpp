@@ -537,6 +537,14 @@ Result<TargetHosts> Store::resolve_targets(const TargetQuery& query) {
   });
 }
 
+Result<WorkloadSnapshot> Store::workload_snapshot(const SnapshotQuery& query) {
+  return with_connection([&](Database& db) -> Result<WorkloadSnapshot> {
+    auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
+    if (!transaction) return std::move(transaction).take_error();
+    return read_workload_snapshot(db, query, current_time());
+  });
+}
+
 Result<std::vector<HostRecord>> Store::list_hosts(const HostFilter& filter) {
   auto list = [&](Database& db) -> Result<std::vector<HostRecord>> {
     auto transaction = Transaction::begin(db, Transaction::Kind::kRead);

@@ -35,6 +35,7 @@
 #include "server/storage/postgres_listener.h"
 #include "server/storage/profile_bodies.h"
 #include "server/storage/records.h"
+#include "server/storage/workload_rows.h"
 #include "server/storage/write_gate.h"
 
 namespace dormant::server::storage {
@@ -111,6 +112,9 @@ class Store {
   // The hosts and pids that a scope and its selectors pick now (target_rows.h).
   Result<TargetHosts> resolve_targets(const TargetQuery& query);
 
+  // The active hosts, their current commands and inventories (workload_rows.h).
+  Result<WorkloadSnapshot> workload_snapshot(const SnapshotQuery& query);
+
   // The hosts that sent a heartbeat, with their current commands.
   Result<std::vector<HostRecord>> list_hosts(const HostFilter& filter = {});
   // Newest first; with history unless the filter asks for current commands only.
@@ -135,6 +139,8 @@ class Store {
   Result<int64_t> expire_hosts_before(TimePoint cutoff, int64_t batch);
 
   Dialect dialect() const { return pool_->dialect(); }
+  // The server's clock, at the precision times are stored with.
+  TimePoint now() const { return current_time(); }
   // The data directory or the database, for messages.
   const std::string& location() const { return pool_->location(); }
 

@@ -232,5 +232,159 @@ TEST_F(WorkloadApiTest, ANonUuidLastCommandIdIsAccepted) {
   EXPECT_EQ(reply.status, 200) << reply.body;
 }
 
+// AT-S1: a host's heartbeat makes it a host row while it is fresh.
+TEST_F(WorkloadApiTest, AtS1AHeartbeatMakesAHostRow) {
+  beat("h1", {container("app", "team-a", "pod-1", "checkout", {process(1, "java")})});
+  Reply reply =
+      get("/api/metrics/profiling/workload_status?scope=host&service_name=web&exact_match=true");
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  ASSERT_EQ(reply.body["rows"].size(), 1u) << reply.body;
+  EXPECT_EQ(reply.body["rows"][0]["serviceName"], "web");
+  EXPECT_EQ(reply.body["rows"][0]["hostname"], "h1");
+  EXPECT_EQ(reply.body["rows"][0]["id"], "web|h1");
+  EXPECT_EQ(reply.body["rows"][0]["profilingStatus"], "stopped");
+  EXPECT_EQ(reply.body["rows"][0]["commandType"], "N/A");
+}
+
+// AT-S2: tabCounts count each scope's groups; activeHosts the hosts.
+TEST_F(WorkloadApiTest, AtS2TabCountsCountEveryScope) {
+  beat("h1",
+       {container("app", "team-a", "pod-1", "checkout", {process(1, "java"), process(2, "gc")})});
+  Reply reply = get("/api/metrics/profiling/workload_status?scope=service");
+  ASSERT_EQ(reply.status, 200);
+  EXPECT_EQ(reply.body["tabCounts"], json({{"service", 1},
+                                           {"namespace", 1},
+                                           {"host", 1},
+                                           {"pod", 1},
+                                           {"container", 1},
+                                           {"process", 2}}));
+  EXPECT_EQ(reply.body["activeHosts"], 1);
+}
+
+// AT-S3: one row per service, with its hosts counted.
+TEST_F(WorkloadApiTest, AtS3OneServiceRowForManyHosts) {
+  beat("h1", {container("app", "shop", "cart-0", "cart", {process(1, "java")})});
+  beat("h2", {container("app", "shop", "cart-1", "cart", {process(1, "java"), process(2, "x")})});
+  Reply reply = get("/api/metrics/profiling/workload_status?scope=service");
+  ASSERT_EQ(reply.body["rows"].size(), 1u) << reply.body;
+  const json& row = reply.body["rows"][0];
+  EXPECT_EQ(row["hostCount"], 2);
+  EXPECT_EQ(row["podCount"], 2);
+  EXPECT_EQ(row["containerCount"], 2);
+  EXPECT_EQ(row["processCount"], 3);
+  EXPECT_EQ(row["namespaceCount"], 1);
+}
+
+// AT-S4: a host silent for longer than the window is in no tab.
+TEST_F(WorkloadApiTest, AtS4AStaleHostIsInNoTab) {
+  beat("old", {container("app", "shop", "cart-0", "cart", {process(1, "java")})});
+  now_ += 300s;
+  beat("new");
+  Reply reply = get("/api/metrics/profiling/workload_status?scope=host");
+  ASSERT_EQ(reply.body["rows"].size(), 1u) << reply.body;
+  EXPECT_EQ(reply.body["rows"][0]["hostname"], "new");
+  EXPECT_EQ(reply.body["tabCounts"]["pod"], 0);
+  EXPECT_EQ(reply.body["tabCounts"]["process"], 0);
+}
+
+// AT-S14: a legacy heartbeat (no inventory) is a host and a service, nothing narrower, and a
+// host-scope start reaches it.
+TEST_F(WorkloadApiTest, AtS14ALegacyHeartbeatStillWorks) {
+  ASSERT_EQ(post("/api/metrics/heartbeat", {{"ip_address", "10.0.0.9"},
+                                            {"hostname", "legacy"},
+                                            {"service_name", "web"},
+                                            {"namespace", "own-ns"},
+                                            {"pod_name", "agent-pod"}})
+                .status,
+            200);
+  Reply reply = get("/api/metrics/profiling/workload_status?scope=host");
+  ASSERT_EQ(reply.body["rows"].size(), 1u);
+  EXPECT_EQ(reply.body["tabCounts"]["namespace"], 0) << "the agent's own pod is not inventory";
+  EXPECT_EQ(reply.body["tabCounts"]["pod"], 0);
+  EXPECT_EQ(reply.body["tabCounts"]["container"], 0);
+  ASSERT_EQ(profile({{"target_hosts", {{"legacy", nullptr}}}}).status, 200);
+  EXPECT_EQ(beat("legacy")["profiling_command"]["command_type"], "start");
+}
+
+// AT-S15: missing fields leave their scopes out and invent nothing.
+TEST_F(WorkloadApiTest, AtS15PartialInventoryInventsNoRelationship) {
+  json partial = {
+      {"container_name", "lone"}, {"namespace", "team-x"}, {"processes", {process(5, "sh")}}};
+  beat("h1", json::array({partial}));
+  Reply reply = get("/api/metrics/profiling/workload_status?scope=pod");
+  EXPECT_TRUE(reply.body["rows"].empty());
+  EXPECT_EQ(reply.body["tabCounts"], json({{"service", 1},
+                                           {"namespace", 1},
+                                           {"host", 1},
+                                           {"pod", 0},
+                                           {"container", 1},
+                                           {"process", 1}}));
+}
+
+TEST_F(WorkloadApiTest, RowsOfEachScopeShowWhatIsProfiled) {
+  beat("h1", {container("app", "shop", "cart-0", "cart", {process(10, "java"), process(11, "gc")}),
+              container("app", "shop", "pay-0", "pay", {process(20, "java")})});
+  ASSERT_EQ(profile({{"continuous", true},
+                     {"target_scope", "pod"},
+                     {"target_entities", {{{"podName", "cart-0"}}}}})
+                .status,
+            200);
+  beat("h1");
+  Reply pods = get("/api/metrics/profiling/workload_status?scope=pod");
+  ASSERT_EQ(pods.body["rows"].size(), 2u) << pods.body;
+  EXPECT_EQ(pods.body["rows"][0]["podName"], "cart-0");
+  EXPECT_EQ(pods.body["rows"][0]["profilingStatus"], "active");
+  EXPECT_EQ(pods.body["rows"][0]["pids"], json({10, 11}));
+  EXPECT_EQ(pods.body["rows"][0]["profilingMode"], "Continuous");
+  EXPECT_EQ(pods.body["rows"][0]["workloadName"], "cart");
+  EXPECT_EQ(pods.body["rows"][1]["podName"], "pay-0");
+  EXPECT_EQ(pods.body["rows"][1]["profilingStatus"], "stopped");
+
+  Reply processes =
+      get("/api/metrics/profiling/workload_status?scope=process&profiling_status=ACTIVE");
+  ASSERT_EQ(processes.body["rows"].size(), 2u) << processes.body;
+  EXPECT_EQ(processes.body["rows"][0]["id"], "web|h1|10");
+  EXPECT_EQ(processes.body["rows"][0]["processName"], "java");
+  EXPECT_EQ(processes.body["tabCounts"]["process"], 2) << "the filter applies to the counts";
+
+  Reply named = get("/api/metrics/profiling/workload_status?scope=container&process_name=JAV");
+  EXPECT_EQ(named.body["rows"].size(), 2u);
+  EXPECT_EQ(named.body["rows"][0]["processCount"], 1);
+
+  Reply page = get("/api/metrics/profiling/workload_status?scope=process&page=1&page_size=2");
+  EXPECT_EQ(page.body["rows"].size(), 1u);
+  EXPECT_EQ(page.body["totalCount"], 3);
+
+  Reply bad = get("/api/metrics/profiling/workload_status?scope=galaxy");
+  EXPECT_EQ(bad.status, 422);
+  EXPECT_EQ(bad.body["detail"][0]["loc"], json({"query", "scope"}));
+}
+
+TEST_F(WorkloadApiTest, HostStatusListsActiveHostsWithTheirCommands) {
+  beat("h1");
+  beat("h2");
+  beat("gone");
+  now_ += 200s;
+  beat("h1");
+  beat("h2");
+  ASSERT_EQ(profile({{"target_hosts", {{"h1", {7, 8}}}}}).status, 200);
+  Reply all = get("/api/metrics/profiling/host_status?service_name=we");
+  ASSERT_EQ(all.status, 200);
+  EXPECT_EQ(all.body["active_count"], 2);
+  EXPECT_EQ(all.body["total_count"], 3);
+  EXPECT_EQ(all.body["hosts"][0]["hostname"], "h1");
+  EXPECT_EQ(all.body["hosts"][0]["pids"], json({7, 8}));
+  EXPECT_EQ(all.body["hosts"][0]["profiling_status"], "pending");
+  EXPECT_EQ(all.body["hosts"][1]["command_type"], "N/A");
+  EXPECT_EQ(all.body["hosts"][1]["profiling_status"], "stopped");
+  Reply by_pid = get("/api/metrics/profiling/host_status?pids=8&command_type=start");
+  ASSERT_EQ(by_pid.body["hosts"].size(), 1u);
+  Reply stopped =
+      get("/api/metrics/profiling/"
+          "host_status?profiling_status=stopped&service_name=web&exact_match=true");
+  ASSERT_EQ(stopped.body["hosts"].size(), 1u);
+  EXPECT_EQ(stopped.body["hosts"][0]["hostname"], "h2");
+}
+
 }  // namespace
 }  // namespace dormant::server::api
