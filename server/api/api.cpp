@@ -176,6 +176,8 @@ const std::vector<Api::Route>& Api::routes() {
        &Api::command_completion, Body::kMessage},
       {verb::post, "/api/metrics/profile_request", Auth::kBearer, kOperator, &Api::profile_request,
        Body::kBulk},
+      {verb::post, "/api/metrics/profile_request/bulk", Auth::kBearer, kOperator,
+       &Api::bulk_profile_request, Body::kBulk},
       {verb::post, "/api/v2/profiles", Auth::kApiKey, kAgent, &Api::upload_profile, Body::kBulk},
       {verb::get, "/api/v1/health_check", Auth::kNone, kAllRoles, &Api::health_check},
       {verb::get, "/api/v2/health_check", Auth::kNone, kAllRoles, &Api::health_check},
@@ -476,41 +478,6 @@ http::Response Api::command_completion(const Call& call) {
                             ? "Command completion recorded for " + completion->command_id
                             : outcome->message;
   return json_ok({{"success", outcome->accepted}, {"message", message}});
-}
-
-http::Response Api::profile_request(const Call& call) {
-  auto body = json_body(call.request, "profile_request");
-  if (!body) return invalid_request(body.error());
-  auto request = heartbeat::parse_profiling_request(*body);
-  if (!request) return invalid_request(request.error());
-  if (selects_by_entities(*request)) {
-    auto query = to_target_query(*request, options_.active_window);
-    if (!query) return invalid_request(query.error());
-    auto targets = store_.resolve_targets(*query);
-    if (!targets) return store_failure(targets.error());
-    if (targets->empty()) {
-      return invalid_request(
-          Error::problem(ErrorKind::kInvalidArgument, "target_entities",
-                         "No active targets were resolved for scope '" +
-                             std::string(heartbeat::to_string(request->target_scope)) +
-                             "' in service '" + request->service_name + "'"));
-    }
-    take_resolved_targets(*request, *targets);
-  }
-  auto store_request = to_store_request(*request);
-  if (!store_request) return invalid_request(store_request.error());
-  auto outcome = std::visit(
-      [&](const auto& typed) -> Result<storage::SubmitOutcome> {
-        if constexpr (std::is_same_v<std::decay_t<decltype(typed)>, storage::StartRequest>) {
-          return store_.submit_start(typed);
-        } else {
-          return store_.submit_stop(typed);
-        }
-      },
-      *store_request);
-  if (!outcome) return store_failure(outcome.error());
-  return json_ok(heartbeat::to_json(
-      to_profiling_response(*request, *outcome, std::chrono::system_clock::now())));
 }
 
 http::Response Api::host_status(const Call& call) {

@@ -9,8 +9,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
+#include "heartbeat/protocol/profiling_request.h"
 #include "server/api/long_polls.h"
 #include "server/api/merge_slots.h"
 #include "server/api/render_pool.h"
@@ -81,7 +83,19 @@ class Api {
  private:
   http::Response heartbeat(const Call& call);
   http::Response command_completion(const Call& call);
+  // profile_requests.cpp: one profiling request, or many at once (Studio's bulk).
   http::Response profile_request(const Call& call);
+  http::Response bulk_profile_request(const Call& call);
+  // One request's body parsed, and its selectors resolved into target_hosts; or the error
+  // response that refuses it. `dry_run`: overrides the body's.
+  using Prepared = std::variant<heartbeat::ProfilingRequest, http::Response>;
+  Prepared prepare_request(const nlohmann::json& body, std::optional<bool> dry_run);
+  // The perf events a start asks for against those its hosts support: the error that names the
+  // hosts that lack some, or nullopt.
+  Result<std::optional<Error>> check_perf_events(const heartbeat::ProfilingRequest& request);
+  // A prepared request submitted: the answer, or the error response that refuses it.
+  using Submission = std::variant<heartbeat::ProfilingResponse, http::Response>;
+  Submission submit_request(const heartbeat::ProfilingRequest& request);
   // profiling_status.h: Studio's status views.
   http::Response host_status(const Call& call);
   http::Response workload_status(const Call& call);

@@ -86,6 +86,24 @@ LIMIT ?3)sql");
   return hosts;
 }
 
+Result<std::map<std::string, std::vector<std::string>>> find_perf_events(
+    Database& db, const std::string& service) {
+  auto select =
+      db.prepare("SELECT hostname, supported_perf_events FROM hosts WHERE service_name = ?1");
+  if (!select) return std::move(select).take_error();
+  select->bind_all(service);
+  std::map<std::string, std::vector<std::string>> events;
+  for (;;) {
+    auto row = select->step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) break;
+    auto listed = strings_from_json(select->text(1), "hosts.supported_perf_events");
+    if (!listed) return std::move(listed).take_error();
+    events[select->text(0)] = std::move(*listed);
+  }
+  return events;
+}
+
 Result<int64_t> delete_hosts_before(Database& db, TimePoint cutoff, int64_t batch) {
   // The outer condition again: a heartbeat that updates a host meanwhile keeps it.
   auto remove = db.prepare(R"sql(

@@ -2,6 +2,7 @@
 // hold the transaction.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,10 @@ namespace dormant::server::storage {
 Result<void> upsert_host(Database& db, const HostHeartbeat& heartbeat, TimePoint now);
 // current_command is left empty.
 Result<std::vector<HostRecord>> find_hosts(Database& db, const HostFilter& filter);
+
+// hostname → the perf events it said it supports, for each host of `service`.
+Result<std::map<std::string, std::vector<std::string>>> find_perf_events(
+    Database& db, const std::string& service);
 
 // Deletes up to `batch` hosts last heard from before `cutoff`. Returns how many it deleted.
 Result<int64_t> delete_hosts_before(Database& db, TimePoint cutoff, int64_t batch);

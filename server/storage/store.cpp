@@ -537,6 +537,14 @@ Result<TargetHosts> Store::resolve_targets(const TargetQuery& query) {
   });
 }
 
+Result<std::map<std::string, std::vector<std::string>>> Store::perf_events_of(
+    const std::string& service) {
+  return with_connection(
+      [&](Database& db) -> Result<std::map<std::string, std::vector<std::string>>> {
+        return find_perf_events(db, service);
+      });
+}
+
 Result<WorkloadSnapshot> Store::workload_snapshot(const SnapshotQuery& query) {
   return with_connection([&](Database& db) -> Result<WorkloadSnapshot> {
     auto transaction = Transaction::begin(db, Transaction::Kind::kRead);

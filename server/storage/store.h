@@ -112,6 +112,10 @@ class Store {
   // The hosts and pids that a scope and its selectors pick now (target_rows.h).
   Result<TargetHosts> resolve_targets(const TargetQuery& query);
 
+  // hostname → the perf events it supports, for every host of `service`.
+  Result<std::map<std::string, std::vector<std::string>>> perf_events_of(
+      const std::string& service);
+
   // The active hosts, their current commands and inventories (workload_rows.h).
   Result<WorkloadSnapshot> workload_snapshot(const SnapshotQuery& query);
 

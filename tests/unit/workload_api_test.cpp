@@ -386,5 +386,87 @@ TEST_F(WorkloadApiTest, HostStatusListsActiveHostsWithTheirCommands) {
   EXPECT_EQ(stopped.body["hosts"][0]["hostname"], "h2");
 }
 
+// AT-S9: perf events a target host does not support refuse the start, naming the host; in a
+// bulk, the whole batch.
+TEST_F(WorkloadApiTest, AtS9UnsupportedPerfEventsAre422NamingTheHost) {
+  auto beat_h1 = [&] {
+    return post("/api/metrics/heartbeat", {{"ip_address", "10.0.0.1"},
+                                           {"hostname", "h1"},
+                                           {"service_name", "web"},
+                                           {"perf_supported_events", {"cycles"}}})
+        .body;
+  };
+  beat_h1();
+  beat("h2");  // reports none
+  json perf = {
+      {"profiler_configs",
+       {{"perf", {{"mode", "enabled_restricted"}, {"events", {"cpu-cycles", "instructions"}}}}}}};
+  Reply single = profile({{"target_hosts", {{"h1", nullptr}}}, {"additional_args", perf}});
+  ASSERT_EQ(single.status, 422) << single.body;
+  EXPECT_EQ(single.body["detail"][0]["msg"],
+            "perf events not supported by 1 target host(s): h1: missing instructions");
+  EXPECT_EQ(single.body["detail"][0]["loc"],
+            json({"body", "additional_args", "profiler_configs", "perf", "events"}));
+  EXPECT_TRUE(beat_h1()["profiling_command"].is_null());
+
+  json cycles_only = {{"profiler_configs", {{"perf", {{"events", {"cpu/cycles/"}}}}}}};
+  Reply supported =
+      profile({{"target_hosts", {{"h1", nullptr}}}, {"additional_args", cycles_only}});
+  EXPECT_EQ(supported.status, 200) << supported.body;
+  json disabled = {{"profiler_configs", {{"perf", {{"mode", "disabled"}, {"events", {"x"}}}}}}};
+  EXPECT_EQ(profile({{"target_hosts", {{"h2", nullptr}}}, {"additional_args", disabled}}).status,
+            200);
+
+  Reply bulk = post(
+      "/api/metrics/profile_request/bulk",
+      {{"requests",
+        {{{"service_name", "web"}, {"request_type", "start"}, {"target_hosts", {{"h2", nullptr}}}},
+         {{"service_name", "web"},
+          {"request_type", "start"},
+          {"target_hosts", {{"h2", nullptr}}},
+          {"additional_args", cycles_only}}}}});
+  ASSERT_EQ(bulk.status, 422) << bulk.body;
+  EXPECT_EQ(bulk.body["detail"][0]["loc"][1], "requests");
+  EXPECT_EQ(bulk.body["detail"][0]["loc"][2], 1);
+  EXPECT_NE(bulk.body["message"].get<std::string>().find("h2: missing cycles"), std::string::npos);
+}
+
+TEST_F(WorkloadApiTest, BulkSubmitsEachRequestAndReportsEach) {
+  beat("h1", {container("app", "shop", "cart-0", "cart", {process(10, "java")})});
+  json requests = {
+      {{"service_name", "web"}, {"request_type", "start"}, {"target_hosts", {{"h1", nullptr}}}},
+      {{"service_name", "web"},
+       {"request_type", "start"},
+       {"target_scope", "pod"},
+       {"target_entities", {{{"podName", "nope"}}}}},
+      {{"service_name", "web"}, {"request_type", "launch"}}};
+  Reply dry =
+      post("/api/metrics/profile_request/bulk", {{"requests", requests}, {"dry_run", true}});
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  EXPECT_EQ(dry.body["total_submitted"], 3);
+  EXPECT_EQ(dry.body["successful_count"], 1);
+  EXPECT_EQ(dry.body["failed_count"], 2);
+  EXPECT_TRUE(dry.body["results"][0]["response"]["request_id"].is_null()) << "a dry run";
+  EXPECT_TRUE(beat("h1")["profiling_command"].is_null());
+
+  Reply real = post("/api/metrics/profile_request/bulk", {{"requests", requests}});
+  ASSERT_EQ(real.status, 200) << real.body;
+  const json& results = real.body["results"];
+  EXPECT_EQ(results[0]["index"], 0);
+  EXPECT_EQ(results[0]["success"], true);
+  EXPECT_EQ(results[0]["service_name"], "web");
+  EXPECT_EQ(results[0]["response"]["command_ids"].size(), 1u);
+  EXPECT_EQ(results[1]["success"], false);
+  EXPECT_NE(results[1]["error"].get<std::string>().find("No active targets"), std::string::npos);
+  EXPECT_NE(results[2]["error"].get<std::string>().find("request_type"), std::string::npos);
+  EXPECT_EQ(beat("h1")["profiling_command"]["command_type"], "start");
+
+  EXPECT_EQ(post("/api/metrics/profile_request/bulk", {{"requests", json::array()}}).status, 422);
+  EXPECT_EQ(post("/api/metrics/profile_request/bulk", {{"dry_run", true}}).status, 422);
+  json many = json::array();
+  for (int i = 0; i < 1001; ++i) many.push_back(requests[0]);
+  EXPECT_EQ(post("/api/metrics/profile_request/bulk", {{"requests", many}}).status, 422);
+}
+
 }  // namespace
 }  // namespace dormant::server::api

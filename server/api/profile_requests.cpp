@@ -1,0 +1,164 @@
+// POST /api/metrics/profile_request and /profile_request/bulk.
+#include <chrono>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "server/api/api.h"
+#include "server/api/api_requests.h"
+#include "server/api/perf_event_check.h"
+#include "server/api/wire_mapping.h"
+
+namespace dormant::server::api {
+namespace {
+
+namespace bhttp = boost::beast::http;
+
+constexpr size_t kMaxBulkRequests = 1000;
+
+// The message of an error response, for a bulk result.
+std::string message_of(const http::Response& response) {
+  auto body = nlohmann::json::parse(response.body(), nullptr, /*allow_exceptions=*/false);
+  if (body.is_object() && body.contains("message") && body["message"].is_string()) {
+    return body["message"];
+  }
+  return std::string(bhttp::obsolete_reason(response.result()));
+}
+
+}  // namespace
+
+Api::Prepared Api::prepare_request(const nlohmann::json& body, std::optional<bool> dry_run) {
+  auto request = heartbeat::parse_profiling_request(body);
+  if (!request) return invalid_request(request.error());
+  if (dry_run) request->dry_run = *dry_run;
+  if (!selects_by_entities(*request)) return std::move(*request);
+  auto query = to_target_query(*request, options_.active_window);
+  if (!query) return invalid_request(query.error());
+  auto targets = store_.resolve_targets(*query);
+  if (!targets) return store_failure(targets.error());
+  if (targets->empty()) {
+    return invalid_request(
+        Error::problem(ErrorKind::kInvalidArgument, "target_entities",
+                       "No active targets were resolved for scope '" +
+                           std::string(heartbeat::to_string(request->target_scope)) +
+                           "' in service '" + request->service_name + "'"));
+  }
+  take_resolved_targets(*request, *targets);
+  return std::move(*request);
+}
+
+Result<std::optional<Error>> Api::check_perf_events(const heartbeat::ProfilingRequest& request) {
+  if (requested_perf_events(request).empty()) return std::optional<Error>();
+  auto supported = store_.perf_events_of(request.service_name);
+  if (!supported) return std::move(supported).take_error();
+  return unsupported_perf_events(request, *supported);
+}
+
+Api::Submission Api::submit_request(const heartbeat::ProfilingRequest& request) {
+  auto store_request = to_store_request(request);
+  if (!store_request) return invalid_request(store_request.error());
+  auto outcome = std::visit(
+      [&](const auto& typed) -> Result<storage::SubmitOutcome> {
+        if constexpr (std::is_same_v<std::decay_t<decltype(typed)>, storage::StartRequest>) {
+          return store_.submit_start(typed);
+        } else {
+          return store_.submit_stop(typed);
+        }
+      },
+      *store_request);
+  if (!outcome) return store_failure(outcome.error());
+  return to_profiling_response(request, *outcome, std::chrono::system_clock::now());
+}
+
+http::Response Api::profile_request(const Call& call) {
+  auto body = json_body(call.request, "profile_request");
+  if (!body) return invalid_request(body.error());
+  Prepared prepared = prepare_request(*body, std::nullopt);
+  if (auto* refused = std::get_if<http::Response>(&prepared)) return std::move(*refused);
+  const auto& request = std::get<heartbeat::ProfilingRequest>(prepared);
+  auto perf = check_perf_events(request);
+  if (!perf) return store_failure(perf.error());
+  if (*perf) return invalid_request(**perf);
+  Submission submitted = submit_request(request);
+  if (auto* refused = std::get_if<http::Response>(&submitted)) return std::move(*refused);
+  return json_ok(heartbeat::to_json(std::get<heartbeat::ProfilingResponse>(submitted)));
+}
+
+http::Response Api::bulk_profile_request(const Call& call) {
+  auto body = json_body(call.request, "profile_request/bulk");
+  if (!body) return invalid_request(body.error());
+  if (!body->is_object()) {
+    return invalid_request(Error::problem(ErrorKind::kParse, "", "must be an object"));
+  }
+  const nlohmann::json* requests = body->contains("requests") ? &(*body)["requests"] : nullptr;
+  if (!requests || !requests->is_array() || requests->empty()) {
+    return invalid_request(
+        Error::problem(ErrorKind::kInvalidArgument, "requests", "requests list cannot be empty"));
+  }
+  if (requests->size() > kMaxBulkRequests) {
+    return invalid_request(
+        Error::problem(ErrorKind::kInvalidArgument, "requests",
+                       "must have at most " + std::to_string(kMaxBulkRequests) + " requests"));
+  }
+  std::optional<bool> dry_run;
+  if (auto flag = body->find("dry_run"); flag != body->end() && !flag->is_null()) {
+    if (!flag->is_boolean()) {
+      return invalid_request(
+          Error::problem(ErrorKind::kInvalidArgument, "dry_run", "must be true or false"));
+    }
+    dry_run = flag->get<bool>();
+  }
+  // Every start's perf events are checked before any request is submitted, as in Studio: one
+  // host that lacks them refuses the whole batch.
+  std::vector<Prepared> prepared;
+  std::optional<Error> unsupported;
+  for (size_t index = 0; index < requests->size(); ++index) {
+    prepared.push_back(prepare_request((*requests)[index], dry_run));
+    const auto* request = std::get_if<heartbeat::ProfilingRequest>(&prepared.back());
+    if (!request) continue;
+    auto perf = check_perf_events(*request);
+    if (!perf) return store_failure(perf.error());
+    if (!*perf) continue;
+    Error located = Error::problem(
+        ErrorKind::kInvalidArgument,
+        "requests[" + std::to_string(index) + "]." + (*perf)->problems().front().where,
+        (*perf)->problems().front().what);
+    if (unsupported) {
+      unsupported->add_problems_of(located);
+    } else {
+      unsupported = std::move(located);
+    }
+  }
+  if (unsupported) return invalid_request(*unsupported);
+  nlohmann::json results = nlohmann::json::array();
+  size_t successes = 0;
+  for (size_t index = 0; index < requests->size(); ++index) {
+    const nlohmann::json& item = (*requests)[index];
+    nlohmann::json result = {{"index", index},
+                             {"service_name", item.is_object() && item.contains("service_name") &&
+                                                      item["service_name"].is_string()
+                                                  ? item["service_name"]
+                                                  : nlohmann::json("")},
+                             {"response", nullptr},
+                             {"error", nullptr}};
+    Submission submitted =
+        std::holds_alternative<http::Response>(prepared[index])
+            ? Submission(std::get<http::Response>(prepared[index]))
+            : submit_request(std::get<heartbeat::ProfilingRequest>(prepared[index]));
+    if (auto* refused = std::get_if<http::Response>(&submitted)) {
+      result["success"] = false;
+      result["error"] = message_of(*refused);
+    } else {
+      ++successes;
+      result["success"] = true;
+      result["response"] = heartbeat::to_json(std::get<heartbeat::ProfilingResponse>(submitted));
+    }
+    results.push_back(std::move(result));
+  }
+  return json_ok({{"total_submitted", requests->size()},
+                  {"successful_count", successes},
+                  {"failed_count", requests->size() - successes},
+                  {"results", std::move(results)}});
+}
+
+}  // namespace dormant::server::api
