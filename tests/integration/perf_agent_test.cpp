@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "scoped_cgroup.h"
 #include "tests/support/eventually.h"
 #include "tests/support/pprof_text.h"
 #include "workload.h"
@@ -567,28 +568,6 @@ namespace {
 
 using dormant::testing::eventually;
 using dormant::testing::spawn_workload;
-
-// A cgroup made for one test in perf's hierarchy, removed (with its processes killed) at the end.
-class ScopedCgroup {
- public:
-  explicit ScopedCgroup(fs::path path) : path_(std::move(path)) {
-    for (fs::path dir = path_; !fs::exists(dir); dir = dir.parent_path()) created_.push_back(dir);
-    fs::create_directories(path_);
-  }
-  ~ScopedCgroup() {
-    for (const fs::path& dir : created_) {
-      for (int attempt = 0; attempt < 100 && ::rmdir(dir.c_str()) != 0 && errno == EBUSY;
-           ++attempt) {
-        ::usleep(20000);  // its killed processes are still leaving
-      }
-    }
-  }
-  void add(pid_t pid) const { std::ofstream(path_ / "cgroup.procs") << pid; }
-
- private:
-  fs::path path_;
-  std::vector<fs::path> created_;  // deepest first
-};
 
 // --perf-use-cgroups with perf (cgroups named as perf -G takes them) and with eBPF (cgroup v2 ids).
 class CgroupTargetTest : public PerfAgentTest, public ::testing::WithParamInterface<const char*> {
