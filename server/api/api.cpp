@@ -184,6 +184,7 @@ const std::vector<Api::Route>& Api::routes() {
       {verb::get, "/api/metrics/profiling/host_status", Auth::kBearer, kRead, &Api::host_status},
       {verb::get, "/api/metrics/profiling/workload_status", Auth::kBearer, kRead,
        &Api::workload_status},
+      {verb::get, "/api/subscriptions", Auth::kBearer, kRead, &Api::list_subscriptions},
       {verb::get, "/api/hosts", Auth::kBearer, kRead, &Api::list_hosts},
       {verb::get, "/api/commands", Auth::kBearer, kRead, &Api::list_commands},
       {verb::get, "/api/commands/{}", Auth::kBearer, kRead, &Api::get_command},

@@ -88,16 +88,22 @@ class Api {
   http::Response bulk_profile_request(const Call& call);
   // One request's body parsed, and its selectors resolved into target_hosts; or the error
   // response that refuses it. `dry_run`: overrides the body's.
-  using Prepared = std::variant<heartbeat::ProfilingRequest, http::Response>;
+  struct PreparedRequest {
+    heartbeat::ProfilingRequest request;
+    std::optional<storage::TargetQuery> selected_by;  // what it was resolved from
+  };
+  using Prepared = std::variant<PreparedRequest, http::Response>;
   Prepared prepare_request(const nlohmann::json& body, std::optional<bool> dry_run);
   // The perf events a start asks for against those its hosts support: the error that names the
   // hosts that lack some, or nullopt.
   Result<std::optional<Error>> check_perf_events(const heartbeat::ProfilingRequest& request);
   // A prepared request submitted: the answer, or the error response that refuses it.
   using Submission = std::variant<heartbeat::ProfilingResponse, http::Response>;
-  Submission submit_request(const heartbeat::ProfilingRequest& request);
+  Submission submit_request(const PreparedRequest& prepared);
   // profiling_status.h: Studio's status views.
   http::Response host_status(const Call& call);
+  // subscriptions.cpp
+  http::Response list_subscriptions(const Call& call);
   http::Response workload_status(const Call& call);
   http::Response upload_profile(const Call& call);
   http::Response health_check(const Call& call);

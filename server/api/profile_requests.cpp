@@ -31,7 +31,7 @@ Api::Prepared Api::prepare_request(const nlohmann::json& body, std::optional<boo
   auto request = heartbeat::parse_profiling_request(body);
   if (!request) return invalid_request(request.error());
   if (dry_run) request->dry_run = *dry_run;
-  if (!selects_by_entities(*request)) return std::move(*request);
+  if (!selects_by_entities(*request)) return PreparedRequest{std::move(*request), std::nullopt};
   auto query = to_target_query(*request, options_.active_window);
   if (!query) return invalid_request(query.error());
   auto targets = store_.resolve_targets(*query);
@@ -44,7 +44,7 @@ Api::Prepared Api::prepare_request(const nlohmann::json& body, std::optional<boo
                            "' in service '" + request->service_name + "'"));
   }
   take_resolved_targets(*request, *targets);
-  return std::move(*request);
+  return PreparedRequest{std::move(*request), std::move(*query)};
 }
 
 Result<std::optional<Error>> Api::check_perf_events(const heartbeat::ProfilingRequest& request) {
@@ -54,8 +54,9 @@ Result<std::optional<Error>> Api::check_perf_events(const heartbeat::ProfilingRe
   return unsupported_perf_events(request, *supported);
 }
 
-Api::Submission Api::submit_request(const heartbeat::ProfilingRequest& request) {
-  auto store_request = to_store_request(request);
+Api::Submission Api::submit_request(const PreparedRequest& prepared) {
+  const heartbeat::ProfilingRequest& request = prepared.request;
+  auto store_request = to_store_request(request, prepared.selected_by);
   if (!store_request) return invalid_request(store_request.error());
   auto outcome = std::visit(
       [&](const auto& typed) -> Result<storage::SubmitOutcome> {
@@ -75,11 +76,11 @@ http::Response Api::profile_request(const Call& call) {
   if (!body) return invalid_request(body.error());
   Prepared prepared = prepare_request(*body, std::nullopt);
   if (auto* refused = std::get_if<http::Response>(&prepared)) return std::move(*refused);
-  const auto& request = std::get<heartbeat::ProfilingRequest>(prepared);
-  auto perf = check_perf_events(request);
+  const auto& ready = std::get<PreparedRequest>(prepared);
+  auto perf = check_perf_events(ready.request);
   if (!perf) return store_failure(perf.error());
   if (*perf) return invalid_request(**perf);
-  Submission submitted = submit_request(request);
+  Submission submitted = submit_request(ready);
   if (auto* refused = std::get_if<http::Response>(&submitted)) return std::move(*refused);
   return json_ok(heartbeat::to_json(std::get<heartbeat::ProfilingResponse>(submitted)));
 }
@@ -114,9 +115,9 @@ http::Response Api::bulk_profile_request(const Call& call) {
   std::optional<Error> unsupported;
   for (size_t index = 0; index < requests->size(); ++index) {
     prepared.push_back(prepare_request((*requests)[index], dry_run));
-    const auto* request = std::get_if<heartbeat::ProfilingRequest>(&prepared.back());
-    if (!request) continue;
-    auto perf = check_perf_events(*request);
+    const auto* ready = std::get_if<PreparedRequest>(&prepared.back());
+    if (!ready) continue;
+    auto perf = check_perf_events(ready->request);
     if (!perf) return store_failure(perf.error());
     if (!*perf) continue;
     Error located = Error::problem(
@@ -141,10 +142,9 @@ http::Response Api::bulk_profile_request(const Call& call) {
                                                   : nlohmann::json("")},
                              {"response", nullptr},
                              {"error", nullptr}};
-    Submission submitted =
-        std::holds_alternative<http::Response>(prepared[index])
-            ? Submission(std::get<http::Response>(prepared[index]))
-            : submit_request(std::get<heartbeat::ProfilingRequest>(prepared[index]));
+    Submission submitted = std::holds_alternative<http::Response>(prepared[index])
+                               ? Submission(std::get<http::Response>(prepared[index]))
+                               : submit_request(std::get<PreparedRequest>(prepared[index]));
     if (auto* refused = std::get_if<http::Response>(&submitted)) {
       result["success"] = false;
       result["error"] = message_of(*refused);

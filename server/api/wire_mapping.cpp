@@ -230,7 +230,8 @@ void take_resolved_targets(heartbeat::ProfilingRequest& request,
   (*request.additional_args)["target_scope"] = heartbeat::to_string(request.target_scope);
 }
 
-Result<StoreRequest> to_store_request(const heartbeat::ProfilingRequest& request) {
+Result<StoreRequest> to_store_request(const heartbeat::ProfilingRequest& request,
+                                      const std::optional<storage::TargetQuery>& selected_by) {
   if (request.target_hosts.empty()) {
     return Error::problem(ErrorKind::kInvalidArgument, "target_hosts",
                           "required (hostname: null for the whole host, or a list of pids)");
@@ -241,6 +242,11 @@ Result<StoreRequest> to_store_request(const heartbeat::ProfilingRequest& request
     stop.target_hosts = to_target_hosts(request.target_hosts);
     stop.level = same_named<storage::StopLevel>(request.stop_level);
     stop.dry_run = request.dry_run;
+    if (selected_by) {
+      stop.unsubscribe = storage::SubscriptionSpec{selected_by->scope, selected_by->selectors};
+    } else {
+      stop.opt_out = true;
+    }
     return StoreRequest(std::move(stop));
   }
   storage::StartRequest start;
@@ -252,6 +258,9 @@ Result<StoreRequest> to_store_request(const heartbeat::ProfilingRequest& request
   start.mode = request.profiling_mode;
   if (request.additional_args) start.additional_args = *request.additional_args;
   start.dry_run = request.dry_run;
+  if (selected_by && request.continuous) {
+    start.subscribe = storage::SubscriptionSpec{selected_by->scope, selected_by->selectors};
+  }
   return StoreRequest(std::move(start));
 }
 

@@ -35,9 +35,14 @@ Result<storage::TargetQuery> to_target_query(const heartbeat::ProfilingRequest& 
 void take_resolved_targets(heartbeat::ProfilingRequest& request,
                            const storage::TargetHosts& targets);
 
-// A start or a stop for the store, for the hosts in target_hosts.
+// A start or a stop for the store, for the hosts in target_hosts. `selected_by`: the scope and
+// selectors they were resolved from: a continuous start by them subscribes, a stop by them ends
+// the subscriptions they name. Without, a stop opts its hosts out of the service's
+// subscriptions.
 using StoreRequest = std::variant<storage::StartRequest, storage::StopRequest>;
-Result<StoreRequest> to_store_request(const heartbeat::ProfilingRequest& request);
+Result<StoreRequest> to_store_request(
+    const heartbeat::ProfilingRequest& request,
+    const std::optional<storage::TargetQuery>& selected_by = std::nullopt);
 
 heartbeat::ProfilingResponse to_profiling_response(const heartbeat::ProfilingRequest& request,
                                                    const storage::SubmitOutcome& outcome,

@@ -123,6 +123,26 @@ struct TargetQuery {
   std::chrono::milliseconds active_window{120'000};
 };
 
+// What a subscription selects: a continuous start by selectors stands, and each heartbeat of a
+// host of its service gives that host what the selectors pick on it now.
+struct SubscriptionSpec {
+  TargetScope scope = TargetScope::kService;
+  std::vector<Selector> selectors;
+
+  friend bool operator==(const SubscriptionSpec&, const SubscriptionSpec&) = default;
+};
+
+struct Subscription {
+  std::string subscription_id;
+  std::string request_id;  // the continuous start: what its commands run
+  std::string service_name;
+  SubscriptionSpec spec;
+  TimePoint created_at;
+  std::optional<TimePoint> ended_at;
+  std::optional<std::string> ended_by;  // the stop request that ended it
+  std::vector<std::string> opted_out;   // hosts an explicit stop took out of it, sorted
+};
+
 struct StartRequest {
   std::optional<std::string> request_id;  // made up by the store when absent
   std::string service_name;
@@ -134,6 +154,8 @@ struct StartRequest {
   // Spread into the top level of combined_config; may not set the keys the store sets itself.
   nlohmann::json additional_args = nlohmann::json::object();
   bool dry_run = false;  // plan, write nothing
+  // A continuous start by selectors: the subscription it makes.
+  std::optional<SubscriptionSpec> subscribe;
 };
 
 struct StopRequest {
@@ -143,6 +165,11 @@ struct StopRequest {
   TargetHosts target_hosts;
   StopLevel level = StopLevel::kProcess;
   bool dry_run = false;
+  // A stop by selectors ends the subscriptions of its service with the same scope and
+  // selectors, and a service-scope stop all of them; a stop of hosts named in target_hosts
+  // takes those hosts out of every subscription of the service (opt_out).
+  std::optional<SubscriptionSpec> unsubscribe;
+  bool opt_out = false;
 };
 
 struct Command {

@@ -20,6 +20,7 @@
 #include "server/storage/request_checks.h"
 #include "server/storage/request_rows.h"
 #include "server/storage/sqlite_database.h"
+#include "server/storage/subscription_rows.h"
 #include "server/storage/target_rows.h"
 
 namespace dormant::server::storage {
@@ -98,6 +99,103 @@ Result<void> notify_command(Database& db, const std::string& hostname, const std
   auto notify = db.prepare("SELECT pg_notify(?1, ?2)");
   if (!notify) return std::move(notify).take_error();
   return notify->bind_all(kCommandsChannel, payload).run();
+}
+
+// What the active subscriptions of the host's service pick on it now, merged: nullopt when none
+// picks it, a nullopt pid list when one picks it whole. `chosen`: the oldest that picks it.
+Result<std::optional<std::optional<PidList>>> subscribed_targets(
+    Database& db, const std::vector<Subscription>& subscriptions, const std::string& hostname,
+    TimePoint now, const Subscription*& chosen) {
+  std::optional<std::optional<PidList>> merged;
+  for (const Subscription& subscription : subscriptions) {
+    TargetQuery query{subscription.service_name, subscription.spec.scope, {}, {}};
+    for (Selector selector : subscription.spec.selectors) {
+      if (selector.hostname && *selector.hostname != hostname) continue;
+      selector.hostname = hostname;
+      query.selectors.push_back(std::move(selector));
+    }
+    if (query.selectors.empty() && subscription.spec.scope != TargetScope::kService) continue;
+    auto targets = resolve_targets(db, query, now);
+    if (!targets) return std::move(targets).take_error();
+    auto found = targets->find(hostname);
+    if (found == targets->end()) continue;
+    if (!chosen) chosen = &subscription;
+    if (!found->second || (merged && !*merged)) {
+      merged = std::optional<PidList>();
+      continue;
+    }
+    PidList pids = merged ? **merged : PidList{};
+    pids.insert(pids.end(), found->second->begin(), found->second->end());
+    std::sort(pids.begin(), pids.end());
+    pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+    merged = std::optional<PidList>(std::move(pids));
+  }
+  return merged;
+}
+
+// A heartbeat's share of the subscriptions: the host gets what the subscriptions of its service
+// pick on it now (a start for those pids or the whole host; a stop when they picked it before and
+// pick nothing now), unless a command of its own stands: an explicit start that runs, or an
+// explicit stop made after the subscriptions. Returns whether it issued a command.
+Result<bool> follow_subscriptions(Database& db, const std::string& hostname,
+                                  const std::string& service, TimePoint now) {
+  auto subscriptions = subscriptions_for_host(db, service, hostname);
+  if (!subscriptions) return std::move(subscriptions).take_error();
+  if (subscriptions->empty()) return false;
+  auto current = find_current_command(db, hostname, service);
+  if (!current) return std::move(current).take_error();
+  std::optional<std::string> owner;
+  if (*current) {
+    for (const Subscription& subscription : *subscriptions) {
+      const auto& ids = (*current)->command.request_ids;
+      if (std::find(ids.begin(), ids.end(), subscription.request_id) != ids.end()) {
+        owner = subscription.request_id;
+      }
+    }
+  }
+  std::optional<CurrentCommand> view = planning_view(*current);
+  bool standing = view && is_standing_start(*view, now);
+  if (*current && !owner) {
+    if (standing) return false;
+    if ((*current)->command.type == CommandType::kStop &&
+        (*current)->command.created_at >= subscriptions->front().created_at) {
+      return false;
+    }
+  }
+  const Subscription* chosen = nullptr;
+  auto wanted = subscribed_targets(db, *subscriptions, hostname, now, chosen);
+  if (!wanted) return std::move(wanted).take_error();
+  CommandSpec spec;
+  std::string request_id;
+  if (!*wanted) {
+    if (!owner || !standing) return false;
+    spec.type = CommandType::kStop;
+    spec.stop_level = StopLevel::kHost;
+    request_id = *owner;
+  } else {
+    auto request = find_request(db, chosen->request_id);
+    if (!request) return std::move(request).take_error();
+    if (!*request) return false;  // expired with its commands: nothing to run
+    const ProfilingRequestRecord& record = **request;
+    spec.continuous = true;
+    spec.duration_s = record.duration_s.value_or(60);
+    spec.frequency_hz = record.frequency_hz.value_or(11);
+    spec.mode = record.mode.value_or(ProfilingMode::kCpu);
+    spec.additional_args = record.additional_args.value_or(nlohmann::json::object());
+    spec.pids = **wanted;
+    if (owner && standing && view->spec.pids == spec.pids) return false;
+    request_id = chosen->request_id;
+  }
+  HostChange change{*current ? PlanAction::kReplaced : PlanAction::kNew, spec, false};
+  PlannedHost planned = plan_host(hostname, service, change, *current, request_id, now, false);
+  ArgsWriter args;
+  if (auto written = write_host(db, planned, now, args); !written) {
+    return std::move(written).take_error();
+  }
+  if (auto notified = notify_command(db, hostname, service); !notified) {
+    return std::move(notified).take_error();
+  }
+  return true;
 }
 
 }  // namespace
@@ -217,6 +315,8 @@ Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat) 
     auto synced =
         sync_inventory(db, heartbeat.hostname, heartbeat.service_name, heartbeat.containers);
     if (!synced) return std::move(synced).take_error();
+    auto followed = follow_subscriptions(db, heartbeat.hostname, heartbeat.service_name, now);
+    if (!followed) return std::move(followed).take_error();
     auto current = find_current_command(db, heartbeat.hostname, heartbeat.service_name);
     if (!current) return std::move(current).take_error();
     HeartbeatAnswer answer;
@@ -247,7 +347,8 @@ Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat) 
 }
 
 template <typename PlanHost>
-Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run, PlanHost plan) {
+Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run, PlanHost plan,
+                                    const WithRequest& with_request) {
   const TargetHosts& targets = request.target_hosts;
   // A dry run writes nothing: it is answered whatever the state of the disk.
   if (!dry_run) {
@@ -295,6 +396,11 @@ Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run
         request.status = done ? RequestStatus::kCompleted : RequestStatus::kPending;
         if (auto inserted = insert_request(db, request, args); !inserted) {
           return std::move(inserted).take_error();
+        }
+        if (with_request) {
+          if (auto written = with_request(db, now); !written) {
+            return std::move(written).take_error();
+          }
         }
       } else if (done) {
         if (auto set = set_request_status(db, request.request_id, RequestStatus::kCompleted);
@@ -371,8 +477,20 @@ Result<SubmitOutcome> Store::submit_start(const StartRequest& start) {
     for_host.pids = pids;
     return plan_start(for_host, current, now);
   };
+  WithRequest subscribe;
+  if (request->subscribe && request->continuous) {
+    Subscription subscription;
+    subscription.subscription_id = random_uuid();
+    subscription.request_id = record.request_id;
+    subscription.service_name = record.service_name;
+    subscription.spec = *request->subscribe;
+    subscribe = [subscription](Database& db, TimePoint now) mutable {
+      subscription.created_at = now;
+      return insert_subscription(db, subscription);
+    };
+  }
   std::string context = "submitting start request " + record.request_id;
-  return settle(in_context(submit(std::move(record), request->dry_run, plan), context),
+  return settle(in_context(submit(std::move(record), request->dry_run, plan, subscribe), context),
                 !request->dry_run);
 }
 
@@ -390,8 +508,20 @@ Result<SubmitOutcome> Store::submit_stop(const StopRequest& stop) {
   auto plan = [level](const std::optional<PidList>& pids,
                       const std::optional<CurrentCommand>& current,
                       TimePoint now) { return plan_stop(level, pids, current, now); };
+  std::string request_id = record.request_id;
+  std::string service = record.service_name;
+  WithRequest unsubscribe = [&](Database& db, TimePoint now) -> Result<void> {
+    if (request->unsubscribe) {
+      auto ended = end_subscriptions(db, service, *request->unsubscribe, request_id, now);
+      if (!ended) return ended;
+    }
+    if (!request->opt_out) return ok();
+    std::vector<std::string> hostnames;
+    for (const auto& [hostname, pids] : request->target_hosts) hostnames.push_back(hostname);
+    return opt_out_of_subscriptions(db, service, hostnames, now);
+  };
   std::string context = "submitting stop request " + record.request_id;
-  return settle(in_context(submit(std::move(record), request->dry_run, plan), context),
+  return settle(in_context(submit(std::move(record), request->dry_run, plan, unsubscribe), context),
                 !request->dry_run);
 }
 
@@ -543,6 +673,14 @@ Result<std::map<std::string, std::vector<std::string>>> Store::perf_events_of(
       [&](Database& db) -> Result<std::map<std::string, std::vector<std::string>>> {
         return find_perf_events(db, service);
       });
+}
+
+Result<std::vector<Subscription>> Store::list_subscriptions(int64_t limit) {
+  return with_connection([&](Database& db) -> Result<std::vector<Subscription>> {
+    auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
+    if (!transaction) return std::move(transaction).take_error();
+    return storage::list_subscriptions(db, limit);
+  });
 }
 
 Result<WorkloadSnapshot> Store::workload_snapshot(const SnapshotQuery& query) {

@@ -119,6 +119,9 @@ class Store {
   // The active hosts, their current commands and inventories (workload_rows.h).
   Result<WorkloadSnapshot> workload_snapshot(const SnapshotQuery& query);
 
+  // Subscriptions, active first, newest first.
+  Result<std::vector<Subscription>> list_subscriptions(int64_t limit = 1000);
+
   // The hosts that sent a heartbeat, with their current commands.
   Result<std::vector<HostRecord>> list_hosts(const HostFilter& filter = {});
   // Newest first; with history unless the filter asks for current commands only.
@@ -160,8 +163,12 @@ class Store {
   TimePoint current_time() const { return from_unix_ms(to_unix_ms(clock_())); }
 
   // Records `request` and gives each of its hosts the command `plan` chooses.
+  // `with_request`, when given, writes what goes with the request (a subscription, its end,
+  // opt-outs) in the transaction that records it.
+  using WithRequest = std::function<Result<void>(Database&, TimePoint)>;
   template <typename PlanHost>
-  Result<SubmitOutcome> submit(ProfilingRequestRecord request, bool dry_run, PlanHost plan);
+  Result<SubmitOutcome> submit(ProfilingRequestRecord request, bool dry_run, PlanHost plan,
+                               const WithRequest& with_request);
 
   // The gate's answer before a write of some `bytes`; always yes on PostgreSQL.
   Result<void> check_writable(uint64_t bytes = 0);

@@ -174,5 +174,38 @@ TEST_P(WorkloadStoreTest, ExpiredHostsTakeTheirInventoryWithThem) {
   EXPECT_EQ(column("SELECT COUNT(*) FROM host_processes"), "0");
 }
 
+TEST_P(WorkloadStoreTest, SubscriptionsEnrollFollowOptOutAndEnd) {
+  fleet();
+  StartRequest start = this->start({{"web-1", PidList{100, 101, 102}}});
+  start.continuous = true;
+  start.subscribe = SubscriptionSpec{TargetScope::kPod,
+                                     {sel({{&Selector::pod_name, "checkout-7f8d9cb4d-x2m9q"}})}};
+  submit(start);
+  // The pod moves to web-2 with new pids: web-2 is enrolled, web-1 stopped.
+  beat_with("web-1", {});
+  beat_with("web-2",
+            {container("app", "shop", "checkout-7f8d9cb4d-x2m9q", "checkout", {{500, "java"}})});
+  auto subscriptions = store_->list_subscriptions();
+  ASSERT_TRUE(subscriptions.ok()) << subscriptions.error().message();
+  ASSERT_EQ(subscriptions->size(), 1u);
+  EXPECT_EQ((*subscriptions)[0].spec.selectors[0].pod_name, "checkout-7f8d9cb4d-x2m9q");
+  EXPECT_EQ(column("SELECT command_type || ':' || COALESCE(pids, 'host') FROM commands "
+                   "WHERE replaced_by IS NULL ORDER BY hostname"),
+            "stop:host,start:[500]");
+  // Stopped by name: opted out. Ended by a stop with the same selectors.
+  StopRequest by_name = stop({{"web-2", std::nullopt}}, StopLevel::kHost);
+  by_name.opt_out = true;
+  submit(by_name);
+  subscriptions = store_->list_subscriptions();
+  ASSERT_TRUE(subscriptions.ok());
+  EXPECT_EQ((*subscriptions)[0].opted_out, std::vector<std::string>{"web-2"});
+  StopRequest ending = stop({{"web-1", std::nullopt}}, StopLevel::kHost);
+  ending.unsubscribe = (*subscriptions)[0].spec;
+  submit(ending);
+  subscriptions = store_->list_subscriptions();
+  ASSERT_TRUE(subscriptions.ok());
+  EXPECT_TRUE((*subscriptions)[0].ended_at.has_value());
+}
+
 }  // namespace
 }  // namespace dormant::server::storage

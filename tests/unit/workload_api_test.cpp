@@ -3,6 +3,8 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <random>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -466,6 +468,149 @@ TEST_F(WorkloadApiTest, BulkSubmitsEachRequestAndReportsEach) {
   json many = json::array();
   for (int i = 0; i < 1001; ++i) many.push_back(requests[0]);
   EXPECT_EQ(post("/api/metrics/profile_request/bulk", {{"requests", many}}).status, 422);
+}
+
+json service_subscription(const std::string& type) {
+  return {{"request_type", type},
+          {"continuous", true},
+          {"target_scope", "service"},
+          {"stop_level", "host"},
+          {"target_entities", {{{"serviceName", "web"}}}}};
+}
+
+// AT-S10: a host that comes later under a service subscription is started on its first
+// heartbeat, in that heartbeat's answer.
+TEST_F(WorkloadApiTest, AtS10ALaterHostIsEnrolledOnItsFirstHeartbeat) {
+  beat("h1");
+  ASSERT_EQ(profile(service_subscription("start")).status, 200);
+  EXPECT_EQ(beat("h1")["profiling_command"]["command_type"], "start");
+  json first = beat("h2");
+  EXPECT_EQ(first["profiling_command"]["command_type"], "start") << first;
+  EXPECT_EQ(first["profiling_command"]["combined_config"]["continuous"], true);
+  EXPECT_EQ(beat("h2")["command_id"], first["command_id"]) << "enrolled once";
+}
+
+// AT-S11: without a subscription a new host gets nothing.
+TEST_F(WorkloadApiTest, AtS11WithoutASubscriptionANewHostGetsNothing) {
+  beat("h1");
+  ASSERT_EQ(profile({{"target_hosts", {{"h1", nullptr}}}, {"continuous", true}}).status, 200);
+  EXPECT_TRUE(beat("h2")["profiling_command"].is_null());
+}
+
+// AT-S12: a newer service-scope stop ends the subscription.
+TEST_F(WorkloadApiTest, AtS12AServiceScopeStopEndsTheSubscription) {
+  beat("h1");
+  ASSERT_EQ(profile(service_subscription("start")).status, 200);
+  ASSERT_EQ(profile(service_subscription("stop")).status, 200);
+  json answer = beat("h2");
+  EXPECT_TRUE(answer["profiling_command"].is_null()) << answer;
+  EXPECT_EQ(beat("h1")["profiling_command"]["command_type"], "stop");
+  json listed = get("/api/subscriptions").body["subscriptions"];
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["active"], false);
+  EXPECT_FALSE(listed[0]["ended_by"].is_null());
+}
+
+// AT-S13: a host's own command stands under a subscription: auto-enrollment leaves it alone.
+TEST_F(WorkloadApiTest, AtS13AnExplicitCommandIsNotOverwritten) {
+  beat("h1");
+  ASSERT_EQ(profile({{"target_hosts", {{"h1", {42}}}}, {"continuous", true}}).status, 200);
+  json own = beat("h1");
+  // h1 goes quiet past the active window: the subscription made now does not reach it.
+  now_ += 150s;
+  beat("h2");
+  ASSERT_EQ(profile(service_subscription("start")).status, 200);
+  json back = beat("h1");
+  EXPECT_EQ(back["command_id"], own["command_id"]) << back;
+  EXPECT_EQ(back["profiling_command"]["combined_config"]["pids"], json({42}));
+  EXPECT_EQ(beat("h1")["command_id"], own["command_id"]);
+}
+
+// Beyond Studio: a pod-scope subscription follows the pods of a workload as they move between
+// three hosts over 20 heartbeats: at every moment each pod's processes are profiled on the host
+// that runs them, and nothing else is.
+TEST_F(WorkloadApiTest, ASubscriptionFollowsPodsAsTheyMove) {
+  const std::vector<std::string> hosts = {"h1", "h2", "h3"};
+  for (const std::string& host : hosts) beat(host, json::array());
+  ASSERT_EQ(profile({{"continuous", true},
+                     {"target_scope", "workload"},
+                     {"target_entities", {{{"namespace", "shop"}, {"workloadName", "cart"}}}}})
+                .status,
+            422)
+      << "no cart pod yet: nothing to resolve";
+  beat("h1", {container("app", "shop", "cart-0", "cart", {process(100, "java")})});
+  ASSERT_EQ(profile({{"continuous", true},
+                     {"target_scope", "workload"},
+                     {"target_entities", {{{"namespace", "shop"}, {"workloadName", "cart"}}}}})
+                .status,
+            200);
+  std::mt19937 random(7);
+  int next_pid = 1000;
+  for (int round = 0; round < 20; ++round) {
+    // Three cart pods and a pay pod, each on a host drawn at random, with new pids.
+    std::map<std::string, json> inventory;
+    std::map<std::string, std::set<int>> expected;
+    for (const std::string& host : hosts) inventory[host] = json::array();
+    for (int pod = 0; pod < 4; ++pod) {
+      const std::string& host = hosts[random() % hosts.size()];
+      bool cart = pod < 3;
+      int pid = next_pid++;
+      inventory[host].push_back(
+          container("app", "shop", (cart ? "cart-" : "pay-") + std::to_string(pod),
+                    cart ? "cart" : "pay", {process(pid, "java"), process(pid + 500, "gc")}));
+      if (cart) expected[host].insert({pid, pid + 500});
+    }
+    for (const std::string& host : hosts) {
+      json command = beat(host, inventory[host])["profiling_command"];
+      std::set<int> profiled;
+      bool whole_host = false;
+      if (command.is_object() && command["command_type"] == "start") {
+        const json& config = command["combined_config"];
+        if (config.contains("pids")) {
+          for (const json& pid : config["pids"]) profiled.insert(pid.get<int>());
+        } else {
+          whole_host = true;
+        }
+      }
+      EXPECT_FALSE(whole_host) << "round " << round << " " << host;
+      EXPECT_EQ(profiled, expected[host]) << "round " << round << " " << host << ": " << command;
+    }
+  }
+  json listed = get("/api/subscriptions").body["subscriptions"];
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["target_scope"], "workload");
+  EXPECT_EQ(listed[0]["target_entities"],
+            json({{{"namespace", "shop"}, {"workloadName", "cart"}}}));
+  EXPECT_EQ(listed[0]["covers"]["pid_count"], 6);
+}
+
+// Beyond Studio: a host stopped by name is opted out of the subscription for good; the others
+// go on.
+TEST_F(WorkloadApiTest, AHostStoppedByNameIsOptedOutOfTheSubscription) {
+  beat("h1", {container("app", "shop", "cart-0", "cart", {process(10, "java")})});
+  beat("h2", {container("app", "shop", "cart-1", "cart", {process(20, "java")})});
+  ASSERT_EQ(profile({{"continuous", true},
+                     {"target_scope", "pod"},
+                     {"target_entities", {{{"podName", "cart-0"}}, {{"podName", "cart-1"}}}}})
+                .status,
+            200);
+  EXPECT_EQ(beat("h1")["profiling_command"]["command_type"], "start");
+  ASSERT_EQ(
+      profile(
+          {{"request_type", "stop"}, {"stop_level", "host"}, {"target_hosts", {{"h1", nullptr}}}})
+          .status,
+      200);
+  EXPECT_EQ(beat("h1")["profiling_command"]["command_type"], "stop");
+  // New processes in its pod: still left alone.
+  json moved = beat("h1", {container("app", "shop", "cart-0", "cart",
+                                     {process(10, "java"), process(11, "java")})});
+  EXPECT_EQ(moved["profiling_command"]["command_type"], "stop") << moved;
+  json other = beat("h2", {container("app", "shop", "cart-1", "cart",
+                                     {process(20, "java"), process(21, "java")})});
+  EXPECT_EQ(other["profiling_command"]["combined_config"]["pids"], json({20, 21}));
+  json listed = get("/api/subscriptions").body["subscriptions"];
+  EXPECT_EQ(listed[0]["opted_out_hosts"], json({"h1"}));
+  EXPECT_EQ(listed[0]["covers"]["hosts"], json({{"h2", {20, 21}}}));
 }
 
 }  // namespace

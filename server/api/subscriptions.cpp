@@ -1,0 +1,77 @@
+// GET /api/subscriptions: each subscription, and what it covers now.
+#include "server/api/api.h"
+#include "server/api/api_requests.h"
+#include "server/api/wire_mapping.h"
+#include "server/storage/subscription_rows.h"
+
+namespace dormant::server::api {
+namespace {
+
+// A selector as requests write it (Studio's camelCase).
+nlohmann::json camel_case(const nlohmann::json& selectors) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"service_name", "serviceName"},   {"ip_address", "ipAddress"},
+      {"pod_name", "podName"},           {"container_name", "containerName"},
+      {"workload_name", "workloadName"}, {"workload_kind", "workloadKind"},
+      {"process_name", "processName"}};
+  nlohmann::json out = nlohmann::json::array();
+  for (const nlohmann::json& selector : selectors) {
+    nlohmann::json item = nlohmann::json::object();
+    for (const auto& [key, value] : selector.items()) {
+      std::string name = key;
+      for (const auto& [snake, camel] : kNames) {
+        if (key == snake) name = camel;
+      }
+      item[name] = value;
+    }
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+}  // namespace
+
+http::Response Api::list_subscriptions(const Call& call) {
+  auto limit = integer_parameter(call, "limit", 1000, 1, 10'000);
+  if (!limit) return invalid_request(limit.error(), "query");
+  auto subscriptions = store_.list_subscriptions(*limit);
+  if (!subscriptions) return store_failure(subscriptions.error());
+  nlohmann::json list = nlohmann::json::array();
+  for (const storage::Subscription& subscription : *subscriptions) {
+    nlohmann::json covers = nullptr;
+    if (!subscription.ended_at) {
+      storage::TargetQuery query{subscription.service_name, subscription.spec.scope,
+                                 subscription.spec.selectors, options_.active_window};
+      auto targets = store_.resolve_targets(query);
+      if (!targets) return store_failure(targets.error());
+      nlohmann::json hosts = nlohmann::json::object();
+      size_t processes = 0;
+      for (const auto& [hostname, pids] : *targets) {
+        if (std::binary_search(subscription.opted_out.begin(), subscription.opted_out.end(),
+                               hostname)) {
+          continue;
+        }
+        hosts[hostname] = pids ? nlohmann::json(*pids) : nlohmann::json(nullptr);
+        processes += pids ? pids->size() : 0;
+      }
+      covers = {{"host_count", hosts.size()}, {"pid_count", processes}, {"hosts", hosts}};
+    }
+    list.push_back(
+        {{"subscription_id", subscription.subscription_id},
+         {"service_name", subscription.service_name},
+         {"target_scope", storage::to_string(subscription.spec.scope)},
+         {"target_entities", camel_case(storage::selectors_to_json(subscription.spec.selectors))},
+         {"request_id", subscription.request_id},
+         {"active", !subscription.ended_at},
+         {"created_at", iso_time(subscription.created_at)},
+         {"ended_at", subscription.ended_at ? nlohmann::json(iso_time(*subscription.ended_at))
+                                            : nlohmann::json(nullptr)},
+         {"ended_by",
+          subscription.ended_by ? nlohmann::json(*subscription.ended_by) : nlohmann::json(nullptr)},
+         {"opted_out_hosts", subscription.opted_out},
+         {"covers", std::move(covers)}});
+  }
+  return json_ok({{"subscriptions", std::move(list)}});
+}
+
+}  // namespace dormant::server::api

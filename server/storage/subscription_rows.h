@@ -1,0 +1,32 @@
+// The subscriptions table and the hosts opted out of each. Callers hold the transaction.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "server/storage/database.h"
+#include "server/storage/records.h"
+
+namespace dormant::server::storage {
+
+nlohmann::json selectors_to_json(const std::vector<Selector>& selectors);
+Result<std::vector<Selector>> selectors_from_json(std::string_view text);
+
+Result<void> insert_subscription(Database& db, const Subscription& subscription);
+// Ends the active subscriptions of `service` that `spec` names (a service scope: all of them).
+Result<void> end_subscriptions(Database& db, const std::string& service,
+                               const SubscriptionSpec& spec, const std::string& request_id,
+                               TimePoint now);
+// Takes `hostnames` out of every active subscription of `service`.
+Result<void> opt_out_of_subscriptions(Database& db, const std::string& service,
+                                      const std::vector<std::string>& hostnames, TimePoint now);
+// The active subscriptions of `service` that `hostname` is not opted out of, oldest first.
+Result<std::vector<Subscription>> subscriptions_for_host(Database& db, const std::string& service,
+                                                         const std::string& hostname);
+// Every subscription, active first, newest first; with their opt-outs.
+Result<std::vector<Subscription>> list_subscriptions(Database& db, int64_t limit);
+
+}  // namespace dormant::server::storage
