@@ -90,6 +90,8 @@ DELETE FROM profiling_requests WHERE request_id IN (
     AND NOT EXISTS (SELECT 1 FROM command_requests AS link
                     WHERE link.request_id = request.request_id)
     AND NOT EXISTS (SELECT 1 FROM executions WHERE executions.request_id = request.request_id)
+    AND NOT EXISTS (SELECT 1 FROM subscriptions AS s
+                    WHERE s.request_id = request.request_id AND s.ended_ms IS NULL)
   ORDER BY created_ms LIMIT ?2))sql");
   if (!remove) return std::move(remove).take_error();
   if (auto done = remove->bind_all(to_unix_ms(cutoff), batch).run(); !done) {

@@ -207,5 +207,22 @@ TEST_P(WorkloadStoreTest, SubscriptionsEnrollFollowOptOutAndEnd) {
   EXPECT_TRUE((*subscriptions)[0].ended_at.has_value());
 }
 
+TEST_P(WorkloadStoreTest, RetentionKeepsTheRequestOfASubscriptionThatStands) {
+  beat_with("web-1", {});
+  StartRequest start = this->start({{"web-1", std::nullopt}});
+  start.continuous = true;
+  start.subscribe = SubscriptionSpec{TargetScope::kService, {}};
+  SubmitOutcome made = submit(start);
+  submit(stop({{"web-1", std::nullopt}}, StopLevel::kHost));  // opts web-1 out
+  submit(stop({{"web-1", std::nullopt}}, StopLevel::kHost));  // replaces the first stop
+  now_ += std::chrono::hours(48);
+  auto expired = store_->expire_before(now_ - std::chrono::hours(24), 100);
+  ASSERT_TRUE(expired.ok()) << expired.error().message();
+  EXPECT_EQ(column("SELECT COUNT(*) FROM profiling_requests WHERE request_id = '" +
+                   made.request_id + "'"),
+            "1");
+  EXPECT_GE(expired->requests, 1);
+}
+
 }  // namespace
 }  // namespace dormant::server::storage
