@@ -14,6 +14,10 @@
 // closed loop: each agent sends its next heartbeat as soon as the answer to the last one arrives,
 // which measures the most the server can take.
 //
+// --processes P gives every host an inventory of P processes, in P/5 containers of P/5 pods
+// (5 processes each), spread over 20 namespaces and 50 workloads as a Kubernetes node reports
+// them: the same inventory on every heartbeat of a host, as a fleet whose pods do not move.
+//
 // --wait W (with --rate 0) sends the heartbeats as long-polls (?wait=W): with no commands for
 // their hosts the server holds each for W seconds. Each agent sends its first one as soon as its
 // connection is up (the server closes a new connection that sends nothing for --read-timeout,
@@ -53,7 +57,8 @@ struct Options {
   double rate = 5000;  // per second, all agents together; 0: closed loop
   double seconds = 10;
   double warmup = 3;
-  int wait = 0;  // seconds; 0: plain heartbeats
+  int wait = 0;       // seconds; 0: plain heartbeats
+  int processes = 0;  // per host, in the heartbeat's containers[]
   int concurrent_handshakes = 256;
 };
 
@@ -120,6 +125,28 @@ class Agent : public std::enable_shared_from_this<Agent> {
     timer_.async_wait([this, self](beast::error_code) { send(); });
   }
 
+  std::string containers(int host) const {
+    std::string list = "[";
+    int pods = options_.processes / 5;
+    for (int pod = 0; pod < pods; ++pod) {
+      int workload = (host * pods + pod) % 50;
+      std::string pod_name = "w" + std::to_string(workload) + "-7f8d9cb4d-" + std::to_string(host) +
+                             "x" + std::to_string(pod);
+      if (pod > 0) list += ",";
+      list += R"({"container_id":")" + std::to_string(host) + "-" + std::to_string(pod) +
+              R"(","container_name":"app","runtime":"containerd","namespace":"ns-)" +
+              std::to_string(workload % 20) + R"(","pod_name":")" + pod_name +
+              R"(","workload_name":"w)" + std::to_string(workload) +
+              R"(","workload_kind":"Deployment","processes":[)";
+      for (int p = 0; p < 5; ++p) {
+        if (p > 0) list += ",";
+        list += R"({"pid":)" + std::to_string(1000 + pod * 5 + p) + R"(,"process_name":"java"})";
+      }
+      list += "]}";
+    }
+    return list + "]";
+  }
+
   bhttp::request<bhttp::string_body> make(int host) const {
     std::string target = "/api/metrics/heartbeat";
     if (options_.wait > 0) target += "?wait=" + std::to_string(options_.wait);
@@ -132,7 +159,8 @@ class Agent : public std::enable_shared_from_this<Agent> {
                      R"("timestamp":"2026-11-22T10:00:00.123456","received_command_ids":[],)"
                      R"("executed_command_ids":[],"perf_supported_events":["cycles"],)"
                      R"("agent_version":"1.53.1","run_mode":"standalone_executable",)"
-                     R"("namespace":null,"pod_name":null,"containers":[]})";
+                     R"("namespace":null,"pod_name":null,"containers":)" +
+                     containers(host) + "}";
     request.prepare_payload();
     return request;
   }
@@ -236,6 +264,8 @@ Options parse(int argc, char** argv) {
       options.warmup = std::stod(value);
     else if (flag == "--wait")
       options.wait = std::stoi(value);
+    else if (flag == "--processes")
+      options.processes = std::stoi(value);
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       std::exit(2);
@@ -247,7 +277,8 @@ Options parse(int argc, char** argv) {
       options.wait < 0 || (options.wait > 0 && options.rate != 0)) {
     std::fprintf(stderr,
                  "usage: heartbeat_load --port P[,P...] --ca CA.pem --token T --agents N "
-                 "[--hosts H] [--rate R] [--seconds S] [--warmup S] [--wait W (with --rate 0)]\n");
+                 "[--hosts H] [--rate R] [--seconds S] [--warmup S] [--wait W (with --rate 0)] "
+                 "[--processes P]\n");
     std::exit(2);
   }
   return options;
