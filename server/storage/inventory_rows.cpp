@@ -62,8 +62,9 @@ WHERE hostname = ?1 AND service_name = ?2
   }
   auto insert_container = db.prepare(R"sql(
 INSERT INTO host_containers (hostname, service_name, position, container_id, container_name,
-                             runtime, namespace, pod_name, workload_name, workload_kind)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10))sql");
+                             runtime, namespace, pod_name, workload_name, workload_kind,
+                             process_count)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11))sql");
   if (!insert_container) return std::move(insert_container).take_error();
   auto insert_process = db.prepare(R"sql(
 INSERT INTO host_processes (hostname, service_name, position, pid, process_name)
@@ -72,11 +73,11 @@ VALUES (?1, ?2, ?3, ?4, ?5))sql");
   for (size_t position = 0; position < kept.size(); ++position) {
     const HostContainer& c = kept[position];
     auto position64 = static_cast<int64_t>(position);
-    auto inserted =
-        insert_container
-            ->bind_all(hostname, service, position64, c.container_id, c.container_name, c.runtime,
-                       c.pod_namespace, c.pod_name, c.workload_name, c.workload_kind)
-            .run();
+    auto inserted = insert_container
+                        ->bind_all(hostname, service, position64, c.container_id, c.container_name,
+                                   c.runtime, c.pod_namespace, c.pod_name, c.workload_name,
+                                   c.workload_kind, static_cast<int64_t>(c.processes.size()))
+                        .run();
     if (!inserted) return std::move(inserted).take_error();
     for (const HostProcess& p : c.processes) {
       auto done =

@@ -46,11 +46,13 @@ CREATE TABLE host_containers (
   pod_name       TEXT,
   workload_name  TEXT,
   workload_kind  TEXT,
+  process_count  BIGINT NOT NULL,
   PRIMARY KEY (hostname, service_name, position),
   FOREIGN KEY (hostname, service_name) REFERENCES hosts (hostname, service_name)
     ON DELETE CASCADE
 );
-CREATE INDEX host_containers_by_pod ON host_containers (service_name, namespace, pod_name);
+CREATE INDEX host_containers_by_namespace ON host_containers (service_name, namespace);
+CREATE INDEX host_containers_by_pod ON host_containers (service_name, pod_name);
 CREATE INDEX host_containers_by_workload ON host_containers (service_name, workload_name);
 CREATE INDEX host_containers_by_name ON host_containers (service_name, container_name);
 CREATE TABLE host_processes (

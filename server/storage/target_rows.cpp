@@ -71,6 +71,8 @@ Result<TargetHosts> resolve_targets(Database& db, const TargetQuery& query, Time
         where.sql += " AND p.pid = ?" + std::to_string(where.texts.size() + 3);
       }
     }
+    // The containers first, by the index of what the selector names; hosts by their key. (The
+    // unary + keeps SQLite from starting at the hosts' heartbeat index: all of them are fresh.)
     std::string sql =
         whole_hosts ? "SELECT h.hostname FROM hosts h WHERE h.service_name = ?1 AND "
                       "h.last_heartbeat_ms >= ?2" +
@@ -79,7 +81,7 @@ Result<TargetHosts> resolve_targets(Database& db, const TargetQuery& query, Time
                       "JOIN hosts h ON h.hostname = c.hostname AND h.service_name = c.service_name "
                       "JOIN host_processes p ON p.hostname = c.hostname AND "
                       "p.service_name = c.service_name AND p.position = c.position "
-                      "WHERE c.service_name = ?1 AND h.last_heartbeat_ms >= ?2" +
+                      "WHERE c.service_name = ?1 AND +h.last_heartbeat_ms >= ?2" +
                           where.sql;
     auto select = db.prepare(sql);
     if (!select) return std::move(select).take_error();

@@ -78,9 +78,7 @@ Result<WorkloadSnapshot> read_workload_snapshot(Database& db, const SnapshotQuer
 
   auto containers = db.prepare(R"sql(
 SELECT c.hostname, c.service_name, c.position, c.container_id, c.container_name, c.runtime,
-       c.namespace, c.pod_name, c.workload_name, c.workload_kind,
-       (SELECT COUNT(*) FROM host_processes p WHERE p.hostname = c.hostname
-          AND p.service_name = c.service_name AND p.position = c.position)
+       c.namespace, c.pod_name, c.workload_name, c.workload_kind, c.process_count
 FROM host_containers c JOIN hosts h ON h.hostname = c.hostname AND h.service_name = c.service_name
 WHERE h.last_heartbeat_ms >= ?1 AND (CAST(?2 AS TEXT) IS NULL OR c.service_name = ?2)
 ORDER BY c.service_name, c.hostname, c.position)sql");
