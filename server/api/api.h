@@ -95,7 +95,7 @@ class Api {
   using Prepared = std::variant<PreparedRequest, http::Response>;
   Prepared prepare_request(const nlohmann::json& body, std::optional<bool> dry_run);
   // The perf events a start asks for against those its hosts support: the error that names the
-  // hosts that lack some, or nullopt.
+  // hosts that lack some, or nullopt. For bulk requests, as in Studio.
   Result<std::optional<Error>> check_perf_events(const heartbeat::ProfilingRequest& request);
   // A prepared request submitted: the answer, or the error response that refuses it.
   using Submission = std::variant<heartbeat::ProfilingResponse, http::Response>;

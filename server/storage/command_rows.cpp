@@ -86,6 +86,19 @@ Result<CommandRow> read_row(const Statement& row) {
   return out;
 }
 
+Result<std::vector<Command>> read_commands(Statement& statement) {
+  std::vector<Command> commands;
+  for (;;) {
+    auto row = statement.step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) break;
+    auto command = read_row(statement);
+    if (!command) return std::move(command).take_error();
+    commands.push_back(std::move(command->command));
+  }
+  return commands;
+}
+
 Result<std::optional<CommandRow>> find_one(Statement& statement) {
   auto row = statement.step();
   if (!row) return std::move(row).take_error();
@@ -123,16 +136,7 @@ LIMIT ?4)sql");
   if (!statement) return std::move(statement).take_error();
   statement->bind_all(filter.hostname, filter.service_name, filter.include_history,
                       sql_limit(filter.limit));
-  std::vector<Command> commands;
-  for (;;) {
-    auto row = statement->step();
-    if (!row) return std::move(row).take_error();
-    if (!*row) break;
-    auto command = read_row(*statement);
-    if (!command) return std::move(command).take_error();
-    commands.push_back(std::move(command->command));
-  }
-  return commands;
+  return read_commands(*statement);
 }
 
 Result<std::vector<Command>> find_current_commands_of_hosts_since(
@@ -143,16 +147,7 @@ WHERE replaced_by IS NULL AND (CAST(?2 AS TEXT) IS NULL OR service_name = ?2)
               AND h.service_name = commands.service_name AND h.last_heartbeat_ms >= ?1))sql");
   if (!statement) return std::move(statement).take_error();
   statement->bind_all(to_unix_ms(since), service);
-  std::vector<Command> commands;
-  for (;;) {
-    auto row = statement->step();
-    if (!row) return std::move(row).take_error();
-    if (!*row) break;
-    auto command = read_row(*statement);
-    if (!command) return std::move(command).take_error();
-    commands.push_back(std::move(command->command));
-  }
-  return commands;
+  return read_commands(*statement);
 }
 
 Result<void> insert_command(Database& db, const CommandRow& row, ArgsWriter& args) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "inventory/container_metadata.h"
+#include "proc_cgroup_text.h"
 
 namespace dormant::inventory {
 namespace {
@@ -33,16 +34,9 @@ std::optional<ContainerCgroup> container_in(const std::string& proc_cgroup_text)
   return cgroups ? container_of(*cgroups) : std::nullopt;
 }
 
-// The same cgroup as /proc/PID/cgroup shows it on a v2 host, a v1 host and a hybrid host (where
-// only the v1 hierarchies follow the container; the unified one stays at the root).
-std::string on_v2(const std::string& path) { return "0::" + path + "\n"; }
-std::string on_v1(const std::string& path) {
-  return "12:perf_event:" + path + "\n11:memory:" + path + "\n4:cpu,cpuacct:" + path +
-         "\n1:name=systemd:" + path + "\n";
-}
-std::string on_hybrid(const std::string& path) {
-  return "12:perf_event:" + path + "\n11:memory:" + path + "\n1:name=systemd:" + path + "\n0::/\n";
-}
+using testing::on_hybrid;
+using testing::on_v1;
+using testing::on_v2;
 
 void expect_on_every_host(const std::string& path, const std::optional<ContainerCgroup>& want) {
   SCOPED_TRACE(path);

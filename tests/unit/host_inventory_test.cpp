@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "inventory/workload_identity.h"
+#include "proc_cgroup_text.h"
 
 namespace dormant::inventory {
 namespace {
@@ -17,15 +18,9 @@ namespace fs = std::filesystem;
 
 std::string id_of(char digit) { return std::string(64, digit); }
 
-// /proc/PID/cgroup of a process in `path`, as a v2, v1 or hybrid host lists it.
-std::string on_v2(const std::string& path) { return "0::" + path + "\n"; }
-std::string on_v1(const std::string& path) {
-  return "12:perf_event:" + path + "\n11:memory:" + path + "\n4:cpu,cpuacct:" + path +
-         "\n1:name=systemd:" + path + "\n";
-}
-std::string on_hybrid(const std::string& path) {
-  return "12:perf_event:" + path + "\n11:memory:" + path + "\n1:name=systemd:" + path + "\n0::/\n";
-}
+using testing::on_hybrid;
+using testing::on_v1;
+using testing::on_v2;
 
 // A fake host: /proc with the cgroup and comm of each process, and the runtimes' state.
 class HostInventoryTest : public ::testing::Test {
