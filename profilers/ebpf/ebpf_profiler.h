@@ -11,12 +11,13 @@
 #include <thread>
 #include <vector>
 
+#include "inventory/container_metadata.h"
+
 #include "common/deadline.h"
 #include "common/unique_fd.h"
 #include "profilers/ebpf/cpu_sampler.h"
 #include "profilers/profiler.h"
 #include "profilers/system/cgroup_selection.h"
-#include "inventory/container_metadata.h"
 #include "profilers/system/symbolizer.h"
 
 namespace dormant::profilers::ebpf {

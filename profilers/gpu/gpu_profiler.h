@@ -15,13 +15,13 @@
 #include <vector>
 
 #include "dormant_cupti/probes.h"
+#include "inventory/container_metadata.h"
 
 #include "common/unique_fd.h"
 #include "profilers/gpu/gpu_counts.h"
 #include "profilers/gpu/gpu_time_weights.h"
 #include "profilers/gpu/launch_join.h"
 #include "profilers/profiler.h"
-#include "inventory/container_metadata.h"
 #include "profilers/system/symbolizer.h"
 
 namespace dormant::profilers::gpu {

@@ -9,10 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "inventory/container_metadata.h"
+
 #include "profilers/perf/perf_record.h"
 #include "profilers/profiler.h"
 #include "profilers/system/cgroup_selection.h"
-#include "inventory/container_metadata.h"
 
 namespace dormant::profilers::perf {
 

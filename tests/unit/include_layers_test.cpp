@@ -30,8 +30,8 @@ const std::map<std::string, std::vector<std::string>>& arrows() {
       // profilers' container frames.
       {"inventory", {"inventory/", "common/"}},
       {"profilers",
-       {"profilers/", "inventory/", "profile/", "common/", "bpf/", "dormant_cupti/", "cpu_sampler.skel.h",
-        "gpu_probes.skel.h"}},
+       {"profilers/", "inventory/", "profile/", "common/", "bpf/", "dormant_cupti/",
+        "cpu_sampler.skel.h", "gpu_probes.skel.h"}},
       // The injection library runs inside other people's programs: its wire format, nothing else.
       {"cupti_lib", {"cupti_lib/", "dormant_cupti/"}},
       // The interface between the agent and its profiler module: a leaf but for common/.
