@@ -71,18 +71,25 @@ Result<TargetHosts> resolve_targets(Database& db, const TargetQuery& query, Time
         where.sql += " AND p.pid = ?" + std::to_string(where.texts.size() + 3);
       }
     }
-    // The containers first, by the index of what the selector names; hosts by their key. (The
-    // unary + keeps SQLite from starting at the hosts' heartbeat index: all of them are fresh.)
-    std::string sql =
-        whole_hosts ? "SELECT h.hostname FROM hosts h WHERE h.service_name = ?1 AND "
-                      "h.last_heartbeat_ms >= ?2" +
-                          where.sql
-                    : "SELECT h.hostname, p.pid FROM host_containers c "
-                      "JOIN hosts h ON h.hostname = c.hostname AND h.service_name = c.service_name "
-                      "JOIN host_processes p ON p.hostname = c.hostname AND "
-                      "p.service_name = c.service_name AND p.position = c.position "
-                      "WHERE c.service_name = ?1 AND +h.last_heartbeat_ms >= ?2" +
-                          where.sql;
+    // SQLite joins in the order written after CROSS JOIN (PostgreSQL plans it freely): from the
+    // processes when the selector names one, else from the containers, each through the index
+    // of what the selector names; hosts by their key. Without this SQLite starts at every
+    // process of the service.
+    bool by_process = selector.pid || selector.process_name;
+    std::string join =
+        by_process ? "FROM host_processes p CROSS JOIN host_containers c CROSS JOIN hosts h "
+                     "WHERE p.service_name = ?1 AND "
+                   : "FROM host_containers c CROSS JOIN host_processes p CROSS JOIN hosts h "
+                     "WHERE c.service_name = ?1 AND ";
+    std::string sql = whole_hosts
+                          ? "SELECT h.hostname FROM hosts h WHERE h.service_name = ?1 AND "
+                            "h.last_heartbeat_ms >= ?2" +
+                                where.sql
+                          : "SELECT h.hostname, p.pid " + join +
+                                "c.hostname = p.hostname AND c.service_name = p.service_name AND "
+                                "c.position = p.position AND h.hostname = c.hostname AND "
+                                "h.service_name = c.service_name AND h.last_heartbeat_ms >= ?2" +
+                                where.sql;
     auto select = db.prepare(sql);
     if (!select) return std::move(select).take_error();
     select->bind(1, query.service_name).bind(2, to_unix_ms(now - query.active_window));
