@@ -336,10 +336,8 @@ Result<StatusFilters> parse_status_filters(const Query& query) {
 }
 
 Result<TargetScope> parse_status_scope(std::string_view text) {
-  for (TargetScope scope : {TargetScope::kService, TargetScope::kNamespace, TargetScope::kHost,
-                            TargetScope::kPod, TargetScope::kContainer, TargetScope::kProcess}) {
-    if (text == storage::to_string(scope)) return scope;
-  }
+  std::optional<TargetScope> scope = storage::parse_target_scope(text);
+  if (scope && *scope != TargetScope::kWorkload) return *scope;
   return Error::problem(ErrorKind::kInvalidArgument, "scope",
                         "must be one of service, namespace, host, pod, container, process");
 }

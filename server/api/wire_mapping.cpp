@@ -5,6 +5,7 @@
 #include "common/iso_time.h"
 #include "common/text.h"
 #include "profile/profile_header.h"
+#include "server/storage/subscription_rows.h"
 
 namespace dormant::server::api {
 namespace {
@@ -186,17 +187,7 @@ Result<storage::TargetQuery> to_target_query(const heartbeat::ProfilingRequest& 
   query.active_window = active_window;
   for (size_t i = 0; i < request.target_entities.size(); ++i) {
     const nlohmann::json& entity = request.target_entities[i];
-    storage::Selector selector;
-    selector.service_name = text_member(entity, "service_name");
-    selector.hostname = text_member(entity, "hostname");
-    selector.ip_address = text_member(entity, "ip_address");
-    selector.pod_namespace = text_member(entity, "namespace");
-    selector.workload_name = text_member(entity, "workload_name");
-    selector.workload_kind = text_member(entity, "workload_kind");
-    selector.pod_name = text_member(entity, "pod_name");
-    selector.container_name = text_member(entity, "container_name");
-    selector.process_name = text_member(entity, "process_name");
-    if (auto pid = entity.find("pid"); pid != entity.end()) selector.pid = pid->get<int64_t>();
+    storage::Selector selector = storage::selector_from_json(entity);
     if (auto id = text_member(entity, "id")) {
       if (auto taken = take_row_id(*id, query.scope, selector); !taken) {
         return Error::problem(ErrorKind::kInvalidArgument,

@@ -90,5 +90,8 @@ std::optional<RequestStatus> parse_request_status(std::string_view text) {
 std::optional<StopLevel> parse_stop_level(std::string_view text) {
   return value_of(kStopLevels, text);
 }
+std::optional<TargetScope> parse_target_scope(std::string_view text) {
+  return value_of(kTargetScopes, text);
+}
 
 }  // namespace dormant::server::storage

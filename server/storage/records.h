@@ -95,6 +95,7 @@ struct HostHeartbeat {
 // What a request's selectors pick (Performance Studio's target_scope).
 enum class TargetScope { kHost, kService, kNamespace, kWorkload, kPod, kContainer, kProcess };
 std::string_view to_string(TargetScope scope);
+std::optional<TargetScope> parse_target_scope(std::string_view text);
 
 // One target_entities item: every member given must match; those absent match anything.
 struct Selector {

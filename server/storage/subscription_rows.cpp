@@ -15,15 +15,6 @@ constexpr std::pair<const char*, TextMember> kSelectorTexts[] = {
     {"pod_name", &Selector::pod_name},           {"container_name", &Selector::container_name},
     {"process_name", &Selector::process_name}};
 
-std::optional<TargetScope> parse_scope(std::string_view text) {
-  for (TargetScope scope :
-       {TargetScope::kHost, TargetScope::kService, TargetScope::kNamespace, TargetScope::kWorkload,
-        TargetScope::kPod, TargetScope::kContainer, TargetScope::kProcess}) {
-    if (to_string(scope) == text) return scope;
-  }
-  return std::nullopt;
-}
-
 constexpr std::string_view kColumns = R"sql(
 SELECT s.subscription_id, s.request_id, s.service_name, s.target_scope, s.target_entities,
        s.created_ms, s.ended_ms, s.ended_by
@@ -40,7 +31,7 @@ Result<std::vector<Subscription>> read_all(Statement& select) {
     subscription.subscription_id = select.text(0);
     subscription.request_id = select.text(1);
     subscription.service_name = select.text(2);
-    auto scope = parse_scope(select.text(3));
+    auto scope = parse_target_scope(select.text(3));
     if (!scope) return Error::parse("column subscriptions.target_scope holds " + select.text(3));
     subscription.spec.scope = *scope;
     auto selectors = selectors_from_json(select.text(4));
@@ -55,6 +46,19 @@ Result<std::vector<Subscription>> read_all(Statement& select) {
 }
 
 }  // namespace
+
+Selector selector_from_json(const nlohmann::json& item) {
+  Selector selector;
+  for (const auto& [key, member] : kSelectorTexts) {
+    if (auto value = item.find(key); value != item.end() && value->is_string()) {
+      selector.*member = value->get<std::string>();
+    }
+  }
+  if (auto pid = item.find("pid"); pid != item.end() && pid->is_number_integer()) {
+    selector.pid = pid->get<int64_t>();
+  }
+  return selector;
+}
 
 nlohmann::json selectors_to_json(const std::vector<Selector>& selectors) {
   nlohmann::json list = nlohmann::json::array();
@@ -76,16 +80,7 @@ Result<std::vector<Selector>> selectors_from_json(std::string_view text) {
   std::vector<Selector> selectors;
   for (const nlohmann::json& item : *list) {
     if (!item.is_object()) return Error::parse("subscriptions.target_entities holds a non-object");
-    Selector selector;
-    for (const auto& [key, member] : kSelectorTexts) {
-      if (auto value = item.find(key); value != item.end() && value->is_string()) {
-        selector.*member = value->get<std::string>();
-      }
-    }
-    if (auto pid = item.find("pid"); pid != item.end() && pid->is_number_integer()) {
-      selector.pid = pid->get<int64_t>();
-    }
-    selectors.push_back(std::move(selector));
+    selectors.push_back(selector_from_json(item));
   }
   return selectors;
 }

@@ -12,6 +12,9 @@
 
 namespace dormant::server::storage {
 
+// Selectors as JSON objects with snake_case members (target_entities as the protocol keeps
+// them); members of other types and unknown ones are not read.
+Selector selector_from_json(const nlohmann::json& item);
 nlohmann::json selectors_to_json(const std::vector<Selector>& selectors);
 Result<std::vector<Selector>> selectors_from_json(std::string_view text);
 
