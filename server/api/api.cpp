@@ -18,6 +18,7 @@
 #include "server/api/content_policy.h"
 #include "server/api/profiling_status.h"
 #include "server/api/wire_mapping.h"
+#include "server/api/workload_status.h"
 
 namespace dormant::server::api {
 namespace {
@@ -506,11 +507,17 @@ http::Response Api::workload_status(const Call& call) {
   if (filters->exact_match && filters->services.size() == 1) {
     query.service_name = filters->services[0];
   }
-  query.all_processes = scope_needs_processes(*scope) || filters->on_processes();
+  query.all_processes = filters->on_processes();
   auto snapshot = store_.workload_snapshot(query);
   if (!snapshot) return store_failure(snapshot.error());
-  return json_ok(
-      api::workload_status(*snapshot, *scope, *filters, {*page, *page_size}, store_.now()));
+  WorkloadStatusView view(*scope, std::move(*filters), {*page, *page_size}, store_.now());
+  std::vector<size_t> unread = view.group(*snapshot);
+  if (!unread.empty()) {
+    if (auto read = store_.read_processes(*snapshot, unread); !read) {
+      return store_failure(read.error());
+    }
+  }
+  return json_ok(view.render(*snapshot));
 }
 
 http::Response Api::upload_profile(const Call& call) {

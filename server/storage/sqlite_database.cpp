@@ -98,8 +98,11 @@ class SqliteStatement final : public StatementBackend {
 
 Result<std::unique_ptr<SqliteDatabase>> SqliteDatabase::open(const std::filesystem::path& path) {
   sqlite3* handle = nullptr;
+  // A connection is leased to one thread at a time (connection_pool.h): SQLite's own mutexes on
+  // every call would only cost.
   int code =
-      sqlite3_open_v2(path.c_str(), &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+      sqlite3_open_v2(path.c_str(), &handle,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   // The handle must be closed even when opening failed.
   std::unique_ptr<SqliteDatabase> db(new SqliteDatabase(handle, path.string()));
   std::string doing = "opening database " + path.string();

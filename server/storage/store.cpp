@@ -691,6 +691,14 @@ Result<WorkloadSnapshot> Store::workload_snapshot(const SnapshotQuery& query) {
   });
 }
 
+Result<void> Store::read_processes(WorkloadSnapshot& snapshot, const std::vector<size_t>& hosts) {
+  return with_connection([&](Database& db) -> Result<void> {
+    auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
+    if (!transaction) return std::move(transaction).take_error();
+    return read_processes_of_hosts(db, snapshot, hosts);
+  });
+}
+
 Result<std::vector<HostRecord>> Store::list_hosts(const HostFilter& filter) {
   auto list = [&](Database& db) -> Result<std::vector<HostRecord>> {
     auto transaction = Transaction::begin(db, Transaction::Kind::kRead);

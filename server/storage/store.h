@@ -118,6 +118,8 @@ class Store {
 
   // The active hosts, their current commands and inventories (workload_rows.h).
   Result<WorkloadSnapshot> workload_snapshot(const SnapshotQuery& query);
+  // Reads the processes of `hosts` (indices in snapshot.hosts) into a snapshot read before.
+  Result<void> read_processes(WorkloadSnapshot& snapshot, const std::vector<size_t>& hosts);
 
   // Subscriptions, active first, newest first.
   Result<std::vector<Subscription>> list_subscriptions(int64_t limit = 1000);

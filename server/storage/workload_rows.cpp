@@ -1,21 +1,44 @@
 #include "server/storage/workload_rows.h"
 
+#include <algorithm>
 #include <map>
+#include <span>
 #include <utility>
 
 #include "server/storage/command_rows.h"
-#include "server/storage/json_columns.h"
 
 namespace dormant::server::storage {
 namespace {
 
 using HostKey = std::pair<std::string, std::string>;  // hostname, service
 
+// The index of each host in snapshot.hosts. Rows come grouped by host: the last one found is
+// tried first.
+class HostIndex {
+ public:
+  explicit HostIndex(const std::vector<ActiveHost>& hosts) {
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      index_.emplace(HostKey{hosts[i].hostname, hosts[i].service_name}, i);
+    }
+  }
+  std::optional<size_t> find(std::string hostname, std::string service) {
+    if (last_ == index_.end() || last_->first.first != hostname || last_->first.second != service) {
+      last_ = index_.find(HostKey{std::move(hostname), std::move(service)});
+    }
+    if (last_ == index_.end()) return std::nullopt;  // a heartbeat since the hosts were read
+    return last_->second;
+  }
+
+ private:
+  std::map<HostKey, size_t> index_;
+  std::map<HostKey, size_t>::const_iterator last_ = index_.end();
+};
+
 Result<void> read_hosts(Database& db, const SnapshotQuery& query, int64_t since_ms,
                         WorkloadSnapshot& snapshot) {
   auto select = db.prepare(R"sql(
 SELECT hostname, service_name, ip_address, agent_version, run_mode, last_heartbeat_ms,
-       supported_perf_events, inventory_containers, inventory_processes
+       inventory_containers, inventory_processes
 FROM hosts
 WHERE last_heartbeat_ms >= ?1 AND (CAST(?2 AS TEXT) IS NULL OR service_name = ?2)
 ORDER BY service_name, hostname)sql");
@@ -32,11 +55,8 @@ ORDER BY service_name, hostname)sql");
     host.agent_version = select->optional_text(3);
     host.run_mode = select->optional_text(4);
     host.last_heartbeat_at = from_unix_ms(select->int64(5));
-    auto events = strings_from_json(select->text(6), "hosts.supported_perf_events");
-    if (!events) return std::move(events).take_error();
-    host.perf_supported_events = std::move(*events);
-    host.containers = select->int64(7);
-    host.processes = select->int64(8);
+    host.containers = select->int64(6);
+    host.processes = select->int64(7);
     snapshot.hosts.push_back(std::move(host));
   }
   return ok();
@@ -45,6 +65,42 @@ ORDER BY service_name, hostname)sql");
 bool is_pid_list_start(const std::optional<Command>& command) {
   return command && command->type == CommandType::kStart &&
          command->combined_config.contains("pids");
+}
+
+// The container at `position` among one host's containers (sorted by position), if any.
+ActiveContainer* at_position(std::span<ActiveContainer> containers, int64_t position) {
+  auto found = std::lower_bound(
+      containers.begin(), containers.end(), position,
+      [](const ActiveContainer& c, int64_t wanted) { return c.position < wanted; });
+  return found != containers.end() && found->position == position ? &*found : nullptr;
+}
+
+std::span<ActiveContainer> containers_of(WorkloadSnapshot& snapshot,
+                                         std::pair<size_t, size_t> range) {
+  return std::span(snapshot.containers).subspan(range.first, range.second - range.first);
+}
+
+Result<void> read_all_processes(Database& db, int64_t since_ms, const SnapshotQuery& query,
+                                HostIndex& index, WorkloadSnapshot& snapshot) {
+  std::vector<std::pair<size_t, size_t>> ranges = container_ranges(snapshot);
+  auto select = db.prepare(R"sql(
+SELECT p.hostname, p.service_name, p.position, p.pid, p.process_name
+FROM host_processes p JOIN hosts h ON h.hostname = p.hostname AND h.service_name = p.service_name
+WHERE h.last_heartbeat_ms >= ?1 AND (CAST(?2 AS TEXT) IS NULL OR p.service_name = ?2)
+ORDER BY p.hostname, p.service_name, p.pid)sql");
+  if (!select) return std::move(select).take_error();
+  select->bind_all(since_ms, query.service_name);
+  for (;;) {
+    auto row = select->step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) break;
+    std::optional<size_t> host = index.find(select->text(0), select->text(1));
+    if (!host) continue;
+    ActiveContainer* container =
+        at_position(containers_of(snapshot, ranges[*host]), select->int64(2));
+    if (container) container->container.processes.push_back({select->int64(3), select->text(4)});
+  }
+  return ok();
 }
 
 }  // namespace
@@ -64,79 +120,101 @@ Result<WorkloadSnapshot> read_workload_snapshot(Database& db, const SnapshotQuer
   if (auto hosts = read_hosts(db, query, since_ms, snapshot); !hosts) {
     return std::move(hosts).take_error();
   }
-  std::map<HostKey, size_t> index;
-  for (size_t i = 0; i < snapshot.hosts.size(); ++i) {
-    index.emplace(HostKey{snapshot.hosts[i].hostname, snapshot.hosts[i].service_name}, i);
-  }
+  HostIndex index(snapshot.hosts);
   auto commands =
       find_current_commands_of_hosts_since(db, from_unix_ms(since_ms), query.service_name);
   if (!commands) return std::move(commands).take_error();
   for (Command& command : *commands) {
-    auto host = index.find(HostKey{command.hostname, command.service_name});
-    if (host != index.end()) snapshot.hosts[host->second].command = std::move(command);
+    std::optional<size_t> host = index.find(command.hostname, command.service_name);
+    if (host) snapshot.hosts[*host].command = std::move(command);
   }
 
   auto containers = db.prepare(R"sql(
-SELECT c.hostname, c.service_name, c.position, c.container_id, c.container_name, c.runtime,
-       c.namespace, c.pod_name, c.workload_name, c.workload_kind, c.process_count
+SELECT c.hostname, c.service_name, c.position, c.container_name, c.namespace, c.pod_name,
+       c.workload_name, c.workload_kind, c.process_count
 FROM host_containers c JOIN hosts h ON h.hostname = c.hostname AND h.service_name = c.service_name
 WHERE h.last_heartbeat_ms >= ?1 AND (CAST(?2 AS TEXT) IS NULL OR c.service_name = ?2)
-ORDER BY c.service_name, c.hostname, c.position)sql");
+ORDER BY c.hostname, c.service_name, c.position)sql");
   if (!containers) return std::move(containers).take_error();
   containers->bind_all(since_ms, query.service_name);
-  // (host, position) → index in snapshot.containers
-  std::map<std::pair<size_t, int64_t>, size_t> container_index;
+  int64_t listed = 0;
+  for (const ActiveHost& host : snapshot.hosts) listed += host.containers;
+  snapshot.containers.reserve(static_cast<size_t>(listed));
   for (;;) {
     auto row = containers->step();
     if (!row) return std::move(row).take_error();
     if (!*row) break;
-    auto host = index.find(HostKey{containers->text(0), containers->text(1)});
-    if (host == index.end()) continue;  // a heartbeat since the hosts were read
+    std::optional<size_t> host = index.find(containers->text(0), containers->text(1));
+    if (!host) continue;
     ActiveContainer entry;
-    entry.host = host->second;
-    entry.container = {containers->optional_text(3), containers->text(4),
-                       containers->optional_text(5), containers->optional_text(6),
-                       containers->optional_text(7), containers->optional_text(8),
-                       containers->optional_text(9), {}};
-    entry.process_count = containers->int64(10);
-    container_index.emplace(std::pair{host->second, containers->int64(2)},
-                            snapshot.containers.size());
+    entry.host = *host;
+    entry.position = containers->int64(2);
+    entry.container.container_name = containers->text(3);
+    entry.container.pod_namespace = containers->optional_text(4);
+    entry.container.pod_name = containers->optional_text(5);
+    entry.container.workload_name = containers->optional_text(6);
+    entry.container.workload_kind = containers->optional_text(7);
+    entry.process_count = containers->int64(8);
     snapshot.containers.push_back(std::move(entry));
   }
 
-  auto processes = db.prepare(R"sql(
-SELECT p.hostname, p.service_name, p.position, p.pid, p.process_name
-FROM host_processes p JOIN hosts h ON h.hostname = p.hostname AND h.service_name = p.service_name
-WHERE h.last_heartbeat_ms >= ?1 AND (CAST(?2 AS TEXT) IS NULL OR p.service_name = ?2)
-  AND (?3 = 1 OR (p.hostname = ?4 AND p.service_name = ?5))
-ORDER BY p.hostname, p.service_name, p.position, p.pid)sql");
-  if (!processes) return std::move(processes).take_error();
-  auto take = [&](Statement& select) -> Result<void> {
-    for (;;) {
-      auto row = select.step();
-      if (!row) return std::move(row).take_error();
-      if (!*row) break;
-      auto host = index.find(HostKey{select.text(0), select.text(1)});
-      if (host == index.end()) continue;
-      auto container = container_index.find({host->second, select.int64(2)});
-      if (container == container_index.end()) continue;
-      snapshot.containers[container->second].container.processes.push_back(
-          {select.int64(3), select.text(4)});
-    }
-    select.reset();
-    return ok();
-  };
   if (query.all_processes) {
-    processes->bind_all(since_ms, query.service_name, true, "", "");
-    if (auto done = take(*processes); !done) return std::move(done).take_error();
+    if (auto read = read_all_processes(db, since_ms, query, index, snapshot); !read) {
+      return std::move(read).take_error();
+    }
     return snapshot;
   }
-  for (const ActiveHost& host : snapshot.hosts) {
-    if (!is_pid_list_start(host.command)) continue;
-    processes->bind_all(since_ms, query.service_name, false, host.hostname, host.service_name);
-    if (auto done = take(*processes); !done) return std::move(done).take_error();
+  std::vector<size_t> listing_pids;
+  for (size_t i = 0; i < snapshot.hosts.size(); ++i) {
+    if (is_pid_list_start(snapshot.hosts[i].command)) listing_pids.push_back(i);
+  }
+  if (auto read = read_processes_of_hosts(db, snapshot, listing_pids); !read) {
+    return std::move(read).take_error();
   }
   return snapshot;
+}
+
+std::vector<std::pair<size_t, size_t>> container_ranges(const WorkloadSnapshot& snapshot) {
+  std::vector<std::pair<size_t, size_t>> ranges(snapshot.hosts.size());
+  for (size_t i = 0; i < snapshot.containers.size(); ++i) {
+    auto& [first, last] = ranges[snapshot.containers[i].host];
+    if (first == last) first = i;
+    last = i + 1;
+  }
+  return ranges;
+}
+
+Result<void> read_processes_of_hosts(Database& db, WorkloadSnapshot& snapshot,
+                                     const std::vector<size_t>& hosts) {
+  std::vector<std::pair<size_t, size_t>> ranges = container_ranges(snapshot);
+  auto select = db.prepare(R"sql(
+SELECT p.position, p.pid, p.process_name, c.container_name, c.pod_name
+FROM host_processes p JOIN host_containers c
+  ON c.hostname = p.hostname AND c.service_name = p.service_name AND c.position = p.position
+WHERE p.hostname = ?1 AND p.service_name = ?2
+ORDER BY p.pid)sql");
+  if (!select) return std::move(select).take_error();
+  for (size_t host : hosts) {
+    std::span<ActiveContainer> containers = containers_of(snapshot, ranges[host]);
+    bool read = std::any_of(containers.begin(), containers.end(), [](const ActiveContainer& c) {
+      return !c.container.processes.empty();
+    });
+    if (containers.empty() || read) continue;
+    select->bind_all(snapshot.hosts[host].hostname, snapshot.hosts[host].service_name);
+    for (;;) {
+      auto row = select->step();
+      if (!row) return std::move(row).take_error();
+      if (!*row) break;
+      ActiveContainer* container = at_position(containers, select->int64(0));
+      if (!container || container->container.container_name != select->text(3) ||
+          container->container.pod_name != select->optional_text(4)) {
+        continue;
+      }
+      container->container.processes.push_back({select->int64(1), select->text(2)});
+    }
+    select->reset();
+  }
+  return ok();
 }
 
 }  // namespace dormant::server::storage

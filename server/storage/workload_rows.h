@@ -22,7 +22,6 @@ struct ActiveHost {
   std::string ip_address;
   std::optional<std::string> agent_version;
   std::optional<std::string> run_mode;
-  std::vector<std::string> perf_supported_events;
   TimePoint last_heartbeat_at;
   int64_t containers = 0;  // in its inventory
   int64_t processes = 0;
@@ -30,8 +29,11 @@ struct ActiveHost {
 };
 
 struct ActiveContainer {
-  size_t host = 0;          // index in WorkloadSnapshot::hosts
-  HostContainer container;  // processes: only for the hosts the query asked them of
+  size_t host = 0;       // index in WorkloadSnapshot::hosts
+  int64_t position = 0;  // in its host's inventory
+  // As listed, but for its id and runtime, which no view shows; processes: only for the hosts
+  // whose processes were read.
+  HostContainer container;
   int64_t process_count = 0;
 };
 
@@ -52,5 +54,14 @@ struct SnapshotQuery {
 // `now` is the server's clock. Hosts without an inventory have no containers.
 Result<WorkloadSnapshot> read_workload_snapshot(Database& db, const SnapshotQuery& query,
                                                 TimePoint now);
+
+// For each host, the range [first, last) of its containers in snapshot.containers.
+std::vector<std::pair<size_t, size_t>> container_ranges(const WorkloadSnapshot& snapshot);
+
+// Reads the processes of `hosts` (indices in snapshot.hosts) into their containers, but for hosts
+// whose processes were read already. In a later transaction than the snapshot's, a container whose
+// host has listed another in its place since gets none.
+Result<void> read_processes_of_hosts(Database& db, WorkloadSnapshot& snapshot,
+                                     const std::vector<size_t>& hosts);
 
 }  // namespace dormant::server::storage

@@ -157,6 +157,36 @@ TEST_P(WorkloadStoreTest, OnlyHostsHeardFromWithinTheWindowAreResolved) {
   EXPECT_EQ(resolve(TargetScope::kService, {}), (TargetHosts{{"web-2", std::nullopt}}));
 }
 
+// The status views read containers first and the processes of a page's hosts after: a host
+// that lists another container at the same position in between gives that position none.
+TEST_P(WorkloadStoreTest, ProcessesAreReadLaterOnlyIntoTheContainersThatStillStand) {
+  fleet();
+  SnapshotQuery query;
+  query.service_name = "web";
+  auto snapshot = store_->workload_snapshot(query);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error().message();
+  ASSERT_EQ(snapshot->hosts.size(), 2u);
+  ASSERT_EQ(snapshot->containers.size(), 5u);
+  for (const ActiveContainer& c : snapshot->containers) {
+    EXPECT_TRUE(c.container.processes.empty()) << "no host lists pids: none read yet";
+  }
+  EXPECT_EQ(snapshot->containers[0].process_count, 2);
+  beat_with("web-2", {container("db", "ops", "pg-1", "pg", {{250, "postgres"}}),
+                      container("app", "ops", "cart-0", "cart", {{201, "python3"}})});
+  ASSERT_TRUE(store_->read_processes(*snapshot, {0, 1}).ok());
+  auto pids_of = [&](size_t index) {
+    std::vector<int64_t> pids;
+    for (const HostProcess& p : snapshot->containers[index].container.processes) {
+      pids.push_back(p.pid);
+    }
+    return pids;
+  };
+  EXPECT_EQ(pids_of(0), (std::vector<int64_t>{100, 101}));
+  EXPECT_EQ(pids_of(1), (std::vector<int64_t>{102}));
+  EXPECT_EQ(pids_of(3), (std::vector<int64_t>{})) << "position 0 of web-2 is another container";
+  EXPECT_EQ(pids_of(4), (std::vector<int64_t>{201}));
+}
+
 TEST_P(WorkloadStoreTest, SqlInSelectorsIsOnlyEverAValue) {
   fleet();
   EXPECT_TRUE(resolve(TargetScope::kPod, {sel({{&Selector::pod_name, "x' OR '1'='1"}})}).empty());

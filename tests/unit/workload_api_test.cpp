@@ -362,6 +362,35 @@ TEST_F(WorkloadApiTest, RowsOfEachScopeShowWhatIsProfiled) {
   EXPECT_EQ(bad.body["detail"][0]["loc"], json({"query", "scope"}));
 }
 
+// Without a command that lists pids, processes are read only for the hosts a page shows.
+TEST_F(WorkloadApiTest, PagesOfPodsAndProcessesListTheirPids) {
+  beat("h1", {container("app", "shop", "cart-0", "cart", {process(10, "java"), process(9, "gc")}),
+              container("app", "shop", "pay-0", "pay", {process(20, "java")})});
+  beat("h2", {container("app", "ops", "job-0", "job", {process(7, "python3")})});
+  Reply pods = get("/api/metrics/profiling/workload_status?scope=pod&page=1&page_size=1");
+  ASSERT_EQ(pods.body["rows"].size(), 1u) << pods.body;
+  EXPECT_EQ(pods.body["rows"][0]["id"], "web|shop|cart-0");
+  EXPECT_EQ(pods.body["rows"][0]["pids"], json({9, 10}));
+  EXPECT_EQ(pods.body["rows"][0]["processCount"], 2);
+  EXPECT_EQ(pods.body["totalCount"], 3);
+
+  Reply containers = get("/api/metrics/profiling/workload_status?scope=container&page_size=1");
+  EXPECT_EQ(containers.body["rows"][0]["id"], "web|h1|shop|cart-0|app");
+  EXPECT_EQ(containers.body["rows"][0]["pids"], json({9, 10}));
+
+  std::vector<std::string> ids;
+  for (int page = 0; page < 3; ++page) {
+    Reply processes = get("/api/metrics/profiling/workload_status?scope=process&page_size=2&page=" +
+                          std::to_string(page));
+    EXPECT_EQ(processes.body["totalCount"], 4);
+    for (const json& row : processes.body["rows"]) ids.push_back(row["id"]);
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"web|h1|9", "web|h1|10", "web|h1|20", "web|h2|7"}))
+      << "by host, then pid as a number";
+  Reply past = get("/api/metrics/profiling/workload_status?scope=process&page=9&page_size=2");
+  EXPECT_TRUE(past.body["rows"].empty());
+}
+
 TEST_F(WorkloadApiTest, HostStatusListsActiveHostsWithTheirCommands) {
   beat("h1");
   beat("h2");
