@@ -226,7 +226,7 @@ heartbeat::HeartbeatRequest AgentDaemon::heartbeat_request() {
   request.pod_namespace = placement_.pod_namespace;
   request.pod_name = placement_.pod_name;
   SteadyClock::time_point now = environment_.now();
-  request.containers = inventory_.containers(now);
+  request.containers_text = inventory_.containers(now);
   if (!rollup_at_ || now - *rollup_at_ >= kRollupEvery) {
     if (auto memory = environment_.read_memory(); memory) rollup_ = *memory;
     rollup_at_ = now;

@@ -7,6 +7,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "common/json_text.h"
+
 namespace dormant::agent {
 namespace {
 
@@ -65,10 +67,11 @@ AgentPlacement agent_placement() {
 HeartbeatInventory::HeartbeatInventory(Scan scan, std::chrono::milliseconds interval)
     : scan_(std::move(scan)), interval_(interval) {}
 
-nlohmann::json HeartbeatInventory::containers(SteadyClock::time_point now) {
-  if (interval_.count() <= 0) return nlohmann::json::array();
+std::shared_ptr<const std::string> HeartbeatInventory::containers(SteadyClock::time_point now) {
+  static const auto kNone = std::make_shared<const std::string>("[]");
+  if (interval_.count() <= 0) return kNone;
   if (!read_at_ || now - *read_at_ >= interval_) refresh(now);
-  return heartbeat_containers(last_);
+  return text_ ? text_ : kNone;
 }
 
 void HeartbeatInventory::refresh(SteadyClock::time_point now) {
@@ -94,28 +97,33 @@ void HeartbeatInventory::refresh(SteadyClock::time_point now) {
           reading.error().message());
     }
     failing_ = true;
-    last_ = {};
+    text_.reset();
+    containers_ = processes_ = containers_left_out_ = processes_left_out_ = 0;
     return;
   }
   if (failing_) spdlog::info("inventory: the host's containers are read again");
   failing_ = false;
-  bool was_cut = last_.cut();
-  last_ = std::move(*reading);
-  if (last_.cut() && !was_cut) {
+  bool was_cut = containers_left_out_ > 0 || processes_left_out_ > 0;
+  containers_ = reading->containers.size();
+  processes_ = reading->processes;
+  containers_left_out_ = reading->containers_left_out;
+  processes_left_out_ = reading->processes_left_out;
+  text_.reset();  // before the next is made: one at a time in memory
+  text_ = std::make_shared<const std::string>(json_text(heartbeat_containers(*reading)));
+  if (reading->cut() && !was_cut) {
     spdlog::warn(
         "inventory: {} containers and {} processes listed; {} containers and {} "
         "processes left out past the caps",
-        last_.containers.size(), last_.processes, last_.containers_left_out,
-        last_.processes_left_out);
+        containers_, processes_, containers_left_out_, processes_left_out_);
   }
 }
 
 nlohmann::json HeartbeatInventory::health() const {
   if (interval_.count() <= 0) return nullptr;
-  return {{"containers", last_.containers.size()},
-          {"processes", last_.processes},
-          {"containers_left_out", last_.containers_left_out},
-          {"processes_left_out", last_.processes_left_out},
+  return {{"containers", containers_},
+          {"processes", processes_},
+          {"containers_left_out", containers_left_out_},
+          {"processes_left_out", processes_left_out_},
           {"readings", readings_},
           {"failed_readings", failures_},
           {"last_reading_us", last_reading_us_}};

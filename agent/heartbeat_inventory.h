@@ -52,8 +52,9 @@ class HeartbeatInventory {
   // `interval` zero: no inventory, containers[] stays empty and nothing is read.
   HeartbeatInventory(Scan scan, std::chrono::milliseconds interval);
 
-  // The containers to send now, read again first when the interval has passed.
-  nlohmann::json containers(SteadyClock::time_point now);
+  // The containers to send now, as JSON text (written once per reading), read again first when
+  // the interval has passed.
+  std::shared_ptr<const std::string> containers(SteadyClock::time_point now);
 
   // For agent_health: the last reading's counts, what it left out, readings and failures.
   nlohmann::json health() const;
@@ -64,7 +65,12 @@ class HeartbeatInventory {
   Scan scan_;
   std::chrono::milliseconds interval_;
   std::optional<SteadyClock::time_point> read_at_;
-  inventory::HostInventory last_;
+  std::shared_ptr<const std::string> text_;  // the last reading's containers[]
+  // The last reading's counts.
+  size_t containers_ = 0;
+  size_t processes_ = 0;
+  size_t containers_left_out_ = 0;
+  size_t processes_left_out_ = 0;
   int64_t readings_ = 0;
   int64_t failures_ = 0;
   bool failing_ = false;  // the last reading failed: its error is logged already

@@ -56,7 +56,7 @@ void HeartbeatLoop::schedule(std::chrono::milliseconds delay) {
 }
 
 void HeartbeatLoop::send() {
-  HttpsClient::Post post{std::string(kHeartbeatPath), json_text(to_json(build_())), {}, hold_};
+  HttpsClient::Post post{std::string(kHeartbeatPath), heartbeat_body_text(build_()), {}, hold_};
   if (hold_.count() > 0) {
     post.path += "?" + std::string(kLongPollWaitParameter) + "=" +
                  std::to_string(std::chrono::duration_cast<std::chrono::seconds>(hold_).count());

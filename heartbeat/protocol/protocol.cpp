@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/json_text.h"
 #include "heartbeat/protocol/json_fields.h"
 
 namespace dormant::heartbeat {
@@ -90,6 +91,18 @@ nlohmann::json to_json(const HeartbeatRequest& request) {
   body["containers"] = request.containers;
   if (!request.agent_health.empty()) body["agent_health"] = request.agent_health;
   return body;
+}
+
+std::string heartbeat_body_text(const HeartbeatRequest& request) {
+  nlohmann::json body = to_json(request);
+  if (!request.containers_text) return json_text(body);
+  body.erase("containers");
+  std::string text = json_text(body);  // an object, never empty: "{...}"
+  text.pop_back();
+  text += ",\"containers\":";
+  text += *request.containers_text;
+  text += '}';
+  return text;
 }
 
 Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,10 @@ struct HeartbeatRequest {
   std::optional<std::string> pod_name;
   // Container inventory, kept as sent: a list of objects, each with a string container_name.
   nlohmann::json containers = nlohmann::json::array();
+  // The same list as JSON text, serialized once per reading by the agent: when set, the body
+  // carries it in place of `containers` (an idle agent would otherwise spend most of its CPU
+  // building and writing thousands of processes into every heartbeat).
+  std::shared_ptr<const std::string> containers_text;
   // Ours, not Studio's: the agent's own report (idle audit, failure counters), kept as sent.
   // Not written when empty.
   nlohmann::json agent_health = nlohmann::json::object();
@@ -53,6 +58,8 @@ struct HeartbeatRequest {
 };
 
 nlohmann::json to_json(const HeartbeatRequest& request);
+// The body as sent: to_json's text, with containers_text in place of containers when set.
+std::string heartbeat_body_text(const HeartbeatRequest& request);
 // Studio's model plus what its database would refuse: ip_address must parse as an address, status
 // as a HostStatus; command ids are opaque strings of 1 to 255 bytes. hostname and service_name need
 // 1 to 255 bytes and no control characters; each containers item a string container_name.

@@ -2,11 +2,14 @@
 # The heartbeat agent's figures (issue 5), against a real dormant-server on loopback TLS:
 #   idle    USS, PSS and RssAnon (what the agent costs the host), VmRSS (reported only), threads,
 #           fds and CPU over 60 s of heartbeats every second
+#   inventory  the same, with 200 docker containers of 10 processes each on the host (real
+#           processes in real cgroups; the docker state they are named by is in a private mount
+#           namespace that only the agent sees), reported in every heartbeat
 #   latency from the curl that creates a start request to perf recording, and from the curl of
 #           the stop request to the end of teardown, at heartbeat intervals of 1 s and 5 s
-# Usage: agent_bench.sh BUILD_DIR [idle|latency|all]. Needs root (perf -a).
+# Usage: agent_bench.sh BUILD_DIR [idle|inventory|latency|all]. Needs root (perf -a, cgroups).
 set -euo pipefail
-build=${1:?usage: agent_bench.sh BUILD_DIR [idle|latency|all]}
+build=${1:?usage: agent_bench.sh BUILD_DIR [idle|inventory|latency|all]}
 what=${2:-all}
 agent_bin="$build/agent/dormant-agent"
 server_bin="$build/server/dormant-server"
@@ -14,9 +17,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 server_pid=
 agent_pid=
+agent_prefix=()  # what the agent runs under
+fleet_pids=()
+fleet_cgroups=
+made_docker_dir=
 cleanup() {
   [[ -n $agent_pid ]] && kill -TERM "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
   [[ -n $server_pid ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  remove_fleet
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -40,11 +48,14 @@ api() {  # api PATH [JSON]
 
 start_agent() {  # start_agent INTERVAL
   rm -rf "$work/state"
-  "$agent_bin" --enable-heartbeat-server --api-server "$url" --tls-ca-bundle "$work/certs/ca.pem" \
+  "${agent_prefix[@]}" "$agent_bin" --enable-heartbeat-server --api-server "$url" --tls-ca-bundle "$work/certs/ca.pem" \
     --token-file "$work/tokens" --service-name bench --heartbeat-interval "$1" -u \
     --state-dir "$work/state" --log-level info 2>"$work/agent.log" &
   agent_pid=$!
-  until grep -q "idle baseline" "$work/agent.log"; do sleep 0.1; done
+  until grep -q "idle baseline" "$work/agent.log"; do
+    kill -0 "$agent_pid" 2>/dev/null || { cat "$work/agent.log" >&2; exit 1; }
+    sleep 0.1
+  done
 }
 
 stop_agent() {
@@ -63,8 +74,13 @@ cpu_ns() { awk '{ print $1 }' "/proc/$agent_pid/schedstat"; }
 idle() {
   echo "== dormant-agent idle: heartbeats every 1 s for 60 s (sampled every second)"
   start_agent 1
+  measure_idle
+  stop_agent
+}
+
+measure_idle() {
   local rss=0 anon=0 uss_kb=0 pss_kb=0 threads=0 fds=0 value
-  local cpu_before heartbeats_before
+  local cpu_before
   cpu_before=$(cpu_ns)
   local started=$SECONDS
   for _ in $(seq 60); do
@@ -85,7 +101,77 @@ idle() {
   printf "CPU: %.1f ms in %d s = %.3f%% of one core\n" "$(calc "$cpu_used / 1000000")" \
     "$elapsed" "$(calc "$cpu_used / ($elapsed * 10000000)")"
   rss_by_mapping
+}
+
+# The cgroup hierarchy a container's cgroup is made in: cgroup2's, else the v1 memory controller's.
+cgroup_hierarchy() {
+  local mount
+  for mount in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+    [[ $(stat -f -c %T "$mount" 2>/dev/null) == cgroup2fs ]] && echo "$mount" && return
+  done
+  echo /sys/fs/cgroup/memory
+}
+
+# make_fleet CONTAINERS PROCESSES: docker containers as the systemd cgroup driver names them, each
+# with PROCESSES sleeping processes and a config.v2.json under $work/docker, in 20 namespaces.
+make_fleet() {
+  fleet_cgroups="$(cgroup_hierarchy)/dormant-bench-$$"
+  local c id dir
+  for c in $(seq "$1"); do
+    id=$(printf '%064x' "$((c * 7919))")
+    dir="$work/docker/containers/$id"
+    mkdir -p "$dir" "$fleet_cgroups/docker-$id.scope"
+    printf '{"ID":"%s","Name":"/k8s_app_w%d","Config":{"Labels":{%s,%s,%s,%s}}}\n' "$id" "$c" \
+      "\"io.kubernetes.pod.namespace\":\"ns-$((c % 20))\"" \
+      "\"io.kubernetes.pod.name\":\"w$c-7f8d9cb4d-x$c\"" \
+      "\"io.kubernetes.container.name\":\"app\"" "\"app\":\"w$c\"" >"$dir/config.v2.json"
+    for _ in $(seq "$2"); do
+      sleep 3600 &
+      fleet_pids+=($!)
+      echo $! >"$fleet_cgroups/docker-$id.scope/cgroup.procs"
+    done
+  done
+  # The agent alone sees that state where docker keeps it.
+  if [[ ! -d /var/lib/docker ]]; then
+    mkdir -p /var/lib/docker
+    made_docker_dir=1
+  fi
+  # shellcheck disable=SC2016 # expanded by that shell
+  agent_prefix=(unshare --mount --propagation private -- sh -c
+    'mount --bind "$0" /var/lib/docker && exec "$@"' "$work/docker")
+}
+
+remove_fleet() {
+  if ((${#fleet_pids[@]} > 0)); then
+    kill "${fleet_pids[@]}" 2>/dev/null || true
+    wait "${fleet_pids[@]}" 2>/dev/null || true  # killed: not a failure
+  fi
+  fleet_pids=()
+  if [[ -n $fleet_cgroups && -d $fleet_cgroups ]]; then
+    local dir
+    for dir in "$fleet_cgroups"/docker-*.scope; do
+      [[ -d $dir ]] && until rmdir "$dir" 2>/dev/null; do sleep 0.05; done
+    done
+    rmdir "$fleet_cgroups"
+  fi
+  fleet_cgroups=
+  if [[ -n $made_docker_dir ]]; then rmdir /var/lib/docker; fi
+  made_docker_dir=
+  agent_prefix=()
+}
+
+inventory() {
+  echo "== dormant-agent idle with 200 containers x 10 processes on the host: heartbeats every 1 s"
+  echo "   for 60 s, the inventory refreshed every 30 s (the default)"
+  make_fleet 200 10
+  start_agent 1
+  measure_idle
+  local tabs
+  tabs=$(api "/api/metrics/profiling/workload_status?scope=container&service_name=bench&exact_match=true&page_size=1" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["tabCounts"])')
+  echo "the server's tab counts for this host's service: $tabs"
   stop_agent
+  remove_fleet
 }
 
 # Where VmRSS lies: the agent's own code, each shared library's mapped pages (shared with every
@@ -146,6 +232,7 @@ latency() {  # latency INTERVAL ROUNDS
 }
 
 [[ $what == idle || $what == all ]] && idle
+[[ $what == inventory || $what == all ]] && inventory
 if [[ $what == latency || $what == all ]]; then
   latency 1 10
   latency 5 10

@@ -121,38 +121,65 @@ class HeartbeatInventoryTest : public ::testing::Test {
   SteadyClock::time_point t0_{};
 };
 
-TEST_F(HeartbeatInventoryTest, ReadAtMostOncePerIntervalWhateverTheHeartbeats) {
+// The list as sent: JSON text.
+nlohmann::json sent(const std::shared_ptr<const std::string>& text) {
+  return nlohmann::json::parse(*text);
+}
+
+TEST_F(HeartbeatInventoryTest, ReadAndWrittenAtMostOncePerIntervalWhateverTheHeartbeats) {
   HeartbeatInventory inventory(counting_scan(), 30s);
-  nlohmann::json first = inventory.containers(t0_);
-  for (auto at = 1s; at < 30s; at += 1s) EXPECT_EQ(inventory.containers(t0_ + at), first);
+  std::shared_ptr<const std::string> first = inventory.containers(t0_);
+  for (auto at = 1s; at < 30s; at += 1s) {
+    EXPECT_EQ(inventory.containers(t0_ + at), first) << "the same text, not written again";
+  }
   EXPECT_EQ(scans_, 1);
-  nlohmann::json second = inventory.containers(t0_ + 30s);
+  std::shared_ptr<const std::string> second = inventory.containers(t0_ + 30s);
   EXPECT_EQ(scans_, 2);
-  EXPECT_NE(second, first);
+  EXPECT_NE(sent(second), sent(first));
   EXPECT_EQ(inventory.health()["readings"], 2);
   EXPECT_EQ(inventory.health()["processes"], 1);
 }
 
 TEST_F(HeartbeatInventoryTest, AFailedOrThrowingReadingSendsAnEmptyListAndIsRetriedNextInterval) {
   HeartbeatInventory inventory(counting_scan(), 10s);
-  EXPECT_EQ(inventory.containers(t0_).size(), 1u);
+  EXPECT_EQ(sent(inventory.containers(t0_)).size(), 1u);
   fails_ = true;
-  EXPECT_EQ(inventory.containers(t0_ + 10s), nlohmann::json::array());
-  EXPECT_EQ(inventory.containers(t0_ + 11s), nlohmann::json::array());
+  EXPECT_EQ(sent(inventory.containers(t0_ + 10s)), nlohmann::json::array());
+  EXPECT_EQ(sent(inventory.containers(t0_ + 11s)), nlohmann::json::array());
   throws_ = true;
-  EXPECT_EQ(inventory.containers(t0_ + 20s), nlohmann::json::array());
+  EXPECT_EQ(sent(inventory.containers(t0_ + 20s)), nlohmann::json::array());
   EXPECT_EQ(scans_, 3);
   EXPECT_EQ(inventory.health()["failed_readings"], 2);
+  EXPECT_EQ(inventory.health()["processes"], 0);
   fails_ = throws_ = false;
-  EXPECT_EQ(inventory.containers(t0_ + 30s).size(), 1u);
+  EXPECT_EQ(sent(inventory.containers(t0_ + 30s)).size(), 1u);
 }
 
 TEST_F(HeartbeatInventoryTest, IntervalZeroReadsNothing) {
   HeartbeatInventory inventory(counting_scan(), 0s);
-  EXPECT_EQ(inventory.containers(t0_), nlohmann::json::array());
-  EXPECT_EQ(inventory.containers(t0_ + 1h), nlohmann::json::array());
+  EXPECT_EQ(sent(inventory.containers(t0_)), nlohmann::json::array());
+  EXPECT_EQ(sent(inventory.containers(t0_ + 1h)), nlohmann::json::array());
   EXPECT_EQ(scans_, 0);
   EXPECT_TRUE(inventory.health().is_null());
+}
+
+// The body carries the text in place of containers: a server reads the same request.
+TEST(HeartbeatBodyText, CarriesTheWrittenContainersInPlaceOfTheList) {
+  heartbeat::HeartbeatRequest request;
+  request.ip_address = "10.0.0.1";
+  request.hostname = "h1";
+  request.service_name = "web";
+  request.containers = nlohmann::json::array({{{"container_name", "ignored"}}});
+  request.containers_text =
+      std::make_shared<const std::string>(R"([{"container_name":"app","processes":[]}])");
+  auto parsed = heartbeat::parse_heartbeat_request(
+      nlohmann::json::parse(heartbeat::heartbeat_body_text(request)));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed->containers, nlohmann::json::parse(*request.containers_text));
+  EXPECT_EQ(parsed->hostname, "h1");
+  request.containers_text.reset();
+  EXPECT_EQ(nlohmann::json::parse(heartbeat::heartbeat_body_text(request))["containers"],
+            request.containers);
 }
 
 }  // namespace
