@@ -207,11 +207,14 @@ Result<ProfilingRequest> parse_profiling_request(const nlohmann::json& body) {
 }
 
 nlohmann::json to_json(const ProfilingResponse& response) {
-  return {{"success", response.success},
-          {"message", response.message},
-          {"request_id", or_null(response.request_id)},
-          {"command_ids", response.command_ids},
-          {"estimated_completion_time", or_null(response.estimated_completion_time)}};
+  nlohmann::json body = {
+      {"success", response.success},
+      {"message", response.message},
+      {"request_id", or_null(response.request_id)},
+      {"command_ids", response.command_ids},
+      {"estimated_completion_time", or_null(response.estimated_completion_time)}};
+  if (!response.plan.is_null()) body["plan"] = response.plan;
+  return body;
 }
 
 }  // namespace dormant::heartbeat

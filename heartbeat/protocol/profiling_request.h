@@ -49,6 +49,9 @@ struct ProfilingResponse {
   std::optional<std::string> request_id;                 // UUID; none for a dry run
   std::vector<std::string> command_ids;                  // one per target host
   std::optional<std::string> estimated_completion_time;  // ISO-8601; starts only
+  // Ours, for a dry run: each host the request reaches, as {hostname, action, pids} (pids null:
+  // the whole host). Not written when null.
+  nlohmann::json plan;
 
   friend bool operator==(const ProfilingResponse&, const ProfilingResponse&) = default;
 };

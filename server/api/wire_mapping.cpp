@@ -271,6 +271,14 @@ heartbeat::ProfilingResponse to_profiling_response(const heartbeat::ProfilingReq
     response.message =
         "Dry run: the " + what + " request is valid and would change the command of " +
         std::to_string(changed) + " of " + std::to_string(outcome.hosts.size()) + " hosts";
+    response.plan = nlohmann::json::array();
+    for (const storage::HostPlan& host : outcome.hosts) {
+      nlohmann::json pids = nullptr;
+      if (host.command) pids = host.command->combined_config.value("pids", nlohmann::json());
+      response.plan.push_back({{"hostname", host.hostname},
+                               {"action", storage::to_string(host.action)},
+                               {"pids", pids}});
+    }
     return response;
   }
   response.request_id = outcome.request_id;

@@ -5,7 +5,7 @@
 (function () {
   const pageNonce = document.currentScript.nonce;
   const tokenKey = "dormant.token";
-  const views = ["hosts", "commands", "profiles", "flamegraph"];
+  const views = ["hosts", "workloads", "commands", "profiles", "flamegraph"];
   const refreshEveryMs = 3000;
   const byId = (id) => document.getElementById(id);
 
@@ -73,9 +73,13 @@
 
   class Refused extends Error {}
 
+  // A parameter whose value is a list repeats, once for each of its values.
   function query(parameters) {
     // Not URLSearchParams: it writes a space as "+", which the server reads as a "+".
-    const pairs = Object.entries(parameters).filter(([, value]) => value !== "" && value != null);
+    const pairs = Object.entries(parameters)
+        .flatMap(([key, value]) => (Array.isArray(value) ? value : [value]).map((each) =>
+          [key, each]))
+        .filter(([, value]) => value !== "" && value != null);
     if (pairs.length === 0) return "";
     const encoded = pairs.map(([key, value]) =>
         encodeURIComponent(key) + "=" + encodeURIComponent(value));
@@ -95,14 +99,26 @@
     if (!response.ok) {
       let message = response.status + " " + response.statusText;
       try {
-        const answer = await response.json();
-        if (answer && answer.message) message = answer.message;
+        message = refusalText(await response.json(), message);
       } catch (error) {
         // not JSON: the status says it
       }
       throw new Error(message);
     }
     return response;
+  }
+
+  // A refusal's message, and each problem its detail lists ({loc, msg, type}, as 422 answers
+  // do) that the message does not already say.
+  function refusalText(answer, fallback) {
+    if (!answer || typeof answer !== "object") return fallback;
+    const lines = [answer.message || fallback];
+    for (const problem of Array.isArray(answer.detail) ? answer.detail : []) {
+      if (!problem || lines[0].includes(problem.msg)) continue;
+      const where = (problem.loc || []).filter((part) => part !== "body").join(".");
+      lines.push((where ? where + ": " : "") + problem.msg);
+    }
+    return lines.join("\n");
   }
 
   async function apiJson(path, options) {
@@ -239,6 +255,395 @@
           (answer.request_id || "none") + ")";
       await refreshHosts();
     });
+  }
+
+  // ---- Workloads: rows of a scope, start or stop by selection, subscriptions -------------------
+
+  const scopes = ["service", "namespace", "host", "pod", "container", "process"];
+  const counted = (label, key) => ({ label, key, number: true });
+  const named = (label, key) => ({ label, key });
+  const column = {
+    service: named("Service", "serviceName"),
+    namespace: named("Namespace", "namespace"),
+    hostname: named("Host", "hostname"),
+    address: named("Address", "ipAddress"),
+    pod: named("Pod", "podName"),
+    workload: named("Workload", "workloadName"),
+    container: named("Container", "containerName"),
+    process: named("Process", "processName"),
+    pid: counted("Pid", "pid"),
+    hosts: counted("Hosts", "hostCount"),
+    pods: counted("Pods", "podCount"),
+    containers: counted("Containers", "containerCount"),
+    processes: counted("Processes", "processCount"),
+  };
+  const stateColumns = [named("Status", "profilingStatus"), named("Command", "commandType"),
+    { label: "Last heartbeat", key: "heartbeatTimestamp", time: true }];
+  const workloadColumns = {
+    service: [column.service, column.hosts, column.pods, column.containers, column.processes],
+    namespace: [column.service, column.namespace, column.hosts, column.pods, column.containers,
+      column.processes],
+    host: [column.service, column.hostname, column.address, column.pods, column.containers,
+      column.processes],
+    pod: [column.service, column.namespace, column.pod, column.workload, column.hosts,
+      column.containers, column.processes],
+    container: [column.service, column.hostname, column.namespace, column.pod, column.container,
+      column.workload, column.processes],
+    process: [column.service, column.hostname, column.namespace, column.pod, column.container,
+      column.process, column.pid],
+  };
+  // The row members that select it, by the names Studio's target_entities take.
+  const selectorKeys = {
+    service: ["serviceName"],
+    namespace: ["namespace"],
+    host: ["hostname"],
+    pod: ["podName", "namespace"],
+    container: ["containerName", "podName", "namespace", "hostname"],
+    process: ["pid", "hostname"],
+  };
+
+  const workloads = {
+    scope: "service",
+    page: 0,
+    filters: {},
+    shown: [],
+    selected: new Map(),  // row id -> row, kept across pages
+    review: null,         // the requests the dry run checked, until confirmed or cancelled
+  };
+
+  function workloadPageSize() {
+    return Number(byId("workload-page-size").value);
+  }
+
+  function workloadQuery() {
+    return query({
+      scope: workloads.scope, page: workloads.page, page_size: workloadPageSize(),
+      ...workloads.filters,
+    });
+  }
+
+  function readFilters() {
+    const filters = {};
+    for (const [name, value] of new FormData(byId("workload-filters"))) {
+      const alternatives = String(value).split(",").map((each) => each.trim())
+          .filter((each) => each);
+      if (alternatives.length > 0) filters[name] = alternatives;
+    }
+    return filters;
+  }
+
+  function workloadTabs() {
+    return byId("workload-tabs").querySelectorAll("button[data-scope]");
+  }
+
+  function markChosenTab() {
+    for (const tab of workloadTabs()) {
+      tab.setAttribute("aria-selected", String(tab.dataset.scope === workloads.scope));
+    }
+  }
+
+  function renderTabCounts(tabCounts) {
+    for (const tab of workloadTabs()) {
+      tab.querySelector(".count").textContent = "(" + (tabCounts[tab.dataset.scope] ?? 0) + ")";
+    }
+  }
+
+  function renderWorkloadHead() {
+    const table = byId("workloads");
+    const all = element("input");
+    all.type = "checkbox";
+    all.id = "select-all-workloads";
+    all.setAttribute("aria-label", "Select every row of the page");
+    all.addEventListener("change", () => selectShownRows(all.checked));
+    const columns = [...workloadColumns[workloads.scope], ...stateColumns];
+    const heads = [all, ...columns.map((each) => each.label)];
+    table.tHead.rows[0].replaceChildren(...heads.map((head) => {
+      const th = document.createElement("th");
+      th.append(head);
+      return th;
+    }));
+    delete table.dataset.shown;
+  }
+
+  function workloadCell(data, shown) {
+    const value = data[shown.key];
+    const text = value === null || value === undefined ? "" :
+        shown.time ? localTime(value) : value;
+    return element("td", text, shown.number ? "number" : "");
+  }
+
+  function workloadRow(data) {
+    const box = element("input");
+    box.type = "checkbox";
+    box.checked = workloads.selected.has(data.id);
+    box.setAttribute("aria-label", "Select " + data.id);
+    box.addEventListener("change", () => select(data, box.checked));
+    const columns = [...workloadColumns[workloads.scope], ...stateColumns];
+    const tr = row([box, ...columns.map((each) => workloadCell(data, each))]);
+    tr.dataset.id = data.id;
+    tr.cells[columns.length - 2].className = "profiling-" + data.profilingStatus;
+    return tr;
+  }
+
+  function renderWorkloadRows(rows) {
+    workloads.shown = rows;
+    fillTable(byId("workloads"), rows, workloadRow, "Nothing here matches.");
+    showSelection();
+  }
+
+  function renderPaging(total) {
+    const size = workloadPageSize();
+    const first = workloads.page * size;
+    byId("workload-rows").textContent = total === 0 ? "No rows" : "Rows " +
+        Math.min(first + 1, total) + " to " + Math.min(first + size, total) + " of " + total;
+    byId("workloads-previous").disabled = workloads.page === 0;
+    byId("workloads-next").disabled = first + size >= total;
+    // Rows went away under a later page: the next refresh shows the last one.
+    workloads.page = Math.min(workloads.page, Math.max(0, Math.ceil(total / size) - 1));
+  }
+
+  function select(data, chosen) {
+    if (chosen) {
+      workloads.selected.set(data.id, data);
+    } else {
+      workloads.selected.delete(data.id);
+    }
+    showSelection();
+  }
+
+  function selectShownRows(chosen) {
+    for (const data of workloads.shown) select(data, chosen);
+    for (const box of byId("workloads").tBodies[0].querySelectorAll("input[type=checkbox]")) {
+      box.checked = chosen;
+    }
+  }
+
+  function showSelection() {
+    const count = workloads.selected.size;
+    byId("workload-selection").textContent = count === 0 ? "" : "(" + count + " selected)";
+    byId("select-all-workloads").checked = workloads.shown.length > 0 &&
+        workloads.shown.every((data) => workloads.selected.has(data.id));
+  }
+
+  function clearSelection() {
+    workloads.selected.clear();
+    delete byId("workloads").dataset.shown;  // the next refresh redraws the checkboxes
+    selectShownRows(false);
+  }
+
+  // A new question for the table: its first page, nothing selected, nothing under review.
+  function askAgain() {
+    workloads.page = 0;
+    clearSelection();
+    hideReview();
+    scheduleRefresh();
+  }
+
+  function chooseScope(scope) {
+    if (!scopes.includes(scope) || scope === workloads.scope) return;
+    workloads.scope = scope;
+    workloads.shown = [];
+    markChosenTab();
+    renderWorkloadHead();
+    byId("workloads").tBodies[0].replaceChildren();
+    askAgain();
+  }
+
+  function turnPage(step) {
+    workloads.page = Math.max(0, workloads.page + step);
+    scheduleRefresh();
+  }
+
+  // ---- Subscriptions
+
+  function describeSelectors(entities) {
+    if (!entities || entities.length === 0) return "the whole service";
+    return entities.map((entity) => Object.entries(entity)
+        .map(([key, value]) => key + "=" + value).join(", ")).join("; ");
+  }
+
+  function describeState(subscription) {
+    if (subscription.active) return "active";
+    let text = "ended " + localTime(subscription.ended_at);
+    if (subscription.ended_by) text += " by request " + subscription.ended_by;
+    return text;
+  }
+
+  function coversCell(covers) {
+    const td = document.createElement("td");
+    if (!covers) return td;
+    const details = document.createElement("details");
+    details.appendChild(element("summary", plural(covers.host_count, "host") + ", " +
+        plural(covers.pid_count, "process", "processes")));
+    const list = document.createElement("ul");
+    for (const [host, pids] of Object.entries(covers.hosts || {})) {
+      list.appendChild(element("li", host + ": " + (pids ? "pids " + pids.join(", ") :
+          "the whole host")));
+    }
+    details.appendChild(list);
+    td.appendChild(details);
+    return td;
+  }
+
+  function plural(count, one, many) {
+    return count + " " + (count === 1 ? one : many || one + "s");
+  }
+
+  function renderSubscriptions(subscriptions) {
+    fillTable(byId("subscriptions"), subscriptions, (subscription) => {
+      const tr = row([localTime(subscription.created_at), subscription.service_name,
+        subscription.target_scope, describeSelectors(subscription.target_entities),
+        describeState(subscription), coversCell(subscription.covers),
+        (subscription.opted_out_hosts || []).join(", "), subscription.request_id]);
+      tr.cells[4].className = subscription.active ? "state-active" : "";
+      tr.dataset.subscriptionId = subscription.subscription_id;
+      return tr;
+    }, "No subscriptions: a continuous start of selected rows makes one.");
+  }
+
+  async function refreshWorkloads() {
+    const asked = workloadQuery();
+    const [status, subscriptions] = await Promise.all([
+      apiJson("/api/metrics/profiling/workload_status" + asked),
+      apiJson("/api/subscriptions?limit=200"),
+    ]);
+    if (asked !== workloadQuery()) return;  // the scope, page or filters changed meanwhile
+    renderTabCounts(status.tabCounts);
+    renderWorkloadRows(status.rows);
+    renderPaging(status.totalCount);
+    renderSubscriptions(subscriptions.subscriptions);
+  }
+
+  // ---- Start or stop by selection, after a dry run
+
+  function selectorOf(scope, data) {
+    const present = selectorKeys[scope]
+        .filter((key) => data[key] !== null && data[key] !== undefined && data[key] !== "");
+    return Object.fromEntries(present.map((key) => [key, data[key]]));
+  }
+
+  function profilingSettings(type) {
+    if (type === "stop") return {};
+    return {
+      duration: Number(byId("workload-duration").value),
+      frequency: Number(byId("workload-frequency").value),
+      profiling_mode: byId("workload-mode").value,
+      continuous: byId("workload-continuous").checked,
+    };
+  }
+
+  // One request for each service of the selected rows: a request names one service.
+  function selectionRequests(type, scope, rows) {
+    const byService = new Map();
+    for (const data of rows) {
+      if (!byService.has(data.serviceName)) byService.set(data.serviceName, []);
+      byService.get(data.serviceName).push(selectorOf(scope, data));
+    }
+    return Array.from(byService, ([serviceName, selectors]) => ({
+      service_name: serviceName,
+      request_type: type,
+      target_scope: scope,
+      target_entities: selectors,
+      ...profilingSettings(type),
+    }));
+  }
+
+  function describeRequest(body, count) {
+    let text = (body.request_type === "start" ? "Start" : "Stop") + " profiling of " +
+        plural(count, body.target_scope, body.target_scope === "process" ? "processes" : undefined);
+    if (body.request_type === "start") {
+      text += " (" + body.profiling_mode + ", " + body.frequency + " Hz, " + body.duration +
+          " s, " + (body.continuous ? "continuous" : "once") + ")";
+    }
+    return text + ":";
+  }
+
+  // What the dry run says each host would get.
+  function describePlan(plan) {
+    return (plan || []).map((host) => host.hostname + " " + host.action +
+        (host.pids ? " (pids " + host.pids.join(", ") + ")" : host.action === "unchanged" ?
+          "" : " (the whole host)"));
+  }
+
+  // The dry run's message, each host's plan, and whatever else its answer lists.
+  function describeDryRun(body, answer) {
+    const others = Object.entries(answer).filter(([key, value]) =>
+      key !== "message" && key !== "success" && key !== "plan" && value !== null &&
+        !(Array.isArray(value) && value.length === 0));
+    return [body.service_name + ": " + (answer.message || "no message")]
+        .concat(describePlan(answer.plan))
+        .concat(others.map(([key, value]) => key + ": " + JSON.stringify(value))).join("; ");
+  }
+
+  async function postProfileRequest(body) {
+    return apiJson("/api/metrics/profile_request", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  }
+
+  function hideReview() {
+    workloads.review = null;
+    byId("workload-review").hidden = true;
+  }
+
+  function showReview(bodies, answers, count) {
+    workloads.review = bodies;
+    byId("workload-review-what").textContent = describeRequest(bodies[0], count);
+    byId("workload-review-targets").replaceChildren(...bodies.flatMap((body) =>
+      body.target_entities.map((selector) =>
+        element("li", body.service_name + ": " + describeSelectors([selector])))));
+    byId("workload-review-answers").replaceChildren(...bodies.map((body, index) =>
+      element("li", describeDryRun(body, answers[index]))));
+    byId("workload-review").hidden = false;
+    byId("workload-confirm").focus();
+  }
+
+  async function reviewSelection(event) {
+    event.preventDefault();
+    const result = byId("workload-result");
+    const type = event.submitter && event.submitter.value === "stop" ? "stop" : "start";
+    const rows = Array.from(workloads.selected.values());
+    hideReview();
+    if (rows.length === 0) {
+      result.textContent = "Select rows of the table first.";
+      return;
+    }
+    const bodies = selectionRequests(type, workloads.scope, rows);
+    result.textContent = "Asking the server for a dry run...";
+    await reporting(result, async () => {
+      const answers = [];
+      for (const body of bodies) answers.push(await postProfileRequest({ ...body, dry_run: true }));
+      result.textContent = "";
+      showReview(bodies, answers, rows.length);
+    });
+  }
+
+  async function confirmReview() {
+    const bodies = workloads.review;
+    if (!bodies) return;
+    hideReview();
+    const result = byId("workload-result");
+    const lines = [];
+    for (const body of bodies) {
+      try {
+        const answer = await postProfileRequest(body);
+        lines.push(body.service_name + ": " + answer.message + " (request " +
+            (answer.request_id || "none") + ")");
+      } catch (error) {
+        if (error instanceof Refused) return;
+        lines.push(body.service_name + ": refused: " + error.message);
+      }
+    }
+    result.textContent = lines.join("\n");
+    clearSelection();
+    scheduleRefresh();
+  }
+
+  function cancelReview() {
+    hideReview();
+    byId("workload-result").textContent = "Cancelled: nothing was sent.";
   }
 
   // ---- Commands -------------------------------------------------------------------------------
@@ -381,7 +786,10 @@
 
   // ---- Views, refresh, log in -----------------------------------------------------------------
 
-  const refreshers = { hosts: refreshHosts, commands: refreshCommands, profiles: refreshProfiles };
+  const refreshers = {
+    hosts: refreshHosts, workloads: refreshWorkloads, commands: refreshCommands,
+    profiles: refreshProfiles,
+  };
 
   function currentView() {
     const match = /^\/ui\/([^/]+)$/.exec(location.pathname);
@@ -460,8 +868,33 @@
   byId("profiling-form").addEventListener("submit", requestProfiling);
   byId("profiling-service").addEventListener("input", updateHostChoices);
   byId("flamegraph-form").addEventListener("submit", requestFlamegraph);
+  byId("workload-tabs").addEventListener("click", (event) => {
+    const tab = event.target.closest("button[data-scope]");
+    if (tab) chooseScope(tab.dataset.scope);
+  });
+  byId("workload-filters").addEventListener("submit", (event) => {
+    event.preventDefault();
+    workloads.filters = readFilters();
+    askAgain();
+  });
+  byId("clear-filters").addEventListener("click", () => {
+    byId("workload-filters").reset();
+    workloads.filters = {};
+    askAgain();
+  });
+  byId("workloads-previous").addEventListener("click", () => turnPage(-1));
+  byId("workloads-next").addEventListener("click", () => turnPage(1));
+  byId("workload-page-size").addEventListener("change", () => {
+    workloads.page = 0;
+    scheduleRefresh();
+  });
+  byId("workload-profiling-form").addEventListener("submit", reviewSelection);
+  byId("workload-confirm").addEventListener("click", confirmReview);
+  byId("workload-cancel").addEventListener("click", cancelReview);
 
   setDefaultRanges();
+  markChosenTab();
+  renderWorkloadHead();
   if (sessionStorage.getItem(tokenKey)) {
     enter();
   } else {

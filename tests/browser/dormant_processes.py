@@ -24,11 +24,15 @@ class Reply:
 
 
 class ServerProcess:
-    def __init__(self, binary, gen_certs, root: Path, token):
+    """`token`: what request() presents. `roles`: token -> role ("agent", "operator", "reader")
+    for the tokens file; without it `token` is its only line, with every role."""
+
+    def __init__(self, binary, gen_certs, root: Path, token, roles=None):
         self.root = root
         self.token = token
         subprocess.run([gen_certs, str(root / "certs")], check=True)
-        (root / "tokens").write_text(token + "\n")
+        lines = [f"{each} {role}" for each, role in roles.items()] if roles else [token]
+        (root / "tokens").write_text("\n".join(lines) + "\n")
         self.ca = root / "certs" / "ca.pem"
         self.log = open(root / "server.log", "w")
         self.process = subprocess.Popen(
@@ -50,10 +54,10 @@ class ServerProcess:
     def read_log(self):
         return (self.root / "server.log").read_text(errors="replace")
 
-    def request(self, path, body=None, headers=None, bearer=True):
+    def request(self, path, body=None, headers=None, bearer=True, token=None):
         headers = dict(headers or {})
         if bearer:
-            headers["Authorization"] = "Bearer " + self.token
+            headers["Authorization"] = "Bearer " + (token or self.token)
         if isinstance(body, (dict, list)):
             body = json.dumps(body).encode()
             headers.setdefault("Content-Type", "application/json")

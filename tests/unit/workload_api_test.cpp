@@ -362,6 +362,25 @@ TEST_F(WorkloadApiTest, RowsOfEachScopeShowWhatIsProfiled) {
   EXPECT_EQ(bad.body["detail"][0]["loc"], json({"query", "scope"}));
 }
 
+// A dry run says what each host would get, and changes nothing.
+TEST_F(WorkloadApiTest, ADryRunListsWhatEachHostWouldGet) {
+  beat("h1",
+       {container("app", "shop", "cart-0", "cart", {process(10, "java"), process(11, "gc")})});
+  beat("h2", {container("app", "shop", "cart-1", "cart", {process(20, "java")})});
+  ASSERT_EQ(profile({{"target_hosts", {{"h2", nullptr}}}}).status, 200);
+  Reply dry = profile({{"dry_run", true},
+                       {"target_scope", "namespace"},
+                       {"target_entities", {{{"namespace", "shop"}}}}});
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  EXPECT_EQ(dry.body["plan"], json::parse(R"([
+    {"hostname": "h1", "action": "new", "pids": [10, 11]},
+    {"hostname": "h2", "action": "merged", "pids": null}])"))
+      << "h2's start profiles the whole host already";
+  EXPECT_TRUE(dry.body["command_ids"].empty());
+  EXPECT_TRUE(beat("h1")["profiling_command"].is_null()) << "a dry run creates no command";
+  EXPECT_FALSE(profile({{"target_hosts", {{"h1", nullptr}}}}).body.contains("plan"));
+}
+
 // Without a command that lists pids, processes are read only for the hosts a page shows.
 TEST_F(WorkloadApiTest, PagesOfPodsAndProcessesListTheirPids) {
   beat("h1", {container("app", "shop", "cart-0", "cart", {process(10, "java"), process(9, "gc")}),
