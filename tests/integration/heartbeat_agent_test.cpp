@@ -33,7 +33,8 @@ class HeartbeatAgentTest : public HeartbeatFixture {
   void run_cycles(const std::string& profiler);
 };
 
-TEST_F(HeartbeatAgentTest, TheFullFlowByCurl) {
+// gProfiler's AT-A6: a host command profiles the whole host (the workload is named by no pid).
+TEST_F(HeartbeatAgentTest, AtA6TheFullFlowByCurlProfilesTheWholeHost) {
   start_server();
   start_agent();
   ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))

@@ -75,7 +75,8 @@ TEST(HeartbeatContainers, WireBytesBoundTheJsonEvenForTheLongestNames) {
   EXPECT_LE(heartbeat_containers(inventory).dump().size(), inventory::wire_bytes(entry));
 }
 
-TEST(AgentPlacement, RunModeAndOwnPodFromTheEnvironment) {
+// gProfiler's AT-A5: the agent's own pod from POD_NAMESPACE and POD_NAME.
+TEST(AgentPlacement, AtA5RunModeAndOwnPodFromTheEnvironment) {
   std::map<std::string, std::string> env;
   bool dockerenv = false;
   auto placement = [&] {
@@ -126,7 +127,8 @@ nlohmann::json sent(const std::shared_ptr<const std::string>& text) {
   return nlohmann::json::parse(*text);
 }
 
-TEST_F(HeartbeatInventoryTest, ReadAndWrittenAtMostOncePerIntervalWhateverTheHeartbeats) {
+// AT-A13.
+TEST_F(HeartbeatInventoryTest, AtA13ReadAndWrittenAtMostOncePerIntervalWhateverTheHeartbeats) {
   HeartbeatInventory inventory(counting_scan(), 30s);
   std::shared_ptr<const std::string> first = inventory.containers(t0_);
   for (auto at = 1s; at < 30s; at += 1s) {
@@ -140,7 +142,9 @@ TEST_F(HeartbeatInventoryTest, ReadAndWrittenAtMostOncePerIntervalWhateverTheHea
   EXPECT_EQ(inventory.health()["processes"], 1);
 }
 
-TEST_F(HeartbeatInventoryTest, AFailedOrThrowingReadingSendsAnEmptyListAndIsRetriedNextInterval) {
+// AT-A3.
+TEST_F(HeartbeatInventoryTest,
+       AtA3AFailedOrThrowingReadingSendsAnEmptyListAndIsRetriedNextInterval) {
   HeartbeatInventory inventory(counting_scan(), 10s);
   EXPECT_EQ(sent(inventory.containers(t0_)).size(), 1u);
   fails_ = true;
@@ -161,6 +165,43 @@ TEST_F(HeartbeatInventoryTest, IntervalZeroReadsNothing) {
   EXPECT_EQ(sent(inventory.containers(t0_ + 1h)), nlohmann::json::array());
   EXPECT_EQ(scans_, 0);
   EXPECT_TRUE(inventory.health().is_null());
+}
+
+// gProfiler's AT-A9: the workload fields are additive. A backend that predates them reads every
+// field it knows, with its name and type, and a command for the host as before.
+TEST(HeartbeatBodyText, AtA9WorkloadFieldsAreAdditive) {
+  heartbeat::HeartbeatRequest request;
+  request.ip_address = "10.0.0.1";
+  request.hostname = "h1";
+  request.service_name = "web";
+  request.last_command_id = "c-1";
+  request.perf_supported_events = {"cpu-clock"};
+  heartbeat::HeartbeatRequest enriched = request;
+  enriched.run_mode = "k8s";
+  enriched.pod_namespace = "observability";
+  enriched.pod_name = "dormant-x7k2p";
+  enriched.containers_text = std::make_shared<const std::string>(
+      R"([{"container_id":"abc","container_name":"app","processes":[{"pid":7,"process_name":"java"}]}])");
+  nlohmann::json before = nlohmann::json::parse(heartbeat::heartbeat_body_text(request));
+  nlohmann::json after = nlohmann::json::parse(heartbeat::heartbeat_body_text(enriched));
+  for (const char* legacy :
+       {"ip_address", "hostname", "service_name", "last_command_id", "status",
+        "received_command_ids", "executed_command_ids", "perf_supported_events"}) {
+    ASSERT_TRUE(after.contains(legacy)) << legacy;
+    EXPECT_EQ(after[legacy], before[legacy]) << legacy;
+  }
+  // What an older backend does with members it does not know: ours kept them in `extra`.
+  nlohmann::json known_then = after;
+  for (const char* added : {"run_mode", "namespace", "pod_name", "containers", "agent_version"}) {
+    known_then.erase(added);
+  }
+  auto parsed = heartbeat::parse_heartbeat_request(after);
+  auto parsed_then = heartbeat::parse_heartbeat_request(known_then);
+  ASSERT_TRUE(parsed.ok() && parsed_then.ok());
+  EXPECT_EQ(parsed->hostname, parsed_then->hostname);
+  EXPECT_EQ(parsed->service_name, parsed_then->service_name);
+  EXPECT_EQ(parsed->last_command_id, parsed_then->last_command_id);
+  EXPECT_EQ(parsed->ip_address, parsed_then->ip_address);
 }
 
 // The body carries the text in place of containers: a server reads the same request.

@@ -172,7 +172,8 @@ TEST_F(HostInventoryTest, PodmanContainerOutsideKubernetes) {
   EXPECT_EQ(entry.workload, (Workload{std::nullopt, "container"}));
 }
 
-TEST_F(HostInventoryTest, ProcessesOutsideContainersAndKernelThreadsAreNotListed) {
+// AT-A2: no container on the host, no runtime state: an empty list, not an error.
+TEST_F(HostInventoryTest, AtA2ProcessesOutsideContainersAndKernelThreadsAreNotListed) {
   process(1, "systemd", on_v2("/init.scope"));
   process(2, "kthreadd", on_v2("/"));
   process(700, "sshd", on_v1("/system.slice/ssh.service"));
@@ -265,7 +266,8 @@ TEST_F(HostInventoryTest, AProcRootThatCannotBeListedIsAnError) {
   EXPECT_NE(inventory.error().message().find("nowhere"), std::string::npos);
 }
 
-TEST(SplitPodName, ControllerSuffixes) {
+// AT-A12: the kind from the pod name's shape.
+TEST(SplitPodName, AtA12ControllerSuffixes) {
   auto expect = [](std::string_view pod, std::string workload, std::optional<std::string> kind) {
     PodNameParts parts = split_pod_name(pod);
     EXPECT_EQ(parts.workload, workload) << pod;
@@ -282,7 +284,8 @@ TEST(SplitPodName, ControllerSuffixes) {
   expect("-0", "-0", std::nullopt);
 }
 
-TEST(WorkloadOf, ConfiguredLabelsThenStandardOnesThenThePodName) {
+// AT-A4.
+TEST(WorkloadOf, AtA4ConfiguredLabelsThenStandardOnesThenThePodName) {
   ContainerMetadata container;
   container.pod_namespace = "ns";
   container.pod_name = "search-6b7c9d8f4-k2l9m";
@@ -298,7 +301,30 @@ TEST(WorkloadOf, ConfiguredLabelsThenStandardOnesThenThePodName) {
   EXPECT_EQ(workload_of(container), (Workload{std::nullopt, "container"}));
 }
 
-TEST(WorkloadOf, ThePodsLabelWinsOverTheContainers) {
+// AT-A11: a placeholder is no name; the next source is tried.
+TEST(WorkloadOf, AtA11PlaceholderLabelsAreSkipped) {
+  ContainerMetadata container;
+  container.pod_namespace = "ns";
+  container.pod_name = "billing-api-0";
+  for (std::string placeholder : {"", "unknown", "none", "NONE"}) {
+    container.pod_labels = {{"app.kubernetes.io/name", placeholder}, {"app", placeholder}};
+    container.container_labels = {{"k8s-app", "billing"}};
+    EXPECT_EQ(workload_of(container), (Workload{"billing", "StatefulSet"})) << placeholder;
+    container.container_labels = {{"k8s-app", placeholder}};
+    EXPECT_EQ(workload_of(container), (Workload{"billing-api", "StatefulSet"})) << placeholder;
+  }
+}
+
+// AT-A12, its last case: a pod whose name has no controller's shape is of kind "k8s".
+TEST(WorkloadOf, AtA12AnUnrecognizedPodNameIsOfKindK8s) {
+  ContainerMetadata container;
+  container.pod_namespace = "ns";
+  container.pod_name = "db-redis";
+  EXPECT_EQ(workload_of(container), (Workload{"db-redis", "k8s"}));
+}
+
+// AT-A10.
+TEST(WorkloadOf, AtA10ThePodsLabelWinsOverTheContainers) {
   ContainerMetadata container;
   container.pod_namespace = "ns";
   container.pod_name = "odd";
