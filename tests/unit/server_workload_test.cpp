@@ -1,6 +1,9 @@
 // The store's side of workload-level profiling: each host's inventory kept as rows, rewritten only
 // when it changes, and selectors resolved against the inventories of active hosts. On SQLite and
 // on PostgreSQL.
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -235,6 +238,61 @@ TEST_P(WorkloadStoreTest, SubscriptionsEnrollFollowOptOutAndEnd) {
   subscriptions = store_->list_subscriptions();
   ASSERT_TRUE(subscriptions.ok());
   EXPECT_TRUE((*subscriptions)[0].ended_at.has_value());
+}
+
+// Replicas of one PostgreSQL database: what one stores of a host's inventory, another resolves and
+// subscribes to; the commands a subscription makes in a heartbeat on one are heard by the others
+// (their held heartbeats wake).
+class WorkloadReplicaTest : public WorkloadStoreTest {};
+INSTANTIATE_TEST_SUITE_P(Stores, WorkloadReplicaTest, ::testing::Values(Dialect::kPostgres),
+                         store_name);
+
+TEST_P(WorkloadReplicaTest, InventoryAndSubscriptionsAreSharedAndTheirCommandsHeard) {
+  auto replica = open_another();
+  ASSERT_TRUE(replica.ok()) << replica.error().message();
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::string> heard;
+  (*replica)->on_commands(
+      [&](const std::string& hostname, const std::string& service) {
+        std::lock_guard lock(mutex);
+        heard.push_back(hostname + "/" + service);
+        changed.notify_all();
+      },
+      [] {});
+  fleet();  // on this store
+
+  TargetQuery query;
+  query.service_name = "web";
+  query.scope = TargetScope::kPod;
+  query.selectors = {sel({{&Selector::pod_name, "cart-0"}, {&Selector::pod_namespace, "shop"}})};
+  query.active_window = std::chrono::minutes(2);
+  auto targets = (*replica)->resolve_targets(query);
+  ASSERT_TRUE(targets.ok()) << targets.error().message();
+  EXPECT_EQ(*targets, (TargetHosts{{"web-2", PidList{200}}}));
+
+  StartRequest start = this->start(*targets);
+  start.continuous = true;
+  start.subscribe = SubscriptionSpec{TargetScope::kPod, query.selectors};
+  ASSERT_TRUE((*replica)->submit_start(start).ok());
+  // The pod moves to web-3, which heartbeats to this store: it is enrolled in that heartbeat.
+  beat_with("web-2", {container("app", "ops", "cart-0", "cart", {{201, "python3"}})});
+  HostHeartbeat beat = heartbeat("web-3", "web");
+  beat.containers = {container("app", "shop", "cart-0", "cart", {{900, "java"}})};
+  auto answer = store_->record_heartbeat(beat);
+  ASSERT_TRUE(answer.ok()) << answer.error().message();
+  ASSERT_TRUE(answer->command.has_value());
+  EXPECT_EQ(answer->command->combined_config["pids"], nlohmann::json({900}));
+
+  std::unique_lock lock(mutex);
+  EXPECT_TRUE(changed.wait_for(lock, std::chrono::seconds(30), [&] {
+    return std::find(heard.begin(), heard.end(), "web-3/web") != heard.end();
+  })) << "the other replica never heard of web-3's command";
+  lock.unlock();
+  (*replica)->on_commands({}, {});
+  auto listed = (*replica)->list_subscriptions();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
 }
 
 TEST_P(WorkloadStoreTest, RetentionKeepsTheRequestOfASubscriptionThatStands) {
