@@ -170,6 +170,11 @@ inventory() {
   tabs=$(api "/api/metrics/profiling/workload_status?scope=container&service_name=bench&exact_match=true&page_size=1" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["tabCounts"])')
   echo "the server's tab counts for this host's service: $tabs"
+  api "/api/hosts?service=bench" | python3 -c '
+import json, sys
+inventory = json.load(sys.stdin)["hosts"][0]["agent_health"]["inventory"]
+print("the agent says: %d readings, the last took %.1f ms"
+      % (inventory["readings"], inventory["last_reading_us"] / 1000))'
   stop_agent
   remove_fleet
 }
