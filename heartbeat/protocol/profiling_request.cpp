@@ -206,6 +206,20 @@ Result<ProfilingRequest> parse_profiling_request(const nlohmann::json& body) {
   return fields.finish(std::move(request));
 }
 
+nlohmann::json entities_in_camel_case(const nlohmann::json& entities) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const nlohmann::json& entity : entities) {
+    nlohmann::json item = nlohmann::json::object();
+    for (const auto& [key, value] : entity.items()) {
+      const auto* names = std::find_if(std::begin(kSelectorTexts), std::end(kSelectorTexts),
+                                       [&](const auto& pair) { return pair.first == key; });
+      item[names == std::end(kSelectorTexts) ? key : std::string(names->second)] = value;
+    }
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
 nlohmann::json to_json(const ProfilingResponse& response) {
   nlohmann::json body = {
       {"success", response.success},

@@ -43,6 +43,10 @@ nlohmann::json to_json(const ProfilingRequest& request);
 // (duration, frequency, pids, list lengths) and host names of 1 to 255 bytes.
 Result<ProfilingRequest> parse_profiling_request(const nlohmann::json& body);
 
+// target_entities as parse_profiling_request leaves them (snake_case members) written as Studio
+// writes them (camelCase).
+nlohmann::json entities_in_camel_case(const nlohmann::json& entities);
+
 struct ProfilingResponse {
   bool success = true;
   std::string message;

@@ -1,35 +1,11 @@
 // GET /api/subscriptions: each subscription, and what it covers now.
+#include "heartbeat/protocol/profiling_request.h"
 #include "server/api/api.h"
 #include "server/api/api_requests.h"
 #include "server/api/wire_mapping.h"
 #include "server/storage/subscription_rows.h"
 
 namespace dormant::server::api {
-namespace {
-
-// A selector as requests write it (Studio's camelCase).
-nlohmann::json camel_case(const nlohmann::json& selectors) {
-  static const std::pair<const char*, const char*> kNames[] = {
-      {"service_name", "serviceName"},   {"ip_address", "ipAddress"},
-      {"pod_name", "podName"},           {"container_name", "containerName"},
-      {"workload_name", "workloadName"}, {"workload_kind", "workloadKind"},
-      {"process_name", "processName"}};
-  nlohmann::json out = nlohmann::json::array();
-  for (const nlohmann::json& selector : selectors) {
-    nlohmann::json item = nlohmann::json::object();
-    for (const auto& [key, value] : selector.items()) {
-      std::string name = key;
-      for (const auto& [snake, camel] : kNames) {
-        if (key == snake) name = camel;
-      }
-      item[name] = value;
-    }
-    out.push_back(std::move(item));
-  }
-  return out;
-}
-
-}  // namespace
 
 http::Response Api::list_subscriptions(const Call& call) {
   auto limit = integer_parameter(call, "limit", 1000, 1, 10'000);
@@ -60,7 +36,8 @@ http::Response Api::list_subscriptions(const Call& call) {
         {{"subscription_id", subscription.subscription_id},
          {"service_name", subscription.service_name},
          {"target_scope", storage::to_string(subscription.spec.scope)},
-         {"target_entities", camel_case(storage::selectors_to_json(subscription.spec.selectors))},
+         {"target_entities", heartbeat::entities_in_camel_case(
+                                 storage::selectors_to_json(subscription.spec.selectors))},
          {"request_id", subscription.request_id},
          {"active", !subscription.ended_at},
          {"created_at", iso_time(subscription.created_at)},

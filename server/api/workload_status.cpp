@@ -203,7 +203,7 @@ void WorkloadStatusView::collect_units(const WorkloadSnapshot& snapshot) {
 
 std::vector<size_t> WorkloadStatusView::group(const WorkloadSnapshot& snapshot) {
   collect_units(snapshot);
-  return scope_ == TargetScope::kProcess ? group_processes(snapshot) : group_by_scope(snapshot);
+  return scope_ == TargetScope::kProcess ? group_processes() : group_by_scope(snapshot);
 }
 
 std::vector<size_t> WorkloadStatusView::group_by_scope(const WorkloadSnapshot& snapshot) {
@@ -294,7 +294,7 @@ std::span<const uint32_t> WorkloadStatusView::members_of(uint32_t group) const {
                                      group_starts_[group + 1] - group_starts_[group]);
 }
 
-std::vector<size_t> WorkloadStatusView::group_processes(const WorkloadSnapshot&) {
+std::vector<size_t> WorkloadStatusView::group_processes() {
   total_ = tabs_.processes;
   auto [first, last] = page_range(page_, static_cast<size_t>(total_));
   std::vector<size_t> hosts;

@@ -58,7 +58,7 @@ class WorkloadStatusView {
 
   void collect_units(const storage::WorkloadSnapshot& snapshot);
   std::vector<size_t> group_by_scope(const storage::WorkloadSnapshot& snapshot);
-  std::vector<size_t> group_processes(const storage::WorkloadSnapshot& snapshot);
+  std::vector<size_t> group_processes();
   nlohmann::json process_rows(const storage::WorkloadSnapshot& snapshot) const;
   nlohmann::json group_rows(const storage::WorkloadSnapshot& snapshot) const;
   std::span<const uint32_t> members_of(uint32_t group) const;

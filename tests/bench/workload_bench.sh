@@ -1,14 +1,27 @@
 #!/usr/bin/env bash
-# Workload-level profiling on the control server (SQLite): 10,000 hosts heartbeating every 30 s
+# Workload-level profiling on the control server: 10,000 hosts heartbeating every 30 s
 # (333 heartbeats/s over 100 keep-alive connections), first without inventory, then each with 50
 # processes in 10 pods; heartbeat latency for both, then, over the 10,000 inventories, the time of
 # workload_status for each scope and of resolving a namespace selector (a dry-run request).
-# Usage: workload_bench.sh BUILD_DIR
+# On SQLite, or with "postgres" on PostgreSQL (a private cluster; fsync on).
+# Usage: workload_bench.sh BUILD_DIR [sqlite|postgres]
 set -euo pipefail
-build=${1:?usage: workload_bench.sh BUILD_DIR}
+build=${1:?usage: workload_bench.sh BUILD_DIR [sqlite|postgres]}
+database=${2:-sqlite}
 # shellcheck source=tests/bench/bench_servers.sh
 source "$(dirname "$0")/bench_servers.sh"
 bench_init "$build/server/dormant-server"
+pg_bin_dir=${PG_BIN:-$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n 1)}
+[[ $database == postgres ]] && start_postgres "$pg_bin_dir"
+# store_of NAME: where a server keeps its data
+store_of() {
+  if [[ $database == postgres ]]; then
+    "$pg_bin_dir/createdb" -h "$pg" -U dormant "$1"
+    echo --database "postgresql://dormant@/$1?host=$pg"
+  else
+    echo --data-dir "$work/data-$1"
+  fi
+}
 load=("$build/tests/bench/heartbeat_load" --ca "$work/certs/ca.pem" --token bench-token
   --agents 100 --hosts 10000)
 api() {  # api PATH [JSON]: prints "seconds status"
@@ -28,9 +41,10 @@ best_of_five() {
 }
 
 for processes in 0 50; do
-  start_server "s$processes" --data-dir "$work/data-$processes"
+  read -r -a store <<<"$(store_of "s$processes")"
+  start_server "s$processes" "${store[@]}"
   wait_for_servers "s$processes"
-  echo "== 10,000 hosts, a heartbeat every 30 s each, $processes processes of inventory per host"
+  echo "== $database: 10,000 hosts, a heartbeat every 30 s each, $processes processes of inventory per host"
   # Every host once, as fast as it goes (the inventories are written), then the measured run.
   "${load[@]}" --port "${ports[0]}" --processes "$processes" --rate 0 --seconds 30 --warmup 0 \
     >/dev/null
