@@ -185,8 +185,7 @@ Result<void> AgentDaemon::start() {
 Supervisor::Hooks AgentDaemon::supervisor_hooks() {
   Supervisor::Hooks hooks;
   hooks.launch = [this](SessionSpec spec, SessionEvents events) {
-    // The PMU events are known once a session has loaded the profiler module: nothing is
-    // probed while idle. The event perf settled on spares the next session its trial.
+    // The event perf settled on spares the next session its trial.
     spec.plan.profiling.perf_event = perf_event_;
     events.started = [this, started = std::move(events.started)](const SessionStarted& s) {
       if (s.perf_supported_events) perf_events_ = *s.perf_supported_events;

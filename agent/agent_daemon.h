@@ -23,6 +23,7 @@
 #include "agent/supervisor.h"
 #include "common/deadline.h"
 #include "common/host_info.h"
+#include "common/perf_events.h"
 #include "common/procfs.h"
 #include "config/agent_config.h"
 #include "heartbeat/delivery_senders.h"
@@ -97,7 +98,8 @@ class AgentDaemon {
   std::string ip_address_;
   AgentPlacement placement_ = agent_placement();
   HeartbeatInventory inventory_;
-  std::vector<std::string> perf_events_;
+  // The host's PMU events, from sysfs at start; a session's module says them again.
+  std::vector<std::string> perf_events_ = pmu_events();
   std::string perf_event_;  // what the last session's perf recorded with
   bool shutting_down_ = false;
   SteadyClock::time_point drain_until_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,5 +48,11 @@ inline std::string supported_perf_event_names() {
   for (const PerfEvent& event : kPerfEvents) names.push_back(event.name);
   return join(names, ", ");
 }
+
+// Of the supported set, the names of those some event source under `devices` offers ("cpu" on
+// x86, "cpu_core" and "cpu_atom" on hybrid Intel parts, "armv8_pmuv3_0" and the like on arm64),
+// read from sysfs: nothing is spawned or opened, so an idle agent reports them from its start.
+std::vector<std::string> pmu_events(
+    const std::filesystem::path& devices = "/sys/bus/event_source/devices");
 
 }  // namespace dormant

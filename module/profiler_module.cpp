@@ -2,10 +2,10 @@
 // settings, and the exported entry point the agent looks up after dlopen().
 #include "module/api/profiler_module.h"
 
+#include "common/perf_events.h"
 #include "module/profiler_set.h"
 #include "module/session_builder.h"
 #include "module/stack_snapshot.h"
-#include "profilers/perf/pmu_events.h"
 
 namespace dormant::module {
 namespace {
@@ -43,9 +43,7 @@ class Module final : public ProfilerModule {
                                                   const ProfileFacts& facts) override {
     return std::make_unique<Session>(settings, facts);
   }
-  std::vector<std::string> perf_supported_events() override {
-    return profilers::perf::pmu_events();
-  }
+  std::vector<std::string> perf_supported_events() override { return pmu_events(); }
 };
 
 }  // namespace

@@ -1,20 +1,13 @@
-// The hardware events the kernel's PMUs expose, read from sysfs: nothing is spawned or opened,
-// so an idle agent can report them in its heartbeat.
+// Which PMU events a perf session tries (the host's are common/perf_events.h's pmu_events()).
 #pragma once
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "common/perf_events.h"
 #include "common/result.h"
 
 namespace dormant::profilers::perf {
-
-// Of gProfiler's supported set (common/perf_events.h), the names of those some event source under
-// `devices` offers: "cpu" on x86, "cpu_core" and "cpu_atom" on hybrid Intel parts,
-// "armv8_pmuv3_0" and the like on arm64.
-std::vector<std::string> pmu_events(
-    const std::filesystem::path& devices = "/sys/bus/event_source/devices");
 
 // The events perf tries, in order, for a session that asks for `requested` (gProfiler's names) on
 // a host whose PMUs offer `available`: the requested ones the host has, then cpu-clock where
