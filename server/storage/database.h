@@ -90,6 +90,13 @@ class Statement {
     (bind(++index, values), ...);
     return *this;
   }
+  // Binds the values to parameters first, first + 1, ... (one row of a multi-row INSERT).
+  template <typename... Values>
+  Statement& bind_from(int first, const Values&... values) {
+    int index = first - 1;
+    (bind(++index, values), ...);
+    return *this;
+  }
   // Bytes that are not text (compressed profiles).
   Statement& bind_blob(int index, std::string_view bytes) {
     backend_->bind_blob(index, bytes);

@@ -1,43 +1,101 @@
 #include "server/storage/inventory_rows.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_set>
-
-#include <nlohmann/json.hpp>
+#include <utility>
 
 #include "server/storage/json_columns.h"
 
 namespace dormant::server::storage {
 namespace {
 
-nlohmann::json optional_json(const std::optional<std::string>& text) {
-  return text ? nlohmann::json(*text) : nlohmann::json(nullptr);
+void add_text(std::string& out, std::string_view text) {
+  out += std::to_string(text.size());
+  out += ':';
+  out += text;
 }
 
-// What the digest is taken of: every field, in order.
+void add_field(std::string& out, const std::optional<std::string>& text) {
+  if (text) return add_text(out, *text);
+  out += '-';
+}
+
+// What the digest is taken of: every field, in order, each with its length.
 std::string canonical_text(const std::vector<HostContainer>& containers) {
-  nlohmann::json list = nlohmann::json::array();
+  std::string out;
   for (const HostContainer& c : containers) {
-    nlohmann::json processes = nlohmann::json::array();
-    for (const HostProcess& p : c.processes) processes.push_back({p.pid, p.process_name});
-    list.push_back({optional_json(c.container_id), c.container_name, optional_json(c.runtime),
-                    optional_json(c.pod_namespace), optional_json(c.pod_name),
-                    optional_json(c.workload_name), optional_json(c.workload_kind),
-                    std::move(processes)});
+    for (const auto* field : {&c.container_id, &c.runtime, &c.pod_namespace, &c.pod_name,
+                              &c.workload_name, &c.workload_kind}) {
+      add_field(out, *field);
+    }
+    add_text(out, c.container_name);
+    for (const HostProcess& p : c.processes) {
+      out += std::to_string(p.pid);
+      add_text(out, p.process_name);
+    }
+    out += ';';
   }
-  return json_text(list);
+  return out;
+}
+
+// "HEAD VALUES (?1, …, ?columns), (…), …" for `rows` rows.
+std::string multi_row_insert(std::string_view head, size_t columns, size_t rows) {
+  std::string sql(head);
+  sql += " VALUES ";
+  for (size_t row = 0; row < rows; ++row) {
+    sql += row == 0 ? "(" : ", (";
+    for (size_t column = 0; column < columns; ++column) {
+      if (column > 0) sql += ", ";
+      sql += '?' + std::to_string(row * columns + column + 1);
+    }
+    sql += ')';
+  }
+  return sql;
+}
+
+// Inserts `count` rows, at most kRowsPerInsert in one statement: one round trip each on
+// PostgreSQL, not one per row. bind_row(statement, first parameter, row).
+constexpr size_t kRowsPerInsert = 64;
+template <typename BindRow>
+Result<void> insert_rows(Database& db, std::string_view head, size_t columns, size_t count,
+                         const BindRow& bind_row) {
+  for (size_t first = 0; first < count; first += kRowsPerInsert) {
+    size_t rows = std::min(kRowsPerInsert, count - first);
+    auto insert = db.prepare(multi_row_insert(head, columns, rows));
+    if (!insert) return std::move(insert).take_error();
+    for (size_t row = 0; row < rows; ++row) {
+      bind_row(*insert, static_cast<int>(row * columns + 1), first + row);
+    }
+    if (auto done = insert->run(); !done) return done;
+  }
+  return ok();
 }
 
 }  // namespace
 
 Result<bool> sync_inventory(Database& db, const std::string& hostname, const std::string& service,
                             const std::vector<HostContainer>& containers) {
-  std::vector<HostContainer> kept = containers;
+  // A pid listed twice on a host is kept once, where it is first listed.
   std::unordered_set<int64_t> seen;
   int64_t processes = 0;
-  for (HostContainer& container : kept) {
-    std::erase_if(container.processes,
-                  [&](const HostProcess& process) { return !seen.insert(process.pid).second; });
+  bool repeated = false;
+  for (const HostContainer& container : containers) {
+    for (const HostProcess& process : container.processes) {
+      repeated = !seen.insert(process.pid).second || repeated;
+    }
+  }
+  std::vector<HostContainer> deduplicated;
+  if (repeated) {
+    deduplicated = containers;
+    seen.clear();
+    for (HostContainer& container : deduplicated) {
+      std::erase_if(container.processes,
+                    [&](const HostProcess& process) { return !seen.insert(process.pid).second; });
+    }
+  }
+  const std::vector<HostContainer>& kept = repeated ? deduplicated : containers;
+  for (const HostContainer& container : kept) {
     processes += static_cast<int64_t>(container.processes.size());
   }
   auto mark = db.prepare(R"sql(
@@ -60,31 +118,30 @@ WHERE hostname = ?1 AND service_name = ?2
       return std::move(done).take_error();
     }
   }
-  auto insert_container = db.prepare(R"sql(
-INSERT INTO host_containers (hostname, service_name, position, container_id, container_name,
-                             runtime, namespace, pod_name, workload_name, workload_kind,
-                             process_count)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11))sql");
-  if (!insert_container) return std::move(insert_container).take_error();
-  auto insert_process = db.prepare(R"sql(
-INSERT INTO host_processes (hostname, service_name, position, pid, process_name)
-VALUES (?1, ?2, ?3, ?4, ?5))sql");
-  if (!insert_process) return std::move(insert_process).take_error();
+  auto containers_done = insert_rows(
+      db,
+      "INSERT INTO host_containers (hostname, service_name, position, container_id, "
+      "container_name, runtime, namespace, pod_name, workload_name, workload_kind, process_count)",
+      11, kept.size(), [&](Statement& insert, int first, size_t position) {
+        const HostContainer& c = kept[position];
+        insert.bind_from(first, hostname, service, static_cast<int64_t>(position), c.container_id,
+                         c.container_name, c.runtime, c.pod_namespace, c.pod_name, c.workload_name,
+                         c.workload_kind, static_cast<int64_t>(c.processes.size()));
+      });
+  if (!containers_done) return std::move(containers_done).take_error();
+  std::vector<std::pair<int64_t, const HostProcess*>> listed;  // position, process
   for (size_t position = 0; position < kept.size(); ++position) {
-    const HostContainer& c = kept[position];
-    auto position64 = static_cast<int64_t>(position);
-    auto inserted = insert_container
-                        ->bind_all(hostname, service, position64, c.container_id, c.container_name,
-                                   c.runtime, c.pod_namespace, c.pod_name, c.workload_name,
-                                   c.workload_kind, static_cast<int64_t>(c.processes.size()))
-                        .run();
-    if (!inserted) return std::move(inserted).take_error();
-    for (const HostProcess& p : c.processes) {
-      auto done =
-          insert_process->bind_all(hostname, service, position64, p.pid, p.process_name).run();
-      if (!done) return std::move(done).take_error();
+    for (const HostProcess& p : kept[position].processes) {
+      listed.emplace_back(static_cast<int64_t>(position), &p);
     }
   }
+  auto processes_done = insert_rows(
+      db, "INSERT INTO host_processes (hostname, service_name, position, pid, process_name)", 5,
+      listed.size(), [&](Statement& insert, int first, size_t row) {
+        const auto& [position, p] = listed[row];
+        insert.bind_from(first, hostname, service, position, p->pid, p->process_name);
+      });
+  if (!processes_done) return std::move(processes_done).take_error();
   return true;
 }
 

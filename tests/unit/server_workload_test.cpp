@@ -190,6 +190,28 @@ TEST_P(WorkloadStoreTest, ProcessesAreReadLaterOnlyIntoTheContainersThatStillSta
   EXPECT_EQ(pids_of(4), (std::vector<int64_t>{201}));
 }
 
+// Rows go in statements of many rows each: every row of a large inventory, in place.
+TEST_P(WorkloadStoreTest, ALargeInventoryIsWrittenWhole) {
+  std::vector<HostContainer> containers;
+  for (int c = 0; c < 70; ++c) {
+    std::vector<HostProcess> processes;
+    for (int p = 0; p < (c == 0 ? 150 : 1); ++p) {
+      processes.push_back({1000 * (c + 1) + p, "worker"});
+    }
+    containers.push_back(container("c" + std::to_string(c), "shop", "pod-" + std::to_string(c), "w",
+                                   std::move(processes)));
+  }
+  beat_with("web-1", containers);
+  EXPECT_EQ(column("SELECT COUNT(*) FROM host_containers"), "70");
+  EXPECT_EQ(column("SELECT COUNT(*) FROM host_processes"), "219");
+  EXPECT_EQ(column("SELECT MAX(position) FROM host_containers"), "69");
+  EXPECT_EQ(column("SELECT COUNT(*) FROM host_processes WHERE position = 0"), "150");
+  EXPECT_EQ(column("SELECT process_count FROM host_containers WHERE position = 0"), "150");
+  EXPECT_EQ(column("SELECT container_name FROM host_processes p JOIN host_containers c USING "
+                   "(hostname, service_name, position) WHERE pid = 70000"),
+            "c69");
+}
+
 TEST_P(WorkloadStoreTest, SqlInSelectorsIsOnlyEverAValue) {
   fleet();
   EXPECT_TRUE(resolve(TargetScope::kPod, {sel({{&Selector::pod_name, "x' OR '1'='1"}})}).empty());
