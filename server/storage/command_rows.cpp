@@ -1,5 +1,7 @@
 #include "server/storage/command_rows.h"
 
+#include <algorithm>
+
 #include "server/storage/json_columns.h"
 
 namespace dormant::server::storage {
@@ -124,6 +126,35 @@ Result<std::optional<CommandRow>> find_current_command(Database& db, const std::
   if (!statement) return std::move(statement).take_error();
   statement->bind_all(hostname, service_name);
   return find_one(*statement);
+}
+
+Result<std::map<std::string, CommandRow>> find_current_commands(
+    Database& db, const std::string& service, const std::vector<std::string>& hostnames) {
+  constexpr size_t kHostsPerQuery = 256;
+  std::map<std::string, CommandRow> current;
+  for (size_t first = 0; first < hostnames.size(); first += kHostsPerQuery) {
+    size_t count = std::min(kHostsPerQuery, hostnames.size() - first);
+    std::string sql =
+        select_commands(db) + "WHERE service_name = ?1 AND replaced_by IS NULL AND hostname IN (";
+    for (size_t i = 0; i < count; ++i) sql += (i ? ", ?" : "?") + std::to_string(i + 2);
+    sql += ')';
+    auto statement = db.prepare(sql);
+    if (!statement) return std::move(statement).take_error();
+    statement->bind(1, service);
+    for (size_t i = 0; i < count; ++i) {
+      statement->bind(static_cast<int>(i + 2), hostnames[first + i]);
+    }
+    for (;;) {
+      auto row = statement->step();
+      if (!row) return std::move(row).take_error();
+      if (!*row) break;
+      auto command = read_row(*statement);
+      if (!command) return std::move(command).take_error();
+      std::string hostname = command->command.hostname;
+      current.emplace(std::move(hostname), std::move(*command));
+    }
+  }
+  return current;
 }
 
 Result<std::vector<Command>> find_commands(Database& db, const CommandFilter& filter) {

@@ -2,6 +2,7 @@
 // carries out) and executions (its deliveries). Callers hold the transaction.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@ struct CommandRow {
 Result<std::optional<CommandRow>> find_command(Database& db, const std::string& command_id);
 Result<std::optional<CommandRow>> find_current_command(Database& db, const std::string& hostname,
                                                        const std::string& service_name);
+// The current commands of those of `hostnames` (of `service`) that have one, by hostname: one
+// query for many hosts.
+Result<std::map<std::string, CommandRow>> find_current_commands(
+    Database& db, const std::string& service, const std::vector<std::string>& hostnames);
 // Newest first.
 Result<std::vector<Command>> find_commands(Database& db, const CommandFilter& filter);
 // The current commands of the hosts heard from since `since`, of `service` when it is given.

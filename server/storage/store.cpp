@@ -374,16 +374,28 @@ Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run
       // commits.
       auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
       if (!transaction) return std::move(transaction).take_error();
+      // A dry run changes no host: it takes no lock. The current commands are read in one query
+      // for the batch, not one per host (a round trip each on PostgreSQL).
+      std::vector<std::string> hostnames;
+      for (auto target = batch_begin; target != batch_end; ++target) {
+        if (!dry_run) {
+          if (auto locked = lock_host(db, target->first, request.service_name); !locked) {
+            return std::move(locked).take_error();
+          }
+        }
+        hostnames.push_back(target->first);
+      }
+      auto currents = find_current_commands(db, request.service_name, hostnames);
+      if (!currents) return std::move(currents).take_error();
       std::vector<PlannedHost> planned;
       for (auto target = batch_begin; target != batch_end; ++target) {
         const auto& [hostname, pids] = *target;
-        if (auto locked = lock_host(db, hostname, request.service_name); !locked) {
-          return std::move(locked).take_error();
+        std::optional<CommandRow> current;
+        if (auto found = currents->find(hostname); found != currents->end()) {
+          current = std::move(found->second);
         }
-        auto current = find_current_command(db, hostname, request.service_name);
-        if (!current) return std::move(current).take_error();
-        HostChange change = plan(pids, planning_view(*current), now);
-        planned.push_back(plan_host(hostname, request.service_name, change, *current,
+        HostChange change = plan(pids, planning_view(current), now);
+        planned.push_back(plan_host(hostname, request.service_name, change, current,
                                     request.request_id, now, dry_run));
       }
       if (dry_run) return planned;
