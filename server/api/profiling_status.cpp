@@ -208,17 +208,11 @@ nlohmann::json host_status(const storage::WorkloadSnapshot& snapshot,
     if (host.command) {
       pids = host.command->combined_config.value("pids", nlohmann::json::array());
     }
-    bool service = service_matches(host.service_name, filters);
     bool any_pid = filters.pids.empty() || std::any_of(pids.begin(), pids.end(), [&](auto& pid) {
                      return std::find(filters.pids.begin(), filters.pids.end(),
                                       pid.template get<int64_t>()) != filters.pids.end();
                    });
-    if (!service || !contains_any(host.hostname, filters.hostnames) ||
-        !contains_any(host.ip_address, filters.ip_addresses) ||
-        !equals_any(status, filters.profiling_statuses) ||
-        !equals_any(type, filters.command_types) || !any_pid) {
-      continue;
-    }
+    if (!filters.admits_host(host) || !filters.admits_status(status) || !any_pid) continue;
     hosts.push_back({{"id", id},
                      {"service_name", host.service_name},
                      {"hostname", host.hostname},

@@ -130,6 +130,35 @@ nlohmann::json row_json(const std::string& id, TargetScope scope, Summary& group
   };
 }
 
+// The members that name a group of `scope` (but process), the same for every unit of the group:
+// they order the groups, and Studio's row id joins them with '|'.
+struct GroupName {
+  std::array<std::string_view, 5> parts;  // the rest empty
+  size_t size = 0;
+
+  std::string joined() const {
+    std::string text(parts[0]);
+    for (size_t i = 1; i < size; ++i) (text += '|') += parts[i];
+    return text;
+  }
+};
+
+GroupName group_name(TargetScope scope, const ActiveHost& host, const HostContainer* c) {
+  std::string_view ns = c ? part(c->pod_namespace) : "", pod = c ? part(c->pod_name) : "";
+  switch (scope) {
+    case TargetScope::kHost:
+      return {{host.service_name, host.hostname}, 2};
+    case TargetScope::kNamespace:
+      return {{host.service_name, ns}, 2};
+    case TargetScope::kPod:
+      return {{host.service_name, ns, pod}, 3};
+    case TargetScope::kContainer:
+      return {{host.service_name, host.hostname, ns, pod, c->container_name}, 5};
+    default:
+      return {{host.service_name}, 1};
+  }
+}
+
 std::pair<size_t, size_t> page_range(const Page& page, size_t total) {
   size_t first = std::min(total, static_cast<size_t>(page.number * page.size));
   return {first, std::min(total, first + static_cast<size_t>(page.size))};
@@ -242,33 +271,14 @@ std::vector<size_t> WorkloadStatusView::group_by_scope(const WorkloadSnapshot& s
   for (uint32_t i = 0; i < units_.size(); ++i) {
     if (ids[i] != kNone) members_[next[ids[i]]++] = i;
   }
-  using Key = std::array<std::string_view, 5>;
-  std::vector<std::pair<Key, uint32_t>> keyed;
+  std::vector<std::pair<std::array<std::string_view, 5>, uint32_t>> keyed;
   for (uint32_t id = 0; id + 1 < group_starts_.size(); ++id) {
     if (members_of(id).empty()) continue;
     const Unit& unit = units_[members_of(id).front()];
     const ActiveHost& host = snapshot.hosts[unit.host];
     const HostContainer* c =
         unit.container == kNone ? nullptr : &snapshot.containers[unit.container].container;
-    std::string_view ns = c ? part(c->pod_namespace) : "", pod = c ? part(c->pod_name) : "";
-    Key key;
-    switch (scope_) {
-      case TargetScope::kHost:
-        key = {host.service_name, host.hostname};
-        break;
-      case TargetScope::kNamespace:
-        key = {host.service_name, ns};
-        break;
-      case TargetScope::kPod:
-        key = {host.service_name, ns, pod};
-        break;
-      case TargetScope::kContainer:
-        key = {host.service_name, host.hostname, ns, pod, c->container_name};
-        break;
-      default:
-        key = {host.service_name};
-    }
-    keyed.emplace_back(key, id);
+    keyed.emplace_back(group_name(scope_, host, c).parts, id);
   }
   total_ = static_cast<int64_t>(keyed.size());
   auto [first, last] = page_range(page_, keyed.size());
@@ -364,30 +374,7 @@ nlohmann::json WorkloadStatusView::group_rows(const WorkloadSnapshot& snapshot) 
       group.processes += unit.processes;
       group.active = group.active || unit.status == "active";
     }
-    const ActiveHost& host = *group.host;
-    const HostContainer* c = group.container;
-    std::string row_id = host.service_name;
-    auto add = [&](std::string_view member) { (row_id += '|') += member; };
-    switch (scope_) {
-      case TargetScope::kHost:
-        add(host.hostname);
-        break;
-      case TargetScope::kNamespace:
-        add(part(c->pod_namespace));
-        break;
-      case TargetScope::kPod:
-        add(part(c->pod_namespace));
-        add(part(c->pod_name));
-        break;
-      case TargetScope::kContainer:
-        add(host.hostname);
-        add(part(c->pod_namespace));
-        add(part(c->pod_name));
-        add(c->container_name);
-        break;
-      default:
-        break;
-    }
+    std::string row_id = group_name(scope_, *group.host, group.container).joined();
     rows.push_back(row_json(row_id, scope_, group));
   }
   return rows;
