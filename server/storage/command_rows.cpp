@@ -88,16 +88,24 @@ Result<CommandRow> read_row(const Statement& row) {
   return out;
 }
 
-Result<std::vector<Command>> read_commands(Statement& statement) {
-  std::vector<Command> commands;
+// Calls take(CommandRow&&) with each row the statement gives, in order.
+template <typename Take>
+Result<void> each_command_row(Statement& statement, const Take& take) {
   for (;;) {
     auto row = statement.step();
     if (!row) return std::move(row).take_error();
-    if (!*row) break;
+    if (!*row) return ok();
     auto command = read_row(statement);
     if (!command) return std::move(command).take_error();
-    commands.push_back(std::move(command->command));
+    take(std::move(*command));
   }
+}
+
+Result<std::vector<Command>> read_commands(Statement& statement) {
+  std::vector<Command> commands;
+  auto read = each_command_row(
+      statement, [&](CommandRow&& row) { commands.push_back(std::move(row.command)); });
+  if (!read) return std::move(read).take_error();
   return commands;
 }
 
@@ -144,15 +152,11 @@ Result<std::map<std::string, CommandRow>> find_current_commands(
     for (size_t i = 0; i < count; ++i) {
       statement->bind(static_cast<int>(i + 2), hostnames[first + i]);
     }
-    for (;;) {
-      auto row = statement->step();
-      if (!row) return std::move(row).take_error();
-      if (!*row) break;
-      auto command = read_row(*statement);
-      if (!command) return std::move(command).take_error();
-      std::string hostname = command->command.hostname;
-      current.emplace(std::move(hostname), std::move(*command));
-    }
+    auto read = each_command_row(*statement, [&](CommandRow&& row) {
+      std::string hostname = row.command.hostname;
+      current.emplace(std::move(hostname), std::move(row));
+    });
+    if (!read) return std::move(read).take_error();
   }
   return current;
 }
