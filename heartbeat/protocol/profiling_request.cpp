@@ -210,10 +210,11 @@ nlohmann::json entities_in_camel_case(const nlohmann::json& entities) {
   nlohmann::json out = nlohmann::json::array();
   for (const nlohmann::json& entity : entities) {
     nlohmann::json item = nlohmann::json::object();
-    for (const auto& [key, value] : entity.items()) {
+    for (const auto& field : entity.items()) {
+      const std::string& key = field.key();
       const auto* names = std::find_if(std::begin(kSelectorTexts), std::end(kSelectorTexts),
                                        [&](const auto& pair) { return pair.first == key; });
-      item[names == std::end(kSelectorTexts) ? key : std::string(names->second)] = value;
+      item[names == std::end(kSelectorTexts) ? key : std::string(names->second)] = field.value();
     }
     out.push_back(std::move(item));
   }
