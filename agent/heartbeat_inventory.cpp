@@ -108,6 +108,7 @@ void HeartbeatInventory::refresh(SteadyClock::time_point now) {
   processes_ = reading->processes;
   containers_left_out_ = reading->containers_left_out;
   processes_left_out_ = reading->processes_left_out;
+  last_reading_files_ = reading->files_read;
   text_.reset();  // before the next is made: one at a time in memory
   text_ = std::make_shared<const std::string>(json_text(heartbeat_containers(*reading)));
   if (reading->cut() && !was_cut) {
@@ -126,7 +127,8 @@ nlohmann::json HeartbeatInventory::health() const {
           {"processes_left_out", processes_left_out_},
           {"readings", readings_},
           {"failed_readings", failures_},
-          {"last_reading_us", last_reading_us_}};
+          {"last_reading_us", last_reading_us_},
+          {"last_reading_files", last_reading_files_}};
 }
 
 }  // namespace dormant::agent

@@ -75,6 +75,7 @@ class HeartbeatInventory {
   int64_t failures_ = 0;
   bool failing_ = false;  // the last reading failed: its error is logged already
   int64_t last_reading_us_ = 0;
+  size_t last_reading_files_ = 0;  // of /proc
 };
 
 }  // namespace dormant::agent

@@ -35,7 +35,8 @@ std::shared_ptr<RetryingSender> make_completion_sender(boost::asio::io_context& 
     if (!completion) return std::nullopt;
     std::string id = completion->command_id;
     RetryingSender::Message message;
-    message.post = {"/api/metrics/command_completion", json_text(to_json(*completion)), {}};
+    message.post = {.path = "/api/metrics/command_completion",
+                    .body = json_text(to_json(*completion))};
     message.delivered = [&owed, id](const HttpReply& reply) {
       auto answer = parse_json_within(reply.body, "completion answer");
       bool recorded = false;

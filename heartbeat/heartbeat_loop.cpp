@@ -56,7 +56,11 @@ void HeartbeatLoop::schedule(std::chrono::milliseconds delay) {
 }
 
 void HeartbeatLoop::send() {
-  HttpsClient::Post post{std::string(kHeartbeatPath), heartbeat_body_text(build_()), {}, hold_};
+  HeartbeatBody body = heartbeat_body(build_());
+  HttpsClient::Post post{.path = std::string(kHeartbeatPath),
+                         .body = std::move(body.own),
+                         .held_for = hold_,
+                         .shared_body = std::move(body.shared)};
   if (hold_.count() > 0) {
     post.path += "?" + std::string(kLongPollWaitParameter) + "=" +
                  std::to_string(std::chrono::duration_cast<std::chrono::seconds>(hold_).count());

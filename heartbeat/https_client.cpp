@@ -12,6 +12,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include "heartbeat/server_rotation.h"
+#include "heartbeat/shared_parts_body.h"
 
 namespace dormant::heartbeat {
 namespace {
@@ -61,7 +62,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     for (const auto& [name, value] : headers_) request_.set(name, value);
     for (const auto& [name, value] : call.headers) request_.set(name, value);
     request_.keep_alive(true);
-    request_.body() = std::move(call.body);
+    request_.body() = {std::move(call.body), std::move(call.shared_body)};
     request_.prepare_payload();
     held_for_ = call.held_for;
     max_reply_bytes_ = call.max_reply_bytes;
@@ -336,7 +337,7 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   bool resolving_ = false;
   bool reconnect_ = false;  // reconfigured during a request: closed once it ends
   uint64_t lookup_ = 0;     // the number of the current lookup
-  bhttp::request<bhttp::string_body> request_;
+  bhttp::request<SharedPartsBody> request_;
   std::chrono::milliseconds held_for_{0};
   size_t max_reply_bytes_ = kMaxReplyBytes;
   std::optional<bhttp::response_parser<bhttp::string_body>> parser_;

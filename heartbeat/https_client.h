@@ -83,14 +83,16 @@ class HttpsClient {
   virtual ~HttpsClient() = default;
 
   struct Post {
-    std::string path;  // after base_path; may carry a query string
-    std::string body;  // JSON unless `headers` say otherwise
-    Headers headers;   // this request's own, beside (or replacing) the client's
+    std::string path;   // after base_path; may carry a query string
+    std::string body;   // JSON unless `headers` say otherwise
+    Headers headers{};  // this request's own, beside (or replacing) the client's
     // How long the server may hold the answer on purpose (a long-poll): added to the read
     // deadline.
     std::chrono::milliseconds held_for{0};
     // A longer answer fails the request (kNetwork, "body limit exceeded") as soon as it passes.
     size_t max_reply_bytes = kMaxReplyBytes;
+    // The rest of the body, after `body`: parts that many requests share, sent without a copy.
+    std::vector<std::shared_ptr<const std::string>> shared_body{};
   };
 
   // POSTs to base_path + `path`; `done` runs on the io_context with the reply or an error that
@@ -100,7 +102,7 @@ class HttpsClient {
   // request at a time: a second post() before `done` ran fails with kInvalidArgument.
   virtual void post(Post request, Callback done) = 0;
   void post(std::string path, std::string body, Callback done) {
-    post(Post{std::move(path), std::move(body), {}, {}}, std::move(done));
+    post(Post{.path = std::move(path), .body = std::move(body)}, std::move(done));
   }
 
   // Ends the request in flight (its callback gets kCancelled) and closes the connection.

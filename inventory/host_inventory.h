@@ -1,10 +1,10 @@
 // What runs where on this host: every container that holds a process, with its pod, workload and
 // processes, as the heartbeat reports it. Processes outside containers are not listed.
 //
-// One scan reads /proc/<pid>/cgroup and /proc/<pid>/comm of every process, and each new
-// container's files once (ContainerNames keeps what it read). It is bounded: at most
-// `max_processes` processes, `max_containers` containers and `max_wire_bytes` of JSON are listed,
-// and what is left out is counted.
+// One scan takes a census of the host's processes (process_census.h: which container each is
+// in, read again only now and then) and reads each new container's files once (ContainerNames
+// keeps what it read). It is bounded: at most `max_processes` processes, `max_containers`
+// containers and `max_wire_bytes` of JSON are listed, and what is left out is counted.
 #pragma once
 
 #include <cstddef>
@@ -15,18 +15,12 @@
 #include <sys/types.h>
 
 #include "inventory/container_metadata.h"
+#include "inventory/process_census.h"
 #include "inventory/workload_identity.h"
 
 #include "common/result.h"
 
 namespace dormant::inventory {
-
-struct InventoryProcess {
-  pid_t pid = 0;
-  std::string name;  // /proc/<pid>/comm, printable ASCII ('?' for any other byte)
-
-  friend bool operator==(const InventoryProcess&, const InventoryProcess&) = default;
-};
 
 struct InventoryContainer {
   ContainerMetadata container;
@@ -41,6 +35,7 @@ struct HostInventory {
   size_t wire_bytes = 0;  // of the containers listed, as wire_bytes() counts
   size_t containers_left_out = 0;
   size_t processes_left_out = 0;
+  size_t files_read = 0;  // of /proc, by the census
 
   bool cut() const { return containers_left_out > 0 || processes_left_out > 0; }
 };
@@ -63,11 +58,11 @@ class InventoryScanner {
                             WorkloadLabelKeys keys = {}, InventoryLimits limits = {});
 
   // An error only when `proc_root` cannot be listed; a process that exits meanwhile, or whose
-  // files cannot be read, is skipped.
+  // files cannot be read, is skipped. `files_read` counts the /proc files the census read.
   Result<HostInventory> scan();
 
  private:
-  std::filesystem::path proc_root_;
+  ProcessCensus census_;
   ContainerNames names_;
   WorkloadLabelKeys keys_;
   InventoryLimits limits_;

@@ -93,16 +93,21 @@ nlohmann::json to_json(const HeartbeatRequest& request) {
   return body;
 }
 
-std::string heartbeat_body_text(const HeartbeatRequest& request) {
+HeartbeatBody heartbeat_body(const HeartbeatRequest& request) {
+  static const auto kClosing = std::make_shared<const std::string>("}");
   nlohmann::json body = to_json(request);
-  if (!request.containers_text) return json_text(body);
+  if (!request.containers_text) return {json_text(body), {}};
   body.erase("containers");
-  std::string text = json_text(body);  // an object, never empty: "{...}"
-  text.pop_back();
-  text += ",\"containers\":";
-  text += *request.containers_text;
-  text += '}';
-  return text;
+  std::string own = json_text(body);  // an object, never empty: "{...}"
+  own.pop_back();
+  own += ",\"containers\":";
+  return {std::move(own), {request.containers_text, kClosing}};
+}
+
+std::string heartbeat_body_text(const HeartbeatRequest& request) {
+  HeartbeatBody body = heartbeat_body(request);
+  for (const auto& part : body.shared) body.own += *part;
+  return std::move(body.own);
 }
 
 Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body) {

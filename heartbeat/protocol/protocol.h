@@ -58,7 +58,13 @@ struct HeartbeatRequest {
 };
 
 nlohmann::json to_json(const HeartbeatRequest& request);
-// The body as sent: to_json's text, with containers_text in place of containers when set.
+// The body as sent: to_json's text, with containers_text in place of containers when set. In
+// parts, the text of `own` followed by `shared`: containers_text goes as it is, not copied.
+struct HeartbeatBody {
+  std::string own;
+  std::vector<std::shared_ptr<const std::string>> shared;
+};
+HeartbeatBody heartbeat_body(const HeartbeatRequest& request);
 std::string heartbeat_body_text(const HeartbeatRequest& request);
 // Studio's model plus what its database would refuse: ip_address must parse as an address, status
 // as a HostStatus; command ids are opaque strings of 1 to 255 bytes. hostname and service_name need

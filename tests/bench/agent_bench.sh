@@ -173,8 +173,9 @@ inventory() {
   api "/api/hosts?service=bench" | python3 -c '
 import json, sys
 inventory = json.load(sys.stdin)["hosts"][0]["agent_health"]["inventory"]
-print("the agent says: %d readings, the last took %.1f ms"
-      % (inventory["readings"], inventory["last_reading_us"] / 1000))'
+print("the agent says: %d readings, the last took %.1f ms and read %d files of /proc"
+      % (inventory["readings"], inventory["last_reading_us"] / 1000,
+         inventory["last_reading_files"]))'
   stop_agent
   remove_fleet
 }

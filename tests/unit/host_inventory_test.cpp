@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -257,6 +258,62 @@ TEST_F(HostInventoryTest, HostileFilesAreBounded) {
   auto inventory = scanner().scan();
   ASSERT_TRUE(inventory.ok());
   EXPECT_TRUE(inventory->containers.empty());
+}
+
+// A census reads a process at its first two censuses, then at every tenth: what a process does
+// between two readings shows within ten censuses, and an exited one leaves at once.
+TEST_F(HostInventoryTest, ACensusReadsEachProcessAgainAtEveryTenthCensus) {
+  std::string id = id_of('5');
+  for (int pid = 2000; pid < 2010; ++pid) process(pid, "app", on_v2("/docker/" + id));
+  for (int pid = 3000; pid < 3010; ++pid) process(pid, "sshd", on_v2("/system.slice/ssh.service"));
+  InventoryScanner scanner = this->scanner();
+
+  auto first = scanner.scan();
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->files_read, 10u + 10u + 10u);  // cgroup of all, comm of those in containers
+  // What the first census found is read again only when its turn comes.
+  auto second = scanner.scan();
+  ASSERT_TRUE(second.ok());
+  EXPECT_LE(second->files_read, 3u);
+
+  // Renamed (as exec does), and one exited: the exit shows at the next census, the name when
+  // that process's turn comes.
+  process(2003, "java", on_v2("/docker/" + id));
+  fs::remove_all(root_ / "proc" / "2009");
+  std::vector<size_t> files_read;
+  std::optional<size_t> renamed_at;
+  for (int census = 3; census <= 12; ++census) {
+    auto reading = scanner.scan();
+    ASSERT_TRUE(reading.ok());
+    ASSERT_EQ(reading->containers.size(), 1u);
+    const auto& processes = reading->containers[0].processes;
+    ASSERT_EQ(processes.size(), 9u);
+    files_read.push_back(reading->files_read);
+    if (!renamed_at && processes[3].name == "java") renamed_at = census;
+  }
+  ASSERT_TRUE(renamed_at);
+  // Each of the 19 left is read once in those ten censuses: 9 in containers (2 files), 10 not.
+  size_t total = 0;
+  for (size_t files : files_read) total += files;
+  EXPECT_EQ(total, 9u * 2 + 10u);
+  for (size_t files : files_read) EXPECT_LE(files, 4u);
+}
+
+// A process caught before its runtime moved it into its container shows in it at the next census.
+TEST_F(HostInventoryTest, ANewProcessIsReadAgainAtTheCensusAfterItsFirst) {
+  std::string id = id_of('6');
+  InventoryScanner scanner = this->scanner();
+  ASSERT_TRUE(scanner.scan().ok());  // the first census, on an empty host
+  process(4000, "runc:[2:INIT]", on_v2("/system.slice/containerd.service"));
+  auto first = scanner.scan();
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(first->containers.empty());
+
+  process(4000, "nginx", on_v2("/system.slice/docker-" + id + ".scope"));
+  auto second = scanner.scan();
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(second->containers.size(), 1u);
+  EXPECT_EQ(second->containers[0].processes, (std::vector<InventoryProcess>{{4000, "nginx"}}));
 }
 
 TEST_F(HostInventoryTest, AProcRootThatCannotBeListedIsAnError) {

@@ -79,7 +79,8 @@ class HttpsClientTest : public ::testing::Test {
     nlohmann::json answer = {{"auth", header(bhttp::field::authorization)},
                              {"host", header(bhttp::field::host)},
                              {"remote", remote},
-                             {"path", std::string(request.target())}};
+                             {"path", std::string(request.target())},
+                             {"body", request.body()}};
     return server::http::json_response(bhttp::status::ok, answer.dump());
   }
 
@@ -187,6 +188,27 @@ TEST_F(HttpsClientTest, PostsOverVerifiedTlsWithTheTokenAndKeepsTheConnection) {
   ASSERT_TRUE(second.ok()) << second.error().message();
   EXPECT_EQ(json_of(second)["remote"], json_of(first)["remote"]) << "a new connection was made";
   EXPECT_EQ(server_->open_connections(), 1u);
+}
+
+// Shared parts follow the body as one, with its length: a large one, an empty one, a missing one.
+TEST_F(HttpsClientTest, SharedPartsFollowTheBody) {
+  start_server(true);
+  auto https = client(https_url());
+  auto large = std::make_shared<const std::string>(100'000, 'x');
+  auto empty = std::make_shared<const std::string>();
+  for (int round = 0; round < 2; ++round) {
+    std::optional<Result<HttpReply>> outcome;
+    https->post(
+        {.path = "/echo",
+         .body = "{\"a\":\"",
+         .shared_body = {large, empty, nullptr, std::make_shared<const std::string>("\"}")}},
+        [&](Result<HttpReply> reply) { outcome = std::move(reply); });
+    io_.restart();
+    io_.run_for(30s);
+    ASSERT_TRUE(outcome && outcome->ok());
+    EXPECT_EQ(json_of(*outcome)["body"], "{\"a\":\"" + *large + "\"}");
+  }
+  EXPECT_EQ(large.use_count(), 1) << "the client keeps a part past its request";
 }
 
 TEST_F(HttpsClientTest, AConnectionTheServerClosedIsReplacedOnce) {
