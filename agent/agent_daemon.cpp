@@ -225,7 +225,9 @@ heartbeat::HeartbeatRequest AgentDaemon::heartbeat_request() {
   request.pod_namespace = placement_.pod_namespace;
   request.pod_name = placement_.pod_name;
   SteadyClock::time_point now = environment_.now();
-  request.containers_text = inventory_.containers(now);
+  auto containers = inventory_.containers(now);
+  request.containers_text = std::move(containers.text);
+  request.containers_digest = std::move(containers.digest);
   if (!rollup_at_ || now - *rollup_at_ >= kRollupEvery) {
     if (auto memory = environment_.read_memory(); memory) rollup_ = *memory;
     rollup_at_ = now;
@@ -242,6 +244,7 @@ void AgentDaemon::on_answer(const heartbeat::HeartbeatResponse& answer) {
   if (!audit_.has_baseline() && supervisor_.state() == Supervisor::State::kIdle) {
     take_baseline();
   }
+  inventory_.answered(answer.containers_digest);
   if (answer.command_id && answer.profiling_command) {
     supervisor_.on_command(*answer.command_id, *answer.profiling_command);
   }

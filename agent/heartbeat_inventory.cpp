@@ -4,6 +4,8 @@
 #include <exception>
 #include <utility>
 
+#include <malloc.h>
+#include <openssl/sha.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -67,11 +69,20 @@ AgentPlacement agent_placement() {
 HeartbeatInventory::HeartbeatInventory(Scan scan, std::chrono::milliseconds interval)
     : scan_(std::move(scan)), interval_(interval) {}
 
-std::shared_ptr<const std::string> HeartbeatInventory::containers(SteadyClock::time_point now) {
+HeartbeatInventory::Containers HeartbeatInventory::containers(SteadyClock::time_point now) {
   static const auto kNone = std::make_shared<const std::string>("[]");
-  if (interval_.count() <= 0) return kNone;
-  if (!read_at_ || now - *read_at_ >= interval_) refresh(now);
-  return text_ ? text_ : kNone;
+  if (interval_.count() <= 0) return {kNone, std::nullopt};
+  if (!read_at_ || now - *read_at_ >= interval_) {
+    refresh(now);
+    ::malloc_trim(0);  // what the reading took, several times the list, goes back now
+  }
+  offered_version_ = version_;
+  ++(digest_ ? sent_by_digest_ : sent_in_full_);
+  return {text_ ? text_ : kNone, digest_};
+}
+
+void HeartbeatInventory::answered(const std::optional<std::string>& digest) {
+  digest_ = offered_version_ == version_ ? digest : std::nullopt;
 }
 
 void HeartbeatInventory::refresh(SteadyClock::time_point now) {
@@ -97,7 +108,10 @@ void HeartbeatInventory::refresh(SteadyClock::time_point now) {
           reading.error().message());
     }
     failing_ = true;
-    text_.reset();
+    text_.reset();  // "[]" goes in its place, a list of its own
+    text_hash_ = {};
+    ++version_;
+    digest_.reset();
     containers_ = processes_ = containers_left_out_ = processes_left_out_ = 0;
     return;
   }
@@ -111,6 +125,14 @@ void HeartbeatInventory::refresh(SteadyClock::time_point now) {
   last_reading_files_ = reading->files_read;
   text_.reset();  // before the next is made: one at a time in memory
   text_ = std::make_shared<const std::string>(json_text(heartbeat_containers(*reading)));
+  std::array<unsigned char, 32> hash{};
+  static_assert(hash.size() == SHA256_DIGEST_LENGTH);
+  SHA256(reinterpret_cast<const unsigned char*>(text_->data()), text_->size(), hash.data());
+  if (hash != text_hash_) {
+    text_hash_ = hash;
+    ++version_;
+    digest_.reset();
+  }
   if (reading->cut() && !was_cut) {
     spdlog::warn(
         "inventory: {} containers and {} processes listed; {} containers and {} "
@@ -128,7 +150,9 @@ nlohmann::json HeartbeatInventory::health() const {
           {"readings", readings_},
           {"failed_readings", failures_},
           {"last_reading_us", last_reading_us_},
-          {"last_reading_files", last_reading_files_}};
+          {"last_reading_files", last_reading_files_},
+          {"heartbeats_with_list", sent_in_full_},
+          {"heartbeats_with_digest", sent_by_digest_}};
 }
 
 }  // namespace dormant::agent

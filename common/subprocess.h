@@ -44,9 +44,9 @@ struct Redirect {
 struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] without '/' is looked up in PATH
   bool inherit_env = true;
-  std::vector<std::string> env;  // "NAME=value": added to, or replacing, the inherited ones
-  std::filesystem::path cwd;     // empty: the parent's
-  bool stdin_inherit = false;    // otherwise /dev/null
+  std::vector<std::string> env{};  // "NAME=value": added to, or replacing, the inherited ones
+  std::filesystem::path cwd{};     // empty: the parent's
+  bool stdin_inherit = false;      // otherwise /dev/null
   Redirect stdout_to = Redirect::pipe();
   Redirect stderr_to = Redirect::pipe();
   ChildGroups* groups = nullptr;  // registers the child's group there while it is unreaped

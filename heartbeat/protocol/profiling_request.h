@@ -55,7 +55,7 @@ struct ProfilingResponse {
   std::optional<std::string> estimated_completion_time;  // ISO-8601; starts only
   // Ours, for a dry run: each host the request reaches, as {hostname, action, pids} (pids null:
   // the whole host). Not written when null.
-  nlohmann::json plan;
+  nlohmann::json plan{};
 
   friend bool operator==(const ProfilingResponse&, const ProfilingResponse&) = default;
 };

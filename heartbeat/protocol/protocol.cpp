@@ -88,7 +88,11 @@ nlohmann::json to_json(const HeartbeatRequest& request) {
   body["run_mode"] = or_null(request.run_mode);
   body["namespace"] = or_null(request.pod_namespace);
   body["pod_name"] = or_null(request.pod_name);
-  body["containers"] = request.containers;
+  if (request.containers_digest) {
+    body["containers_digest"] = *request.containers_digest;
+  } else {
+    body["containers"] = request.containers;
+  }
   if (!request.agent_health.empty()) body["agent_health"] = request.agent_health;
   return body;
 }
@@ -96,7 +100,7 @@ nlohmann::json to_json(const HeartbeatRequest& request) {
 HeartbeatBody heartbeat_body(const HeartbeatRequest& request) {
   static const auto kClosing = std::make_shared<const std::string>("}");
   nlohmann::json body = to_json(request);
-  if (!request.containers_text) return {json_text(body), {}};
+  if (!request.containers_text || request.containers_digest) return {json_text(body), {}};
   body.erase("containers");
   std::string own = json_text(body);  // an object, never empty: "{...}"
   own.pop_back();
@@ -133,11 +137,14 @@ Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body) {
   fields.optional("namespace", request.pod_namespace, read_string);
   fields.optional("pod_name", request.pod_name, read_string);
   fields.optional("containers", request.containers, read_containers);
+  if (!body.contains("containers")) {
+    fields.optional("containers_digest", request.containers_digest, read_name);
+  }
   fields.optional("agent_health", request.agent_health, read_bounded_object);
   request.extra = fields.members_except(
       {"ip_address", "hostname", "service_name", "last_command_id", "status", "timestamp",
        "received_command_ids", "executed_command_ids", "perf_supported_events", "agent_version",
-       "run_mode", "namespace", "pod_name", "containers", "agent_health"});
+       "run_mode", "namespace", "pod_name", "containers", "containers_digest", "agent_health"});
   if (auto fits = check_unnamed_fields_size(request.extra); !fits) {
     fields.fail(std::move(fits).take_error());
   }
@@ -150,10 +157,12 @@ nlohmann::json to_json(const HeartbeatResponse& response) {
     command = {{"command_type", response.profiling_command->command_type},
                {"combined_config", response.profiling_command->combined_config}};
   }
-  return {{"success", response.success},
-          {"message", response.message},
-          {"command_id", or_null(response.command_id)},
-          {"profiling_command", std::move(command)}};
+  nlohmann::json body = {{"success", response.success},
+                         {"message", response.message},
+                         {"command_id", or_null(response.command_id)},
+                         {"profiling_command", std::move(command)}};
+  if (response.containers_digest) body["containers_digest"] = *response.containers_digest;
+  return body;
 }
 
 Result<HeartbeatResponse> parse_heartbeat_response(const nlohmann::json& body) {
@@ -165,6 +174,7 @@ Result<HeartbeatResponse> parse_heartbeat_response(const nlohmann::json& body) {
   fields.required("success", response.success, read_bool);
   fields.optional("message", response.message, read_string);
   fields.optional("command_id", response.command_id, read_uuid);
+  fields.optional("containers_digest", response.containers_digest, read_name);
   if (!fields.ok() || !response.success) return fields.finish(std::move(response));
 
   const nlohmann::json* command = fields.object("profiling_command");

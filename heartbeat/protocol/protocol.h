@@ -48,6 +48,11 @@ struct HeartbeatRequest {
   // carries it in place of `containers` (an idle agent would otherwise spend most of its CPU
   // building and writing thousands of processes into every heartbeat).
   std::shared_ptr<const std::string> containers_text;
+  // Ours, not Studio's: in place of containers, the digest a server answered for the list this
+  // agent sent before, unchanged since. A server that holds that list keeps it; one that does not
+  // answers without the digest, and the next heartbeat carries the list. Ignored when containers
+  // are sent too.
+  std::optional<std::string> containers_digest;
   // Ours, not Studio's: the agent's own report (idle audit, failure counters), kept as sent.
   // Not written when empty.
   nlohmann::json agent_health = nlohmann::json::object();
@@ -87,6 +92,9 @@ struct HeartbeatResponse {
   std::string message;
   std::optional<std::string> command_id;  // UUID; present whenever profiling_command is
   std::optional<ProfilingCommand> profiling_command;
+  // Ours: the digest of the host's containers as the server now holds them, when they are the
+  // ones this heartbeat carried (in full or by that same digest).
+  std::optional<std::string> containers_digest{};
 
   friend bool operator==(const HeartbeatResponse&, const HeartbeatResponse&) = default;
 };

@@ -459,7 +459,7 @@ http::Response Api::heartbeat(const Call& call) {
   call.news = answer->first_delivery ||
               (command && command->command_id != request->last_command_id &&
                std::find(received.begin(), received.end(), command->command_id) == received.end());
-  http::Response response = json_ok(heartbeat::to_json(to_heartbeat_response(command)));
+  http::Response response = json_ok(heartbeat::to_json(to_heartbeat_response(*answer)));
   if (options_.long_poll_max.count() > 0) {
     response.set(std::string(heartbeat::kLongPollHeader),
                  std::to_string(options_.long_poll_max.count()));

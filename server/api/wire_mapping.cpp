@@ -157,13 +157,16 @@ storage::HostHeartbeat to_host_heartbeat(const heartbeat::HeartbeatRequest& requ
   if (!request.agent_health.empty()) heartbeat.agent_health = request.agent_health;
   heartbeat.extra = request.extra;
   heartbeat.containers = host_containers(request.containers);
+  heartbeat.containers_digest = request.containers_digest;
   if (request.pod_namespace) heartbeat.extra["namespace"] = *request.pod_namespace;
   if (request.pod_name) heartbeat.extra["pod_name"] = *request.pod_name;
   return heartbeat;
 }
 
-heartbeat::HeartbeatResponse to_heartbeat_response(const std::optional<storage::Command>& command) {
+heartbeat::HeartbeatResponse to_heartbeat_response(const storage::HeartbeatAnswer& answer) {
   heartbeat::HeartbeatResponse response;
+  response.containers_digest = answer.containers_digest;
+  const std::optional<storage::Command>& command = answer.command;
   if (!command) {
     response.message = "Heartbeat received. No profiling commands.";
     return response;

@@ -19,7 +19,7 @@ namespace dormant::server::api {
 storage::HostHeartbeat to_host_heartbeat(const heartbeat::HeartbeatRequest& request);
 
 // The host's current command, re-sent on every heartbeat as Studio does.
-heartbeat::HeartbeatResponse to_heartbeat_response(const std::optional<storage::Command>& command);
+heartbeat::HeartbeatResponse to_heartbeat_response(const storage::HeartbeatAnswer& answer);
 
 // Whether a request names its hosts through selectors (a scope other than host, or
 // target_entities), to be resolved against the hosts' inventories first; then Studio ignores

@@ -74,8 +74,9 @@ Result<void> insert_rows(Database& db, std::string_view head, size_t columns, si
 
 }  // namespace
 
-Result<bool> sync_inventory(Database& db, const std::string& hostname, const std::string& service,
-                            const std::vector<HostContainer>& containers) {
+Result<std::string> sync_inventory(Database& db, const std::string& hostname,
+                                   const std::string& service,
+                                   const std::vector<HostContainer>& containers) {
   // A pid listed twice on a host is kept once, where it is first listed.
   std::unordered_set<int64_t> seen;
   int64_t processes = 0;
@@ -103,11 +104,11 @@ UPDATE hosts SET inventory_digest = ?3, inventory_containers = ?4, inventory_pro
 WHERE hostname = ?1 AND service_name = ?2
   AND (inventory_digest IS NULL OR inventory_digest <> ?3))sql");
   if (!mark) return std::move(mark).take_error();
-  auto marked = mark->bind_all(hostname, service, text_digest(canonical_text(kept)),
-                               static_cast<int64_t>(kept.size()), processes)
-                    .run();
+  std::string digest = text_digest(canonical_text(kept));
+  auto marked =
+      mark->bind_all(hostname, service, digest, static_cast<int64_t>(kept.size()), processes).run();
   if (!marked) return std::move(marked).take_error();
-  if (db.changes() == 0) return false;
+  if (db.changes() == 0) return digest;
 
   for (std::string_view sql :
        {"DELETE FROM host_processes WHERE hostname = ?1 AND service_name = ?2",
@@ -142,7 +143,16 @@ WHERE hostname = ?1 AND service_name = ?2
         insert.bind_from(first, hostname, service, position, p->pid, p->process_name);
       });
   if (!processes_done) return std::move(processes_done).take_error();
-  return true;
+  return digest;
+}
+
+Result<bool> inventory_has_digest(Database& db, const std::string& hostname,
+                                  const std::string& service, const std::string& digest) {
+  auto select = db.prepare(
+      "SELECT 1 FROM hosts WHERE hostname = ?1 AND service_name = ?2 AND inventory_digest = ?3");
+  if (!select) return std::move(select).take_error();
+  select->bind_all(hostname, service, digest);
+  return select->step();
 }
 
 Result<std::vector<HostContainer>> read_inventory(Database& db, const std::string& hostname,

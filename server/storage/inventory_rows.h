@@ -13,10 +13,15 @@
 
 namespace dormant::server::storage {
 
-// Stores `containers` as the host's inventory, each pid once (its first container keeps it).
-// Returns whether anything was written.
-Result<bool> sync_inventory(Database& db, const std::string& hostname, const std::string& service,
-                            const std::vector<HostContainer>& containers);
+// Stores `containers` as the host's inventory, each pid once (its first container keeps it), unless
+// it is the one stored already. Returns its digest.
+Result<std::string> sync_inventory(Database& db, const std::string& hostname,
+                                   const std::string& service,
+                                   const std::vector<HostContainer>& containers);
+
+// Whether the host's inventory as stored has `digest`.
+Result<bool> inventory_has_digest(Database& db, const std::string& hostname,
+                                  const std::string& service, const std::string& digest);
 
 // The host's inventory as stored, in the heartbeat's order.
 Result<std::vector<HostContainer>> read_inventory(Database& db, const std::string& hostname,

@@ -87,7 +87,10 @@ struct HostHeartbeat {
   std::vector<std::string> received_command_ids;
   std::vector<std::string> executed_command_ids;
   std::vector<std::string> perf_supported_events;
-  std::vector<HostContainer> containers;            // kept as rows, not in extra
+  std::vector<HostContainer> containers;  // kept as rows, not in extra
+  // Sent in place of containers: the digest of the inventory an earlier answer confirmed. The
+  // inventory stored is kept, whether it matches or not.
+  std::optional<std::string> containers_digest;
   std::optional<nlohmann::json> agent_health;       // the agent's health report
   nlohmann::json extra = nlohmann::json::object();  // every other field, kept as sent
 };
@@ -254,6 +257,8 @@ struct CompletionOutcome {
 struct HeartbeatAnswer {
   std::optional<Command> command;
   bool first_delivery = false;
+  // The stored inventory's digest, when it is the one the heartbeat carried.
+  std::optional<std::string> containers_digest;
 };
 
 struct HostRecord {

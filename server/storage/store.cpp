@@ -312,14 +312,22 @@ Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat) 
     if (auto upserted = upsert_host(db, heartbeat, now); !upserted) {
       return std::move(upserted).take_error();
     }
-    auto synced =
-        sync_inventory(db, heartbeat.hostname, heartbeat.service_name, heartbeat.containers);
-    if (!synced) return std::move(synced).take_error();
+    HeartbeatAnswer answer;
+    if (heartbeat.containers_digest) {
+      auto kept = inventory_has_digest(db, heartbeat.hostname, heartbeat.service_name,
+                                       *heartbeat.containers_digest);
+      if (!kept) return std::move(kept).take_error();
+      if (*kept) answer.containers_digest = heartbeat.containers_digest;
+    } else {
+      auto synced =
+          sync_inventory(db, heartbeat.hostname, heartbeat.service_name, heartbeat.containers);
+      if (!synced) return std::move(synced).take_error();
+      answer.containers_digest = std::move(*synced);
+    }
     auto followed = follow_subscriptions(db, heartbeat.hostname, heartbeat.service_name, now);
     if (!followed) return std::move(followed).take_error();
     auto current = find_current_command(db, heartbeat.hostname, heartbeat.service_name);
     if (!current) return std::move(current).take_error();
-    HeartbeatAnswer answer;
     if (*current) {
       answer.command = std::move((*current)->command);
       Command& command = *answer.command;

@@ -63,6 +63,32 @@ TEST_F(WorkloadInventoryTest, AtA1A7A8AContainersProcessIsReportedShownAndProfil
   json health = agent_health();
   EXPECT_GE(health["inventory"]["containers"].get<int>(), 1) << health;
 
+  // While the list stays the same, heartbeats carry the digest the server answered for it, and
+  // the server keeps the list; a process more in the container sends the list again.
+  ASSERT_TRUE(eventually(
+      [&] { return agent_health()["inventory"]["heartbeats_with_digest"].get<int>() >= 2; }, 30s))
+      << agent_health();
+  auto second = Subprocess::spawn(SpawnOptions{.argv = {"sleep", "300"}});
+  ASSERT_TRUE(second.ok()) << second.error().message();
+  cgroup.add((*second)->pid());
+  auto pids_shown = [&] {
+    json rows = server_
+                    ->get(
+                        "/api/metrics/profiling/workload_status?scope=container&service_name=it&"
+                        "exact_match=true")
+                    .json()["rows"];
+    for (const json& each : rows) {
+      if (each["containerName"] == short_id) return each["pids"];
+    }
+    return json();
+  };
+  EXPECT_TRUE(eventually(
+      [&] {
+        return pids_shown() == json({(*sleeper)->pid(), (*second)->pid()});
+      },
+      30s))
+      << pids_shown();
+
   HttpReply started = server_->post_json(
       "/api/metrics/profile_request",
       {{"service_name", "it"},
@@ -73,12 +99,14 @@ TEST_F(WorkloadInventoryTest, AtA1A7A8AContainersProcessIsReportedShownAndProfil
   ASSERT_EQ(started.status, 200) << started.body;
   std::string command_id = started.json()["command_ids"][0];
   json command = server_->get("/api/commands/" + command_id).json();
-  EXPECT_EQ(command["combined_config"]["pids"], json({(*sleeper)->pid()}));
+  EXPECT_EQ(command["combined_config"]["pids"], json({(*sleeper)->pid(), (*second)->pid()}));
   EXPECT_EQ(command["combined_config"]["target_scope"], "container");
   EXPECT_TRUE(command_reaches(command_id, "completed")) << agent_log();
   stop_agent();
-  ::kill((*sleeper)->pid(), SIGKILL);
-  (void)(*sleeper)->wait(deadline_after(10s));
+  for (auto* process : {&*sleeper, &*second}) {
+    ::kill((*process)->pid(), SIGKILL);
+    (void)(*process)->wait(deadline_after(10s));
+  }
 }
 
 }  // namespace

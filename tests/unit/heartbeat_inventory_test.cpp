@@ -110,13 +110,17 @@ class HeartbeatInventoryTest : public ::testing::Test {
       if (throws_) throw std::runtime_error("no memory left");
       if (fails_) return Error(ErrorKind::kNotFound, "cannot open /proc");
       HostInventory inventory;
-      inventory.containers.push_back(pod_container("app", {static_cast<pid_t>(100 + scans_)}));
-      inventory.processes = 1;
+      // A new pid at each reading unless pids_ are given.
+      std::vector<pid_t> pids = pids_;
+      if (pids.empty()) pids = {static_cast<pid_t>(100 + scans_)};
+      inventory.containers.push_back(pod_container("app", pids));
+      inventory.processes = pids.size();
       return inventory;
     };
   }
 
   int scans_ = 0;
+  std::vector<pid_t> pids_;
   bool fails_ = false;
   bool throws_ = false;
   SteadyClock::time_point t0_{};
@@ -130,12 +134,12 @@ nlohmann::json sent(const std::shared_ptr<const std::string>& text) {
 // AT-A13.
 TEST_F(HeartbeatInventoryTest, AtA13ReadAndWrittenAtMostOncePerIntervalWhateverTheHeartbeats) {
   HeartbeatInventory inventory(counting_scan(), 30s);
-  std::shared_ptr<const std::string> first = inventory.containers(t0_);
+  std::shared_ptr<const std::string> first = inventory.containers(t0_).text;
   for (auto at = 1s; at < 30s; at += 1s) {
-    EXPECT_EQ(inventory.containers(t0_ + at), first) << "the same text, not written again";
+    EXPECT_EQ(inventory.containers(t0_ + at).text, first) << "the same text, not written again";
   }
   EXPECT_EQ(scans_, 1);
-  std::shared_ptr<const std::string> second = inventory.containers(t0_ + 30s);
+  std::shared_ptr<const std::string> second = inventory.containers(t0_ + 30s).text;
   EXPECT_EQ(scans_, 2);
   EXPECT_NE(sent(second), sent(first));
   EXPECT_EQ(inventory.health()["readings"], 2);
@@ -146,23 +150,67 @@ TEST_F(HeartbeatInventoryTest, AtA13ReadAndWrittenAtMostOncePerIntervalWhateverT
 TEST_F(HeartbeatInventoryTest,
        AtA3AFailedOrThrowingReadingSendsAnEmptyListAndIsRetriedNextInterval) {
   HeartbeatInventory inventory(counting_scan(), 10s);
-  EXPECT_EQ(sent(inventory.containers(t0_)).size(), 1u);
+  EXPECT_EQ(sent(inventory.containers(t0_).text).size(), 1u);
   fails_ = true;
-  EXPECT_EQ(sent(inventory.containers(t0_ + 10s)), nlohmann::json::array());
-  EXPECT_EQ(sent(inventory.containers(t0_ + 11s)), nlohmann::json::array());
+  EXPECT_EQ(sent(inventory.containers(t0_ + 10s).text), nlohmann::json::array());
+  EXPECT_EQ(sent(inventory.containers(t0_ + 11s).text), nlohmann::json::array());
   throws_ = true;
-  EXPECT_EQ(sent(inventory.containers(t0_ + 20s)), nlohmann::json::array());
+  EXPECT_EQ(sent(inventory.containers(t0_ + 20s).text), nlohmann::json::array());
   EXPECT_EQ(scans_, 3);
   EXPECT_EQ(inventory.health()["failed_readings"], 2);
   EXPECT_EQ(inventory.health()["processes"], 0);
   fails_ = throws_ = false;
-  EXPECT_EQ(sent(inventory.containers(t0_ + 30s)).size(), 1u);
+  EXPECT_EQ(sent(inventory.containers(t0_ + 30s).text).size(), 1u);
+}
+
+// The list goes in full until a server answers its digest; then the digest goes in its place,
+// while the readings find the same list and the server keeps confirming it.
+TEST_F(HeartbeatInventoryTest, TheDigestAServerAnsweredGoesInPlaceOfTheSameList) {
+  pids_ = {7};
+  HeartbeatInventory inventory(counting_scan(), 30s);
+  auto first = inventory.containers(t0_);
+  EXPECT_FALSE(first.digest);
+  inventory.answered("d1");
+  auto second = inventory.containers(t0_ + 1s);
+  EXPECT_EQ(second.digest, "d1");
+  EXPECT_EQ(second.text, first.text);
+  inventory.answered("d1");
+  // A reading that finds the same list keeps the digest.
+  EXPECT_EQ(inventory.containers(t0_ + 30s).digest, "d1");
+  EXPECT_EQ(scans_, 2);
+  // A server that does not confirm it (restarted empty, another one, Studio): the list again.
+  inventory.answered(std::nullopt);
+  EXPECT_FALSE(inventory.containers(t0_ + 31s).digest);
+  inventory.answered("d1");
+  EXPECT_EQ(inventory.containers(t0_ + 32s).digest, "d1");
+
+  // A new list: sent in full, and an answer to a heartbeat that carried the old one is not
+  // taken for it.
+  pids_ = {7, 8};
+  auto changed = inventory.containers(t0_ + 60s);
+  EXPECT_FALSE(changed.digest);
+  EXPECT_NE(*changed.text, *first.text);
+  inventory.answered("d2");
+  EXPECT_EQ(inventory.containers(t0_ + 61s).digest, "d2");
+  EXPECT_EQ(inventory.health()["heartbeats_with_digest"], 4);
+  EXPECT_EQ(inventory.health()["heartbeats_with_list"], 3);
+
+  // A failed reading sends an empty list, whose digest does not stand for the list read after.
+  fails_ = true;
+  EXPECT_FALSE(inventory.containers(t0_ + 90s).digest);
+  inventory.answered("empty");
+  EXPECT_EQ(inventory.containers(t0_ + 91s).digest, "empty");
+  inventory.answered("empty");
+  fails_ = false;
+  auto recovered = inventory.containers(t0_ + 120s);
+  EXPECT_FALSE(recovered.digest);
+  EXPECT_EQ(*recovered.text, *changed.text);
 }
 
 TEST_F(HeartbeatInventoryTest, IntervalZeroReadsNothing) {
   HeartbeatInventory inventory(counting_scan(), 0s);
-  EXPECT_EQ(sent(inventory.containers(t0_)), nlohmann::json::array());
-  EXPECT_EQ(sent(inventory.containers(t0_ + 1h)), nlohmann::json::array());
+  EXPECT_EQ(sent(inventory.containers(t0_).text), nlohmann::json::array());
+  EXPECT_EQ(sent(inventory.containers(t0_ + 1h).text), nlohmann::json::array());
   EXPECT_EQ(scans_, 0);
   EXPECT_TRUE(inventory.health().is_null());
 }

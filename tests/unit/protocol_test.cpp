@@ -182,6 +182,34 @@ TEST(HeartbeatRequest, EveryFieldRoundTrips) {
   EXPECT_EQ(*parsed, request);
 }
 
+// Ours: a digest in place of the list. Sent alone, it is read; beside a list, the list wins.
+TEST(HeartbeatRequest, AContainersDigestGoesInPlaceOfTheList) {
+  HeartbeatRequest request = full_heartbeat();
+  request.containers_digest = std::string(64, 'a');
+  request.containers_text = std::make_shared<const std::string>("[]");
+  json body = json::parse(heartbeat_body_text(request));
+  EXPECT_FALSE(body.contains("containers"));
+  EXPECT_EQ(body["containers_digest"], request.containers_digest);
+  auto parsed = parse_heartbeat_request(body);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed->containers_digest, request.containers_digest);
+  EXPECT_EQ(parsed->containers, json::array());
+  EXPECT_FALSE(parsed->extra.contains("containers_digest"));
+
+  body["containers"] = json::array();
+  auto both = parse_heartbeat_request(body);
+  ASSERT_TRUE(both.ok());
+  EXPECT_FALSE(both->containers_digest);
+
+  body.erase("containers");
+  for (const json& bad : {json(7), json(""), json(std::string(300, 'a'))}) {
+    body["containers_digest"] = bad;
+    auto refused = parse_heartbeat_request(body);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.error().message().find("containers_digest"), std::string::npos);
+  }
+}
+
 TEST(HeartbeatRequest, CommandIdsAreOpaqueAsInStudio) {
   json body = stock_heartbeat();
   body["last_command_id"] = "cmd-42";
@@ -424,9 +452,15 @@ TEST(HeartbeatResponse, RoundTripsWithAndWithoutCommand) {
   json body = to_json(without);
   EXPECT_TRUE(body["command_id"].is_null());
   EXPECT_TRUE(body["profiling_command"].is_null());
+  EXPECT_FALSE(body.contains("containers_digest"));
   auto parsed_without = parse_heartbeat_response(body);
   ASSERT_TRUE(parsed_without.ok());
   EXPECT_EQ(*parsed_without, without);
+
+  without.containers_digest = std::string(64, 'b');
+  auto with_digest = parse_heartbeat_response(to_json(without));
+  ASSERT_TRUE(with_digest.ok());
+  EXPECT_EQ(*with_digest, without);
 }
 
 TEST(HeartbeatResponse, MalformedBodiesAreRefused) {

@@ -106,6 +106,46 @@ TEST_P(WorkloadStoreTest, TheInventoryIsKeptAsRowsAndRewrittenOnlyWhenItChanges)
       << "an unchanged inventory was written again";
 }
 
+// A heartbeat may carry, in place of its list, the digest an earlier answer gave for it: the
+// inventory stored stays, and the answer confirms the digest only when it is the stored one's.
+TEST_P(WorkloadStoreTest, ADigestInPlaceOfTheListKeepsTheInventory) {
+  HostHeartbeat full = heartbeat("web-1", "web");
+  full.containers = {container("app", "shop", "checkout-0", "checkout", {{100, "java"}})};
+  auto first = store_->record_heartbeat(full);
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  ASSERT_TRUE(first->containers_digest);
+  auto again = store_->record_heartbeat(full);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->containers_digest, first->containers_digest) << "the same list, the same digest";
+
+  HostHeartbeat by_digest = heartbeat("web-1", "web");
+  by_digest.containers_digest = first->containers_digest;
+  auto confirmed = store_->record_heartbeat(by_digest);
+  ASSERT_TRUE(confirmed.ok());
+  EXPECT_EQ(confirmed->containers_digest, first->containers_digest);
+  EXPECT_EQ(column("SELECT pid FROM host_processes WHERE hostname = 'web-1'"), "100");
+
+  // Another digest (another server's, a list the server never stored): no confirmation, and the
+  // inventory stays until the list comes again.
+  by_digest.containers_digest = std::string(64, '0');
+  auto refused = store_->record_heartbeat(by_digest);
+  ASSERT_TRUE(refused.ok());
+  EXPECT_FALSE(refused->containers_digest);
+  EXPECT_EQ(column("SELECT pid FROM host_processes WHERE hostname = 'web-1'"), "100");
+
+  // Another list: another digest, and the old one no longer confirmed.
+  full.containers[0].processes.push_back({101, "jcmd"});
+  auto changed = store_->record_heartbeat(full);
+  ASSERT_TRUE(changed.ok());
+  ASSERT_TRUE(changed->containers_digest);
+  EXPECT_NE(changed->containers_digest, first->containers_digest);
+  by_digest.containers_digest = first->containers_digest;
+  auto stale = store_->record_heartbeat(by_digest);
+  ASSERT_TRUE(stale.ok());
+  EXPECT_FALSE(stale->containers_digest);
+  EXPECT_EQ(column("SELECT COUNT(*) FROM host_processes WHERE hostname = 'web-1'"), "2");
+}
+
 TEST_P(WorkloadStoreTest, APidListedTwiceOnAHostIsKeptOnce) {
   beat_with("web-1", {container("a", "ns", "p", "w", {{7, "x"}, {7, "y"}}),
                       container("b", "ns", "p", "w", {{7, "z"}, {8, "w"}})});
