@@ -17,6 +17,9 @@
 // --processes P gives every host an inventory of P processes, in P/5 containers of P/5 pods
 // (5 processes each), spread over 20 namespaces and 50 workloads as a Kubernetes node reports
 // them: the same inventory on every heartbeat of a host, as a fleet whose pods do not move.
+// --digests 1 then does as our agent does: once the server has answered a host's heartbeat with
+// the containers_digest of its list, that host's heartbeats carry the digest in place of the list
+// (gProfiler's agent, and --digests 0, send the list every time).
 //
 // --wait W (with --rate 0) sends the heartbeats as long-polls (?wait=W): with no commands for
 // their hosts the server holds each for W seconds. Each agent sends its first one as soon as its
@@ -29,7 +32,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>  // before Boost.Asio, whose awaitable.hpp needs std::exchange
 #include <vector>
 
@@ -59,6 +64,7 @@ struct Options {
   double warmup = 3;
   int wait = 0;       // seconds; 0: plain heartbeats
   int processes = 0;  // per host, in the heartbeat's containers[]
+  bool digests = false;
   int concurrent_handshakes = 256;
 };
 
@@ -79,8 +85,10 @@ class Agent : public std::enable_shared_from_this<Agent> {
         int index)
       : stream_(io, tls), timer_(io), options_(options), totals_(totals) {
     int hosts = options.hosts > 0 ? options.hosts : options.agents;
-    for (int host = index; host < hosts; host += options.agents) requests_.push_back(make(host));
-    if (requests_.empty()) requests_.push_back(make(index % hosts));
+    for (int host = index; host < hosts; host += options.agents) hosts_.push_back(host);
+    if (hosts_.empty()) hosts_.push_back(index % hosts);
+    for (int host : hosts_) requests_.push_back(make(host, containers(host)));
+    by_digest_.resize(requests_.size());
     if (options.rate > 0) {
       interval_ = std::chrono::duration_cast<Clock::duration>(
           std::chrono::duration<double>(options.agents / options.rate));
@@ -125,8 +133,9 @@ class Agent : public std::enable_shared_from_this<Agent> {
     timer_.async_wait([this, self](beast::error_code) { send(); });
   }
 
+  // The host's containers member.
   std::string containers(int host) const {
-    std::string list = "[";
+    std::string list = R"("containers":[)";
     int pods = options_.processes / 5;
     for (int pod = 0; pod < pods; ++pod) {
       int workload = (host * pods + pod) % 50;
@@ -147,7 +156,8 @@ class Agent : public std::enable_shared_from_this<Agent> {
     return list + "]";
   }
 
-  bhttp::request<bhttp::string_body> make(int host) const {
+  // The heartbeat of `host`, with `inventory`: its containers list, or the digest member instead.
+  bhttp::request<bhttp::string_body> make(int host, const std::string& inventory) const {
     std::string target = "/api/metrics/heartbeat";
     if (options_.wait > 0) target += "?wait=" + std::to_string(options_.wait);
     bhttp::request<bhttp::string_body> request(bhttp::verb::post, target, 11);
@@ -159,8 +169,8 @@ class Agent : public std::enable_shared_from_this<Agent> {
                      R"("timestamp":"2026-11-22T10:00:00.123456","received_command_ids":[],)"
                      R"("executed_command_ids":[],"perf_supported_events":["cycles"],)"
                      R"("agent_version":"1.53.1","run_mode":"standalone_executable",)"
-                     R"("namespace":null,"pod_name":null,"containers":)" +
-                     containers(host) + "}";
+                     R"("namespace":null,"pod_name":null,)" +
+                     inventory + "}";
     request.prepare_payload();
     return request;
   }
@@ -169,16 +179,34 @@ class Agent : public std::enable_shared_from_this<Agent> {
     auto self = shared_from_this();
     sent_ = Clock::now();
     Clock::time_point due = options_.rate > 0 ? due_ : sent_;
-    const auto& request = requests_[next_request_++ % requests_.size()];
-    bhttp::async_write(stream_, request, [this, self, due](beast::error_code error, size_t) {
+    size_t index = next_request_++ % requests_.size();
+    const auto& request = by_digest_[index] ? *by_digest_[index] : requests_[index];
+    bhttp::async_write(stream_, request, [this, self, due, index](beast::error_code error, size_t) {
       if (error) return broken(error);
       response_ = {};
       bhttp::async_read(stream_, buffer_, response_,
-                        [this, self, due](beast::error_code error, size_t) {
+                        [this, self, due, index](beast::error_code error, size_t) {
                           if (error) return broken(error);
+                          if (options_.digests) follow_digest(index);
                           answered(due);
                         });
     });
+  }
+
+  // The answer's containers_digest, if any, goes in place of the host's list from now on.
+  void follow_digest(size_t index) {
+    constexpr std::string_view kMember = R"("containers_digest":")";
+    const std::string& body = response_.body();
+    size_t at = body.find(kMember);
+    size_t end = at == std::string::npos ? at : body.find('"', at + kMember.size());
+    if (end == std::string::npos) {
+      by_digest_[index].reset();
+      return;
+    }
+    std::string member(body, at, end + 1 - at);  // "containers_digest":"…"
+    if (!by_digest_[index] || by_digest_[index]->body().find(member) == std::string::npos) {
+      by_digest_[index] = make(hosts_[index], member);
+    }
   }
 
   void answered(Clock::time_point due) {
@@ -214,6 +242,9 @@ class Agent : public std::enable_shared_from_this<Agent> {
   const Options& options_;
   Totals& totals_;
   std::vector<bhttp::request<bhttp::string_body>> requests_;  // one per host name, in turn
+  std::vector<int> hosts_;                                    // the host of each
+  // --digests: each host's heartbeat with the digest the server answered, once it has.
+  std::vector<std::optional<bhttp::request<bhttp::string_body>>> by_digest_;
   size_t next_request_ = 0;
   bhttp::response<bhttp::string_body> response_;
   beast::flat_buffer buffer_;
@@ -266,6 +297,8 @@ Options parse(int argc, char** argv) {
       options.wait = std::stoi(value);
     else if (flag == "--processes")
       options.processes = std::stoi(value);
+    else if (flag == "--digests")
+      options.digests = value == "1";
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       std::exit(2);
@@ -278,7 +311,7 @@ Options parse(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: heartbeat_load --port P[,P...] --ca CA.pem --token T --agents N "
                  "[--hosts H] [--rate R] [--seconds S] [--warmup S] [--wait W (with --rate 0)] "
-                 "[--processes P]\n");
+                 "[--processes P] [--digests 0|1]\n");
     std::exit(2);
   }
   return options;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Workload-level profiling on the control server: 10,000 hosts heartbeating every 30 s
 # (333 heartbeats/s over 100 keep-alive connections), first without inventory, then each with 50
-# processes in 10 pods; heartbeat latency for both, then, over the 10,000 inventories, the time of
-# workload_status for each scope and of resolving a namespace selector (a dry-run request).
+# processes in 10 pods, sent in every heartbeat (as gProfiler's agent does) and then in place of the
+# list the digest the server answered for it (as ours does); heartbeat latency for each, then, over
+# the 10,000 inventories, the time of workload_status for each scope and of resolving a namespace
+# selector (a dry-run request).
 # On SQLite, or with "postgres" on PostgreSQL (a private cluster; fsync on).
 # Usage: workload_bench.sh BUILD_DIR [sqlite|postgres]
 set -euo pipefail
@@ -57,6 +59,9 @@ for processes in 0 50; do
   done
   "${load[@]}" --port "${ports[0]}" --processes "$processes" --rate 333 --seconds 30 --warmup 5
   if ((processes > 0)); then
+    echo "-- the same, each host sending its list's digest once the server has answered it"
+    "${load[@]}" --port "${ports[0]}" --processes "$processes" --digests 1 --rate 333 \
+      --seconds 30 --warmup 35
     for scope in service namespace host pod container process; do
       echo "workload_status?scope=$scope: $(best_of_five "/api/metrics/profiling/workload_status?scope=$scope&page_size=50")"
     done
