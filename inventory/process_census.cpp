@@ -93,8 +93,8 @@ Result<Census> ProcessCensus::take(size_t max_processes) {
     return at->second;
   };
 
-  while (const dirent* dirent = ::readdir(listing)) {
-    std::optional<pid_t> pid = pid_of(dirent->d_name);
+  while (const dirent* found = ::readdir(listing)) {
+    std::optional<pid_t> pid = pid_of(found->d_name);
     if (!pid) continue;
     auto known = std::lower_bound(remembered_.begin(), remembered_.end(), *pid,
                                   [](const Remembered& r, pid_t p) { return r.pid < p; });
@@ -108,7 +108,7 @@ Result<Census> ProcessCensus::take(size_t max_processes) {
         entry.container = slot;
       }
     } else {
-      std::string dir = dirent->d_name;
+      std::string dir = found->d_name;
       auto container = read_container(proc_fd.get(), dir);
       ++census.files_read;
       if (!container) continue;

@@ -63,8 +63,9 @@ struct HeartbeatRequest {
 };
 
 nlohmann::json to_json(const HeartbeatRequest& request);
-// The body as sent: to_json's text, with containers_text in place of containers when set. In
-// parts, the text of `own` followed by `shared`: containers_text goes as it is, not copied.
+// The body as sent: to_json's text (containers_digest in place of the list when set), with
+// containers_text in place of containers when set. In parts, the text of `own` followed by
+// `shared`: containers_text goes as it is, not copied.
 struct HeartbeatBody {
   std::string own;
   std::vector<std::shared_ptr<const std::string>> shared;
