@@ -5,9 +5,9 @@
 // them, every --inventory-interval. A census therefore remembers what it read: a process is read
 // when it first appears, once more at the next census (it may have been caught between fork and
 // exec, or before its runtime moved it into its container's cgroup) unless the first census found
-// it, and after that at every kRereadEvery-th census, spread over the pids. A process that exits leaves the next census; a
-// name changed by exec or prctl, or a pid reused within one interval, is seen within
-// kRereadEvery censuses.
+// it, and after that at every kRereadEvery-th census, spread over the pids. A process that exits
+// leaves the next census; a name changed by exec or prctl, or a pid reused within one interval,
+// is seen within kRereadEvery censuses.
 #pragma once
 
 #include <cstddef>
