@@ -230,6 +230,28 @@ TEST_P(WorkloadStoreTest, ProcessesAreReadLaterOnlyIntoTheContainersThatStillSta
   EXPECT_EQ(pids_of(4), (std::vector<int64_t>{201}));
 }
 
+// Rows come from the table in whatever order it keeps them: a snapshot still lists each host's
+// containers together, by position, in the order of its hosts.
+TEST_P(WorkloadStoreTest, ASnapshotOrdersContainersByHostThenPosition) {
+  for (const char* host : {"web-3", "web-1", "web-2"}) {
+    beat_with(host, {container("c", "ns", std::string(host) + "-pod", "w", {{1, "a"}}),
+                     container("b", "ns", std::string(host) + "-pod", "w", {{2, "b"}}),
+                     container("a", "ns", std::string(host) + "-pod", "w", {{3, "c"}})});
+  }
+  // web-1 rewritten: its rows go where the table has room.
+  beat_with("web-1", {container("z", "ns", "web-1-pod", "w", {{4, "d"}}),
+                      container("y", "ns", "web-1-pod", "w", {{5, "e"}})});
+  auto snapshot = store_->workload_snapshot(SnapshotQuery{});
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error().message();
+  std::vector<std::string> listed;
+  for (const ActiveContainer& c : snapshot->containers) {
+    listed.push_back(snapshot->hosts[c.host].hostname + "/" + std::to_string(c.position) + "/" +
+                     c.container.container_name);
+  }
+  EXPECT_EQ(listed, (std::vector<std::string>{"web-1/0/z", "web-1/1/y", "web-2/0/c", "web-2/1/b",
+                                              "web-2/2/a", "web-3/0/c", "web-3/1/b", "web-3/2/a"}));
+}
+
 // Rows go in statements of many rows each: every row of a large inventory, in place.
 TEST_P(WorkloadStoreTest, ALargeInventoryIsWrittenWhole) {
   std::vector<HostContainer> containers;
