@@ -13,7 +13,7 @@ namespace {
 
 using HostKey = std::pair<std::string, std::string>;  // hostname, service
 
-// The index of each host in snapshot.hosts. Rows come grouped by host: the last one found is
+// The index of each host in snapshot.hosts. Rows mostly come grouped by host: the last one found is
 // tried first.
 class HostIndex {
  public:
