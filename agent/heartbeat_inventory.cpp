@@ -76,13 +76,13 @@ HeartbeatInventory::Containers HeartbeatInventory::containers(SteadyClock::time_
     refresh(now);
     ::malloc_trim(0);  // what the reading took, several times the list, goes back now
   }
-  offered_version_ = version_;
+  offered_hash_ = text_hash_;
   ++(digest_ ? sent_by_digest_ : sent_in_full_);
   return {text_ ? text_ : kNone, digest_};
 }
 
 void HeartbeatInventory::answered(const std::optional<std::string>& digest) {
-  digest_ = offered_version_ == version_ ? digest : std::nullopt;
+  digest_ = offered_hash_ == text_hash_ ? digest : std::nullopt;
 }
 
 void HeartbeatInventory::refresh(SteadyClock::time_point now) {
@@ -110,7 +110,6 @@ void HeartbeatInventory::refresh(SteadyClock::time_point now) {
     failing_ = true;
     text_.reset();  // "[]" goes in its place, a list of its own
     text_hash_ = {};
-    ++version_;
     digest_.reset();
     containers_ = processes_ = containers_left_out_ = processes_left_out_ = 0;
     return;
@@ -125,12 +124,11 @@ void HeartbeatInventory::refresh(SteadyClock::time_point now) {
   last_reading_files_ = reading->files_read;
   text_.reset();  // before the next is made: one at a time in memory
   text_ = std::make_shared<const std::string>(json_text(heartbeat_containers(*reading)));
-  std::array<unsigned char, 32> hash{};
+  Hash hash{};
   static_assert(hash.size() == SHA256_DIGEST_LENGTH);
   SHA256(reinterpret_cast<const unsigned char*>(text_->data()), text_->size(), hash.data());
   if (hash != text_hash_) {
     text_hash_ = hash;
-    ++version_;
     digest_.reset();
   }
   if (reading->cut() && !was_cut) {

@@ -78,12 +78,12 @@ class HeartbeatInventory {
   std::chrono::milliseconds interval_;
   std::optional<SteadyClock::time_point> read_at_;
   std::shared_ptr<const std::string> text_;  // the last reading's containers[]
-  // The readings' lists are told apart by their SHA-256: a reading that finds the list unchanged
-  // keeps its version, and so the server's digest of it.
-  std::array<unsigned char, 32> text_hash_{};
-  int64_t version_ = 0;
-  int64_t offered_version_ = -1;       // what the last heartbeat stood for
-  std::optional<std::string> digest_;  // the server's, for version_
+  // The readings' lists are told apart by their SHA-256 (all zeros: the "[]" of a failed reading):
+  // a reading that finds the list unchanged keeps the server's digest of it.
+  using Hash = std::array<unsigned char, 32>;
+  Hash text_hash_{};
+  std::optional<Hash> offered_hash_;   // what the last heartbeat stood for
+  std::optional<std::string> digest_;  // the server's, for text_hash_
   int64_t sent_in_full_ = 0;
   int64_t sent_by_digest_ = 0;
   // The last reading's counts.
