@@ -20,6 +20,8 @@ struct GpuCounts {
   uint64_t dropped_records = 0;  // by CUPTI
   GpuLosses lost;
   uint64_t stacks_not_kept = 0;  // launch stacks beyond the table's room
+  // Launches of processes that had exited before their mappings were read: frames "[unknown]".
+  uint64_t launches_without_mappings = 0;
   // At the last snapshot: launches whose GPU work had not come yet, and work whose launch had not;
   // carried to the next snapshot.
   uint64_t pending_launches = 0;

@@ -170,10 +170,13 @@ uint32_t GpuProfiler::intern_name(const dormant_cupti_activity& activity, const 
 void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now) {
   if (event.launch) {
     const dormant_cupti_launch& launch = *event.launch;
-    if (known_pids_.insert(event.pid).second) {  // its maps, while it runs
+    auto [known, added] = known_pids_.try_emplace(event.pid);
+    if (added) {  // its maps, while it runs
       auto stat = procfs::process_stat(event.pid);
-      symbolizer_->remember(event.pid, 0, stat && !stat->comm.empty() ? stat->comm : "[unknown]");
+      known->second = symbolizer_->remember(event.pid, 0,
+                                            stat && !stat->comm.empty() ? stat->comm : "[unknown]");
     }
+    if (!known->second) counts_.launches_without_mappings += 1;
     Launch joined;
     joined.pid = event.pid;
     joined.tid = static_cast<int>(launch.tid);
@@ -280,7 +283,8 @@ nlohmann::json GpuProfiler::header_facts() const {
           {"dropped_records", counts.dropped_records},
           {"lost_launches", counts.lost.launches_lost},
           {"lost_gpu_records", counts.lost.activities_lost + counts.lost.unreadable},
-          {"launch_stacks_not_kept", counts.stacks_not_kept}};
+          {"launch_stacks_not_kept", counts.stacks_not_kept},
+          {"launches_without_mappings", counts.launches_without_mappings}};
 }
 
 void GpuProfiler::abort() {

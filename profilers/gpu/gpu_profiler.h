@@ -11,7 +11,6 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "dormant_cupti/probes.h"
@@ -82,9 +81,10 @@ class GpuProfiler final : public Profiler {
   GpuTimeWeights weights_;
   std::vector<LaunchStack> stacks_;
   std::unordered_map<std::string, uint32_t> stack_ids_;  // pid and frames, as bytes
-  std::unordered_set<int> known_pids_;                   // whose maps the symbolizer has read
-  std::string key_;                                      // the look-ups' keys are put together here
-  std::vector<std::string> names_;                       // GPU frames, "[GPU] ..."
+  std::unordered_map<int, bool>
+      known_pids_;                  // remembered by the symbolizer: whether maps were read
+  std::string key_;                 // the look-ups' keys are put together here
+  std::vector<std::string> names_;  // GPU frames, "[GPU] ..."
   std::unordered_map<std::string, uint32_t> name_ids_;
   GpuCounts counts_;
 };

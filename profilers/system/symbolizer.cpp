@@ -56,18 +56,20 @@ Result<std::unique_ptr<ElfSymbols>> load_mapped_file(pid_t pid, const Mapping& m
 Symbolizer::Symbolizer(std::optional<KernelSymbols> kernel, SymbolizerLimits limits)
     : kernel_(std::move(kernel)), limits_(limits) {}
 
-void Symbolizer::remember(pid_t pid, uint32_t generation, std::string comm) {
+bool Symbolizer::remember(pid_t pid, uint32_t generation, std::string comm) {
   auto mappings = executable_mappings(pid);  // outside the lock: a snapshot may hold it
-  if (mappings) load_binaries(pid, *mappings);
+  bool read = mappings.ok() && !mappings->empty();  // an exiting process's maps are empty
+  if (read) load_binaries(pid, *mappings);
   std::lock_guard lock(mutex_);
   auto known = images_.find({pid, generation});
   if (known != images_.end()) {
-    if (mappings) known->second.mappings = std::move(*mappings);  // gone: keep what was read
-    return;
+    if (read) known->second.mappings = std::move(*mappings);  // gone: keep what was read
+    return read;
   }
-  if (images_.size() >= limits_.max_images) return;
+  if (images_.size() >= limits_.max_images) return read;
   images_[{pid, generation}] =
-      Image{std::move(comm), mappings ? std::move(*mappings) : std::vector<Mapping>()};
+      Image{std::move(comm), read ? std::move(*mappings) : std::vector<Mapping>()};
+  return read;
 }
 
 void Symbolizer::load_binaries(pid_t pid, const std::vector<Mapping>& mappings) {

@@ -37,8 +37,9 @@ class Symbolizer {
   explicit Symbolizer(std::optional<KernelSymbols> kernel, SymbolizerLimits limits = {});
 
   // Reads the mappings of `pid` (as image `generation`, named `comm`) and the symbols of the files
-  // they map, now, while the process lives.
-  void remember(pid_t pid, uint32_t generation, std::string comm);
+  // they map, now, while the process lives. False when it had none left to read (it has exited,
+  // or is exiting): its frames will be "[unknown]".
+  bool remember(pid_t pid, uint32_t generation, std::string comm);
 
   // Whether an image's mappings may lack libraries still to be loaded: the code at `user_ip` is
   // the dynamic loader's, or outside every mapping read (0: no user code, nothing to load).

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -126,9 +127,29 @@ class GpuLaunchTest : public ::testing::Test {
   fs::path root_;
 };
 
+// Callers named "launch_site_*" or "[unknown]", with the GPU samples under each kind.
+struct LaunchCallers {
+  uint64_t named = 0;
+  uint64_t unknown = 0;
+};
+
+LaunchCallers launch_callers(const profile::StackTable& stacks) {
+  LaunchCallers callers;
+  stacks.for_each([&](const profile::StackView& stack) {
+    if (stack.frame_ids.size() < 3) return;
+    std::string_view caller = stacks.string(stack.frame_ids[stack.frame_ids.size() - 3]);
+    if (caller.find("launch_site_") != std::string_view::npos) callers.named += stack.count;
+    if (caller == "[unknown]") callers.unknown += stack.count;
+  });
+  return callers;
+}
+
+// The program lives on for 300 ms among its launches, as programs do: the agent reads its
+// mappings while it runs (a program gone first is the next test's).
 TEST_F(GpuLaunchTest, EveryLaunchApiIsJoinedToItsStackAndGpuTimeIsConserved) {
-  GpuRun run = this->run({"--gpu-mode", "gpu-only"},
-                         {"--api", "all", "--rounds", "150", "--copies", "--kernel-ns", "1000000"});
+  GpuRun run =
+      this->run({"--gpu-mode", "gpu-only"}, {"--api", "all", "--rounds", "150", "--copies",
+                                             "--kernel-ns", "1000000", "--pause-us", "2000"});
   ASSERT_TRUE(run.status.success()) << run.status.describe() << "\n" << run.log;
   EXPECT_EQ(run.program["failures"], 0);
   const json& gpu = run.profile.header["gpu"];
@@ -136,6 +157,7 @@ TEST_F(GpuLaunchTest, EveryLaunchApiIsJoinedToItsStackAndGpuTimeIsConserved) {
   EXPECT_EQ(gpu["joined"], gpu["gpu_records"]) << gpu.dump();
   EXPECT_EQ(gpu["unmatched_launches"], 0) << gpu.dump();
   EXPECT_EQ(gpu["unmatched_gpu_records"], 0) << gpu.dump();
+  EXPECT_EQ(gpu["launches_without_mappings"], 0) << gpu.dump();
   // One launch per API call (runtime and nested driver calls count once): 150 rounds of 15 APIs,
   // three launches a round but for the two graph APIs (one), plus a memcpy and a memset a round.
   EXPECT_EQ(gpu["launches"], 10 * (13 * 3 + 2) + 150 * 2) << gpu.dump();
@@ -174,6 +196,21 @@ TEST_F(GpuLaunchTest, EveryLaunchApiIsJoinedToItsStackAndGpuTimeIsConserved) {
     }
   });
   EXPECT_EQ(checked, 13 * 3);
+}
+
+// A program that exits within a millisecond of its launches may be gone before the agent reads
+// its mappings: whether it was or not, its launches are either named or counted as not.
+TEST_F(GpuLaunchTest, LaunchesOfAProgramGoneBeforeItsMappingsWereReadAreCounted) {
+  GpuRun run = this->run({"--gpu-mode", "gpu-only"}, {"--api", "runtime", "--rounds", "100"});
+  ASSERT_TRUE(run.status.success()) << run.status.describe() << "\n" << run.log;
+  const json& gpu = run.profile.header["gpu"];
+  uint64_t without = gpu["launches_without_mappings"].get<uint64_t>();
+  LaunchCallers callers = launch_callers(run.profile.stacks);
+  std::cout << "launches without mappings: " << without << " of " << gpu["launches"] << "\n";
+  EXPECT_EQ(callers.named + callers.unknown, run.gpu_samples);
+  EXPECT_LE(without, gpu["launches"].get<uint64_t>());
+  EXPECT_EQ(without > 0, callers.unknown > 0) << gpu.dump();
+  EXPECT_EQ(without == gpu["launches"].get<uint64_t>(), callers.named == 0) << gpu.dump();
 }
 
 TEST_F(GpuLaunchTest, ADriverCallWithItsOwnIdInsideARuntimeLaunchCountsOnce) {
