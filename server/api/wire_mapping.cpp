@@ -277,7 +277,7 @@ heartbeat::ProfilingResponse to_profiling_response(const heartbeat::ProfilingReq
     response.plan = nlohmann::json::array();
     for (const storage::HostPlan& host : outcome.hosts) {
       nlohmann::json pids = nullptr;
-      if (host.command) pids = host.command->combined_config.value("pids", nlohmann::json());
+      if (host.pids) pids = *host.pids;
       response.plan.push_back({{"hostname", host.hostname},
                                {"action", storage::to_string(host.action)},
                                {"pids", pids}});

@@ -211,9 +211,11 @@ std::string_view to_string(PlanAction action);
 struct HostPlan {
   std::string hostname;
   PlanAction action = PlanAction::kNew;
-  // The new command, nullopt when kUnchanged. Its combined_config only for a dry run: a request
-  // for thousands of hosts would hold its arguments once per host (get_command has it).
+  // The new command, nullopt when kUnchanged, without its combined_config: a request for
+  // thousands of hosts would hold its arguments once per host (get_command has it). A dry run's
+  // has no command_id.
   std::optional<Command> command;
+  std::optional<PidList> pids;          // the new command's; nullopt: the whole host, or none
   std::optional<std::string> replaces;  // the command it replaces
 };
 

@@ -479,8 +479,10 @@ TEST_P(StoreTest, DryRunPlansButWritesNothing) {
   EXPECT_TRUE(planned.dry_run);
   ASSERT_EQ(planned.hosts.size(), 2u);
   EXPECT_EQ(planned.hosts[0].action, PlanAction::kMerged);
-  EXPECT_EQ(planned.hosts[0].command->combined_config["pids"], json({1, 2}));
+  EXPECT_EQ(planned.hosts[0].pids, (PidList{1, 2}));
+  EXPECT_EQ(planned.hosts[0].command->command_id, "") << "a dry run's commands have no id";
   EXPECT_EQ(planned.hosts[1].action, PlanAction::kNew);
+  EXPECT_EQ(planned.hosts[1].pids, std::nullopt);
 
   StopRequest dry_stop = stop({{"web-01", std::nullopt}}, StopLevel::kHost);
   dry_stop.dry_run = true;
