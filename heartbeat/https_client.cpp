@@ -188,6 +188,10 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
     lowest().expires_after(timeouts_.connect);
     lowest().async_connect(found, [this, self](beast::error_code error, const tcp::endpoint&) {
       if (error) return fail(phase_error("connecting to", error, ErrorKind::kNetwork));
+      // A request goes out in more than one write (headers, body parts, TLS records): under
+      // Nagle's algorithm the last would wait for the server's delayed ACK.
+      beast::error_code no_delay_refused;  // the connection works as well without
+      lowest().socket().set_option(tcp::no_delay(true), no_delay_refused);
       if (!ssl_) {
         connected_ = true;
         return write();

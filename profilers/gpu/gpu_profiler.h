@@ -81,8 +81,8 @@ class GpuProfiler final : public Profiler {
   GpuTimeWeights weights_;
   std::vector<LaunchStack> stacks_;
   std::unordered_map<std::string, uint32_t> stack_ids_;  // pid and frames, as bytes
-  std::unordered_map<int, bool>
-      known_pids_;                  // remembered by the symbolizer: whether maps were read
+  // The processes the symbolizer has remembered: whether it found their mappings.
+  std::unordered_map<int, bool> known_pids_;
   std::string key_;                 // the look-ups' keys are put together here
   std::vector<std::string> names_;  // GPU frames, "[GPU] ..."
   std::unordered_map<std::string, uint32_t> name_ids_;
