@@ -57,7 +57,7 @@ Symbolizer::Symbolizer(std::optional<KernelSymbols> kernel, SymbolizerLimits lim
     : kernel_(std::move(kernel)), limits_(limits) {}
 
 bool Symbolizer::remember(pid_t pid, uint32_t generation, std::string comm) {
-  auto mappings = executable_mappings(pid);  // outside the lock: a snapshot may hold it
+  auto mappings = executable_mappings(pid);         // outside the lock: a snapshot may hold it
   bool read = mappings.ok() && !mappings->empty();  // an exiting process's maps are empty
   if (read) load_binaries(pid, *mappings);
   std::lock_guard lock(mutex_);
