@@ -3,6 +3,7 @@
 // profile: 30,000 profiles went out at about 4 a second with a core busy. Bound: the work per
 // profile added or delivered does not grow with the number waiting (the CPU per profile for 8n
 // is compared with n, in one run), and the number of files is capped as well as the bytes.
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -31,13 +32,19 @@ heartbeat::CompressedUpload profile(size_t n) {
 class CrowdedSpoolTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("dormant-crowded-spool-" + std::to_string(::getpid()));
+    // In memory where it can be: syncing each file to a disk costs the kernel a time that follows
+    // the disk and whoever else writes to it, and hides the cost measured here.
+    std::error_code error;
+    fs::path base =
+        fs::is_directory("/dev/shm", error) ? fs::path("/dev/shm") : fs::temp_directory_path();
+    root_ = base / ("dormant-crowded-spool-" + std::to_string(::getpid()));
   }
   void TearDown() override { fs::remove_all(root_); }
 
   // CPU seconds per profile to spool `n` profiles, reopen the spool, and drain them all.
   double cpu_per_profile(size_t n) {
     fs::path directory = root_ / std::to_string(n);
+    fs::remove_all(directory);
     double start = thread_cpu_seconds();
     {
       auto spool = ProfileSpool::open(directory, uint64_t{1} << 30, ProfileSpool::kMaxHeldBytes, n);
@@ -64,12 +71,17 @@ TEST_F(CrowdedSpoolTest, TheWorkPerProfileDoesNotGrowWithTheProfilesWaiting) {
   constexpr size_t kFew = 200;
   constexpr size_t kMany = 8 * kFew;
   (void)cpu_per_profile(kFew);  // warms the file system's caches
-  double few = cpu_per_profile(kFew);
-  double many = cpu_per_profile(kMany);
+  // The least of three rounds taken in turns: a busy machine only ever adds.
+  double few = 1e9;
+  double many = 1e9;
+  for (int round = 0; round < 3; ++round) {
+    few = std::min(few, cpu_per_profile(kFew));
+    many = std::min(many, cpu_per_profile(kMany));
+  }
   std::printf("CPU per profile: %.1f us for %zu, %.1f us for %zu\n", few * 1e6, kFew, many * 1e6,
               kMany);
   // Work linear in what waits would make it 8 times; constant work leaves the kernel's cost of a
-  // larger directory (up to twice, seen on a loaded machine) and noise.
+  // larger directory and noise.
   EXPECT_LT(many / few, 4.0);
 }
 
