@@ -14,10 +14,6 @@
 namespace dormant::agent {
 namespace {
 
-void set_if(nlohmann::json& object, const char* key, const std::optional<std::string>& value) {
-  if (value) object[key] = *value;
-}
-
 std::optional<std::string> non_empty(const char* value) {
   if (value == nullptr || *value == '\0') return std::nullopt;
   return std::string(value);
@@ -25,23 +21,24 @@ std::optional<std::string> non_empty(const char* value) {
 
 }  // namespace
 
-nlohmann::json heartbeat_containers(const inventory::HostInventory& inventory) {
-  nlohmann::json containers = nlohmann::json::array();
+std::vector<heartbeat::ReportedContainer> heartbeat_containers(
+    const inventory::HostInventory& inventory) {
+  std::vector<heartbeat::ReportedContainer> containers;
+  containers.reserve(inventory.containers.size());
   for (const inventory::InventoryContainer& entry : inventory.containers) {
     const inventory::ContainerMetadata& container = entry.container;
-    nlohmann::json processes = nlohmann::json::array();
+    heartbeat::ReportedContainer& reported = containers.emplace_back();
+    reported.container_id = container.id;
+    reported.container_name = container.name;
+    if (!container.runtime.empty()) reported.runtime = container.runtime;
+    reported.pod_namespace = container.pod_namespace;
+    reported.pod_name = container.pod_name;
+    reported.workload_name = entry.workload.name;
+    reported.workload_kind = entry.workload.kind;
+    reported.processes.reserve(entry.processes.size());
     for (const inventory::InventoryProcess& process : entry.processes) {
-      processes.push_back({{"pid", process.pid}, {"process_name", process.name}});
+      reported.processes.push_back({process.pid, process.name});
     }
-    nlohmann::json item = {{"container_id", container.id},
-                           {"container_name", container.name},
-                           {"processes", std::move(processes)}};
-    if (!container.runtime.empty()) item["runtime"] = container.runtime;
-    set_if(item, "namespace", container.pod_namespace);
-    set_if(item, "pod_name", container.pod_name);
-    set_if(item, "workload_name", entry.workload.name);
-    set_if(item, "workload_kind", entry.workload.kind);
-    containers.push_back(std::move(item));
   }
   return containers;
 }
@@ -123,7 +120,8 @@ void HeartbeatInventory::refresh(SteadyClock::time_point now) {
   processes_left_out_ = reading->processes_left_out;
   last_reading_files_ = reading->files_read;
   text_.reset();  // before the next is made: one at a time in memory
-  text_ = std::make_shared<const std::string>(json_text(heartbeat_containers(*reading)));
+  text_ = std::make_shared<const std::string>(
+      json_text(heartbeat::to_json(heartbeat_containers(*reading))));
   Hash hash{};
   static_assert(hash.size() == SHA256_DIGEST_LENGTH);
   SHA256(reinterpret_cast<const unsigned char*>(text_->data()), text_->size(), hash.data());

@@ -31,10 +31,9 @@
 
 namespace dormant::agent {
 
-// Studio's containers[]: container_id, container_name, runtime, namespace, pod_name,
-// workload_name, workload_kind, processes[{pid, process_name}]; members without a value are left
-// out.
-nlohmann::json heartbeat_containers(const inventory::HostInventory& inventory);
+// Studio's containers[]; a runtime that is not known is left out.
+std::vector<heartbeat::ReportedContainer> heartbeat_containers(
+    const inventory::HostInventory& inventory);
 
 struct AgentPlacement {
   std::string run_mode;  // "k8s", "container" or "standalone_executable"

@@ -13,11 +13,20 @@ namespace {
 constexpr double kMaxExecutionTime = 366.0 * 24 * 3600;  // a year of seconds
 constexpr double kAnyNonNegative = std::numeric_limits<double>::max();
 
-// Studio's container members (snake_case) and the camelCase aliases its model also takes.
-constexpr std::pair<std::string_view, std::string_view> kContainerTexts[] = {
-    {"container_id", "containerId"},   {"runtime", "runtime"},
-    {"namespace", "namespace"},        {"pod_name", "podName"},
-    {"workload_name", "workloadName"}, {"workload_kind", "workloadKind"}};
+// Studio's optional container members (snake_case), the camelCase aliases its model also takes,
+// and where each is kept.
+struct ContainerText {
+  std::string_view name;
+  std::string_view alias;
+  std::optional<std::string> ReportedContainer::*member;
+};
+constexpr ContainerText kContainerTexts[] = {
+    {"container_id", "containerId", &ReportedContainer::container_id},
+    {"runtime", "runtime", &ReportedContainer::runtime},
+    {"namespace", "namespace", &ReportedContainer::pod_namespace},
+    {"pod_name", "podName", &ReportedContainer::pod_name},
+    {"workload_name", "workloadName", &ReportedContainer::workload_name},
+    {"workload_kind", "workloadKind", &ReportedContainer::workload_kind}};
 
 // The member `name`, or its camelCase `alias` when only that is there.
 std::string_view spelling(const FieldReader& fields, std::string_view name,
@@ -25,38 +34,26 @@ std::string_view spelling(const FieldReader& fields, std::string_view name,
   return fields.find(name) || !fields.find(alias) ? name : alias;
 }
 
-Result<nlohmann::json> read_process(const nlohmann::json& process, const std::string& path) {
+Result<ReportedProcess> read_process(const nlohmann::json& process, const std::string& path) {
   if (!process.is_object()) return field_error(path, "must be an object");
   FieldReader fields(process, path);
-  int pid = 0;
-  std::string name;
-  fields.required("pid", pid, integer_in(1, kMaxPid));
-  fields.required(spelling(fields, "process_name", "processName"), name, read_string);
-  return fields.finish(nlohmann::json{{"pid", pid}, {"process_name", std::move(name)}});
+  ReportedProcess read;
+  fields.required("pid", read.pid, integer_in(1, kMaxPid));
+  fields.required(spelling(fields, "process_name", "processName"), read.process_name, read_string);
+  return fields.finish(std::move(read));
 }
 
-// One item of containers[], with its members in snake_case.
-Result<nlohmann::json> read_container(const nlohmann::json& container, const std::string& path) {
+Result<ReportedContainer> read_container(const nlohmann::json& container, const std::string& path) {
   if (!container.is_object()) return field_error(path, "must be an object");
   FieldReader fields(container, path);
-  std::string name;
-  fields.required(spelling(fields, "container_name", "containerName"), name, read_string);
-  nlohmann::json normal = {{"container_name", std::move(name)}};
-  for (const auto& [snake, camel] : kContainerTexts) {
-    std::optional<std::string> text;
-    fields.optional(spelling(fields, snake, camel), text, read_string);
-    if (text) normal[std::string(snake)] = std::move(*text);
+  ReportedContainer read;
+  fields.required(spelling(fields, "container_name", "containerName"), read.container_name,
+                  read_string);
+  for (const ContainerText& text : kContainerTexts) {
+    fields.optional(spelling(fields, text.name, text.alias), read.*text.member, read_string);
   }
-  std::vector<nlohmann::json> processes;
-  fields.optional("processes", processes, list_of(read_process, kMaxListItems));
-  normal["processes"] = std::move(processes);
-  return fields.finish(std::move(normal));
-}
-
-Result<nlohmann::json> read_containers(const nlohmann::json& value, const std::string& path) {
-  auto items = list_of(read_container, kMaxListItems)(value, path);
-  if (!items) return std::move(items).take_error();
-  return nlohmann::json(std::move(*items));
+  fields.optional("processes", read.processes, list_of(read_process, kMaxListItems));
+  return fields.finish(std::move(read));
 }
 
 // An integer id, or "" for none.
@@ -72,6 +69,23 @@ Result<std::optional<std::int64_t>> read_gpid(const nlohmann::json& value,
 }
 
 }  // namespace
+
+nlohmann::json to_json(const std::vector<ReportedContainer>& containers) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const ReportedContainer& container : containers) {
+    nlohmann::json processes = nlohmann::json::array();
+    for (const ReportedProcess& process : container.processes) {
+      processes.push_back({{"pid", process.pid}, {"process_name", process.process_name}});
+    }
+    nlohmann::json item = {{"container_name", container.container_name},
+                           {"processes", std::move(processes)}};
+    for (const ContainerText& text : kContainerTexts) {
+      if (const auto& value = container.*text.member) item[std::string(text.name)] = *value;
+    }
+    items.push_back(std::move(item));
+  }
+  return items;
+}
 
 nlohmann::json to_json(const HeartbeatRequest& request) {
   nlohmann::json body = request.extra.is_object() ? request.extra : nlohmann::json::object();
@@ -91,7 +105,7 @@ nlohmann::json to_json(const HeartbeatRequest& request) {
   if (request.containers_digest) {
     body["containers_digest"] = *request.containers_digest;
   } else {
-    body["containers"] = request.containers;
+    body["containers"] = to_json(request.containers);
   }
   if (!request.agent_health.empty()) body["agent_health"] = request.agent_health;
   return body;
@@ -136,7 +150,7 @@ Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body) {
   fields.optional("run_mode", request.run_mode, read_string);
   fields.optional("namespace", request.pod_namespace, read_string);
   fields.optional("pod_name", request.pod_name, read_string);
-  fields.optional("containers", request.containers, read_containers);
+  fields.optional("containers", request.containers, list_of(read_container, kMaxListItems));
   if (!body.contains("containers")) {
     fields.optional("containers_digest", request.containers_digest, read_name);
   }

@@ -27,6 +27,31 @@ inline constexpr std::string_view kHeartbeatPath = "/api/metrics/heartbeat";
 inline constexpr std::string_view kLongPollHeader = "X-Dormant-Long-Poll";
 inline constexpr std::string_view kLongPollWaitParameter = "wait";
 
+// One process of a heartbeat's containers[] item (Studio: pid, process_name).
+struct ReportedProcess {
+  int pid = 0;
+  std::string process_name{};
+
+  friend bool operator==(const ReportedProcess&, const ReportedProcess&) = default;
+};
+
+// One item of a heartbeat's containers[]: a container and the processes it runs. On the wire in
+// Studio's snake_case; its camelCase aliases are read too.
+struct ReportedContainer {
+  std::optional<std::string> container_id{};
+  std::string container_name{};
+  std::optional<std::string> runtime{};
+  std::optional<std::string> pod_namespace{};  // "namespace" on the wire
+  std::optional<std::string> pod_name{};
+  std::optional<std::string> workload_name{};
+  std::optional<std::string> workload_kind{};
+  std::vector<ReportedProcess> processes{};
+
+  friend bool operator==(const ReportedContainer&, const ReportedContainer&) = default;
+};
+
+nlohmann::json to_json(const std::vector<ReportedContainer>& containers);
+
 // POST /api/metrics/heartbeat, agent → server.
 struct HeartbeatRequest {
   std::string ip_address;  // v4 or v6; Studio stores it as Postgres inet
@@ -42,8 +67,8 @@ struct HeartbeatRequest {
   std::optional<std::string> run_mode;       // k8s, container, standalone_executable, local_python
   std::optional<std::string> pod_namespace;  // "namespace" on the wire
   std::optional<std::string> pod_name;
-  // Container inventory, kept as sent: a list of objects, each with a string container_name.
-  nlohmann::json containers = nlohmann::json::array();
+  // Container inventory: what runs where on the host.
+  std::vector<ReportedContainer> containers;
   // The same list as JSON text, serialized once per reading by the agent: when set, the body
   // carries it in place of `containers` (an idle agent would otherwise spend most of its CPU
   // building and writing thousands of processes into every heartbeat).

@@ -63,23 +63,23 @@ std::optional<std::string> text_member(const nlohmann::json& object, const char*
   return found->get<std::string>();
 }
 
-// containers[] as parse_heartbeat_request leaves it: checked, in snake_case.
-std::vector<storage::HostContainer> host_containers(const nlohmann::json& containers) {
+std::vector<storage::HostContainer> host_containers(
+    const std::vector<heartbeat::ReportedContainer>& containers) {
   std::vector<storage::HostContainer> rows;
-  for (const nlohmann::json& item : containers) {
-    storage::HostContainer container;
-    container.container_id = text_member(item, "container_id");
-    container.container_name = item.value("container_name", "");
-    container.runtime = text_member(item, "runtime");
-    container.pod_namespace = text_member(item, "namespace");
-    container.pod_name = text_member(item, "pod_name");
-    container.workload_name = text_member(item, "workload_name");
-    container.workload_kind = text_member(item, "workload_kind");
-    for (const nlohmann::json& process : item.value("processes", nlohmann::json::array())) {
-      container.processes.push_back(
-          {process.value("pid", int64_t{0}), process.value("process_name", "")});
+  rows.reserve(containers.size());
+  for (const heartbeat::ReportedContainer& reported : containers) {
+    storage::HostContainer& row = rows.emplace_back();
+    row.container_id = reported.container_id;
+    row.container_name = reported.container_name;
+    row.runtime = reported.runtime;
+    row.pod_namespace = reported.pod_namespace;
+    row.pod_name = reported.pod_name;
+    row.workload_name = reported.workload_name;
+    row.workload_kind = reported.workload_kind;
+    row.processes.reserve(reported.processes.size());
+    for (const heartbeat::ReportedProcess& process : reported.processes) {
+      row.processes.push_back({process.pid, process.process_name});
     }
-    rows.push_back(std::move(container));
   }
   return rows;
 }

@@ -37,15 +37,16 @@ TEST(HeartbeatContainers, StudiosFieldNamesAndNothingForWhatIsUnknown) {
   bare.workload.kind = "container";
   inventory.containers.push_back(bare);
 
-  nlohmann::json containers = heartbeat_containers(inventory);
-  EXPECT_EQ(containers, nlohmann::json::parse(R"([
+  std::vector<heartbeat::ReportedContainer> containers = heartbeat_containers(inventory);
+  EXPECT_EQ(heartbeat::to_json(containers),
+            nlohmann::json::parse(R"([
     {"container_id":")" + std::string(64, 'a') +
-                                              R"(","container_name":"app",
+                                  R"(","container_name":"app",
      "runtime":"containerd","namespace":"shop","pod_name":"checkout-7f8d9cb4d-x2m9q",
      "workload_name":"checkout","workload_kind":"Deployment",
      "processes":[{"pid":300,"process_name":"java"},{"pid":301,"process_name":"java"}]},
     {"container_id":")" + std::string(64, 'b') +
-                                              R"(","container_name":"bbbbbbbbbbbb",
+                                  R"(","container_name":"bbbbbbbbbbbb",
      "workload_kind":"container","processes":[]}])"));
 
   // What the server's parser takes.
@@ -72,7 +73,8 @@ TEST(HeartbeatContainers, WireBytesBoundTheJsonEvenForTheLongestNames) {
   }
   HostInventory inventory;
   inventory.containers.push_back(entry);
-  EXPECT_LE(heartbeat_containers(inventory).dump().size(), inventory::wire_bytes(entry));
+  EXPECT_LE(heartbeat::to_json(heartbeat_containers(inventory)).dump().size(),
+            inventory::wire_bytes(entry));
 }
 
 // gProfiler's AT-A5: the agent's own pod from POD_NAMESPACE and POD_NAME.
@@ -258,17 +260,18 @@ TEST(HeartbeatBodyText, CarriesTheWrittenContainersInPlaceOfTheList) {
   request.ip_address = "10.0.0.1";
   request.hostname = "h1";
   request.service_name = "web";
-  request.containers = nlohmann::json::array({{{"container_name", "ignored"}}});
+  request.containers = {{.container_name = "ignored"}};
   request.containers_text =
       std::make_shared<const std::string>(R"([{"container_name":"app","processes":[]}])");
   auto parsed = heartbeat::parse_heartbeat_request(
       nlohmann::json::parse(heartbeat::heartbeat_body_text(request)));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
-  EXPECT_EQ(parsed->containers, nlohmann::json::parse(*request.containers_text));
+  EXPECT_EQ(heartbeat::to_json(parsed->containers),
+            nlohmann::json::parse(*request.containers_text));
   EXPECT_EQ(parsed->hostname, "h1");
   request.containers_text.reset();
   EXPECT_EQ(nlohmann::json::parse(heartbeat::heartbeat_body_text(request))["containers"],
-            request.containers);
+            heartbeat::to_json(request.containers));
 }
 
 }  // namespace

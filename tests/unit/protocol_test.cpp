@@ -146,8 +146,7 @@ HeartbeatRequest full_heartbeat() {
   request.run_mode = "standalone_executable";
   request.pod_namespace = "prod";
   request.pod_name = "web-7d9f";
-  request.containers = json::array(
-      {{{"container_name", "nginx"}, {"container_id", "abc"}, {"processes", json::array()}}});
+  request.containers = {{.container_id = "abc", .container_name = "nginx"}};
   request.agent_health = {{"idle_audit", {{"open_fds", 7}}}, {"upload_failures", 2}};
   request.extra = {{"future_field", {1, 2, 3}}};
   return request;
@@ -167,7 +166,7 @@ TEST(HeartbeatRequest, StockAgentBodyParses) {
   EXPECT_EQ(parsed->run_mode, "k8s");
   EXPECT_EQ(parsed->pod_namespace, "prod");
   EXPECT_EQ(parsed->pod_name, "gprofiler-x1");
-  EXPECT_EQ(parsed->containers, stock_heartbeat()["containers"]);
+  EXPECT_EQ(to_json(parsed->containers), stock_heartbeat()["containers"]);
   EXPECT_TRUE(parsed->extra.empty());
 }
 
@@ -193,7 +192,7 @@ TEST(HeartbeatRequest, AContainersDigestGoesInPlaceOfTheList) {
   auto parsed = parse_heartbeat_request(body);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
   EXPECT_EQ(parsed->containers_digest, request.containers_digest);
-  EXPECT_EQ(parsed->containers, json::array());
+  EXPECT_TRUE(parsed->containers.empty());
   EXPECT_FALSE(parsed->extra.contains("containers_digest"));
 
   body["containers"] = json::array();
@@ -230,7 +229,17 @@ TEST(HeartbeatRequest, ContainersTakeCamelCaseAndAreKeptInSnakeCase) {
     {"container_name": "bare", "pod_name": null}])");
   auto parsed = parse_heartbeat_request(body);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
-  EXPECT_EQ(parsed->containers, json::parse(R"([
+  std::vector<ReportedContainer> expected = {{.container_id = "c1",
+                                              .container_name = "app",
+                                              .runtime = "cri-o",
+                                              .pod_namespace = "shop",
+                                              .pod_name = "cart-0",
+                                              .workload_name = "cart",
+                                              .workload_kind = "StatefulSet",
+                                              .processes = {{7, "java"}}},
+                                             {.container_name = "bare"}};
+  EXPECT_EQ(parsed->containers, expected);
+  EXPECT_EQ(to_json(parsed->containers), json::parse(R"([
     {"container_id": "c1", "container_name": "app", "runtime": "cri-o", "namespace": "shop",
      "pod_name": "cart-0", "workload_name": "cart", "workload_kind": "StatefulSet",
      "processes": [{"pid": 7, "process_name": "java"}]},
@@ -264,7 +273,7 @@ TEST(HeartbeatRequest, DefaultsForAMinimalBody) {
   expected.service_name = "s";
   EXPECT_EQ(*parsed, expected);
   EXPECT_EQ(parsed->status, HostStatus::kActive);
-  EXPECT_EQ(parsed->containers, json::array());
+  EXPECT_TRUE(parsed->containers.empty());
 }
 
 TEST(HeartbeatRequest, WritesOptionalsAsNullAndLeavesOutEmptyHealth) {
