@@ -31,7 +31,7 @@
 
 namespace dormant::agent {
 
-// Studio's containers[]; a runtime that is not known is left out.
+// Studio's containers[]. What is not known (runtime, pod, workload) is left out of the JSON.
 std::vector<heartbeat::ReportedContainer> heartbeat_containers(
     const inventory::HostInventory& inventory);
 
