@@ -5,7 +5,7 @@
 // Two steps, so that a page costs what it shows and not the fleet's process count:
 //   group()   files the snapshot's hosts and containers, and the processes it holds (those of
 //             hosts whose command lists pids; all of them when a filter looks at processes), into
-//             the scope's groups, and says which hosts' processes the page lists but the
+//             the scope's groups, and says which containers' processes the page lists but the
 //             snapshot lacks;
 //   render()  answers, once those processes are in the snapshot.
 // Groups sort by their members (service, then hostname, namespace, pod, container name; pid as a
@@ -30,9 +30,9 @@ class WorkloadStatusView {
   WorkloadStatusView(storage::TargetScope scope, StatusFilters filters, Page page,
                      storage::TimePoint now);
 
-  // Indices in snapshot.hosts.
+  // Indices in snapshot.containers.
   std::vector<size_t> group(const storage::WorkloadSnapshot& snapshot);
-  // The same snapshot, with those hosts' processes read.
+  // The same snapshot, with those containers' processes read.
   nlohmann::json render(const storage::WorkloadSnapshot& snapshot) const;
 
  private:

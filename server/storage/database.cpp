@@ -1,6 +1,7 @@
 #include "server/storage/database.h"
 
 #include <cctype>
+#include <string>
 
 namespace dormant::server::storage {
 namespace {
@@ -26,6 +27,26 @@ std::string abbreviate_sql(std::string_view sql) {
     line += "...";
   }
   return line;
+}
+
+std::string values_rows(size_t rows, const std::vector<std::string_view>& columns) {
+  std::string sql = "VALUES ";
+  int parameter = 0;
+  for (size_t row = 0; row < rows; ++row) {
+    sql += row == 0 ? "(" : ", (";
+    bool first = true;
+    for (std::string_view column : columns) {
+      if (!first) sql += ", ";
+      first = false;
+      size_t mark = column.find('?');
+      sql.append(column.substr(0, mark));
+      if (mark == std::string_view::npos) continue;
+      sql += '?' + std::to_string(++parameter);
+      sql.append(column.substr(mark + 1));
+    }
+    sql += ')';
+  }
+  return sql;
 }
 
 Result<void> Statement::run() {

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "common/result.h"
 
@@ -49,7 +50,8 @@ class StatementBackend {
 
   virtual bool is_null(int column) const = 0;
   virtual int64_t int64(int column) const = 0;
-  virtual std::string text(int column) const = 0;
+  // Valid until the next step() or reset().
+  virtual std::string_view text(int column) const = 0;
   virtual std::string blob(int column) const = 0;
 };
 
@@ -111,7 +113,9 @@ class Statement {
   bool is_null(int column) const { return backend_->is_null(column); }
   int64_t int64(int column) const { return backend_->int64(column); }
   bool boolean(int column) const { return int64(column) != 0; }
-  std::string text(int column) const { return backend_->text(column); }
+  std::string text(int column) const { return std::string(backend_->text(column)); }
+  // The column's bytes where the row holds them: valid until the next step() or reset().
+  std::string_view text_view(int column) const { return backend_->text(column); }
   std::string blob(int column) const { return backend_->blob(column); }
   std::optional<std::string> optional_text(int column) const;
   std::optional<int64_t> optional_int64(int column) const;
@@ -176,6 +180,10 @@ Result<void> lock_host(Database& db, const std::string& hostname, const std::str
 // The value to bind to LIMIT for a filter's limit, where a negative one means none: SQLite takes
 // -1 for that, PostgreSQL refuses it.
 inline int64_t sql_limit(int64_t limit) { return limit < 0 ? INT64_MAX : limit; }
+
+// "VALUES (…), (…), …": `rows` rows of `columns`, where each column's '?' becomes the next
+// numbered parameter (?1, ?2, …): {"?", "CAST(? AS BIGINT)"}.
+std::string values_rows(size_t rows, const std::vector<std::string_view>& columns);
 
 // The statement as it reads in an error message: one line, cut short.
 std::string abbreviate_sql(std::string_view sql);

@@ -39,21 +39,6 @@ std::string canonical_text(const std::vector<HostContainer>& containers) {
   return out;
 }
 
-// "HEAD VALUES (?1, …, ?columns), (…), …" for `rows` rows.
-std::string multi_row_insert(std::string_view head, size_t columns, size_t rows) {
-  std::string sql(head);
-  sql += " VALUES ";
-  for (size_t row = 0; row < rows; ++row) {
-    sql += row == 0 ? "(" : ", (";
-    for (size_t column = 0; column < columns; ++column) {
-      if (column > 0) sql += ", ";
-      sql += '?' + std::to_string(row * columns + column + 1);
-    }
-    sql += ')';
-  }
-  return sql;
-}
-
 // Inserts `count` rows, at most kRowsPerInsert in one statement: one round trip each on
 // PostgreSQL, not one per row. bind_row(statement, first parameter, row).
 constexpr size_t kRowsPerInsert = 64;
@@ -62,7 +47,8 @@ Result<void> insert_rows(Database& db, std::string_view head, size_t columns, si
                          const BindRow& bind_row) {
   for (size_t first = 0; first < count; first += kRowsPerInsert) {
     size_t rows = std::min(kRowsPerInsert, count - first);
-    auto insert = db.prepare(multi_row_insert(head, columns, rows));
+    auto insert = db.prepare(std::string(head) + " " +
+                             values_rows(rows, std::vector<std::string_view>(columns, "?")));
     if (!insert) return std::move(insert).take_error();
     for (size_t row = 0; row < rows; ++row) {
       bind_row(*insert, static_cast<int>(row * columns + 1), first + row);

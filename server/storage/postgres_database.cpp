@@ -82,9 +82,9 @@ class PostgresStatement final : public StatementBackend {
     std::from_chars(text, text + PQgetlength(result_.get(), row_, column), value);
     return value;
   }
-  std::string text(int column) const override {
-    return std::string(PQgetvalue(result_.get(), row_, column),
-                       static_cast<size_t>(PQgetlength(result_.get(), row_, column)));
+  std::string_view text(int column) const override {
+    return std::string_view(PQgetvalue(result_.get(), row_, column),
+                            static_cast<size_t>(PQgetlength(result_.get(), row_, column)));
   }
   std::string blob(int column) const override {
     size_t length = 0;

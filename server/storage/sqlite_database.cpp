@@ -65,10 +65,10 @@ class SqliteStatement final : public StatementBackend {
     return sqlite3_column_type(handle_, column) == SQLITE_NULL;
   }
   int64_t int64(int column) const override { return sqlite3_column_int64(handle_, column); }
-  std::string text(int column) const override {
+  std::string_view text(int column) const override {
     const auto* data = sqlite3_column_text(handle_, column);
     if (data == nullptr) return {};
-    return std::string(reinterpret_cast<const char*>(data), bytes(column));
+    return std::string_view(reinterpret_cast<const char*>(data), bytes(column));
   }
   std::string blob(int column) const override {
     const auto* data = sqlite3_column_blob(handle_, column);

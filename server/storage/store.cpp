@@ -719,11 +719,12 @@ Result<WorkloadSnapshot> Store::workload_snapshot(const SnapshotQuery& query) {
   });
 }
 
-Result<void> Store::read_processes(WorkloadSnapshot& snapshot, const std::vector<size_t>& hosts) {
+Result<void> Store::read_processes(WorkloadSnapshot& snapshot,
+                                   const std::vector<size_t>& containers) {
   return with_connection([&](Database& db) -> Result<void> {
     auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
     if (!transaction) return std::move(transaction).take_error();
-    return read_processes_of_hosts(db, snapshot, hosts);
+    return read_processes_of_containers(db, snapshot, containers);
   });
 }
 

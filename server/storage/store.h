@@ -118,8 +118,9 @@ class Store {
 
   // The active hosts, their current commands and inventories (workload_rows.h).
   Result<WorkloadSnapshot> workload_snapshot(const SnapshotQuery& query);
-  // Reads the processes of `hosts` (indices in snapshot.hosts) into a snapshot read before.
-  Result<void> read_processes(WorkloadSnapshot& snapshot, const std::vector<size_t>& hosts);
+  // Reads the processes of `containers` (indices in snapshot.containers) into a snapshot read
+  // before.
+  Result<void> read_processes(WorkloadSnapshot& snapshot, const std::vector<size_t>& containers);
 
   // Subscriptions, active first, newest first.
   Result<std::vector<Subscription>> list_subscriptions(int64_t limit = 1000);

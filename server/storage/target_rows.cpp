@@ -26,18 +26,22 @@ Result<void> collect(Statement& select, const Conditions& where, bool with_pids,
   int index = 3;
   for (const std::string& text : where.texts) select.bind(index++, text);
   if (where.pid) select.bind(index, *where.pid);
+  // A host's rows mostly come one after another: its entry is looked up once for them.
+  auto host = hosts.end();
   for (;;) {
     auto row = select.step();
     if (!row) return std::move(row).take_error();
     if (!*row) break;
-    std::string hostname = select.text(0);
+    std::string_view hostname = select.text_view(0);
+    if (host == hosts.end() || host->first != hostname) {
+      host = hosts.try_emplace(std::string(hostname)).first;
+    }
     if (!with_pids) {
-      hosts[hostname] = std::nullopt;
+      host->second = std::nullopt;
       continue;
     }
-    auto& pids = hosts[hostname];
-    if (!pids) pids = PidList{};
-    pids->push_back(static_cast<pid_t>(select.int64(1)));
+    if (!host->second) host->second = PidList{};
+    host->second->push_back(static_cast<pid_t>(select.int64(1)));
   }
   select.reset();
   return ok();

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <span>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "server/storage/command_rows.h"
@@ -11,28 +12,31 @@
 namespace dormant::server::storage {
 namespace {
 
-using HostKey = std::pair<std::string, std::string>;  // hostname, service
+using HostKey = std::pair<std::string_view, std::string_view>;  // hostname, service
 
-// The index of each host in snapshot.hosts. Rows mostly come grouped by host: the last one found is
-// tried first.
+// The index of each host in snapshot.hosts, which must not change while it is used.
 class HostIndex {
  public:
   explicit HostIndex(const std::vector<ActiveHost>& hosts) {
+    index_.reserve(hosts.size());
     for (size_t i = 0; i < hosts.size(); ++i) {
       index_.emplace(HostKey{hosts[i].hostname, hosts[i].service_name}, i);
     }
   }
-  std::optional<size_t> find(std::string hostname, std::string service) {
-    if (last_ == index_.end() || last_->first.first != hostname || last_->first.second != service) {
-      last_ = index_.find(HostKey{std::move(hostname), std::move(service)});
-    }
-    if (last_ == index_.end()) return std::nullopt;  // a heartbeat since the hosts were read
-    return last_->second;
+  std::optional<size_t> find(std::string_view hostname, std::string_view service) const {
+    auto found = index_.find(HostKey{hostname, service});
+    if (found == index_.end()) return std::nullopt;  // a heartbeat since the hosts were read
+    return found->second;
   }
 
  private:
-  std::map<HostKey, size_t> index_;
-  std::map<HostKey, size_t>::const_iterator last_ = index_.end();
+  struct Hash {
+    size_t operator()(const HostKey& key) const {
+      return std::hash<std::string_view>{}(key.first) * 31 ^
+             std::hash<std::string_view>{}(key.second);
+    }
+  };
+  std::unordered_map<HostKey, size_t, Hash> index_;
 };
 
 Result<void> read_hosts(Database& db, const SnapshotQuery& query, int64_t since_ms,
@@ -78,6 +82,114 @@ void by_host_and_position(std::vector<ActiveContainer>& containers) {
   containers = std::move(sorted);
 }
 
+// In the table's order: the hosts read above pick out the active ones (joining and sorting in the
+// database took PostgreSQL twice as long). Each host's count of containers gives each row its
+// place; rows it does not place (a count that disagrees with the rows) are sorted in after.
+Result<void> read_containers(Database& db, const SnapshotQuery& query, const HostIndex& index,
+                             WorkloadSnapshot& snapshot) {
+  auto select = db.prepare(R"sql(
+SELECT hostname, service_name, position, container_name, namespace, pod_name, workload_name,
+       workload_kind, process_count
+FROM host_containers
+WHERE CAST(?1 AS TEXT) IS NULL OR service_name = ?1)sql");
+  if (!select) return std::move(select).take_error();
+  select->bind_all(query.service_name);
+  std::vector<size_t> first_slot(snapshot.hosts.size() + 1);
+  for (size_t i = 0; i < snapshot.hosts.size(); ++i) {
+    first_slot[i + 1] =
+        first_slot[i] + static_cast<size_t>(std::max<int64_t>(0, snapshot.hosts[i].containers));
+  }
+  std::vector<ActiveContainer>& placed = snapshot.containers;
+  placed.resize(first_slot.back());
+  std::vector<bool> filled(placed.size());
+  std::vector<ActiveContainer> strays;
+  for (;;) {
+    auto row = select->step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) break;
+    std::optional<size_t> host = index.find(select->text_view(0), select->text_view(1));
+    if (!host) continue;
+    int64_t position = select->int64(2);
+    size_t listed = first_slot[*host + 1] - first_slot[*host];
+    bool in_place = position >= 0 && static_cast<size_t>(position) < listed &&
+                    !filled[first_slot[*host] + static_cast<size_t>(position)];
+    size_t slot = in_place ? first_slot[*host] + static_cast<size_t>(position) : 0;
+    ActiveContainer& entry = in_place ? placed[slot] : strays.emplace_back();
+    if (in_place) filled[slot] = true;
+    entry.host = *host;
+    entry.position = position;
+    entry.container.container_name = select->text_view(3);
+    entry.container.pod_namespace = select->optional_text(4);
+    entry.container.pod_name = select->optional_text(5);
+    entry.container.workload_name = select->optional_text(6);
+    entry.container.workload_kind = select->optional_text(7);
+    entry.process_count = select->int64(8);
+  }
+  if (strays.empty() && std::find(filled.begin(), filled.end(), false) == filled.end()) {
+    return ok();
+  }
+  size_t kept = 0;
+  for (size_t slot = 0; slot < placed.size(); ++slot) {
+    if (!filled[slot]) continue;
+    if (kept != slot) placed[kept] = std::move(placed[slot]);
+    ++kept;
+  }
+  placed.resize(kept);
+  std::move(strays.begin(), strays.end(), std::back_inserter(placed));
+  by_host_and_position(placed);
+  return ok();
+}
+
+// Statements of 16 or 256 containers, the rest of the rows matching none: two statements to
+// prepare, whatever the count.
+constexpr size_t kContainersPerRead = 256;
+constexpr size_t kContainersPerSmallRead = 16;
+
+// The processes of the containers `batch` (indices in snapshot.containers), but for a container
+// that its host has replaced at its position since the snapshot (another name or pod).
+Result<void> read_processes_of_batch(Database& db, WorkloadSnapshot& snapshot,
+                                     std::span<const size_t> batch) {
+  size_t rows =
+      batch.size() <= kContainersPerSmallRead ? kContainersPerSmallRead : kContainersPerRead;
+  auto select =
+      db.prepare("WITH wanted (entry, hostname, service_name, position) AS (" +
+                 values_rows(rows, {"CAST(? AS BIGINT)", "?", "?", "CAST(? AS BIGINT)"}) + R"sql()
+SELECT wanted.entry, p.pid, p.process_name, c.container_name, c.pod_name
+FROM wanted
+JOIN host_containers c ON c.hostname = wanted.hostname AND c.service_name = wanted.service_name
+  AND c.position = wanted.position
+JOIN host_processes p ON p.hostname = c.hostname AND p.service_name = c.service_name
+  AND p.position = c.position
+ORDER BY wanted.entry, p.pid)sql");
+  if (!select) return std::move(select).take_error();
+  for (size_t row = 0; row < rows; ++row) {
+    int first = static_cast<int>(row * 4 + 1);
+    if (row >= batch.size()) {
+      select->bind_from(first, int64_t{-1}, "", "", int64_t{-1});
+      continue;
+    }
+    const ActiveContainer& entry = snapshot.containers[batch[row]];
+    const ActiveHost& host = snapshot.hosts[entry.host];
+    select->bind_from(first, static_cast<int64_t>(batch[row]), host.hostname, host.service_name,
+                      entry.position);
+  }
+  for (;;) {
+    auto row = select->step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) break;
+    int64_t entry = select->int64(0);
+    if (entry < 0 || static_cast<size_t>(entry) >= snapshot.containers.size()) continue;
+    HostContainer& container = snapshot.containers[static_cast<size_t>(entry)].container;
+    if (container.container_name != select->text_view(3) ||
+        container.pod_name != select->optional_text(4)) {
+      continue;
+    }
+    container.processes.push_back({select->int64(1), select->text(2)});
+  }
+  select->reset();
+  return ok();
+}
+
 bool is_pid_list_start(const std::optional<Command>& command) {
   return command && command->type == CommandType::kStart &&
          command->combined_config.contains("pids");
@@ -110,7 +222,7 @@ ORDER BY p.hostname, p.service_name, p.pid)sql");
     auto row = select->step();
     if (!row) return std::move(row).take_error();
     if (!*row) break;
-    std::optional<size_t> host = index.find(select->text(0), select->text(1));
+    std::optional<size_t> host = index.find(select->text_view(0), select->text_view(1));
     if (!host) continue;
     ActiveContainer* container =
         at_position(containers_of(snapshot, ranges[*host]), select->int64(2));
@@ -145,37 +257,9 @@ Result<WorkloadSnapshot> read_workload_snapshot(Database& db, const SnapshotQuer
     if (host) snapshot.hosts[*host].command = std::move(command);
   }
 
-  // In the table's order: the hosts read above pick out the active ones, and the containers are
-  // put in order here (joining and sorting in the database took PostgreSQL twice as long).
-  auto containers = db.prepare(R"sql(
-SELECT hostname, service_name, position, container_name, namespace, pod_name, workload_name,
-       workload_kind, process_count
-FROM host_containers
-WHERE CAST(?1 AS TEXT) IS NULL OR service_name = ?1)sql");
-  if (!containers) return std::move(containers).take_error();
-  containers->bind_all(query.service_name);
-  int64_t listed = 0;
-  for (const ActiveHost& host : snapshot.hosts) listed += host.containers;
-  snapshot.containers.reserve(static_cast<size_t>(listed));
-  for (;;) {
-    auto row = containers->step();
-    if (!row) return std::move(row).take_error();
-    if (!*row) break;
-    std::optional<size_t> host = index.find(containers->text(0), containers->text(1));
-    if (!host) continue;
-    ActiveContainer entry;
-    entry.host = *host;
-    entry.position = containers->int64(2);
-    entry.container.container_name = containers->text(3);
-    entry.container.pod_namespace = containers->optional_text(4);
-    entry.container.pod_name = containers->optional_text(5);
-    entry.container.workload_name = containers->optional_text(6);
-    entry.container.workload_kind = containers->optional_text(7);
-    entry.process_count = containers->int64(8);
-    snapshot.containers.push_back(std::move(entry));
+  if (auto read = read_containers(db, query, index, snapshot); !read) {
+    return std::move(read).take_error();
   }
-  by_host_and_position(snapshot.containers);
-
   if (query.all_processes) {
     if (auto read = read_all_processes(db, since_ms, query, index, snapshot); !read) {
       return std::move(read).take_error();
@@ -183,10 +267,12 @@ WHERE CAST(?1 AS TEXT) IS NULL OR service_name = ?1)sql");
     return snapshot;
   }
   std::vector<size_t> listing_pids;
-  for (size_t i = 0; i < snapshot.hosts.size(); ++i) {
-    if (is_pid_list_start(snapshot.hosts[i].command)) listing_pids.push_back(i);
+  for (size_t i = 0; i < snapshot.containers.size(); ++i) {
+    if (is_pid_list_start(snapshot.hosts[snapshot.containers[i].host].command)) {
+      listing_pids.push_back(i);
+    }
   }
-  if (auto read = read_processes_of_hosts(db, snapshot, listing_pids); !read) {
+  if (auto read = read_processes_of_containers(db, snapshot, listing_pids); !read) {
     return std::move(read).take_error();
   }
   return snapshot;
@@ -202,35 +288,19 @@ std::vector<std::pair<size_t, size_t>> container_ranges(const WorkloadSnapshot& 
   return ranges;
 }
 
-Result<void> read_processes_of_hosts(Database& db, WorkloadSnapshot& snapshot,
-                                     const std::vector<size_t>& hosts) {
-  std::vector<std::pair<size_t, size_t>> ranges = container_ranges(snapshot);
-  auto select = db.prepare(R"sql(
-SELECT p.position, p.pid, p.process_name, c.container_name, c.pod_name
-FROM host_processes p JOIN host_containers c
-  ON c.hostname = p.hostname AND c.service_name = p.service_name AND c.position = p.position
-WHERE p.hostname = ?1 AND p.service_name = ?2
-ORDER BY p.pid)sql");
-  if (!select) return std::move(select).take_error();
-  for (size_t host : hosts) {
-    std::span<ActiveContainer> containers = containers_of(snapshot, ranges[host]);
-    bool read = std::any_of(containers.begin(), containers.end(), [](const ActiveContainer& c) {
-      return !c.container.processes.empty();
-    });
-    if (containers.empty() || read) continue;
-    select->bind_all(snapshot.hosts[host].hostname, snapshot.hosts[host].service_name);
-    for (;;) {
-      auto row = select->step();
-      if (!row) return std::move(row).take_error();
-      if (!*row) break;
-      ActiveContainer* container = at_position(containers, select->int64(0));
-      if (!container || container->container.container_name != select->text(3) ||
-          container->container.pod_name != select->optional_text(4)) {
-        continue;
-      }
-      container->container.processes.push_back({select->int64(1), select->text(2)});
-    }
-    select->reset();
+Result<void> read_processes_of_containers(Database& db, WorkloadSnapshot& snapshot,
+                                          const std::vector<size_t>& containers) {
+  std::vector<size_t> unread;
+  for (size_t i : containers) {
+    const ActiveContainer& entry = snapshot.containers[i];
+    if (entry.process_count > 0 && entry.container.processes.empty()) unread.push_back(i);
+  }
+  std::sort(unread.begin(), unread.end());
+  unread.erase(std::unique(unread.begin(), unread.end()), unread.end());
+  for (size_t first = 0; first < unread.size(); first += kContainersPerRead) {
+    std::span<const size_t> batch =
+        std::span(unread).subspan(first, std::min(kContainersPerRead, unread.size() - first));
+    if (auto read = read_processes_of_batch(db, snapshot, batch); !read) return read;
   }
   return ok();
 }

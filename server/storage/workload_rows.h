@@ -58,10 +58,10 @@ Result<WorkloadSnapshot> read_workload_snapshot(Database& db, const SnapshotQuer
 // For each host, the range [first, last) of its containers in snapshot.containers.
 std::vector<std::pair<size_t, size_t>> container_ranges(const WorkloadSnapshot& snapshot);
 
-// Reads the processes of `hosts` (indices in snapshot.hosts) into their containers, but for hosts
-// whose processes were read already. In a later transaction than the snapshot's, a container whose
-// host has listed another in its place since gets none.
-Result<void> read_processes_of_hosts(Database& db, WorkloadSnapshot& snapshot,
-                                     const std::vector<size_t>& hosts);
+// Reads the processes of `containers` (indices in snapshot.containers), but for those whose
+// processes were read already, in a few statements however many. In a later transaction than the
+// snapshot's, a container whose host has listed another in its place since gets none.
+Result<void> read_processes_of_containers(Database& db, WorkloadSnapshot& snapshot,
+                                          const std::vector<size_t>& containers);
 
 }  // namespace dormant::server::storage

@@ -200,7 +200,7 @@ TEST_P(WorkloadStoreTest, OnlyHostsHeardFromWithinTheWindowAreResolved) {
   EXPECT_EQ(resolve(TargetScope::kService, {}), (TargetHosts{{"web-2", std::nullopt}}));
 }
 
-// The status views read containers first and the processes of a page's hosts after: a host
+// The status views read containers first and the processes of a page's containers after: a host
 // that lists another container at the same position in between gives that position none.
 TEST_P(WorkloadStoreTest, ProcessesAreReadLaterOnlyIntoTheContainersThatStillStand) {
   fleet();
@@ -216,7 +216,7 @@ TEST_P(WorkloadStoreTest, ProcessesAreReadLaterOnlyIntoTheContainersThatStillSta
   EXPECT_EQ(snapshot->containers[0].process_count, 2);
   beat_with("web-2", {container("db", "ops", "pg-1", "pg", {{250, "postgres"}}),
                       container("app", "ops", "cart-0", "cart", {{201, "python3"}})});
-  ASSERT_TRUE(store_->read_processes(*snapshot, {0, 1}).ok());
+  ASSERT_TRUE(store_->read_processes(*snapshot, {4, 0, 1, 3}).ok());
   auto pids_of = [&](size_t index) {
     std::vector<int64_t> pids;
     for (const HostProcess& p : snapshot->containers[index].container.processes) {
@@ -226,8 +226,61 @@ TEST_P(WorkloadStoreTest, ProcessesAreReadLaterOnlyIntoTheContainersThatStillSta
   };
   EXPECT_EQ(pids_of(0), (std::vector<int64_t>{100, 101}));
   EXPECT_EQ(pids_of(1), (std::vector<int64_t>{102}));
+  EXPECT_EQ(pids_of(2), (std::vector<int64_t>{})) << "not asked for";
   EXPECT_EQ(pids_of(3), (std::vector<int64_t>{})) << "position 0 of web-2 is another container";
   EXPECT_EQ(pids_of(4), (std::vector<int64_t>{201}));
+  ASSERT_TRUE(store_->read_processes(*snapshot, {2, 1, 2}).ok());
+  EXPECT_EQ(pids_of(1), (std::vector<int64_t>{102})) << "read once";
+  EXPECT_EQ(pids_of(2), (std::vector<int64_t>{103}));
+}
+
+// Processes are read in statements of many containers each: each container gets its own, in pid
+// order, however many are asked for.
+TEST_P(WorkloadStoreTest, TheProcessesOfManyContainersAreReadIntoEachContainer) {
+  std::vector<HostContainer> containers;
+  for (int c = 0; c < 600; ++c) {
+    containers.push_back(container("c" + std::to_string(c), "shop", "pod-" + std::to_string(c), "w",
+                                   {{10'000 + c * 2 + 1, "late"}, {10'000 + c * 2, "early"}}));
+  }
+  beat_with("web-1", containers);
+  auto snapshot = store_->workload_snapshot(SnapshotQuery{});
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error().message();
+  ASSERT_EQ(snapshot->containers.size(), 600u);
+  std::vector<size_t> asked;
+  for (size_t i = 599; i > 20; i -= 2) asked.push_back(i);  // 290: more than one statement
+  ASSERT_TRUE(store_->read_processes(*snapshot, asked).ok());
+  for (size_t i = 0; i < 600; ++i) {
+    const ActiveContainer& entry = snapshot->containers[i];
+    auto pid = static_cast<int64_t>(10'000 + entry.position * 2);
+    std::vector<HostProcess> expected;
+    if (i > 20 && i % 2 == 1) expected = {{pid, "early"}, {pid + 1, "late"}};
+    EXPECT_EQ(entry.container.processes, expected) << "container " << i;
+  }
+}
+
+// Each container's place comes from its host's count of containers. Where a count disagrees with
+// the rows, the snapshot still holds every row, by host and position.
+TEST_P(WorkloadStoreTest, ContainersFindTheirPlaceWhenAHostsCountIsWrong) {
+  for (const char* host : {"web-1", "web-2", "web-3"}) {
+    beat_with(host, {container("a", "ns", std::string(host) + "-pod", "w", {{1, "a"}}),
+                     container("b", "ns", std::string(host) + "-pod", "w", {{2, "b"}})});
+  }
+  auto db = open_database();
+  for (std::string_view sql :
+       {"UPDATE hosts SET inventory_containers = 1 WHERE hostname = 'web-1'",
+        "UPDATE hosts SET inventory_containers = 5 WHERE hostname = 'web-2'",
+        "UPDATE hosts SET inventory_containers = -3 WHERE hostname = 'web-3'"}) {
+    ASSERT_TRUE(db->execute(sql).ok()) << sql;
+  }
+  auto snapshot = store_->workload_snapshot(SnapshotQuery{});
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error().message();
+  std::vector<std::string> listed;
+  for (const ActiveContainer& c : snapshot->containers) {
+    listed.push_back(snapshot->hosts[c.host].hostname + "/" + std::to_string(c.position) + "/" +
+                     c.container.container_name);
+  }
+  EXPECT_EQ(listed, (std::vector<std::string>{"web-1/0/a", "web-1/1/b", "web-2/0/a", "web-2/1/b",
+                                              "web-3/0/a", "web-3/1/b"}));
 }
 
 // Rows come from the table in whatever order it keeps them: a snapshot still lists each host's

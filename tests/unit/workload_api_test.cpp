@@ -277,6 +277,36 @@ TEST_F(WorkloadApiTest, AtS3OneServiceRowForManyHosts) {
   EXPECT_EQ(row["namespaceCount"], 1);
 }
 
+// Distinct counts over many namespaces and pods: a pod that two hosts list is one pod, the same
+// names in another service are other namespaces and pods.
+TEST_F(WorkloadApiTest, CountsAreExactOverManyNamespacesAndPods) {
+  json containers = json::array();
+  for (int i = 0; i < 40; ++i) {
+    containers.push_back(container("c" + std::to_string(i), "ns-" + std::to_string(i % 20),
+                                   "pod-" + std::to_string(i % 30), "w",
+                                   {process(100 + i, "java")}));
+  }
+  beat("h1", containers);
+  beat("h2", containers);
+  beat("h3", containers, "db");
+  Reply reply = get("/api/metrics/profiling/workload_status?scope=namespace&page_size=100");
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.body["tabCounts"], json({{"service", 2},
+                                           {"namespace", 40},
+                                           {"host", 3},
+                                           {"pod", 80},
+                                           {"container", 120},
+                                           {"process", 120}}));
+  ASSERT_EQ(reply.body["rows"].size(), 40u);
+  const json& ns3 = reply.body["rows"][33];  // db's 20; web's ns-0, ns-1, ns-10 … ns-19, ns-2
+  EXPECT_EQ(ns3["id"], "web|ns-3");
+  EXPECT_EQ(ns3["podCount"], 2) << "pod-3 and pod-23";
+  EXPECT_EQ(ns3["containerCount"], 4);
+  EXPECT_EQ(ns3["hostCount"], 2);
+  Reply pods = get("/api/metrics/profiling/workload_status?scope=pod&page_size=100");
+  EXPECT_EQ(pods.body["totalCount"], 80);
+}
+
 // AT-S4: a host silent for longer than the window is in no tab.
 TEST_F(WorkloadApiTest, AtS4AStaleHostIsInNoTab) {
   beat("old", {container("app", "shop", "cart-0", "cart", {process(1, "java")})});
