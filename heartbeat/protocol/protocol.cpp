@@ -128,7 +128,11 @@ std::string heartbeat_body_text(const HeartbeatRequest& request) {
   return std::move(body.own);
 }
 
-Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body) {
+namespace {
+
+// `read_apart`: the containers, when the body's list was read apart from it.
+Result<HeartbeatRequest> read_heartbeat(const nlohmann::json& body,
+                                        std::optional<std::vector<ReportedContainer>> read_apart) {
   if (Result<void> checked = check_body(body, "heartbeat"); !checked) {
     return std::move(checked).take_error();
   }
@@ -150,8 +154,12 @@ Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body) {
   fields.optional("run_mode", request.run_mode, read_string);
   fields.optional("namespace", request.pod_namespace, read_string);
   fields.optional("pod_name", request.pod_name, read_string);
-  fields.optional("containers", request.containers, list_of(read_container, kMaxListItems));
-  if (!body.contains("containers")) {
+  if (read_apart) {
+    request.containers = std::move(*read_apart);
+  } else {
+    fields.optional("containers", request.containers, list_of(read_container, kMaxListItems));
+  }
+  if (!read_apart && !body.contains("containers")) {
     fields.optional("containers_digest", request.containers_digest, read_name);
   }
   fields.optional("agent_health", request.agent_health, read_bounded_object);
@@ -163,6 +171,17 @@ Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body) {
     fields.fail(std::move(fits).take_error());
   }
   return fields.finish(std::move(request));
+}
+
+}  // namespace
+
+Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body) {
+  return read_heartbeat(body, std::nullopt);
+}
+
+Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body,
+                                                 std::vector<ReportedContainer> containers) {
+  return read_heartbeat(body, std::move(containers));
 }
 
 nlohmann::json to_json(const HeartbeatResponse& response) {

@@ -101,6 +101,9 @@ std::string heartbeat_body_text(const HeartbeatRequest& request);
 // as a HostStatus; command ids are opaque strings of 1 to 255 bytes. hostname and service_name need
 // 1 to 255 bytes and no control characters; each containers item a string container_name.
 Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body);
+// The same for a body whose containers[] was read apart (plain_heartbeat.h): `body` lacks it.
+Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body,
+                                                 std::vector<ReportedContainer> containers);
 
 struct ProfilingCommand {
   // Kept as sent: the agent answers a type it does not know with a "failed" completion, which

@@ -376,9 +376,7 @@ void Api::handle(const http::Request& request, const http::Client& client,
   if (wait.count() == 0 || request.body().size() > kLargestHeldBody) {
     return responder->reply(handle(request, client));
   }
-  auto body = json_body(request, "heartbeat");
-  auto beat = body ? heartbeat::parse_heartbeat_request(*body)
-                   : Result<heartbeat::HeartbeatRequest>(body.error());
+  auto beat = heartbeat_body(request);
   if (!beat) return responder->reply(handle(request, client));
   // Watched before the store is read: a command committed after that read wakes it.
   auto poll = long_polls_.watch(LongPolls::key_of(beat->hostname, beat->service_name));
@@ -445,9 +443,7 @@ http::Response Api::store_failure(const Error& error) {
 }
 
 http::Response Api::heartbeat(const Call& call) {
-  auto body = json_body(call.request, "heartbeat");
-  if (!body) return invalid_request(body.error());
-  auto request = heartbeat::parse_heartbeat_request(*body);
+  auto request = heartbeat_body(call.request);
   if (!request) return invalid_request(request.error());
   if (auto refused = refuse_other_host(call, request->hostname)) return std::move(*refused);
   auto answer = store_.record_heartbeat(to_host_heartbeat(*request));

@@ -29,6 +29,7 @@ class Interner {
  public:
   using Key = std::array<std::string_view, N>;
   explicit Interner(size_t expected = 8) {
+    keys_.reserve(expected);
     rehash(std::bit_ceil(std::max<size_t>(expected, 8) * 2));
   }
   uint32_t id(const Key& key) {

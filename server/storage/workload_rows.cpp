@@ -146,7 +146,9 @@ constexpr size_t kContainersPerRead = 256;
 constexpr size_t kContainersPerSmallRead = 16;
 
 // The processes of the containers `batch` (indices in snapshot.containers), but for a container
-// that its host has replaced at its position since the snapshot (another name or pod).
+// that its host has replaced at its position since the snapshot (another name or pod). SQLite
+// joins in the order written after CROSS JOIN: from the wanted rows through the keys. Planned
+// freely, it scanned every process of the fleet for 256 wanted rows (430 ms, not 2).
 Result<void> read_processes_of_batch(Database& db, WorkloadSnapshot& snapshot,
                                      std::span<const size_t> batch) {
   size_t rows =
@@ -155,11 +157,10 @@ Result<void> read_processes_of_batch(Database& db, WorkloadSnapshot& snapshot,
       db.prepare("WITH wanted (entry, hostname, service_name, position) AS (" +
                  values_rows(rows, {"CAST(? AS BIGINT)", "?", "?", "CAST(? AS BIGINT)"}) + R"sql()
 SELECT wanted.entry, p.pid, p.process_name, c.container_name, c.pod_name
-FROM wanted
-JOIN host_containers c ON c.hostname = wanted.hostname AND c.service_name = wanted.service_name
-  AND c.position = wanted.position
-JOIN host_processes p ON p.hostname = c.hostname AND p.service_name = c.service_name
-  AND p.position = c.position
+FROM wanted CROSS JOIN host_containers c CROSS JOIN host_processes p
+WHERE c.hostname = wanted.hostname AND c.service_name = wanted.service_name
+  AND c.position = wanted.position AND p.hostname = c.hostname
+  AND p.service_name = c.service_name AND p.position = c.position
 ORDER BY wanted.entry, p.pid)sql");
   if (!select) return std::move(select).take_error();
   for (size_t row = 0; row < rows; ++row) {
