@@ -51,6 +51,19 @@ class WorkloadStoreTest : public StoreTest {
     ASSERT_TRUE(answer.ok()) << answer.error().message();
   }
 
+  // "host/position/name" of each container of a snapshot of every service, in its order.
+  std::vector<std::string> snapshot_containers() {
+    auto snapshot = store_->workload_snapshot(SnapshotQuery{});
+    EXPECT_TRUE(snapshot.ok()) << snapshot.error().message();
+    if (!snapshot.ok()) return {};
+    std::vector<std::string> listed;
+    for (const ActiveContainer& c : snapshot->containers) {
+      listed.push_back(snapshot->hosts[c.host].hostname + "/" + std::to_string(c.position) + "/" +
+                       c.container.container_name);
+    }
+    return listed;
+  }
+
   TargetHosts resolve(TargetScope scope, std::vector<Selector> selectors,
                       const std::string& service = "web") {
     TargetQuery query;
@@ -272,15 +285,9 @@ TEST_P(WorkloadStoreTest, ContainersFindTheirPlaceWhenAHostsCountIsWrong) {
         "UPDATE hosts SET inventory_containers = -3 WHERE hostname = 'web-3'"}) {
     ASSERT_TRUE(db->execute(sql).ok()) << sql;
   }
-  auto snapshot = store_->workload_snapshot(SnapshotQuery{});
-  ASSERT_TRUE(snapshot.ok()) << snapshot.error().message();
-  std::vector<std::string> listed;
-  for (const ActiveContainer& c : snapshot->containers) {
-    listed.push_back(snapshot->hosts[c.host].hostname + "/" + std::to_string(c.position) + "/" +
-                     c.container.container_name);
-  }
-  EXPECT_EQ(listed, (std::vector<std::string>{"web-1/0/a", "web-1/1/b", "web-2/0/a", "web-2/1/b",
-                                              "web-3/0/a", "web-3/1/b"}));
+  EXPECT_EQ(snapshot_containers(),
+            (std::vector<std::string>{"web-1/0/a", "web-1/1/b", "web-2/0/a", "web-2/1/b",
+                                      "web-3/0/a", "web-3/1/b"}));
 }
 
 // Rows come from the table in whatever order it keeps them: a snapshot still lists each host's
@@ -294,15 +301,9 @@ TEST_P(WorkloadStoreTest, ASnapshotOrdersContainersByHostThenPosition) {
   // web-1 rewritten: its rows go where the table has room.
   beat_with("web-1", {container("z", "ns", "web-1-pod", "w", {{4, "d"}}),
                       container("y", "ns", "web-1-pod", "w", {{5, "e"}})});
-  auto snapshot = store_->workload_snapshot(SnapshotQuery{});
-  ASSERT_TRUE(snapshot.ok()) << snapshot.error().message();
-  std::vector<std::string> listed;
-  for (const ActiveContainer& c : snapshot->containers) {
-    listed.push_back(snapshot->hosts[c.host].hostname + "/" + std::to_string(c.position) + "/" +
-                     c.container.container_name);
-  }
-  EXPECT_EQ(listed, (std::vector<std::string>{"web-1/0/z", "web-1/1/y", "web-2/0/c", "web-2/1/b",
-                                              "web-2/2/a", "web-3/0/c", "web-3/1/b", "web-3/2/a"}));
+  EXPECT_EQ(snapshot_containers(),
+            (std::vector<std::string>{"web-1/0/z", "web-1/1/y", "web-2/0/c", "web-2/1/b",
+                                      "web-2/2/a", "web-3/0/c", "web-3/1/b", "web-3/2/a"}));
 }
 
 // Rows go in statements of many rows each: every row of a large inventory, in place.
