@@ -25,7 +25,7 @@ class HostIndex {
   }
   std::optional<size_t> find(std::string_view hostname, std::string_view service) const {
     auto found = index_.find(HostKey{hostname, service});
-    if (found == index_.end()) return std::nullopt;  // a heartbeat since the hosts were read
+    if (found == index_.end()) return std::nullopt;
     return found->second;
   }
 
@@ -38,6 +38,18 @@ class HostIndex {
   };
   std::unordered_map<HostKey, size_t, Hash> index_;
 };
+
+// Runs on_row(host) for each row of `select` whose first two columns (hostname, service) name a
+// host of `index`; a host heard from since the hosts were read is skipped.
+template <typename OnRow>
+Result<void> for_each_host_row(Statement& select, const HostIndex& index, const OnRow& on_row) {
+  for (;;) {
+    auto row = select.step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) return ok();
+    if (auto host = index.find(select.text_view(0), select.text_view(1))) on_row(*host);
+  }
+}
 
 Result<void> read_hosts(Database& db, const SnapshotQuery& query, int64_t since_ms,
                         WorkloadSnapshot& snapshot) {
@@ -103,20 +115,15 @@ WHERE CAST(?1 AS TEXT) IS NULL OR service_name = ?1)sql");
   placed.resize(first_slot.back());
   std::vector<bool> filled(placed.size());
   std::vector<ActiveContainer> strays;
-  for (;;) {
-    auto row = select->step();
-    if (!row) return std::move(row).take_error();
-    if (!*row) break;
-    std::optional<size_t> host = index.find(select->text_view(0), select->text_view(1));
-    if (!host) continue;
+  auto rows = for_each_host_row(*select, index, [&](size_t host) {
     int64_t position = select->int64(2);
-    size_t listed = first_slot[*host + 1] - first_slot[*host];
+    size_t listed = first_slot[host + 1] - first_slot[host];
     bool in_place = position >= 0 && static_cast<size_t>(position) < listed &&
-                    !filled[first_slot[*host] + static_cast<size_t>(position)];
-    size_t slot = in_place ? first_slot[*host] + static_cast<size_t>(position) : 0;
+                    !filled[first_slot[host] + static_cast<size_t>(position)];
+    size_t slot = in_place ? first_slot[host] + static_cast<size_t>(position) : 0;
     ActiveContainer& entry = in_place ? placed[slot] : strays.emplace_back();
     if (in_place) filled[slot] = true;
-    entry.host = *host;
+    entry.host = host;
     entry.position = position;
     entry.container.container_name = select->text_view(3);
     entry.container.pod_namespace = select->optional_text(4);
@@ -124,7 +131,8 @@ WHERE CAST(?1 AS TEXT) IS NULL OR service_name = ?1)sql");
     entry.container.workload_name = select->optional_text(6);
     entry.container.workload_kind = select->optional_text(7);
     entry.process_count = select->int64(8);
-  }
+  });
+  if (!rows) return rows;
   if (strays.empty() && std::find(filled.begin(), filled.end(), false) == filled.end()) {
     return ok();
   }
@@ -210,7 +218,7 @@ std::span<ActiveContainer> containers_of(WorkloadSnapshot& snapshot,
 }
 
 Result<void> read_all_processes(Database& db, int64_t since_ms, const SnapshotQuery& query,
-                                HostIndex& index, WorkloadSnapshot& snapshot) {
+                                const HostIndex& index, WorkloadSnapshot& snapshot) {
   std::vector<std::pair<size_t, size_t>> ranges = container_ranges(snapshot);
   auto select = db.prepare(R"sql(
 SELECT p.hostname, p.service_name, p.position, p.pid, p.process_name
@@ -219,17 +227,11 @@ WHERE h.last_heartbeat_ms >= ?1 AND (CAST(?2 AS TEXT) IS NULL OR p.service_name 
 ORDER BY p.hostname, p.service_name, p.pid)sql");
   if (!select) return std::move(select).take_error();
   select->bind_all(since_ms, query.service_name);
-  for (;;) {
-    auto row = select->step();
-    if (!row) return std::move(row).take_error();
-    if (!*row) break;
-    std::optional<size_t> host = index.find(select->text_view(0), select->text_view(1));
-    if (!host) continue;
+  return for_each_host_row(*select, index, [&](size_t host) {
     ActiveContainer* container =
-        at_position(containers_of(snapshot, ranges[*host]), select->int64(2));
+        at_position(containers_of(snapshot, ranges[host]), select->int64(2));
     if (container) container->container.processes.push_back({select->int64(3), select->text(4)});
-  }
-  return ok();
+  });
 }
 
 }  // namespace
