@@ -1,13 +1,14 @@
 #include "heartbeat/protocol/plain_heartbeat.h"
 
-#include <array>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "heartbeat/protocol/container_texts.h"
 #include "heartbeat/protocol/json_fields.h"
 #include "heartbeat/protocol/limits.h"
 
@@ -16,27 +17,19 @@ namespace {
 
 using Json = nlohmann::json;
 
-// A container's members, by their bit in a container's `seen` mask.
-enum ContainerMember : uint32_t {
-  kContainerName,
-  kContainerId,
-  kRuntime,
-  kNamespace,
-  kPodName,
-  kWorkloadName,
-  kWorkloadKind,
-  kProcesses,
-  kNoMember,
-};
-constexpr std::array<std::string_view, kNoMember> kContainerMembers = {
-    "container_name", "container_id",  "runtime",       "namespace",
-    "pod_name",       "workload_name", "workload_kind", "processes"};
+// A container's members, by their bit in a container's `seen` mask: kContainerTexts[i] is bit i.
+constexpr uint32_t kTexts = std::size(kContainerTexts);
+constexpr uint32_t kContainerName = kTexts;
+constexpr uint32_t kProcesses = kTexts + 1;
+constexpr uint32_t kNoMember = kTexts + 2;
 
 enum ProcessMember : uint32_t { kPid, kProcessName, kNoProcessMember };
 
 uint32_t container_member(std::string_view key) {
-  for (uint32_t member = 0; member < kNoMember; ++member) {
-    if (kContainerMembers[member] == key) return member;
+  if (key == "container_name") return kContainerName;
+  if (key == "processes") return kProcesses;
+  for (uint32_t text = 0; text < kTexts; ++text) {
+    if (kContainerTexts[text].name == key) return text;
   }
   return kNoMember;
 }
@@ -194,15 +187,12 @@ bool PlainReader::text(std::string& value) {
     container().processes.back().process_name = std::move(value);
     return true;
   }
-  if (where_ != Where::kContainer || member_ == kProcesses || member_ == kNoMember) return false;
+  if (where_ != Where::kContainer || member_ > kContainerName) return false;
   ReportedContainer& read = container();
-  std::optional<std::string>* members[] = {
-      nullptr,        &read.container_id,  &read.runtime,      &read.pod_namespace,
-      &read.pod_name, &read.workload_name, &read.workload_kind};
   if (member_ == kContainerName) {
     read.container_name = std::move(value);
   } else {
-    *members[member_] = std::move(value);
+    read.*kContainerTexts[member_].member = std::move(value);
   }
   member_ = kNoMember;
   return true;

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "common/json_text.h"
+#include "heartbeat/protocol/container_texts.h"
 #include "heartbeat/protocol/json_fields.h"
 
 namespace dormant::heartbeat {
@@ -12,21 +13,6 @@ namespace {
 
 constexpr double kMaxExecutionTime = 366.0 * 24 * 3600;  // a year of seconds
 constexpr double kAnyNonNegative = std::numeric_limits<double>::max();
-
-// Studio's optional container members (snake_case), the camelCase aliases its model also takes,
-// and where each is kept.
-struct ContainerText {
-  std::string_view name;
-  std::string_view alias;
-  std::optional<std::string> ReportedContainer::*member;
-};
-constexpr ContainerText kContainerTexts[] = {
-    {"container_id", "containerId", &ReportedContainer::container_id},
-    {"runtime", "runtime", &ReportedContainer::runtime},
-    {"namespace", "namespace", &ReportedContainer::pod_namespace},
-    {"pod_name", "podName", &ReportedContainer::pod_name},
-    {"workload_name", "workloadName", &ReportedContainer::workload_name},
-    {"workload_kind", "workloadKind", &ReportedContainer::workload_kind}};
 
 // The member `name`, or its camelCase `alias` when only that is there.
 std::string_view spelling(const FieldReader& fields, std::string_view name,
