@@ -118,9 +118,8 @@ WHERE CAST(?1 AS TEXT) IS NULL OR service_name = ?1)sql");
   auto rows = for_each_host_row(*select, index, [&](size_t host) {
     int64_t position = select->int64(2);
     size_t listed = first_slot[host + 1] - first_slot[host];
-    bool in_place = position >= 0 && static_cast<size_t>(position) < listed &&
-                    !filled[first_slot[host] + static_cast<size_t>(position)];
-    size_t slot = in_place ? first_slot[host] + static_cast<size_t>(position) : 0;
+    size_t slot = first_slot[host] + static_cast<size_t>(position);
+    bool in_place = position >= 0 && static_cast<size_t>(position) < listed && !filled[slot];
     ActiveContainer& entry = in_place ? placed[slot] : strays.emplace_back();
     if (in_place) filled[slot] = true;
     entry.host = host;
