@@ -19,8 +19,20 @@ Error line_error(size_t line_number, const std::string& what) {
   return Error::parse("line " + std::to_string(line_number) + ": " + what);
 }
 
-Result<void> read_stack_line(std::string_view line, size_t line_number, StackTable& stacks,
-                             std::vector<std::string_view>& fields) {
+// The fields before a stack's frames: [index;]container;comm. gProfiler leaves the index out when
+// its header says "application_metadata_enabled": false (--disable-application-metadata).
+struct LineLayout {
+  bool has_index = true;
+  size_t prefix_fields() const { return has_index ? 3 : 2; }
+};
+
+LineLayout layout_of(const nlohmann::json& header) {
+  auto enabled = header.find("application_metadata_enabled");
+  return {!(enabled != header.end() && enabled->is_boolean() && !enabled->get<bool>())};
+}
+
+Result<void> read_stack_line(std::string_view line, size_t line_number, LineLayout layout,
+                             StackTable& stacks, std::vector<std::string_view>& fields) {
   size_t space = line.rfind(' ');
   if (space == std::string_view::npos) return line_error(line_number, "no sample count at the end");
   std::string_view count_text = line.substr(space + 1);
@@ -37,21 +49,26 @@ Result<void> read_stack_line(std::string_view line, size_t line_number, StackTab
     if (semicolon == std::string_view::npos) break;
     begin = semicolon + 1;
   }
-  if (fields.size() < 3) {
-    return line_error(line_number, "expected 'index;container;comm;frames... count'");
+  const size_t prefix = layout.prefix_fields();
+  if (fields.size() < prefix) {
+    return line_error(line_number, layout.has_index
+                                       ? "expected 'index;container;comm;frames... count'"
+                                       : "expected 'container;comm;frames... count'");
   }
-  if (fields.size() - 3 > kMaxStackDepth) {
+  if (fields.size() - prefix > kMaxStackDepth) {
     return line_error(line_number, "more than " + std::to_string(kMaxStackDepth) + " frames");
   }
   if (count > std::numeric_limits<uint64_t>::max() - stacks.total_samples()) {
     return line_error(line_number, "the sample counts add up to more than 2^64");
   }
-  const std::string_view index = fields[0];
-  if (index.empty() || !std::all_of(index.begin(), index.end(), ::isdigit)) {
-    return line_error(line_number,
-                      std::string("'").append(index) + "' is not an application-metadata index");
+  if (layout.has_index) {
+    const std::string_view index = fields[0];
+    if (index.empty() || !std::all_of(index.begin(), index.end(), ::isdigit)) {
+      return line_error(line_number,
+                        std::string("'").append(index) + "' is not an application-metadata index");
+    }
   }
-  stacks.add(fields[1], fields[2], std::span(fields).subspan(3), count);
+  stacks.add(fields[prefix - 2], fields[prefix - 1], std::span(fields).subspan(prefix), count);
   return ok();
 }
 
@@ -67,11 +84,15 @@ std::string sanitize_frame(std::string_view frame) {
 }
 
 std::string write_collapsed(const StackTable& stacks, const nlohmann::json& header) {
+  const LineLayout layout = layout_of(header);
   std::vector<std::pair<std::string, uint64_t>> lines;
   lines.reserve(stacks.distinct_stacks());
   stacks.for_each([&](const StackView& stack) {
-    std::string line(kNoApplicationMetadata);
-    line += ';';
+    std::string line;
+    if (layout.has_index) {
+      line += kNoApplicationMetadata;
+      line += ';';
+    }
     line += sanitize_frame(stack.container);
     line += ';';
     line += sanitize_frame(stack.comm);
@@ -103,6 +124,7 @@ Result<CollapsedProfile> read_collapsed(std::string_view text) {
     return line_error(1, "the header after '#' is not a JSON object");
   }
 
+  const LineLayout layout = layout_of(profile.header);
   std::vector<std::string_view> fields;
   size_t line_number = 1;
   while (newline != std::string_view::npos) {
@@ -112,7 +134,7 @@ Result<CollapsedProfile> read_collapsed(std::string_view text) {
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    if (auto read = read_stack_line(line, line_number, profile.stacks, fields); !read) {
+    if (auto read = read_stack_line(line, line_number, layout, profile.stacks, fields); !read) {
       return read.error();
     }
   }

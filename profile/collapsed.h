@@ -1,5 +1,6 @@
 // The gProfiler collapsed format: a first line "# {json header}", then one line per stack,
-// "index;container;comm;frame;...;frame count", frames root first.
+// "index;container;comm;frame;...;frame count", frames root first; without "index;" when the header
+// says "application_metadata_enabled": false.
 #pragma once
 
 #include <string>
@@ -16,7 +17,8 @@ namespace dormant::profile {
 // become spaces, so that no symbol can split a stack or a line.
 std::string sanitize_frame(std::string_view frame);
 
-// Header and stacks, stacks sorted so that the same table always gives the same text.
+// Header and stacks, stacks sorted so that the same table always gives the same text; lines in
+// the layout the header names.
 std::string write_collapsed(const StackTable& stacks, const nlohmann::json& header);
 
 struct CollapsedProfile {

@@ -1,9 +1,14 @@
 #include "profile/metadata_validation.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <string>
 #include <string_view>
+
+#include "common/iso_time.h"
 
 namespace dormant::profile {
 namespace {
@@ -71,58 +76,47 @@ bool is_cloud_provider(std::string_view text) {
   return false;
 }
 
-// "2026-11-22T10:00:00", with optional seconds, fraction and zone (Z, +02, +02:00, +0200),
-// or a space for the T: the forms Studio's datetime parsing takes.
-bool is_iso_datetime(std::string_view text) {
-  std::size_t at = 0;
-  auto digits = [&](std::size_t count) {
-    for (std::size_t i = 0; i < count; ++i, ++at) {
-      if (at >= text.size() || !std::isdigit(static_cast<unsigned char>(text[at]))) return false;
-    }
-    return true;
-  };
-  auto literal = [&](char c) {
-    if (at >= text.size() || text[at] != c) return false;
-    ++at;
-    return true;
-  };
-  if (!(digits(4) && literal('-') && digits(2) && literal('-') && digits(2))) return false;
-  if (!(literal('T') || literal(' '))) return false;
-  if (!(digits(2) && literal(':') && digits(2))) return false;
-  if (literal(':')) {
-    if (!digits(2)) return false;
-    if (literal('.')) {
-      if (!digits(1)) return false;
-      while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]))) ++at;
-    }
-  }
-  if (literal('Z')) return at == text.size();
-  if (literal('+') || literal('-')) {
-    if (!digits(2)) return false;
-    bool minutes_follow = literal(':') || at < text.size();
-    if (minutes_follow && !digits(2)) return false;
-  }
-  return at == text.size();
+// Text that Python's int() reads: digits with an optional sign, spaces around them.
+bool is_integer_text(std::string_view text) {
+  size_t first = text.find_first_not_of(" \t");
+  size_t last = text.find_last_not_of(" \t");
+  if (first == std::string_view::npos) return false;
+  text = text.substr(first, last - first + 1);
+  if (text.front() == '+' || text.front() == '-') text.remove_prefix(1);
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
 }
 
-// The problem with `value` as a `type`, or "" when there is none.
+// Text that is a finite decimal number ("1785000000.5"), as Studio reads a time given in seconds.
+bool is_number_text(std::string_view text) {
+  if (text.empty() || text.size() > 64) return false;
+  std::string copy(text);
+  char* end = nullptr;
+  double number = std::strtod(copy.c_str(), &end);
+  return end == copy.c_str() + copy.size() && std::isfinite(number) &&
+         copy.find_first_of("xXnN") == std::string::npos;  // no hex, no nan or inf
+}
+
+// The problem with `value` as a `type`, or "" when there is none. Studio's model (pydantic)
+// converts what it can, and so what it takes is wider than the JSON types: a number for a
+// string, an integer's text for a number, seconds or their text for a time.
 std::string_view type_problem(const nlohmann::json& value, FieldType type) {
+  const std::string* text = value.is_string() ? &value.get_ref<const std::string&>() : nullptr;
   switch (type) {
     case FieldType::kString:
-      return value.is_string() ? "" : "must be a string";
+      return text || value.is_number() ? "" : "must be a string";
     case FieldType::kNumber:
-      return value.is_number() ? "" : "must be a number";
+      return value.is_number() || (text && is_integer_text(*text)) ? "" : "must be a number";
     case FieldType::kTime:
       if (value.is_number()) return "";
-      return value.is_string() && is_iso_datetime(value.get_ref<const std::string&>())
+      return text && (parse_iso_time(*text) || is_number_text(*text))
                  ? ""
                  : "must be an ISO-8601 time or a number of seconds";
     case FieldType::kObject:
       return value.is_object() ? "" : "must be an object";
     case FieldType::kCloudProvider:
-      return value.is_string() && is_cloud_provider(value.get_ref<const std::string&>())
-                 ? ""
-                 : "must be one of AWS, GCP, Azure, Unknown";
+      return text && is_cloud_provider(*text) ? "" : "must be one of AWS, GCP, Azure, Unknown";
   }
   return "";
 }

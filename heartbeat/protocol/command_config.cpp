@@ -107,4 +107,14 @@ Result<CommandConfig> parse_combined_config(const nlohmann::json& combined_confi
   return fields.finish(std::move(config));
 }
 
+bool turns_profiler_off(const nlohmann::json& entry) {
+  if (entry.is_string()) return entry.get_ref<const std::string&>() == "disabled";
+  if (!entry.is_object()) return false;
+  auto mode = entry.find("mode");
+  auto enabled = entry.find("enabled");
+  return (mode != entry.end() && mode->is_string() &&
+          mode->get_ref<const std::string&>() == "disabled") ||
+         (enabled != entry.end() && enabled->is_boolean() && !enabled->get<bool>());
+}
+
 }  // namespace dormant::heartbeat

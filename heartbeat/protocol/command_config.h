@@ -24,6 +24,11 @@ struct PerfConfig {
   friend bool operator==(const PerfConfig&, const PerfConfig&) = default;
 };
 
+// Whether one profiler's entry of profiler_configs, as sent, turns that profiler off: "disabled",
+// {"mode": "disabled"} or {"enabled": false}. Members of another type turn nothing off (the
+// agent refuses such a command with a reason), so reading one never throws.
+bool turns_profiler_off(const nlohmann::json& entry);
+
 struct CommandConfig {
   CommandType command_type = CommandType::kStart;
   bool continuous = false;  // one profile every `duration` until a stop; else a single one

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "common/iso_time.h"
 #include "heartbeat/protocol/ids.h"
 
 namespace dormant::heartbeat {
@@ -115,15 +116,19 @@ Result<std::string> read_string(const nlohmann::json& value, const std::string& 
 }
 
 Result<void> check_name(std::string_view name, const std::string& path) {
+  return check_text(name, path, kMaxNameBytes);
+}
+
+Result<void> check_text(std::string_view name, const std::string& path, std::size_t max_bytes) {
   if (name.empty()) return field_error(path, "must not be empty");
   for (char c : name) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
       return field_error(path, single_quoted(name) + " contains a control character");
     }
   }
-  if (name.size() > kMaxNameBytes) {
+  if (name.size() > max_bytes) {
     return field_error(
-        path, single_quoted(name) + " is longer than " + std::to_string(kMaxNameBytes) + " bytes");
+        path, single_quoted(name) + " is longer than " + std::to_string(max_bytes) + " bytes");
   }
   return ok();
 }
@@ -236,6 +241,19 @@ Result<double> read_number(const nlohmann::json& value, const std::string& path,
     return out_of_range(value, path, min, max);
   }
   return number;
+}
+
+Result<double> read_epoch_seconds(const nlohmann::json& value, const std::string& path) {
+  if (value.is_number()) return read_number(value, path, 0, std::numeric_limits<double>::max());
+  std::optional<std::chrono::system_clock::time_point> time;
+  if (value.is_string()) time = parse_iso_time(value.get_ref<const std::string&>());
+  if (!time) {
+    std::string problem = "must be an ISO-8601 time or a number of seconds";
+    if (value.is_string())
+      problem = single_quoted(value.get_ref<const std::string&>()) + " " + problem;
+    return field_error(path, problem);
+  }
+  return std::chrono::duration<double>(time->time_since_epoch()).count();
 }
 
 const nlohmann::json* FieldReader::find(std::string_view key) const {

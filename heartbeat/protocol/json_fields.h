@@ -43,6 +43,8 @@ Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view n
 
 // A host or service name has 1 to 255 bytes and no control characters.
 Result<void> check_name(std::string_view name, const std::string& path);
+// The same, up to `max_bytes`.
+Result<void> check_text(std::string_view text, const std::string& path, std::size_t max_bytes);
 
 // Readers of one JSON value (never a member's null) found at `path`.
 Result<std::string> read_string(const nlohmann::json& value, const std::string& path);
@@ -69,6 +71,9 @@ Result<std::int64_t> read_integer(const nlohmann::json& value, const std::string
                                   std::int64_t min, std::int64_t max);
 Result<double> read_number(const nlohmann::json& value, const std::string& path, double min,
                            double max);
+// Seconds since the epoch, as a number or as ISO-8601 text (naive: UTC), the forms gProfiler's
+// agents send a time in.
+Result<double> read_epoch_seconds(const nlohmann::json& value, const std::string& path);
 
 // "must be one of a, b, c".
 template <WireEnum Enum>

@@ -48,6 +48,19 @@ constexpr std::pair<std::string_view, std::string_view> kSelectorTexts[] = {
     {"workload_kind", "workloadKind"},
     {"process_name", "processName"}};
 
+// A row's id as the status views give it and Studio's UI sends it back: up to five names joined
+// by '|' (service|host|namespace|pod|container).
+constexpr std::size_t kMaxRowIdBytes = 5 * 255 + 4;
+
+Result<std::string> read_row_id(const nlohmann::json& value, const std::string& path) {
+  Result<std::string> text = read_string(value, path);
+  if (!text) return text;
+  if (Result<void> checked = check_text(*text, path, kMaxRowIdBytes); !checked) {
+    return std::move(checked).take_error();
+  }
+  return text;
+}
+
 // One target_entities item, its members in snake_case.
 Result<nlohmann::json> read_entity(const nlohmann::json& entity, const std::string& path) {
   if (!entity.is_object()) return field_error(path, "must be an object");
@@ -56,7 +69,7 @@ Result<nlohmann::json> read_entity(const nlohmann::json& entity, const std::stri
   for (const auto& [snake, camel] : kSelectorTexts) {
     std::string_view key = fields.find(snake) || !fields.find(camel) ? snake : camel;
     std::optional<std::string> text;
-    fields.optional(key, text, read_name);
+    fields.optional(key, text, snake == "id" ? read_row_id : read_name);
     if (text) normal[std::string(snake)] = std::move(*text);
   }
   std::optional<int> pid;

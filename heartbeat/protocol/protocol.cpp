@@ -1,6 +1,7 @@
 #include "heartbeat/protocol/protocol.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -42,14 +43,21 @@ Result<ReportedContainer> read_container(const nlohmann::json& container, const 
   return fields.finish(std::move(read));
 }
 
-// An integer id, or "" for none.
+// An integer id, its digits as text (Studio takes either), or "" for none.
 Result<std::optional<std::int64_t>> read_gpid(const nlohmann::json& value,
                                               const std::string& path) {
-  if (value.is_string() && value.get_ref<const std::string&>().empty()) {
-    return std::optional<std::int64_t>();
+  constexpr std::int64_t kMaxGpid = std::numeric_limits<std::int64_t>::max();
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    if (text.empty()) return std::optional<std::int64_t>();
+    std::int64_t digits = 0;
+    auto [end, problem] = std::from_chars(text.data(), text.data() + text.size(), digits);
+    if (problem == std::errc() && end == text.data() + text.size() && digits >= 0) {
+      return std::optional<std::int64_t>(digits);
+    }
+    return field_error(path, "must be a non-negative integer or \"\"");
   }
-  Result<std::int64_t> gpid =
-      read_integer(value, path, 0, std::numeric_limits<std::int64_t>::max());
+  Result<std::int64_t> gpid = read_integer(value, path, 0, kMaxGpid);
   if (!gpid) return field_error(path, "must be a non-negative integer or \"\"");
   return std::optional<std::int64_t>(*gpid);
 }
@@ -259,7 +267,7 @@ Result<ProfileUpload> parse_profile_upload(const nlohmann::json& body) {
   fields.required("profile", upload.profile, read_string);
   fields.optional("cpu_avg", upload.cpu_avg, number_in(0, kAnyNonNegative));
   fields.optional("mem_avg", upload.mem_avg, number_in(0, kAnyNonNegative));
-  fields.optional("spawn_time", upload.spawn_time, number_in(0, kAnyNonNegative));
+  fields.optional("spawn_time", upload.spawn_time, read_epoch_seconds);
   fields.optional("gpid", upload.gpid, read_gpid);
   return fields.finish(std::move(upload));
 }

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/gzip.h"
+#include "common/iso_time.h"
 #include "common/text.h"
 #include "heartbeat/protocol/json_fields.h"
 #include "profile/collapsed.h"

@@ -1,5 +1,8 @@
 #include "server/api/api_requests.h"
 
+#include <algorithm>
+
+#include "common/iso_time.h"
 #include "common/text.h"
 #include "heartbeat/protocol/json_fields.h"
 #include "heartbeat/protocol/plain_heartbeat.h"
@@ -109,13 +112,15 @@ int hex_value(char c) {
 
 }  // namespace
 
-std::string url_decode(std::string_view text) {
+std::string url_decode(std::string_view text, bool plus_is_space) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 &&
         hex_value(text[i + 2]) >= 0) {
       out.push_back(static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2])));
       i += 2;
+    } else if (text[i] == '+' && plus_is_space) {
+      out.push_back(' ');
     } else {
       out.push_back(text[i]);
     }
@@ -134,8 +139,9 @@ std::vector<std::pair<std::string, std::string>> parse_query(std::string_view ta
     rest.remove_prefix(amp == std::string_view::npos ? rest.size() : amp + 1);
     if (pair.empty()) continue;
     size_t equals = pair.find('=');
-    query.emplace_back(url_decode(pair.substr(0, equals)),
-                       equals == std::string_view::npos ? "" : url_decode(pair.substr(equals + 1)));
+    query.emplace_back(
+        url_decode(pair.substr(0, equals), /*plus_is_space=*/true),
+        equals == std::string_view::npos ? "" : url_decode(pair.substr(equals + 1), true));
   }
   return query;
 }
@@ -189,6 +195,12 @@ Result<std::optional<storage::TimePoint>> time_parameter(const Api::Call& call,
   std::string_view text = call.query_value(name);
   if (text.empty()) return std::optional<storage::TimePoint>();
   auto time = parse_iso_time(text);
+  if (!time && text.size() > 16) {
+    // A zone's '+' written unencoded arrived as a space: after the minutes, a space is one.
+    std::string zone_restored(text);
+    std::replace(zone_restored.begin() + 16, zone_restored.end(), ' ', '+');
+    time = parse_iso_time(zone_restored);
+  }
   if (!time) {
     return Error::invalid_argument(std::string(name) +
                                    ": must be an ISO-8601 time such as 2026-11-22T10:00:00Z");

@@ -31,9 +31,11 @@ http::Response text_response(std::string content_type, std::string body);
 // The request's path without its query, split at '/': "/api/x/1" → {"api", "x", "1"}. Empty
 // segments stay ("/metrics/" → {"metrics", ""}), so that no other spelling reaches a route.
 std::vector<std::string_view> path_segments(std::string_view target);
-// Percent-decoding (RFC 3986): %XX is a byte, a bad escape stays as it is. '+' stays a '+', not a
-// space as in HTML forms: people type times as since=2026-11-22T10:00:00+02:00.
-std::string url_decode(std::string_view text);
+// Percent-decoding (RFC 3986): %XX is a byte, a bad escape stays as it is. In a path '+' stays a
+// '+'; in a query it is a space, as browsers (URLSearchParams, Studio's UI) and Studio's server
+// read it. A time typed with its zone unencoded (since=2026-11-22T10:00:00+02:00) is still read:
+// time parameters take the space back (time_parameter).
+std::string url_decode(std::string_view text, bool plus_is_space = false);
 std::vector<std::pair<std::string, std::string>> parse_query(std::string_view target);
 // Whether `segments` fit `pattern` ("/api/profiles/{}": "{}" matches one segment); `params` gets
 // the decoded segments "{}" matched.

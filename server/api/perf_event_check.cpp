@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/perf_events.h"
+#include "heartbeat/protocol/command_config.h"
 
 namespace dormant::server::api {
 namespace {
@@ -31,7 +32,7 @@ std::vector<std::string> requested_perf_events(const heartbeat::ProfilingRequest
   if (configs == request.additional_args->end() || !configs->is_object()) return {};
   auto perf = configs->find("perf");
   if (perf == configs->end() || !perf->is_object()) return {};
-  if (perf->value("mode", "") == "disabled" || perf->value("enabled", true) == false) return {};
+  if (heartbeat::turns_profiler_off(*perf)) return {};
   auto events = perf->find("events");
   if (events == perf->end() || !events->is_array()) return {};
   std::vector<std::string> names;

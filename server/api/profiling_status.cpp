@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "common/text.h"
+#include "heartbeat/protocol/command_config.h"
 #include "server/api/wire_mapping.h"
 
 namespace dormant::server::api {
@@ -110,10 +111,7 @@ std::string profiler_summary(const std::optional<Command>& command) {
   for (const auto& [key, name] : kNames) {
     auto config = configs->find(key);
     if (config == configs->end()) continue;
-    bool off = (config->is_string() && config->get<std::string>() == "disabled") ||
-               (config->is_object() && (config->value("enabled", true) == false ||
-                                        config->value("mode", "") == "disabled"));
-    if (!off) on.push_back(name);
+    if (!heartbeat::turns_profiler_off(*config)) on.push_back(name);
   }
   return on.empty() ? "Disabled" : join(on, ", ");
 }
@@ -142,6 +140,7 @@ Result<StatusFilters> parse_status_filters(const Query& query) {
     }
     if (name == "pids") {
       for (std::string_view each : split(value, ',')) {
+        each = trim(each);  // Studio reads them with int(), which takes spaces around
         auto pid = parse_integer(each);
         if (!pid || *pid <= 0) {
           return Error::problem(ErrorKind::kInvalidArgument, "pids",

@@ -1,7 +1,5 @@
 #include "server/api/wire_mapping.h"
 
-#include <ctime>
-
 #include "common/iso_time.h"
 #include "common/text.h"
 #include "profile/profile_header.h"
@@ -44,17 +42,6 @@ nlohmann::json target_hosts_json(const storage::TargetHosts& hosts) {
     json[hostname] = pids ? nlohmann::json(*pids) : nlohmann::json(nullptr);
   }
   return json;
-}
-
-// Reads `digits` digits at `at`; false when they are not all digits (no sign either).
-bool read_number(std::string_view text, size_t at, size_t digits, int& value) {
-  if (at + digits > text.size()) return false;
-  value = 0;
-  for (char c : text.substr(at, digits)) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + (c - '0');
-  }
-  return true;
 }
 
 std::optional<std::string> text_member(const nlohmann::json& object, const char* key) {
@@ -385,60 +372,5 @@ nlohmann::json to_json(const storage::ProfilingRequestRecord& request) {
 }
 
 std::string iso_time(storage::TimePoint time) { return iso_utc(time, /*with_millis=*/true) + "Z"; }
-
-std::optional<storage::TimePoint> parse_iso_time(std::string_view text) {
-  // YYYY-MM-DDTHH:MM:SS
-  std::tm fields{};
-  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  if (text.size() < 19 || text[4] != '-' || text[7] != '-' ||
-      (text[10] != 'T' && text[10] != ' ') || text[13] != ':' || text[16] != ':' ||
-      !read_number(text, 0, 4, year) || !read_number(text, 5, 2, month) ||
-      !read_number(text, 8, 2, day) || !read_number(text, 11, 2, hour) ||
-      !read_number(text, 14, 2, minute) || !read_number(text, 17, 2, second)) {
-    return std::nullopt;
-  }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
-    return std::nullopt;
-  }
-  // Beyond these, a time point overflows or means nothing a profiler measured.
-  if (year < 1970 || year >= 2200) return std::nullopt;
-  size_t at = 19;
-  std::chrono::microseconds fraction{0};
-  if (at < text.size() && text[at] == '.') {
-    size_t digits = 0;
-    int64_t micros = 0;
-    for (++at; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at, ++digits) {
-      if (digits < 6) micros = micros * 10 + (text[at] - '0');
-    }
-    if (digits == 0) return std::nullopt;
-    for (size_t d = digits; d < 6; ++d) micros *= 10;
-    fraction = std::chrono::microseconds(micros);
-  }
-  int offset_minutes = 0;
-  if (at < text.size() && text[at] == 'Z') {
-    ++at;
-  } else if (at < text.size() && (text[at] == '+' || text[at] == '-')) {
-    int hours = 0, minutes = 0;
-    if (!read_number(text, at + 1, 2, hours) || at + 3 >= text.size() || text[at + 3] != ':' ||
-        !read_number(text, at + 4, 2, minutes) || hours > 23 || minutes > 59) {
-      return std::nullopt;
-    }
-    offset_minutes = (text[at] == '+' ? 1 : -1) * (hours * 60 + minutes);
-    at += 6;
-  }
-  if (at != text.size()) return std::nullopt;
-  fields.tm_year = year - 1900;
-  fields.tm_mon = month - 1;
-  fields.tm_mday = day;
-  fields.tm_hour = hour;
-  fields.tm_min = minute;
-  fields.tm_sec = second;
-  std::time_t seconds = ::timegm(&fields);
-  std::tm normalised{};
-  ::gmtime_r(&seconds, &normalised);
-  if (normalised.tm_mday != day || normalised.tm_mon != month - 1) return std::nullopt;  // 02-31
-  return storage::TimePoint(std::chrono::seconds(seconds)) + fraction -
-         std::chrono::minutes(offset_minutes);
-}
 
 }  // namespace dormant::server::api

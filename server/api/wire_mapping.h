@@ -58,8 +58,5 @@ nlohmann::json to_json(const storage::ProfilingRequestRecord& request);
 
 // "2026-11-22T10:00:00.123Z".
 std::string iso_time(storage::TimePoint time);
-// ISO-8601 with an optional fraction and an optional 'Z' or ±hh:mm offset; without an offset the
-// time is taken as UTC (gProfiler writes naive UTC times in uploads). Years 1970 to 2199 only.
-std::optional<storage::TimePoint> parse_iso_time(std::string_view text);
 
 }  // namespace dormant::server::api

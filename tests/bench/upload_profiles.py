@@ -39,7 +39,7 @@ def profile_text(host, pool, stacks, rng):
         "os_name": "Debian GNU/Linux", "os_release": "12", "libc_type": "glibc",
         "libc_version": "2.36", "hardware_type": "x86_64", "pid": 42,
         "mac_address": "02:00:00:00:00:01", "private_ip": "10.0.0.1", "spawn_uptime_ms": 1000,
-        "cloud_provider": "Unknown", "agent_version": "bench", "spawn_time": 1785000000.0,
+        "cloud_provider": "Unknown", "agent_version": "bench", "spawn_time": "2026-07-25T17:20:00",
         "run_arguments": {"service_name": "busy", "frequency": 99},
         "current_time": "2026-11-20T10:00:00", "profiling_mode": "cpu"}}
     chosen = {}
@@ -70,7 +70,7 @@ def main():
         body = {"start_time": begin.strftime("%Y-%m-%dT%H:%M:%S"),
                 "end_time": (begin + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%S"),
                 "hostname": "busy-01", "profile": text, "cpu_avg": 50.0, "mem_avg": 40.0,
-                "spawn_time": 1785000000.0, "gpid": ""}
+                "spawn_time": "2026-07-25T17:20:00", "gpid": ""}
         connection.request("POST", "/api/v2/profiles", gzip.compress(json.dumps(body).encode()),
                            {"GPROFILER-API-KEY": token, "GPROFILER-SERVICE-NAME": service,
                             "Content-Encoding": "gzip", "Content-Type": "application/json"})

@@ -94,7 +94,7 @@ def plant_markup(server):
     reply = server.request("/api/metrics/heartbeat", body=beat)
     assert reply.status == 200, reply.body
     metadata = {
-        "hostname": HOST_MARKUP, "current_time": "2026-01-01T10:00:00", "spawn_time": 1785000000.0,
+        "hostname": HOST_MARKUP, "current_time": "2026-01-01T10:00:00", "spawn_time": "2026-07-25T17:20:00",
         "spawn_uptime_ms": 1000, "private_ip": "10.0.0.7", "cloud_provider": "Unknown",
         "processors": 2, "memory_capacity_mb": 1024, "system_name": "Linux",
         "os_name": "Debian GNU/Linux", "os_release": "12", "kernel_release": "6.1.0",

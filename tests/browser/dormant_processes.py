@@ -73,7 +73,7 @@ class ServerProcess:
         """A profile upload as gProfiler sends it (gzip JSON, GPROFILER-API-KEY)."""
         body = {"start_time": "2026-01-01T10:00:00", "end_time": "2026-01-01T10:01:00",
                 "hostname": hostname, "profile": collapsed, "cpu_avg": 1.0, "mem_avg": 1.0,
-                "spawn_time": 1785000000.0, "gpid": ""}
+                "spawn_time": "2026-07-25T17:20:00", "gpid": ""}
         return self.request("/api/v2/profiles", body=gzip.compress(json.dumps(body).encode()),
                             bearer=False,
                             headers={"GPROFILER-API-KEY": self.token,

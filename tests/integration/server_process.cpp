@@ -139,7 +139,7 @@ std::string collapsed_profile(const std::string& hostname, const std::string& st
         {"spawn_uptime_ms", 1000},
         {"cloud_provider", "Unknown"},
         {"agent_version", "0.1.0"},
-        {"spawn_time", 1785000000.0},
+        {"spawn_time", "2026-11-22T09:00:00"},
         {"run_arguments", {{"service_name", "web"}}},
         {"current_time", "2026-11-22T10:00:00"},
         {"profiling_mode", "cpu"}}},
@@ -155,7 +155,7 @@ nlohmann::json upload_body(const std::string& hostname, const std::string& colla
           {"profile", collapsed},
           {"cpu_avg", 10.0},
           {"mem_avg", 20.0},
-          {"spawn_time", 1785000000.0},
+          {"spawn_time", "2026-11-22T09:00:00"},
           {"gpid", ""}};
 }
 

@@ -56,7 +56,8 @@ class ServerProcess {
   uint16_t port_ = 0;
 };
 
-// A profile upload body as gProfiler sends it (reference §3), not yet compressed.
+// A profile upload body as the stock gProfiler agent sends it (times as naive UTC text), not yet
+// compressed.
 nlohmann::json upload_body(const std::string& hostname, const std::string& collapsed);
 // A collapsed profile with a header Studio accepts and the given stack lines.
 std::string collapsed_profile(const std::string& hostname, const std::string& stacks);

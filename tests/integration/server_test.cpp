@@ -276,6 +276,65 @@ TEST_F(ServerTest, UploadedProfilesAreStoredListedDownloadedAndDrawn) {
   EXPECT_NE(text.find("web: web-01"), std::string::npos) << "the page names service and host";
 }
 
+// Issue 36: the stock gProfiler agent's upload, byte for byte as its ProfilerAPIClient sends it
+// (data/gprofiler_stock_upload.json: Python's json.dump of its body, times and spawn_time as naive
+// UTC text, gpid ""), with its query string and headers; then its next upload, which sends back
+// the gpid it was answered. Both were refused with 422 once, and gProfiler drops a refused profile.
+TEST_F(ServerTest, TheStockGprofilerAgentsUploadsAreAccepted) {
+  start();
+  auto stock_body = read_file(STOCK_UPLOAD);
+  ASSERT_TRUE(stock_body.ok()) << STOCK_UPLOAD;
+  auto post = [&](const std::string& body) {
+    fs::path file = root_ / "stock-upload.gz";
+    std::ofstream(file, std::ios::binary) << gzip(body);
+    return server_->curl(
+        {"-X", "POST", "-H", std::string("GPROFILER-API-KEY: ") + kToken, "-H",
+         "GPROFILER-SERVICE-NAME: web", "-H", "Content-Encoding: gzip", "-H",
+         "Content-type: application/json", "--data-binary", "@" + file.string(),
+         server_->url(std::string("/api/v2/profiles?key=") + kToken +
+                      "&service=web&hostname=web-01&timestamp=2026-11-28T01:21:08&version=1.50.0")},
+        /*with_token=*/false);
+  };
+  HttpReply first = post(*stock_body);
+  ASSERT_EQ(first.status, 200) << first.body;
+  const int64_t gpid = first.json()["gpid"];
+
+  json next = json::parse(*stock_body);
+  next["gpid"] = gpid;
+  next["start_time"] = "2026-11-28T01:21:08";
+  next["end_time"] = "2026-11-28T01:22:08";
+  HttpReply second = post(next.dump());
+  ASSERT_EQ(second.status, 200) << second.body;
+
+  json listed = server_->get("/api/profiles?service=web&hostname=web-01").json()["profiles"];
+  EXPECT_EQ(listed.size(), 2u);
+  HttpReply stored = server_->get("/api/profiles/" + std::to_string(gpid) + "/collapsed");
+  EXPECT_EQ(stored.body, json::parse(*stock_body)["profile"].get<std::string>())
+      << "stored as it came";
+
+  // The same agent run with --disable-application-metadata: no index before each stack.
+  json without_index = json::parse(*stock_body);
+  std::string profile = without_index["profile"];
+  const std::string enabled = "\"application_metadata_enabled\": true";
+  ASSERT_NE(profile.find(enabled), std::string::npos);
+  profile.replace(profile.find(enabled), enabled.size(), "\"application_metadata_enabled\": false");
+  for (size_t at = profile.find("\n0;"); at != std::string::npos; at = profile.find("\n0;", at)) {
+    profile.erase(at + 1, 2);
+  }
+  without_index["profile"] = profile;
+  HttpReply third = post(without_index.dump());
+  ASSERT_EQ(third.status, 200) << third.body;
+  HttpReply drawn = server_->get("/api/profiles/" + third.json()["gpid"].dump() + "/flamegraph");
+  EXPECT_NE(drawn.body.find("render (/srv/app.py)"), std::string::npos) << "stacks read whole";
+
+  // What is malformed is still refused, and says which field.
+  json bad_spawn = json::parse(*stock_body);
+  bad_spawn["spawn_time"] = "2026-11-31T00:21:08";
+  HttpReply refused = post(bad_spawn.dump());
+  EXPECT_EQ(refused.status, 422);
+  EXPECT_NE(refused.body.find("spawn_time"), std::string::npos) << refused.body;
+}
+
 // Issue 22, server 9: what the server writes is its own, and exposures are said at start.
 TEST_F(ServerTest, ItsFilesAreItsOwnAndAnExposedTokensFileIsSaid) {
   std::ofstream(root_ / "tokens") << kToken << "\n";

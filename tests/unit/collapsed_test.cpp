@@ -1,5 +1,7 @@
 #include "profile/collapsed.h"
 
+#include <algorithm>
+
 #include <gnu/libc-version.h>
 #include <gtest/gtest.h>
 #include <sys/utsname.h>
@@ -62,6 +64,34 @@ TEST(Collapsed, SeparatorsInsideFramesAreNeutralised) {
   table.add("", "java", std::vector<std::string_view>{"Lfoo/Bar;run()V", "line\nbreak"}, 1);
   EXPECT_EQ(write_collapsed(table, nlohmann::json::object()),
             "# {}\n0;;java;Lfoo/Bar,run()V;line break 1\n");
+}
+
+// gProfiler's --disable-application-metadata: no index field, and the header says so.
+TEST(Collapsed, LinesWithoutTheIndexAreReadWhenTheHeaderSaysSo) {
+  const std::string text =
+      "# {\"application_metadata_enabled\": false}\n"
+      ";java;main;run 5\n"
+      "web-7f9c;nginx;main 2\n";
+  auto read = read_collapsed(text);
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  EXPECT_EQ(read->stacks.total_samples(), 7u);
+  std::vector<std::string> seen;
+  read->stacks.for_each([&](const StackView& stack) {
+    std::string line = std::string(stack.container) + "|" + std::string(stack.comm);
+    for (StringId id : stack.frame_ids) line += "|" + std::string(read->stacks.string(id));
+    seen.push_back(line);
+  });
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"web-7f9c|nginx|main", "|java|main|run"}));
+  EXPECT_EQ(write_collapsed(read->stacks, read->header),
+            "# {\"application_metadata_enabled\":false}\n;java;main;run 5\nweb-7f9c;nginx;main 2\n")
+      << "written back in the same layout";
+  auto too_short = read_collapsed("# {\"application_metadata_enabled\": false}\njava 1\n");
+  ASSERT_FALSE(too_short.ok());
+  EXPECT_EQ(too_short.error().message(), "line 2: expected 'container;comm;frames... count'");
+  // With the index kept (true, or no word of it), "0;;java" is index, container and comm.
+  EXPECT_TRUE(read_collapsed("# {\"application_metadata_enabled\": true}\n0;;java;main 1\n").ok());
+  EXPECT_FALSE(read_collapsed("# {}\n;java;main 1\n").ok());
 }
 
 TEST(Collapsed, MalformedProfilesSayWhichLine) {

@@ -13,7 +13,8 @@ std::string error_of(const Result<void>& result) {
   return result.ok() ? "(accepted)" : result.error().message();
 }
 
-// A header as the stock gProfiler agent writes it (reference §6), trimmed to what Studio reads.
+// A header as the stock gProfiler agent writes it (times as naive UTC text), trimmed to what
+// Studio reads.
 json stock_header() {
   return json::parse(R"({
     "containers": [], "container_names_enabled": true,
@@ -26,7 +27,7 @@ json stock_header() {
       "libc_type": "glibc", "libc_version": "2.36", "hardware_type": "x86_64", "pid": 4242,
       "mac_address": "02:42:ac:11:00:02", "private_ip": "10.1.2.3",
       "spawn_uptime_ms": 123456.789, "cloud_provider": "unknown", "cloud_info": {},
-      "agent_version": "1.53.1", "spawn_time": 1785000000.25,
+      "agent_version": "1.53.1", "spawn_time": "2026-08-05T09:11:12",
       "run_arguments": {"service_name": "web", "perf_mode": "fp"}, "big_data": {},
       "current_time": "2026-08-05T10:11:12", "profiling_mode": "cpu"},
     "metrics": {"cpu_avg": 12.5, "mem_avg": 40.0}
@@ -67,13 +68,16 @@ TEST(MetadataValidation, TypesAreChecked) {
     std::string message;
   };
   for (const Case& c : std::initializer_list<Case>{
-           {"kernel_release", 6, "metadata.kernel_release: must be a string"},
+           {"kernel_release", true, "metadata.kernel_release: must be a string"},
+           {"kernel_release", json::array(), "metadata.kernel_release: must be a string"},
            {"hostname", nullptr, "metadata.hostname: must be a string"},
-           {"processors", "16", "metadata.processors: must be a number"},
+           {"processors", "sixteen", "metadata.processors: must be a number"},
+           {"processors", "1.5", "metadata.processors: must be a number"},
+           {"processors", "", "metadata.processors: must be a number"},
            {"processors", true, "metadata.processors: must be a number"},
            {"memory_capacity_mb", json::array(), "metadata.memory_capacity_mb: must be a number"},
            {"pid", json::object(), "metadata.pid: must be a number"},
-           {"spawn_uptime_ms", "1", "metadata.spawn_uptime_ms: must be a number"},
+           {"spawn_uptime_ms", "1 ms", "metadata.spawn_uptime_ms: must be a number"},
            {"run_arguments", "--flag", "metadata.run_arguments: must be an object"},
            {"run_arguments", nullptr, "metadata.run_arguments: must be an object"},
            {"cloud_info", json::array(), "metadata.cloud_info: must be an object"},
@@ -95,6 +99,29 @@ TEST(MetadataValidation, TypesAreChecked) {
   }
 }
 
+// Studio's model converts what it can: so do we, or a header Studio keeps would be lost here.
+TEST(MetadataValidation, WhatStudiosModelConvertsIsAccepted) {
+  struct Case {
+    const char* field;
+    json value;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {"kernel_release", 6},
+           {"os_release", 12.04},
+           {"processors", "16"},
+           {"processors", " -2 "},
+           {"memory_capacity_mb", 64215.0},
+           {"pid", "4242"},
+           {"spawn_uptime_ms", 123456.789},
+           {"current_time", "1785000000.5"},
+           {"spawn_time", 1785000000},
+       }) {
+    json header = stock_header();
+    header["metadata"][c.field] = c.value;
+    EXPECT_EQ(error_of(validate_profile_header(header)), "(accepted)") << c.field << " " << c.value;
+  }
+}
+
 TEST(MetadataValidation, CloudProviderIgnoresCase) {
   for (const char* provider : {"AWS", "aws", "Gcp", "AZURE", "Unknown", "unknown"}) {
     json header = stock_header();
@@ -113,9 +140,9 @@ TEST(MetadataValidation, TimesAreIsoStringsOrNumbers) {
     header["metadata"]["current_time"] = time;
     EXPECT_TRUE(validate_profile_header(header).ok()) << time;
   }
-  for (const char* time :
-       {"", "2026-08-05T", "2026-8-05T10:11:12", "2026-08-05T10:11:12.",
-        "2026-08-05T10:11:12+02:", "2026-08-05T10:11:12 junk", "2026-08-05T10:11:12Zx"}) {
+  for (const char* time : {"", "2026-08-05T", "2026-8-05T10:11:12", "2026-08-05T10:11:12.",
+                           "2026-02-30T10:11:12", "1e400", "nan", "0x10", "2026-08-05T10:11:12+02:",
+                           "2026-08-05T10:11:12 junk", "2026-08-05T10:11:12Zx"}) {
     json header = stock_header();
     header["metadata"]["current_time"] = time;
     EXPECT_FALSE(validate_profile_header(header).ok()) << time;

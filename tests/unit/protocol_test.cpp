@@ -603,6 +603,20 @@ TEST(ProfileUpload, NoGpidIsTheEmptyString) {
   EXPECT_EQ(parse_profile_upload(body)->gpid, 7);
 }
 
+// gProfiler's agent writes spawn_time as naive UTC text (utcfromtimestamp().isoformat()), and
+// Studio answers gpid as a number that an agent may send back as its digits.
+TEST(ProfileUpload, TheStockAgentsTextFormsAreRead) {
+  json body = to_json(ProfileUpload{"a", "b", "h", "# {}\n", 1, 2, 3, 4});
+  body["spawn_time"] = "2026-11-28T00:21:08";
+  body["gpid"] = "123";
+  auto parsed = parse_profile_upload(body);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed->spawn_time, 1795825268.0);
+  EXPECT_EQ(parsed->gpid, 123);
+  body["spawn_time"] = "2026-11-28T02:21:08.5+02:00";
+  EXPECT_EQ(parse_profile_upload(body)->spawn_time, 1795825268.5);
+}
+
 TEST(ProfileUpload, ValidationErrors) {
   json valid = to_json(ProfileUpload{"a", "b", "h", "# {}\n", 1, 2, 3, 4});
   std::vector<FieldCase> cases = {
@@ -613,7 +627,12 @@ TEST(ProfileUpload, ValidationErrors) {
       {"profile", json::array(), "profile: must be a string"},
       {"cpu_avg", "12", "cpu_avg: must be a number"},
       {"mem_avg", -1, "mem_avg: -1 is less than 0"},
-      {"spawn_time", true, "spawn_time: must be a number"},
+      {"spawn_time", true, "spawn_time: must be an ISO-8601 time or a number of seconds"},
+      {"spawn_time", "2026-13-01T00:00:00",
+       "spawn_time: '2026-13-01T00:00:00' must be an ISO-8601 time or a number of seconds"},
+      {"spawn_time", -1, "spawn_time: -1 is less than 0"},
+      {"gpid", "12a", "gpid: must be a non-negative integer or \"\""},
+      {"gpid", "-3", "gpid: must be a non-negative integer or \"\""},
       {"gpid", "abc", "gpid: must be a non-negative integer or \"\""},
       {"gpid", -1, "gpid: must be a non-negative integer or \"\""},
       {"gpid", 1.5, "gpid: must be a non-negative integer or \"\""},
@@ -705,6 +724,27 @@ TEST(ProfilingRequest, EntitiesAloneAreEnough) {
   EXPECT_EQ(parsed->target_scope, TargetScope::kService);
   EXPECT_TRUE(parsed->target_hosts.empty());
   EXPECT_TRUE(to_json(*parsed)["target_hosts"].is_null());
+}
+
+// Studio's UI sends back the row id the status view gave it: service|host|namespace|pod|container,
+// longer than one name can be with Kubernetes' names (a pod's may take 253 bytes).
+TEST(ProfilingRequest, ARowIdMayHoldFiveNames) {
+  const std::string pod(253, 'p');
+  const std::string id = "web|node-1|prod|" + pod + "|" + std::string(253, 'c');
+  json body = {{"service_name", "web"},
+               {"request_type", "start"},
+               {"target_scope", "container"},
+               {"target_entities", {{{"id", id}}}}};
+  auto parsed = parse_profiling_request(body);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed->target_entities[0]["id"], id);
+  body["target_entities"][0]["id"] = std::string(5 * 255 + 5, 'x');
+  EXPECT_NE(error_of(parse_profiling_request(body)).find("is longer than 1279 bytes"),
+            std::string::npos);
+  body["target_entities"][0] = {{"pod_name", pod + "ppp"}};
+  const std::string too_long = error_of(parse_profiling_request(body));
+  EXPECT_NE(too_long.find("is longer than 255 bytes"), std::string::npos)
+      << "other members are names: " << too_long;
 }
 
 TEST(ProfilingRequest, StopRules) {
@@ -883,6 +923,20 @@ TEST(ProfilingResponse, ToJson) {
 
 // ---------------------------------------------------------------------------------------------
 // combined_config, the agent's side (§1.4)
+
+// The server reads profiler_configs as sent (to summarise a command, to check perf's events):
+// nlohmann's value() threw on {"enabled": "false"}, a 500 for every view of that command.
+TEST(CommandConfig, WhatTurnsAProfilerOffIsReadWithoutThrowing) {
+  for (json off : {json("disabled"), json({{"mode", "disabled"}}), json({{"enabled", false}}),
+                   json({{"enabled", false}, {"mode", 3}})}) {
+    EXPECT_TRUE(turns_profiler_off(off)) << off;
+  }
+  for (json on : {json("enabled"), json(nullptr), json(7), json::array(), json::object(),
+                  json({{"enabled", "false"}}), json({{"mode", nullptr}}),
+                  json({{"enabled", true}}), json({{"mode", "enabled_restricted"}})}) {
+    EXPECT_FALSE(turns_profiler_off(on)) << on;
+  }
+}
 
 TEST(CommandConfig, DefaultsForAnEmptyStart) {
   auto config = parse_combined_config(json::object(), "start");
