@@ -26,9 +26,27 @@ struct LineLayout {
   size_t prefix_fields() const { return has_index ? 3 : 2; }
 };
 
-LineLayout layout_of(const nlohmann::json& header) {
+bool says_no_index(const nlohmann::json& header) {
   auto enabled = header.find("application_metadata_enabled");
-  return {!(enabled != header.end() && enabled->is_boolean() && !enabled->get<bool>())};
+  return enabled != header.end() && enabled->is_boolean() && !enabled->get<bool>();
+}
+
+// Whether each stack line after the header opens with digits and ';'. Dormant's agents before
+// 2026-11 wrote "application_metadata_enabled": false above lines that hold the index: a profile
+// whose every line starts with one is read as indexed (a container named only by digits on every
+// line of a gProfiler profile without the index is the one it would misread).
+bool every_line_opens_with_an_index(std::string_view text) {
+  size_t newline = text.find('\n');
+  while (newline != std::string_view::npos) {
+    size_t begin = newline + 1;
+    newline = text.find('\n', begin);
+    std::string_view line = text.substr(begin, newline - begin);
+    if (line.empty() || line == "\r") continue;
+    size_t digits = 0;
+    while (digits < line.size() && std::isdigit(static_cast<unsigned char>(line[digits]))) ++digits;
+    if (digits == 0 || digits == line.size() || line[digits] != ';') return false;
+  }
+  return true;
 }
 
 Result<void> read_stack_line(std::string_view line, size_t line_number, LineLayout layout,
@@ -84,7 +102,7 @@ std::string sanitize_frame(std::string_view frame) {
 }
 
 std::string write_collapsed(const StackTable& stacks, const nlohmann::json& header) {
-  const LineLayout layout = layout_of(header);
+  const LineLayout layout{!says_no_index(header)};
   std::vector<std::pair<std::string, uint64_t>> lines;
   lines.reserve(stacks.distinct_stacks());
   stacks.for_each([&](const StackView& stack) {
@@ -124,7 +142,7 @@ Result<CollapsedProfile> read_collapsed(std::string_view text) {
     return line_error(1, "the header after '#' is not a JSON object");
   }
 
-  const LineLayout layout = layout_of(profile.header);
+  const LineLayout layout{!says_no_index(profile.header) || every_line_opens_with_an_index(text)};
   std::vector<std::string_view> fields;
   size_t line_number = 1;
   while (newline != std::string_view::npos) {

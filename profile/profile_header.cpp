@@ -49,7 +49,7 @@ nlohmann::json make_profile_header(const HostInfo& host, const SnapshotInfo& sna
       {"metadata", metadata},
       {"metrics", {{"cpu_avg", snapshot.cpu_avg}, {"mem_avg", snapshot.mem_avg}}},
       {"application_metadata", nlohmann::json::array({nullptr})},
-      {"application_metadata_enabled", false},
+      {"application_metadata_enabled", true},  // each line opens with its index, "0"
       {"profiling_mode", snapshot.profiling_mode},
       {"hwmetrics", nullptr},
       {"htmlblob", nullptr},

@@ -94,6 +94,26 @@ TEST(Collapsed, LinesWithoutTheIndexAreReadWhenTheHeaderSaysSo) {
   EXPECT_FALSE(read_collapsed("# {}\n;java;main 1\n").ok());
 }
 
+// Dormant's agents once wrote "application_metadata_enabled": false above indexed lines; the
+// profiles they uploaded are still read as they meant them.
+TEST(Collapsed, IndexedLinesUnderAHeaderThatDeniesThemAreReadAsIndexed) {
+  auto read = read_collapsed(
+      "# {\"application_metadata_enabled\": false}\n0;;java;main 5\n0;web-7f9c;nginx;main 2\n");
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  std::vector<std::string> comms;
+  read->stacks.for_each([&](const StackView& stack) { comms.emplace_back(stack.comm); });
+  std::sort(comms.begin(), comms.end());
+  EXPECT_EQ(comms, (std::vector<std::string>{"java", "nginx"}));
+  // One line without the index: the header is right, and "0" on the others is a container.
+  auto mixed =
+      read_collapsed("# {\"application_metadata_enabled\": false}\n0;java;main 5\n;nginx;main 2\n");
+  ASSERT_TRUE(mixed.ok()) << mixed.error().message();
+  std::vector<std::string> containers;
+  mixed->stacks.for_each([&](const StackView& stack) { containers.emplace_back(stack.container); });
+  std::sort(containers.begin(), containers.end());
+  EXPECT_EQ(containers, (std::vector<std::string>{"", "0"}));
+}
+
 TEST(Collapsed, MalformedProfilesSayWhichLine) {
   auto expect_error = [](std::string_view text, std::string_view message) {
     auto read = read_collapsed(text);
