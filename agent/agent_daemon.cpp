@@ -31,7 +31,7 @@ constexpr auto kKeepIdleBetweenBursts = 5s;
 constexpr size_t kLockSockets = 1;
 // What the teardown audit lets pass over the idle baseline: pages of the agent's own code and of
 // shared libraries that a session touched first, and heap that malloc_trim cannot give back. The
-// 200-cycle tests hold the agent to 256 kB.
+// start/stop cycle tests hold the agent to 256 kB.
 constexpr ResourceAudit::Limits kAuditLimits{
     .max_sockets = kServerConnections + kLockSockets, .anon_slack_kb = 1024, .uss_slack_kb = 1024};
 

@@ -7,10 +7,14 @@ if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
   set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "Build type" FORCE)
 endif()
 
+# The compiler cache stays where ccache keeps it (~/.cache/ccache unless CCACHE_DIR says otherwise),
+# outside the tree, and names files relative to the source folder: a fresh clone in another folder
+# (CI's) finds what an earlier build compiled.
 find_program(CCACHE_PROGRAM ccache)
 if(CCACHE_PROGRAM AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
-  set(CMAKE_C_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
-  set(CMAKE_CXX_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+  set(dormant_ccache ${CMAKE_COMMAND} -E env CCACHE_BASEDIR=${CMAKE_SOURCE_DIR} CCACHE_NOHASHDIR=true)
+  set(CMAKE_C_COMPILER_LAUNCHER ${dormant_ccache} ${CCACHE_PROGRAM})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${dormant_ccache} ${CCACHE_PROGRAM})
 endif()
 
 add_compile_options(-Wall -Wextra -fno-omit-frame-pointer)

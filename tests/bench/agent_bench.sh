@@ -50,7 +50,7 @@ start_agent() {  # start_agent INTERVAL
   rm -rf "$work/state"
   "${agent_prefix[@]}" "$agent_bin" --enable-heartbeat-server --api-server "$url" --tls-ca-bundle "$work/certs/ca.pem" \
     --token-file "$work/tokens" --service-name bench --heartbeat-interval "$1" -u \
-    --state-dir "$work/state" --log-level info 2>"$work/agent.log" &
+    --state-dir "$work/state" --host-lock "$work/agent.lock" --log-level info 2>"$work/agent.log" &
   agent_pid=$!
   until grep -q "idle baseline" "$work/agent.log"; do
     kill -0 "$agent_pid" 2>/dev/null || { cat "$work/agent.log" >&2; exit 1; }

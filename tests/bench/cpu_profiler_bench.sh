@@ -26,6 +26,8 @@ agent_bin="$build/agent/dormant-agent"
 known_ratio="$build/tests/fakes/known_ratio"
 child_cpu="$build/tests/bench/child_cpu"
 work=$(mktemp -d)
+# Its own state and lock, so that an agent already running on this host changes nothing.
+own_state=(--state-dir "$work/state" --host-lock "$work/agent.lock")
 load_pids=()
 stats_before=$(cat /proc/sys/kernel/bpf_stats_enabled)
 cleanup() {
@@ -94,7 +96,8 @@ profile() {
   # eBPF a short extra snapshot; perf, whose snapshots come later by the time perf script takes,
   # the rest of its last one.
   "$child_cpu" --term-after "$seconds.5" "$agent_bin" -c -d "$interval" -f 99 -o "$out" \
-    --no-flamegraph --system-profiler "$2" --log-level info >"$work/cpu" 2>"$log" ||
+    --no-flamegraph --system-profiler "$2" --log-level info "${own_state[@]}" >"$work/cpu" \
+    2>"$log" ||
     status=$?
   elapsed=$(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')
   read -r user sys bpf <"$work/cpu" || true

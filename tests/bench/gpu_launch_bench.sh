@@ -19,6 +19,8 @@ fakes="$build/tests/fakes/cuda"
 app="$fakes/fake_cuda_app"
 work=$(mktemp -d)
 trap 'touch "$work/stop"; rm -rf "$work"' EXIT
+# Its own state and lock, so that an agent already running on this host changes nothing.
+own_state=(--state-dir "$work/state" --host-lock "$work/agent.lock")
 export LD_LIBRARY_PATH=$fakes
 
 elapsed_ns() { sed -n 's/.*"elapsed_ns": \([0-9]*\).*/\1/p'; }
@@ -27,7 +29,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 for ((run = 0; run < runs; ++run)); do
   "$app" --rounds "$rounds" | elapsed_ns >>"$work/plain"
   CUDA_INJECTION64_PATH=$library "$app" --rounds "$rounds" | elapsed_ns >>"$work/dormant"
-  "$agent" gpu -o "$work/out" --gpu-mode gpu-only --log-level warn -- \
+  "$agent" gpu -o "$work/out" --gpu-mode gpu-only --log-level warn "${own_state[@]}" -- \
     "$app" --rounds "$rounds" | elapsed_ns >>"$work/attached"
 done
 launches=$((rounds * 3))
@@ -46,7 +48,7 @@ CUDA_INJECTION64_PATH=$library "$app" --until-file "$work/stop" --pause-us 250 >
 program=$!
 sleep 1
 times_line=$(bash -c '"$@" >/dev/null 2>&1; times' _ "$agent" -d 5 -o "$work/out" \
-  --gpu-mode gpu-only --log-level warn | tail -n 1)
+  --gpu-mode gpu-only --log-level warn "${own_state[@]}" | tail -n 1)
 touch "$work/stop"
 wait $program
 launched=$(sed -n 's/.*"launches": \([0-9]*\).*/\1/p' "$work/program")

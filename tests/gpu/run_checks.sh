@@ -50,7 +50,7 @@ for _ in $(seq 100); do
 done
 "$bin/dormant-agent" --enable-heartbeat-server --api-server "http://127.0.0.1:$port" \
   --token-file "$work/tokens" --service-name gpu --heartbeat-interval 1 -o "$out/heartbeat" \
-  --state-dir "$work/agent" >"$out/agent.log" 2>&1 &
+  --state-dir "$work/agent" --host-lock "$work/agent.lock" >"$out/agent.log" 2>&1 &
 agent=$!
 request() {
   curl -s -H "Authorization: Bearer gpu-check-token" -d "$1" \

@@ -15,6 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/eventually.h"
+
+#include "common/atomic_file.h"
 #include "common/subprocess.h"
 #include "profile/collapsed.h"
 
@@ -294,18 +297,26 @@ TEST_F(GpuLaunchTest, ASignalToTheAgentGoesToTheProgramAndItsProfileIsKept) {
                   "--pause-us",   "100"};
   options.env = {"LD_LIBRARY_PATH=" FAKE_CUDA_DIR};
   options.stdout_to = Redirect::null();
+  const fs::path log = root_ / "agent.log";
+  options.stderr_to = Redirect::file(log);
   auto agent = Subprocess::spawn(options);
   ASSERT_TRUE(agent.ok()) << agent.error().message();
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  auto agent_log = [&] { return read_file(log).value_or(""); };
+  // Attached, however long that takes on a loaded machine; then launches to join.
+  ASSERT_TRUE(dormant::testing::eventually(
+      [&] { return agent_log().find("gpu: attached") != std::string::npos; },
+      std::chrono::seconds(60)))
+      << agent_log();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   ::kill((*agent)->pid(), SIGTERM);
   auto status = (*agent)->wait(deadline_after(std::chrono::seconds(30)));
   ASSERT_TRUE(status.ok()) << "the agent did not end";
-  EXPECT_EQ(status->code, 128 + SIGTERM) << status->describe() << "\n" << (*agent)->stderr_tail();
+  EXPECT_EQ(status->code, 128 + SIGTERM) << status->describe() << "\n" << agent_log();
   std::ifstream file(root_ / "out" / "last_profile.col");
   std::stringstream text;
   text << file.rdbuf();
   auto profile = profile::read_collapsed(text.str());
-  ASSERT_TRUE(profile.ok()) << (*agent)->stderr_tail();
+  ASSERT_TRUE(profile.ok()) << agent_log();
   EXPECT_GT(profile->header["gpu"]["joined"].get<uint64_t>(), 0u) << profile->header.dump();
 }
 

@@ -25,6 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using dormant::testing::eventually;
+using dormant::testing::ran_for_cpu_seconds;
 using dormant::testing::spawn_workload;
 
 class PerfAgentTest : public ::testing::Test {
@@ -448,7 +449,8 @@ TEST_F(PerfAgentTest, SigtermDuringASnapshotStillWritesWhatWasCollected) {
   ASSERT_TRUE(eventually([&] { return agent_log().find("perf: recording") != std::string::npos; },
                          std::chrono::seconds(60)))
       << agent_log();
-  ::sleep(2);
+  // 199 Hz over 1.5 s of the workload's CPU time: about 300 samples.
+  ASSERT_TRUE(ran_for_cpu_seconds(program->pid(), 1.5));
   stop_agent(*agent);
   EXPECT_EQ(files_ending_with(".col"), 1u);
   EXPECT_GT(samples_with(last_profile().stacks, "known_ratio", "burn"), 50u) << agent_log();
@@ -456,12 +458,19 @@ TEST_F(PerfAgentTest, SigtermDuringASnapshotStillWritesWhatWasCollected) {
 }
 
 TEST_F(PerfAgentTest, SigtermWhileASnapshotIsParsedEndsTheRunAfterThatSnapshot) {
+  const fs::path perf_log = root_ / "perf.log";
   auto agent = start_agent({"-c", "-d", "1", "-f", "99", "--perf-path", FAKE_PERF},
-                           {"FAKE_PERF_SCRIPT=slow"});
-  ASSERT_TRUE(eventually([&] { return agent_log().find("perf: recording") != std::string::npos; },
-                         std::chrono::seconds(60)))
+                           {"FAKE_PERF_SCRIPT=slow", "FAKE_PERF_LOG=" + perf_log.string()});
+  // The first snapshot's perf script (not event discovery's trials) has started: it waits 3 s.
+  auto snapshot_parsing = [&] {
+    std::istringstream calls(read_file(perf_log).value_or(""));
+    for (std::string call; std::getline(calls, call);) {
+      if (call.starts_with("script") && call.find("trial-") == std::string::npos) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually(snapshot_parsing, std::chrono::seconds(60), std::chrono::milliseconds(10)))
       << agent_log();
-  ::sleep(2);  // the first window ends after 1 s; its perf script then takes 3 s
   stop_agent(*agent);
   EXPECT_EQ(files_ending_with(".col"), 1u) << "no second, empty snapshot after the signal";
   EXPECT_GT(last_profile().stacks.total_samples(), 0u);

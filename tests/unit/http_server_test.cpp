@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tests/support/eventually.h"
+
 #include "common/subprocess.h"
 #include "common/unique_fd.h"
 
@@ -34,7 +36,10 @@ class HttpServerTest : public ::testing::Test {
   // Echoes the method, path and body size; sleeps when the path says so.
   static Response echo(const Request& request, const std::string&) {
     ++handled_;
-    if (request.target() == "/slow") std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    if (request.target() == "/slow") {
+      ++slow_started_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
     return json_response(bhttp::status::ok,
                          R"({"method":")" + std::string(request.method_string()) + R"(","path":")" +
                              std::string(request.target()) + R"(","body":)" +
@@ -90,6 +95,7 @@ class HttpServerTest : public ::testing::Test {
 
   static fs::path certs_;
   static inline std::atomic<int> handled_{0};
+  static inline std::atomic<int> slow_started_{0};
 };
 
 fs::path HttpServerTest::certs_;
@@ -431,9 +437,12 @@ TEST_F(HttpServerTest, AConnectionThatHasNotAuthenticatedWaitsOnlyBriefly) {
 TEST_F(HttpServerTest, StopLetsARequestInFlightFinish) {
   auto server = start(false);
   std::string status;
+  const int slow_before = slow_started_;
   std::thread client(
       [&] { status = curl({"http://127.0.0.1:" + std::to_string(server->port()) + "/slow"}); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // However long curl takes to start and connect on a loaded machine: stop once it is in flight.
+  EXPECT_TRUE(testing::eventually([&] { return slow_started_ > slow_before; },
+                                  std::chrono::seconds(30), std::chrono::milliseconds(1)));
   server->stop(std::chrono::seconds(5));
   client.join();
   EXPECT_EQ(status, "200");
