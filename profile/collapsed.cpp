@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "common/json_text.h"
@@ -31,22 +32,31 @@ bool says_no_index(const nlohmann::json& header) {
   return enabled != header.end() && enabled->is_boolean() && !enabled->get<bool>();
 }
 
-// Whether each stack line after the header opens with digits and ';'. Dormant's agents before
-// 2026-11 wrote "application_metadata_enabled": false above lines that hold the index: a profile
-// whose every line starts with one is read as indexed (a container named only by digits on every
-// line of a gProfiler profile without the index is the one it would misread).
-bool every_line_opens_with_an_index(std::string_view text) {
+// Calls visit(line, line_number) for each stack line after the header (its '\r' dropped, empty
+// lines skipped) while visit returns true; false when it stopped.
+template <typename Visit>
+bool for_each_stack_line(std::string_view text, Visit&& visit) {
   size_t newline = text.find('\n');
-  while (newline != std::string_view::npos) {
+  for (size_t line_number = 2; newline != std::string_view::npos; ++line_number) {
     size_t begin = newline + 1;
     newline = text.find('\n', begin);
     std::string_view line = text.substr(begin, newline - begin);
-    if (line.empty() || line == "\r") continue;
-    size_t digits = 0;
-    while (digits < line.size() && std::isdigit(static_cast<unsigned char>(line[digits]))) ++digits;
-    if (digits == 0 || digits == line.size() || line[digits] != ';') return false;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty() && !visit(line, line_number)) return false;
   }
   return true;
+}
+
+// Whether each stack line opens with digits and ';'. Dormant's agents before 2026-11 wrote
+// "application_metadata_enabled": false above lines that hold the index: a profile whose every
+// line starts with one is read as indexed (a gProfiler profile without the index whose every line
+// names a container by digits alone is the one it would misread).
+bool every_line_opens_with_an_index(std::string_view text) {
+  return for_each_stack_line(text, [](std::string_view line, size_t) {
+    size_t digits = 0;
+    while (digits < line.size() && std::isdigit(static_cast<unsigned char>(line[digits]))) ++digits;
+    return digits > 0 && digits < line.size() && line[digits] == ';';
+  });
 }
 
 Result<void> read_stack_line(std::string_view line, size_t line_number, LineLayout layout,
@@ -134,8 +144,7 @@ std::string write_collapsed(const StackTable& stacks, const nlohmann::json& head
 
 Result<CollapsedProfile> read_collapsed(std::string_view text) {
   CollapsedProfile profile;
-  size_t newline = text.find('\n');
-  std::string_view first = text.substr(0, newline);
+  std::string_view first = text.substr(0, text.find('\n'));
   if (!first.starts_with("#")) return line_error(1, "the profile must start with '# {header}'");
   profile.header = nlohmann::json::parse(first.substr(1), nullptr, /*allow_exceptions=*/false);
   if (profile.header.is_discarded() || !profile.header.is_object()) {
@@ -144,18 +153,14 @@ Result<CollapsedProfile> read_collapsed(std::string_view text) {
 
   const LineLayout layout{!says_no_index(profile.header) || every_line_opens_with_an_index(text)};
   std::vector<std::string_view> fields;
-  size_t line_number = 1;
-  while (newline != std::string_view::npos) {
-    size_t begin = newline + 1;
-    newline = text.find('\n', begin);
-    std::string_view line = text.substr(begin, newline - begin);
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) continue;
-    if (auto read = read_stack_line(line, line_number, layout, profile.stacks, fields); !read) {
-      return read.error();
-    }
-  }
+  std::optional<Error> error;
+  for_each_stack_line(text, [&](std::string_view line, size_t line_number) {
+    auto read = read_stack_line(line, line_number, layout, profile.stacks, fields);
+    if (read.ok()) return true;
+    error = std::move(read).take_error();
+    return false;
+  });
+  if (error) return *std::move(error);
   return profile;
 }
 

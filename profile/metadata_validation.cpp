@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "common/iso_time.h"
+#include "common/text.h"
 
 namespace dormant::profile {
 namespace {
@@ -78,11 +79,8 @@ bool is_cloud_provider(std::string_view text) {
 
 // Text that Python's int() reads: digits with an optional sign, spaces around them.
 bool is_integer_text(std::string_view text) {
-  size_t first = text.find_first_not_of(" \t");
-  size_t last = text.find_last_not_of(" \t");
-  if (first == std::string_view::npos) return false;
-  text = text.substr(first, last - first + 1);
-  if (text.front() == '+' || text.front() == '-') text.remove_prefix(1);
+  text = trim(text);
+  if (!text.empty() && (text.front() == '+' || text.front() == '-')) text.remove_prefix(1);
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
     return std::isdigit(static_cast<unsigned char>(c)) != 0;
   });

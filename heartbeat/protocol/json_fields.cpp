@@ -244,15 +244,12 @@ Result<double> read_number(const nlohmann::json& value, const std::string& path,
 }
 
 Result<double> read_epoch_seconds(const nlohmann::json& value, const std::string& path) {
+  constexpr std::string_view kForms = "must be an ISO-8601 time or a number of seconds";
   if (value.is_number()) return read_number(value, path, 0, std::numeric_limits<double>::max());
-  std::optional<std::chrono::system_clock::time_point> time;
-  if (value.is_string()) time = parse_iso_time(value.get_ref<const std::string&>());
-  if (!time) {
-    std::string problem = "must be an ISO-8601 time or a number of seconds";
-    if (value.is_string())
-      problem = single_quoted(value.get_ref<const std::string&>()) + " " + problem;
-    return field_error(path, problem);
-  }
+  if (!value.is_string()) return field_error(path, kForms);
+  const std::string& text = value.get_ref<const std::string&>();
+  auto time = parse_iso_time(text);
+  if (!time) return field_error(path, single_quoted(text) + " " + std::string(kForms));
   return std::chrono::duration<double>(time->time_since_epoch()).count();
 }
 
