@@ -140,7 +140,7 @@ TEST_F(ElfSymbolsAttack, AHeaderClaimingMillionsOfSectionsIsRefusedBeforeLibelfS
 // symbolizer keeps of all the files it read stay within its budget, the least recently used given
 // up first. The bounded symbolizer reads what the process mapped before them first: files read
 // together are read in the order of their device and inode, and a library read after the crafted
-// files could take the whole budget (1 binary kept, in CI once).
+// files could take the whole budget (1 binary kept, every time in one fresh clone).
 TEST_F(ElfSymbolsAttack, ManyCraftedFilesTogetherStayWithinTheSymbolizersBudget) {
   SymbolizerLimits limits;
   limits.max_binary_bytes = 3 * crafted_elf(CraftedElf{}).size();
