@@ -1,10 +1,10 @@
-// The agent's command state machine (DESIGN §3, reference §4.3): turns the commands the server
-// sends into sessions in two slots, continuous and one-shot. A new continuous start replaces the
-// running one; a one-shot whose profilers overlap the continuous session's pauses it, and it
-// resumes afterwards; a one-shot that arrives while another runs waits its turn. Unlike gProfiler:
-// `stop_level: process` with pids takes only those pids out (a session left with none stops), and
-// a stop is never held behind a one-shot. Every command gets one completion, when its effect is
-// established. Runs on the io_context; sessions report back there.
+// The agent's command state machine (docs/protocol.md, "How the stock agent runs commands"):
+// turns the commands the server sends into sessions in two slots, continuous and one-shot. A new
+// continuous start replaces the running one; a one-shot whose profilers overlap the continuous
+// session's pauses it, and it resumes afterwards; a one-shot that arrives while another runs waits
+// its turn. Unlike gProfiler: `stop_level: process` with pids takes only those pids out (a session
+// left with none stops), and a stop is never held behind a one-shot. Every command gets one
+// completion, when its effect is established. Runs on the io_context; sessions report back there.
 #pragma once
 
 #include <chrono>

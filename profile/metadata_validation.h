@@ -1,5 +1,5 @@
 // Checks the header of an uploaded collapsed profile the way Performance Studio's AgentMetadata
-// model does (reference §3), so that our server refuses what Studio would refuse.
+// model does (docs/protocol.md), so that our server refuses what Studio would refuse.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// The agent's reading of a command: combined_config (reference §1.4) checked and typed, so that
+// The agent's reading of a command: combined_config (docs/protocol.md) checked and typed, so that
 // an invalid command is refused with a reason before anything starts.
 #pragma once
 

@@ -1,4 +1,4 @@
-// POST /api/metrics/profile_request (reference §2.1): a person's or a script's request to start
+// POST /api/metrics/profile_request (docs/protocol.md): a person's or a script's request to start
 // or stop profiling on some hosts, and the server's answer.
 #pragma once
 

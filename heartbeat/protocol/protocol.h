@@ -1,5 +1,5 @@
-// The messages between agent and server, in Performance Studio's JSON form (reference §1.2,
-// §1.3, §1.5, §3): heartbeat, heartbeat response, command completion, profile upload body.
+// The messages between agent and server, in Performance Studio's JSON form (docs/protocol.md):
+// heartbeat, heartbeat response, command completion, profile upload body.
 // Each parse_* checks an untrusted body and names the offending field in its error;
 // each to_json writes what the other end expects.
 #pragma once
@@ -129,7 +129,7 @@ struct HeartbeatResponse {
 };
 
 nlohmann::json to_json(const HeartbeatResponse& response);
-// The agent's reading (reference §1.3): a command only when success is true and
+// The agent's reading: a command only when success is true and
 // profiling_command is a non-empty object; command_type defaults to "start" and combined_config
 // to {}. When there is no command, profiling_command is not looked at.
 Result<HeartbeatResponse> parse_heartbeat_response(const nlohmann::json& body);
