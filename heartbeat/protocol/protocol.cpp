@@ -1,11 +1,11 @@
 #include "heartbeat/protocol/protocol.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 
 #include "common/json_text.h"
+#include "common/text.h"
 #include "heartbeat/protocol/container_texts.h"
 #include "heartbeat/protocol/json_fields.h"
 
@@ -46,18 +46,15 @@ Result<ReportedContainer> read_container(const nlohmann::json& container, const 
 // An integer id, its digits as text (Studio takes either), or "" for none.
 Result<std::optional<std::int64_t>> read_gpid(const nlohmann::json& value,
                                               const std::string& path) {
-  constexpr std::int64_t kMaxGpid = std::numeric_limits<std::int64_t>::max();
   if (value.is_string()) {
     const std::string& text = value.get_ref<const std::string&>();
     if (text.empty()) return std::optional<std::int64_t>();
-    std::int64_t digits = 0;
-    auto [end, problem] = std::from_chars(text.data(), text.data() + text.size(), digits);
-    if (problem == std::errc() && end == text.data() + text.size() && digits >= 0) {
-      return std::optional<std::int64_t>(digits);
-    }
+    std::optional<std::int64_t> digits = parse_integer(text);
+    if (digits && *digits >= 0) return digits;
     return field_error(path, "must be a non-negative integer or \"\"");
   }
-  Result<std::int64_t> gpid = read_integer(value, path, 0, kMaxGpid);
+  Result<std::int64_t> gpid =
+      read_integer(value, path, 0, std::numeric_limits<std::int64_t>::max());
   if (!gpid) return field_error(path, "must be a non-negative integer or \"\"");
   return std::optional<std::int64_t>(*gpid);
 }
