@@ -127,7 +127,7 @@ Result<storage::ProfileUpload> to_stored_upload(heartbeat::ProfileUpload&& uploa
   if (!start) return Error::invalid_argument("start_time: not an ISO-8601 time from 1970 to 2199");
   if (!end) return Error::invalid_argument("end_time: not an ISO-8601 time from 1970 to 2199");
   if (*end < *start) return Error::invalid_argument("end_time: before start_time");
-  // The first line is "# {json}" with the metadata Studio validates (reference §3, §6).
+  // The first line is "# {json}" with the metadata Studio validates (docs/protocol.md).
   std::string_view first_line =
       std::string_view(upload.profile).substr(0, upload.profile.find('\n'));
   if (!first_line.starts_with('#')) {

@@ -33,7 +33,7 @@ class HeartbeatAgentTest : public HeartbeatFixture {
   void run_cycles(const std::string& profiler);
 };
 
-// gProfiler's AT-A6: a host command profiles the whole host (the workload is named by no pid).
+// A host command profiles the whole host (the workload is named by no pid).
 TEST_F(HeartbeatAgentTest, AtA6TheFullFlowByCurlProfilesTheWholeHost) {
   start_server();
   start_agent();

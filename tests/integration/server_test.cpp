@@ -33,7 +33,7 @@ class ServerTest : public ServerFixture {
  protected:
   ServerTest() : ServerFixture("dormant-server-it-") {}
 
-  // A heartbeat exactly as gProfiler's HeartbeatClient sends it (reference §1.2).
+  // A heartbeat exactly as gProfiler's HeartbeatClient sends it (docs/protocol.md).
   static json agent_heartbeat(const std::string& hostname, const std::string& service = "web") {
     json body = json::parse(R"({"ip_address": "10.0.0.7", "last_command_id": null,
       "status": "active", "timestamp": "2026-11-22T10:00:00.123456",
@@ -127,7 +127,7 @@ TEST_F(ServerTest, HealthChecksNeedNoToken) {
   }
 }
 
-// The curl bodies of reference §2.1, which use request_type and target_hosts.
+// Studio's own curl examples, with request_type and target_hosts (their fields: docs/protocol.md).
 TEST_F(ServerTest, StudiosOwnCurlExamplesWork) {
   start();
   json started = request(json::parse(R"({"service_name":"web","request_type":"start",

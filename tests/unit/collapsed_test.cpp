@@ -144,7 +144,7 @@ TEST(ProfileHeader, HoldsWhatPerformanceStudioValidates) {
   nlohmann::json header = make_profile_header(read_host_info(), snapshot);
   ASSERT_TRUE(validate_profile_header(header).ok())
       << validate_profile_header(header).error().message();
-  // Every metadata field gProfiler writes (reference §6), not only those Studio checks.
+  // Every metadata field gProfiler writes (docs/protocol.md), not only those Studio checks.
   for (const char* field : {"python_version",
                             "run_mode",
                             "deployment_type",
