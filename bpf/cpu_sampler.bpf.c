@@ -6,11 +6,13 @@
 // runs (`program_fence`), and then has the idle set to itself, so no sample loses its stack to a
 // drain.
 //
-// User stacks are walked here, by frame pointer, rather than by bpf_get_stackid: the kernel's
-// walk reads on until a read faults, and every chain ends in a null frame pointer, so every
-// sample paid for a page fault; this walk stops at the null. Stacks are kept under a seeded hash
-// of their frames in a hash map, where two stacks never evict one another as they do in a
-// stack-trace map.
+// User stacks are walked here rather than by bpf_get_stackid. Two programs walk them two ways:
+// on_cpu_sample by frame pointer (the kernel's walk reads on until a read faults, and every chain
+// ends in a null frame pointer, so every sample paid for a page fault; this walk stops at the
+// null), on_cpu_sample_cfi (x86_64) by the unwind tables user space loads from each file's
+// call-frame information (unwind.h), by frame pointer where an address has no row. Stacks are
+// kept under a seeded hash of their frames in a hash map, where two stacks never evict one
+// another as they do in a stack-trace map.
 //
 // UAPI headers describe the program's context and maps; the kernel structures it reads are
 // declared in kernel_types.h for CO-RE, not taken from vmlinux.h.
@@ -24,6 +26,7 @@
 #include <linux/errno.h>
 
 #include "kernel_types.h"
+#include "unwind.h"
 
 const volatile __u32 filter = DORMANT_FILTER_ALL;
 const volatile __u64 stack_hash_seed = 0;  // random per load: frames cannot be chosen to collide
@@ -72,11 +75,24 @@ struct {
 
 // Per CPU: where a sample's stacks are put together (too large for the BPF stack), and the process
 // image the CPU last sampled, which spares most samples a look-up in the process map.
+// Where a walk by the unwind tables stands, between its steps.
+struct table_walk {
+  __u64 ip;
+  __u64 sp;
+  __u64 fp;
+  __u64 hash;
+  struct dormant_unwind_process_key process;
+  __u32 depth;
+  __u8 exact_ip;  // ip is where the code was, not a return address (the first frame, a signal's)
+  __u8 fp_known;
+};
+
 struct cpu_scratch {
   __u32 last_tgid;
   __u32 last_generation;
   __u64 last_start_time;
   __u64 last_exec_id;
+  struct table_walk walk;
   struct dormant_stack user;
   struct dormant_stack kernel;
 };
@@ -120,6 +136,38 @@ struct {
   __type(key, __u32);
   __type(value, struct dormant_drops);
 } drops SEC(".maps");
+
+// Each file's rows (unwind.h), an array map of its own size under the file's id.
+struct unwind_rows {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+  // Sizes, not types: the program reads rows only through pointers, of which BTF keeps no layout.
+  __uint(key_size, sizeof(__u32));
+  __uint(value_size, sizeof(struct dormant_unwind_row));
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+  __uint(max_entries, 4096);
+  __type(key, __u32);
+  __array(values, struct unwind_rows);
+} unwind_files SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, struct dormant_unwind_process_key);
+  __type(value, struct dormant_unwind_process);
+} unwind_processes SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct dormant_unwind_counts);
+} unwind_counts SEC(".maps");
 
 static __always_inline struct dormant_drops* drop_counters(void) {
   __u32 zero = 0;
@@ -184,26 +232,31 @@ static __always_inline int saved_user_registers(struct user_registers* at) {
   return 1;
 }
 
-// The current task's user stack, walked by frame pointer into `stack`; its id.
-static __always_inline __u64 user_stack(struct bpf_perf_event_data* ctx,
-                                        struct dormant_stack* stack) {
-  struct user_registers at;
+// Where the current task's user code was at the sample: the sample's registers when it came in
+// user mode, else those the task entered the kernel with. 0: it has none.
+static __always_inline int sampled_user_registers(struct bpf_perf_event_data* ctx,
+                                                  struct user_registers* at) {
   if (DORMANT_IN_USER_MODE(ctx)) {
-    at.ip = PT_REGS_IP(&ctx->regs);
-    at.sp = PT_REGS_SP(&ctx->regs);
-    at.fp = PT_REGS_FP(&ctx->regs);
-    at.mode = DORMANT_SAMPLE_MODE(ctx);
-  } else if (!saved_user_registers(&at)) {
-    return DORMANT_STACK_NONE;
+    at->ip = PT_REGS_IP(&ctx->regs);
+    at->sp = PT_REGS_SP(&ctx->regs);
+    at->fp = PT_REGS_FP(&ctx->regs);
+    at->mode = DORMANT_SAMPLE_MODE(ctx);
+  } else if (!saved_user_registers(at)) {
+    return 0;
   }
-  if (at.ip == 0) return DORMANT_STACK_NONE;
-  __u64 hash = mix(stack_hash_seed, at.ip);
-  stack->ips[0] = at.ip;
+  return at->ip != 0;
+}
+
+// The user stack from `at`, walked by frame pointer into `stack`; its id.
+static __always_inline __u64 walk_by_frame_pointer(struct user_registers* at,
+                                                   struct dormant_stack* stack) {
+  __u64 hash = mix(stack_hash_seed, at->ip);
+  stack->ips[0] = at->ip;
   __u32 depth = 1;
-  __u64 fp = at.fp;
-  __u64 floor = at.sp;
+  __u64 fp = at->fp;
+  __u64 floor = at->sp;
   // A 32-bit task's frame records are 32-bit: it gets its innermost frame only.
-  for (int i = 1; i < DORMANT_MAX_STACK_DEPTH && !DORMANT_IS_COMPAT(at.mode); ++i) {
+  for (int i = 1; i < DORMANT_MAX_STACK_DEPTH && !DORMANT_IS_COMPAT(at->mode); ++i) {
     // A record lies above the last one, 8-aligned; anything else ends the chain unread.
     if (fp < floor || (fp & 7) != 0) break;
     struct frame_record record;
@@ -219,6 +272,190 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data* ctx,
   stack->depth = depth;
   return stack_id(hash, depth);
 }
+
+#if defined(__TARGET_ARCH_x86)
+static __always_inline int push_frame(struct cpu_scratch* cpu, __u64 ip) {
+  struct table_walk* walk = &cpu->walk;
+  __u32 depth = walk->depth;
+  if (depth >= DORMANT_MAX_STACK_DEPTH) return 0;
+  cpu->user.ips[depth] = ip;
+  walk->hash = mix(walk->hash, ip);
+  walk->depth = depth + 1;
+  return 1;
+}
+
+// The mapping of `process` holding `ip`, or null.
+static __always_inline struct dormant_unwind_mapping* mapping_of(
+    struct dormant_unwind_process* process, __u64 ip) {
+  __u32 low = 0;
+  __u32 high = process->count;
+  if (high > DORMANT_UNWIND_MAX_MAPPINGS) high = DORMANT_UNWIND_MAX_MAPPINGS;
+  for (int i = 0; i <= DORMANT_UNWIND_MAPPING_STEPS; ++i) {  // the last with start <= ip
+    if (low >= high) break;
+    __u32 middle = (low + high) / 2;
+    if (process->mappings[middle & (DORMANT_UNWIND_MAX_MAPPINGS - 1)].start <= ip) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
+  }
+  if (low == 0) return 0;
+  struct dormant_unwind_mapping* mapping =
+      &process->mappings[(low - 1) & (DORMANT_UNWIND_MAX_MAPPINGS - 1)];
+  return ip < mapping->end ? mapping : 0;
+}
+
+// The row in force at `pc` of a file's `count` rows, or null.
+static __always_inline struct dormant_unwind_row* row_of(void* rows, __u32 count, __u32 pc) {
+  __u32 low = 0;
+  __u32 high = count;
+  for (int i = 0; i <= DORMANT_UNWIND_SEARCH_STEPS; ++i) {  // the last with row.pc <= pc
+    if (low >= high) break;
+    __u32 middle = (low + high) / 2;
+    struct dormant_unwind_row* row = bpf_map_lookup_elem(rows, &middle);
+    if (!row) return 0;
+    if (row->pc <= pc) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
+  }
+  if (low == 0) return 0;
+  __u32 last = low - 1;
+  return bpf_map_lookup_elem(rows, &last);
+}
+
+// One step by frame pointer, where no row says how to step; 1 ends the walk.
+static __always_inline int step_by_frame_pointer(struct cpu_scratch* cpu,
+                                                 struct dormant_unwind_counts* counts) {
+  struct table_walk* walk = &cpu->walk;
+  if (!walk->fp_known || walk->fp < walk->sp || (walk->fp & 7) != 0) return 1;
+  struct frame_record record;
+  if (bpf_probe_read_user(&record, sizeof(record), (const void*)walk->fp) != 0) return 1;
+  if (record.return_address == 0) return 1;
+  walk->sp = walk->fp + sizeof(record);
+  walk->fp = record.next;
+  walk->ip = record.return_address;
+  walk->exact_ip = 0;
+  if (counts) counts->frames_by_fp++;
+  return !push_frame(cpu, walk->ip);
+}
+
+// Out of a signal handler's trampoline: on to the code the signal interrupted.
+static __always_inline int step_through_signal(struct cpu_scratch* cpu) {
+  struct table_walk* walk = &cpu->walk;
+  __u64 saved[(DORMANT_UCONTEXT_RIP - DORMANT_UCONTEXT_RBP) / 8 + 1];
+  if (bpf_probe_read_user(saved, sizeof(saved), (const void*)(walk->sp + DORMANT_UCONTEXT_RBP))) {
+    return 1;
+  }
+  walk->fp = saved[0];
+  walk->sp = saved[(DORMANT_UCONTEXT_RSP - DORMANT_UCONTEXT_RBP) / 8];
+  walk->ip = saved[(DORMANT_UCONTEXT_RIP - DORMANT_UCONTEXT_RBP) / 8];
+  walk->fp_known = 1;
+  walk->exact_ip = 1;
+  if (walk->ip == 0) return 1;
+  return !push_frame(cpu, walk->ip);
+}
+
+// One step of a walk by the unwind tables, from the frame in the CPU's scratch to its caller;
+// bpf_loop's callback: 1 ends the walk.
+static int unwind_step(__u32 index, void* context) {
+  __u32 zero = 0;
+  struct cpu_scratch* cpu = bpf_map_lookup_elem(&scratch, &zero);
+  if (!cpu) return 1;
+  struct dormant_unwind_counts* counts = bpf_map_lookup_elem(&unwind_counts, &zero);
+  struct table_walk* walk = &cpu->walk;
+  struct dormant_unwind_process* process = bpf_map_lookup_elem(&unwind_processes, &walk->process);
+  if (!process) return step_by_frame_pointer(cpu, counts);
+  struct dormant_unwind_mapping* mapping = mapping_of(process, walk->ip);
+  if (!mapping || mapping->file == 0) return step_by_frame_pointer(cpu, counts);
+  __u32 file = mapping->file;
+  __u32 count = mapping->rows;
+  // A return address is looked up one byte back, inside the call: the call may be a function's
+  // last instruction.
+  __u64 pc = walk->ip - mapping->bias - (walk->exact_ip ? 0 : 1);
+  void* rows = bpf_map_lookup_elem(&unwind_files, &file);
+  if (!rows) {
+    if (counts) counts->no_table++;
+    return step_by_frame_pointer(cpu, counts);
+  }
+  if (pc > 0xffffffffULL) return step_by_frame_pointer(cpu, counts);
+  struct dormant_unwind_row* row = row_of(rows, count, (__u32)pc);
+  if (!row) return step_by_frame_pointer(cpu, counts);
+  __u8 kinds = row->kinds;
+  __u64 offset = (__u64)row->cfa_offset * 8;
+  __u64 cfa = 0;
+  switch (DORMANT_UNWIND_CFA_KIND(kinds)) {
+    case DORMANT_CFA_SP:
+      cfa = walk->sp + offset;
+      break;
+    case DORMANT_CFA_FP:
+      if (!walk->fp_known) return 1;
+      cfa = walk->fp + offset;
+      break;
+    case DORMANT_CFA_PLT:
+      cfa = walk->sp + offset + ((__s64)(walk->ip & 15) >= row->fp_offset ? 8 : 0);
+      break;
+    case DORMANT_CFA_SIGNAL:
+      return step_through_signal(cpu);
+    case DORMANT_CFA_END:
+      if (counts) counts->complete++;
+      return 1;
+    default:
+      return step_by_frame_pointer(cpu, counts);
+  }
+  if (cfa <= walk->sp) return 1;  // a caller's frame is above its callee's
+  __u64 return_address = 0;
+  if (bpf_probe_read_user(&return_address, sizeof(return_address), (const void*)(cfa - 8)) != 0 ||
+      return_address == 0) {
+    return 1;
+  }
+  switch (DORMANT_UNWIND_FP_KIND(kinds)) {
+    case DORMANT_FP_AT_CFA: {
+      __u64 saved = 0;
+      __s64 at = (__s64)row->fp_offset * 8;
+      walk->fp_known = bpf_probe_read_user(&saved, sizeof(saved), (const void*)(cfa + at)) == 0;
+      walk->fp = saved;
+      break;
+    }
+    case DORMANT_FP_SAME:
+      break;
+    default:
+      walk->fp_known = 0;
+  }
+  walk->sp = cfa;
+  walk->ip = return_address;
+  walk->exact_ip = 0;
+  if (counts) counts->frames_by_table++;
+  return !push_frame(cpu, return_address);
+}
+
+// The user stack from `at`, walked by the unwind tables of process image {tgid, generation}
+// into the CPU's scratch; its id.
+static __always_inline __u64 walk_by_tables(struct cpu_scratch* cpu, struct user_registers* at,
+                                            __u32 tgid, __u32 generation) {
+  struct table_walk* walk = &cpu->walk;
+  walk->ip = at->ip;
+  walk->sp = at->sp;
+  walk->fp = at->fp;
+  walk->fp_known = 1;
+  walk->exact_ip = 1;
+  walk->depth = 0;
+  walk->hash = stack_hash_seed;
+  walk->process.tgid = tgid;
+  walk->process.generation = generation;
+  push_frame(cpu, at->ip);
+  if (!bpf_map_lookup_elem(&unwind_processes, &walk->process)) {
+    __u32 zero = 0;
+    struct dormant_unwind_counts* counts = bpf_map_lookup_elem(&unwind_counts, &zero);
+    if (counts) counts->no_process++;
+  }
+  bpf_loop(DORMANT_MAX_STACK_DEPTH - 1, unwind_step, 0, 0);
+  __u32 depth = walk->depth;
+  cpu->user.depth = depth;
+  return stack_id(walk->hash, depth);
+}
+#endif
 
 // The kernel stack of the interrupted code into `stack`, and its id; none when the sample came in
 // user mode.
@@ -317,19 +554,32 @@ static __always_inline void count_in(void* counts, void* user_stacks, void* kern
   }
 }
 
-SEC("perf_event")
-int on_cpu_sample(struct bpf_perf_event_data* ctx) {
+// Counts one sample; `by_tables`: its user stack is walked by the unwind tables.
+static __always_inline int sample(struct bpf_perf_event_data* ctx, int by_tables) {
   __u32 tgid = bpf_get_current_pid_tgid() >> 32;
   if (filter == DORMANT_FILTER_PIDS && !bpf_map_lookup_elem(&target_pids, &tgid)) return 0;
   if (filter == DORMANT_FILTER_CGROUPS && !in_target_cgroups()) return 0;
   __u32 zero = 0;
   struct cpu_scratch* cpu = bpf_map_lookup_elem(&scratch, &zero);
   if (!cpu) return 0;
-  __u64 user = user_stack(ctx, &cpu->user);
-  __u64 user_ip = user == DORMANT_STACK_NONE ? 0 : cpu->user.ips[0];
+  struct user_registers at = {};
+  int in_user_code = sampled_user_registers(ctx, &at);
+  __u32 generation = tgid == 0 ? 0 : process_generation(tgid, in_user_code ? at.ip : 0, cpu);
+  __u64 user = DORMANT_STACK_NONE;
+  if (in_user_code) {
+#if defined(__TARGET_ARCH_x86)
+    if (by_tables && !DORMANT_IS_COMPAT(at.mode)) {
+      user = walk_by_tables(cpu, &at, tgid, generation);
+    } else {
+      user = walk_by_frame_pointer(&at, &cpu->user);
+    }
+#else
+    user = walk_by_frame_pointer(&at, &cpu->user);
+#endif
+  }
   struct dormant_sample_key key = {
       .tgid = tgid,
-      .generation = tgid == 0 ? 0 : process_generation(tgid, user_ip, cpu),
+      .generation = generation,
       .user_stack = user,
       .kernel_stack = kernel_stack(ctx, &cpu->kernel),
   };
@@ -341,5 +591,13 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   }
   return 0;
 }
+
+SEC("perf_event")
+int on_cpu_sample(struct bpf_perf_event_data* ctx) { return sample(ctx, 0); }
+
+#if defined(__TARGET_ARCH_x86)
+SEC("perf_event")
+int on_cpu_sample_cfi(struct bpf_perf_event_data* ctx) { return sample(ctx, 1); }
+#endif
 
 char LICENSE[] SEC("license") = "GPL";

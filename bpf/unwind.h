@@ -11,7 +11,7 @@ enum dormant_cfa_kind {
   DORMANT_CFA_NONE = 0,    // no call-frame information here: step by frame pointer
   DORMANT_CFA_SP = 1,      // CFA = sp + offset
   DORMANT_CFA_FP = 2,      // CFA = fp + offset
-  DORMANT_CFA_PLT = 3,     // a PLT stub: CFA = sp + offset, + 8 past the stub's push (ip & 15 >= 11)
+  DORMANT_CFA_PLT = 3,     // a PLT stub: CFA = sp + offset, + 8 from its push on (ip & 15 >= K)
   DORMANT_CFA_SIGNAL = 4,  // the signal trampoline: the interrupted registers are at sp (ucontext)
   DORMANT_CFA_END = 5,     // the outermost frame (_start, a thread's start): the stack ends here
 };
@@ -26,10 +26,10 @@ enum dormant_fp_kind {
 // One row holds from its `pc` to the next row's. Offsets are in units of 8 bytes: every offset
 // x86_64 code uses is a multiple of 8, and one that is not gets DORMANT_CFA_NONE.
 struct dormant_unwind_row {
-  __u32 pc;           // the address in the file, less the file's lowest load address
-  __u16 cfa_offset;   // / 8
-  __s8 fp_offset;     // / 8, from the CFA
-  __u8 kinds;         // cfa kind | fp kind << 4
+  __u32 pc;          // the address in the file, less the file's lowest load address
+  __u16 cfa_offset;  // / 8
+  __s8 fp_offset;    // / 8, from the CFA; for DORMANT_CFA_PLT, the stub offset K
+  __u8 kinds;        // cfa kind | fp kind << 4
 };
 
 #define DORMANT_UNWIND_ROW_KINDS(cfa, fp) ((__u8)((cfa) | ((fp) << 4)))
@@ -48,6 +48,12 @@ struct dormant_unwind_mapping {
   __u64 bias;
   __u32 file;  // the file's id in unwind_files; 0: none (anonymous or JIT code, unreadable file)
   __u32 rows;  // how many rows the file has
+};
+
+// A process image, as the sampler numbers them (dormant_sample_key).
+struct dormant_unwind_process_key {
+  __u32 tgid;
+  __u32 generation;
 };
 
 // A process's executable mappings, by start address.

@@ -21,6 +21,7 @@
 #include "cpu_sampler.skel.h"
 
 #include "bpf/cpu_sampler.h"
+#include "bpf/unwind.h"
 #include "common/unique_fd.h"
 #include "profilers/ebpf/kernel_probes.h"
 #include "profilers/ebpf/libbpf_log.h"
@@ -63,6 +64,24 @@ Result<UniqueFd> open_sampling_event(int cpu, int frequency_hz, bool cycles) {
       static_cast<int>(::syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
   if (fd < 0) return Error::from_errno("perf_event_open(cpu " + std::to_string(cpu) + ")");
   return UniqueFd(fd);
+}
+
+// Why user stacks cannot be walked by the unwind tables here; ok() when they can.
+Result<void> can_walk_by_tables(const CpuSamplerOptions& options, bool unallocated_maps) {
+  if (!options.walk_by_tables)
+    return Error(ErrorKind::kUnavailable, "asked for (--ebpf-unwind fp)");
+#if !defined(__x86_64__)
+  return Error(ErrorKind::kUnavailable, "the unwind tables know x86_64 only");
+#else
+  if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, nullptr) != 1) {
+    return Error(ErrorKind::kUnavailable, "the kernel has no bpf_loop (Linux 5.17+)");
+  }
+  if (!unallocated_maps) {
+    return Error(ErrorKind::kUnavailable,
+                 "the kernel takes only preallocated maps in perf_event programs (before 6.1)");
+  }
+  return ok();
+#endif
 }
 
 uint64_t random_seed() {
@@ -164,7 +183,7 @@ void CpuSampler::LinkDeleter::operator()(::bpf_link* link) const { bpf_link__des
 void CpuSampler::RingDeleter::operator()(::ring_buffer* ring) const { ring_buffer__free(ring); }
 
 Result<CpuSampler::Skeleton> CpuSampler::load_skeleton(const CpuSamplerOptions& options,
-                                                       bool allocate_as_filled) {
+                                                       bool allocate_as_filled, bool by_tables) {
   Skeleton skeleton;
   auto opened = with_libbpf_log("open the eBPF sampler", [&] {
     skeleton.reset(cpu_sampler::open());
@@ -184,6 +203,13 @@ Result<CpuSampler::Skeleton> CpuSampler::load_skeleton(const CpuSamplerOptions& 
   bpf_map__set_max_entries(skeleton->maps.processes, options.max_processes);
   bpf_map__set_max_entries(skeleton->maps.target_pids, at_least_one(options.pids.size()));
   bpf_map__set_max_entries(skeleton->maps.target_cgroups, at_least_one(options.cgroup_ids.size()));
+  bpf_map__set_max_entries(skeleton->maps.unwind_processes,
+                           by_tables ? options.max_unwind_processes : 1);
+  bpf_map__set_max_entries(skeleton->maps.unwind_files, by_tables ? options.max_unwind_files : 1);
+#if defined(__x86_64__)
+  bpf_program__set_autoload(skeleton->progs.on_cpu_sample, !by_tables);
+  bpf_program__set_autoload(skeleton->progs.on_cpu_sample_cfi, by_tables);
+#endif
   if (allocate_as_filled) {
     auto allocate_as_filled = [](::bpf_map* map) {
       bpf_map__set_map_flags(map, bpf_map__map_flags(map) | BPF_F_NO_PREALLOC);
@@ -226,7 +252,10 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& op
         "ebpf: the verifier takes only preallocated hash maps in perf_event programs, as "
         "before 6.1: the sampler's maps hold all their entries from the start");
   }
-  auto loaded = load_skeleton(options, accepted.value_or(false));
+  auto tables = can_walk_by_tables(options, accepted.value_or(false));
+  sampler->walks_by_tables_ = tables.ok();
+  if (!tables) sampler->why_frame_pointers_ = tables.error().message();
+  auto loaded = load_skeleton(options, accepted.value_or(false), sampler->walks_by_tables_);
   if (!loaded) return loaded.error();
   sampler->skeleton_ = std::move(*loaded);
   ::cpu_sampler& skeleton = *sampler->skeleton_;
@@ -246,6 +275,10 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& op
     }
   }
 
+  ::bpf_program* sample_program = skeleton.progs.on_cpu_sample;
+#if defined(__x86_64__)
+  if (sampler->walks_by_tables_) sample_program = skeleton.progs.on_cpu_sample_cfi;
+#endif
   int possible = libbpf_num_possible_cpus();
   if (possible <= 0) return Error::from_errno("counting the possible CPUs", -possible);
   bool cycles = true;
@@ -257,7 +290,7 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& op
     }
     if (!event && event.error().sys_errno() == ENODEV) continue;  // an offline CPU
     if (!event) return Error(event.error()).with_context("the eBPF sampler's sampling event");
-    ::bpf_link* link = bpf_program__attach_perf_event(skeleton.progs.on_cpu_sample, event->get());
+    ::bpf_link* link = bpf_program__attach_perf_event(sample_program, event->get());
     if (link == nullptr) {
       return Error::from_errno("attaching the eBPF sampler to CPU " + std::to_string(cpu));
     }
@@ -364,6 +397,29 @@ void CpuSampler::forget_processes(const std::vector<int>& pids) {
     auto key = static_cast<uint32_t>(pid);
     (void)bpf_map_delete_elem(processes_fd, &key);
   }
+}
+
+int CpuSampler::unwind_files_fd() const { return bpf_map__fd(skeleton_->maps.unwind_files); }
+int CpuSampler::unwind_processes_fd() const {
+  return bpf_map__fd(skeleton_->maps.unwind_processes);
+}
+
+UnwindWalks CpuSampler::unwind_walks() const {
+  int possible = libbpf_num_possible_cpus();
+  std::vector<dormant_unwind_counts> per_cpu(static_cast<size_t>(std::max(possible, 1)));
+  uint32_t zero = 0;
+  UnwindWalks walks;
+  if (bpf_map_lookup_elem(bpf_map__fd(skeleton_->maps.unwind_counts), &zero, per_cpu.data()) != 0) {
+    return walks;
+  }
+  for (const dormant_unwind_counts& cpu : per_cpu) {
+    walks.frames_by_table += cpu.frames_by_table;
+    walks.frames_by_frame_pointer += cpu.frames_by_fp;
+    walks.walks_without_process += cpu.no_process;
+    walks.steps_without_table += cpu.no_table;
+    walks.walks_complete += cpu.complete;
+  }
+  return walks;
 }
 
 SamplerDrops CpuSampler::take_drops() {

@@ -27,6 +27,20 @@ struct CpuSamplerOptions {
   uint32_t max_stacks = 16384;     // distinct user stacks per snapshot, and as many kernel ones
   uint32_t max_counted = 16384;    // distinct {process, user stack, kernel stack} per snapshot
   uint32_t max_processes = 32768;  // process images tracked per session
+  // Walk user stacks by the unwind tables (x86_64, Linux 6.1+), by frame pointer where an address
+  // has no row; false: by frame pointer only.
+  bool walk_by_tables = true;
+  uint32_t max_unwind_processes = 8192;  // process images whose mappings the walk knows
+  uint32_t max_unwind_files = 4096;      // files whose tables are loaded at once
+};
+
+// How the walks by table went since the sampler started, summed over CPUs.
+struct UnwindWalks {
+  uint64_t frames_by_table = 0;          // caller frames a row found
+  uint64_t frames_by_frame_pointer = 0;  // caller frames found by frame pointer, with no row
+  uint64_t walks_without_process = 0;    // of process images whose mappings were not loaded yet
+  uint64_t steps_without_table = 0;      // from files whose table was not loaded
+  uint64_t walks_complete = 0;           // that reached the outermost frame
 };
 
 // A process image the program saw for the first time (a new process, or one that exec'd).
@@ -70,6 +84,13 @@ class CpuSampler {
   CpuSampler& operator=(const CpuSampler&) = delete;
 
   const std::string& event() const { return event_; }  // "cpu-clock" or "cycles"
+  // Whether user stacks are walked by the unwind tables; when not, why not.
+  bool walks_by_tables() const { return walks_by_tables_; }
+  const std::string& why_frame_pointers() const { return why_frame_pointers_; }
+  // The maps UnwindTables fills: valid while this sampler lives.
+  int unwind_files_fd() const;
+  int unwind_processes_fd() const;
+  UnwindWalks unwind_walks() const;
   int cpus() const { return static_cast<int>(links_.size()); }
 
   // Waits up to `timeout` (kNoTimeout: no limit) for process images, or until `wake_fd` (an
@@ -105,7 +126,8 @@ class CpuSampler {
   using Skeleton = std::unique_ptr<::cpu_sampler, SkeletonDeleter>;
   // Opens the program, sizes its maps (allocating their entries as they fill, or all at load) and
   // loads it into the kernel.
-  static Result<Skeleton> load_skeleton(const CpuSamplerOptions& options, bool allocate_as_filled);
+  static Result<Skeleton> load_skeleton(const CpuSamplerOptions& options, bool allocate_as_filled,
+                                        bool by_tables);
   // Sends samples to the other set of maps, waits until none can reach the one they went to, and
   // returns that one, idle now.
   Result<uint32_t> flip_sets();
@@ -115,6 +137,8 @@ class CpuSampler {
   std::unique_ptr<::ring_buffer, RingDeleter> ring_;
   std::function<void(const ProcessImage&)> on_image_;  // during poll_images() only
   std::string event_;
+  bool walks_by_tables_ = false;
+  std::string why_frame_pointers_;
   SamplerDrops reported_;  // the totals the previous take_drops() saw
 };
 

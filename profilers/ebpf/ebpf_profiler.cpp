@@ -75,6 +75,13 @@ Result<void> EbpfProfiler::start() {
   limits.max_images = sampler_options.max_processes;
   symbolizer_ = std::make_unique<system::Symbolizer>(
       kernel ? std::optional(std::move(*kernel)) : std::nullopt, limits);
+  if (sampler_->walks_by_tables()) {
+    unwind_tables_ = std::make_unique<UnwindTables>(
+        sampler_->unwind_files_fd(), sampler_->unwind_processes_fd(), options_.unwind);
+  } else {
+    spdlog::info("ebpf: user stacks are walked by frame pointer only: {}",
+                 sampler_->why_frame_pointers());
+  }
   stopping_ = false;
   reader_ = std::thread([this] { read_process_images(); });
   spdlog::info("ebpf: sampling {} at {} Hz on {} CPUs ({})", sampler_->event(),
@@ -99,7 +106,7 @@ void EbpfProfiler::read_process_images() {
     auto polled =
         sampler_->poll_images(timeout, wake_reader_.get(), [this](const ProcessImage& image) {
           try {  // this runs under libbpf's C frames: nothing may unwind through them
-            symbolizer_->remember(image.pid, image.generation, image.comm);
+            remember(image);
             if (symbolizer_->may_be_loading(image.pid, image.generation, image.user_ip)) {
               young_.push_back({image, SteadyClock::now() + kRereadAfter});
             }
@@ -119,9 +126,16 @@ void EbpfProfiler::read_process_images() {
 void EbpfProfiler::reread_young_images() {
   auto now = SteadyClock::now();
   while (!young_.empty() && young_.front().reread_at <= now) {
-    const ProcessImage& image = young_.front().image;
-    symbolizer_->remember(image.pid, image.generation, image.comm);
+    remember(young_.front().image);
     young_.pop_front();
+  }
+}
+
+void EbpfProfiler::remember(const ProcessImage& image) {
+  bool read = symbolizer_->remember(image.pid, image.generation, image.comm);
+  if (read && unwind_tables_) {
+    unwind_tables_->add_process(image.pid, image.generation,
+                                symbolizer_->mappings(image.pid, image.generation));
   }
 }
 
@@ -161,7 +175,9 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
     }
   }
   if (truncated > 0) spdlog::info("ebpf: {} samples had user stacks cut at 127 frames", truncated);
-  sampler_->forget_processes(symbolizer_->forget_exited());
+  std::vector<pid_t> exited = symbolizer_->forget_exited();
+  sampler_->forget_processes(exited);
+  if (unwind_tables_) unwind_tables_->forget_processes(exited);
   return stacks;
 }
 
@@ -175,8 +191,24 @@ void EbpfProfiler::stop() {
   wake_reader();
   if (reader_.joinable()) reader_.join();
   young_.clear();
+  unwind_tables_.reset();
   sampler_.reset();
   symbolizer_.reset();
+}
+
+nlohmann::json EbpfProfiler::header_facts() const {
+  if (!sampler_) return nullptr;
+  if (!unwind_tables_) {
+    return {{"unwinding", "frame pointers"}, {"why", sampler_->why_frame_pointers()}};
+  }
+  UnwindWalks walks = sampler_->unwind_walks();
+  nlohmann::json tables = unwind_tables_->counts().to_json();
+  tables["frames_by_table"] = walks.frames_by_table;
+  tables["frames_by_frame_pointer"] = walks.frames_by_frame_pointer;
+  tables["walks_before_tables"] = walks.walks_without_process;
+  tables["steps_without_table"] = walks.steps_without_table;
+  tables["walks_complete"] = walks.walks_complete;
+  return {{"unwinding", "tables"}, {"unwind_tables", std::move(tables)}};
 }
 
 std::string_view EbpfProfiler::event() const {

@@ -16,6 +16,7 @@
 #include "common/deadline.h"
 #include "common/unique_fd.h"
 #include "profilers/ebpf/cpu_sampler.h"
+#include "profilers/ebpf/unwind_tables.h"
 #include "profilers/profiler.h"
 #include "profilers/system/cgroup_selection.h"
 #include "profilers/system/symbolizer.h"
@@ -29,7 +30,8 @@ struct EbpfProfilerOptions {
   bool use_cgroups = false;          // or the busiest cgroups, chosen at start
   system::CgroupLimits cgroup_limits;
   int skip_above_processes = 0;  // 0: no limit
-  CpuSamplerOptions limits;      // map sizes; what is above overrides the rest
+  CpuSamplerOptions limits;      // map sizes, the walk; what is above overrides the rest
+  UnwindLimits unwind;
   std::filesystem::path docker_root = "/var/lib/docker";
 };
 
@@ -47,17 +49,21 @@ class EbpfProfiler final : public Profiler {
   void abort() override;
 
   std::string_view event() const override;
+  nlohmann::json header_facts() const override;
 
  private:
   void read_process_images();
   void wake_reader();
   // Images first seen recently are read again once their loader has mapped their libraries.
   void reread_young_images();
+  // Reads the image's mappings and symbols, and gives the walk its unwind tables.
+  void remember(const ProcessImage& image);
 
   EbpfProfilerOptions options_;
   inventory::ContainerNames container_names_;
   std::unique_ptr<system::Symbolizer> symbolizer_;
   std::unique_ptr<CpuSampler> sampler_;
+  std::unique_ptr<UnwindTables> unwind_tables_;  // null: stacks are walked by frame pointer
   std::atomic<bool> stopping_ = false;
   UniqueFd wake_reader_;  // an eventfd, for the life of the profiler: abort() may come any time
   int wake_reader_errno_;

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "common/line_reader.h"
 #include "common/unique_fd.h"
@@ -71,6 +74,19 @@ Result<std::vector<Mapping>> executable_mappings(pid_t pid) {
   std::sort(mappings.begin(), mappings.end(),
             [](const Mapping& a, const Mapping& b) { return a.start < b.start; });
   return mappings;
+}
+
+std::vector<std::string> mapped_file_paths(pid_t pid, const Mapping& mapping) {
+  char range[64];
+  std::snprintf(range, sizeof(range), "%llx-%llx", static_cast<unsigned long long>(mapping.start),
+                static_cast<unsigned long long>(mapping.end));
+  std::vector<std::string> paths = {"/proc/" + std::to_string(pid) + "/map_files/" + range};
+  struct stat file;
+  if (::stat(mapping.path.c_str(), &file) == 0 && file.st_ino == mapping.inode &&
+      (uint64_t{major(file.st_dev)} << 32 | minor(file.st_dev)) == mapping.device) {
+    paths.push_back(mapping.path);
+  }
+  return paths;
 }
 
 }  // namespace dormant::profilers::system

@@ -29,4 +29,10 @@ std::optional<Mapping> parse_maps_line(std::string_view line);
 // The executable mappings of `pid`, by start address.
 Result<std::vector<Mapping>> executable_mappings(pid_t pid);
 
+// Where the very file `mapping` of `pid` can be read, whatever the process's mount namespace or
+// symlinks say, and never a host file that a container named: its map_files link while the
+// process lives; once it has gone (a short program can end before its maps are read through),
+// the path it mapped, if the file there is that very file (its device and inode).
+std::vector<std::string> mapped_file_paths(pid_t pid, const Mapping& mapping);
+
 }  // namespace dormant::profilers::system

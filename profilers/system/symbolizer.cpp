@@ -1,12 +1,9 @@
 #include "profilers/system/symbolizer.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "common/procfs.h"
 #include "profilers/system/processes.h"
@@ -29,26 +26,15 @@ const Mapping* mapping_at(const std::vector<Mapping>& mappings, uint64_t address
   return address < mapping.end ? &mapping : nullptr;
 }
 
-std::string map_files_path(pid_t pid, const Mapping& mapping) {
-  char range[64];
-  std::snprintf(range, sizeof(range), "%llx-%llx", static_cast<unsigned long long>(mapping.start),
-                static_cast<unsigned long long>(mapping.end));
-  return "/proc/" + std::to_string(pid) + "/map_files/" + range;
-}
-
-// The very file the process maps, whatever its mount namespace or symlinks say, and never a host
-// file that a container named: through map_files while the process lives; once it has gone
-// (a short program can end before its maps are read through), through the path it mapped, if the
-// file there is that very file (its device and inode).
+// The symbols of the file `mapping` of `pid` maps; the first path's error when none can be read.
 Result<std::unique_ptr<ElfSymbols>> load_mapped_file(pid_t pid, const Mapping& mapping) {
-  auto loaded = ElfSymbols::load(map_files_path(pid, mapping));
-  if (loaded) return loaded;
-  struct stat file;
-  if (::stat(mapping.path.c_str(), &file) != 0 || file.st_ino != mapping.inode ||
-      (uint64_t{major(file.st_dev)} << 32 | minor(file.st_dev)) != mapping.device) {
-    return loaded;
+  std::optional<Result<std::unique_ptr<ElfSymbols>>> first;
+  for (const std::string& path : mapped_file_paths(pid, mapping)) {
+    auto loaded = ElfSymbols::load(path);
+    if (loaded) return loaded;
+    if (!first) first = std::move(loaded);
   }
-  return ElfSymbols::load(mapping.path);
+  return std::move(first).value_or(Error::parse(mapping.path + ": no file to read"));
 }
 
 }  // namespace
@@ -148,6 +134,12 @@ std::string Symbolizer::comm(pid_t pid, uint32_t generation) {
   std::string name = stat->comm;
   remember(pid, generation, name);  // its process event was lost: read its maps now
   return name;
+}
+
+std::vector<Mapping> Symbolizer::mappings(pid_t pid, uint32_t generation) const {
+  std::lock_guard lock(mutex_);
+  auto found = images_.find({pid, generation});
+  return found == images_.end() ? std::vector<Mapping>() : found->second.mappings;
 }
 
 std::string Symbolizer::user_frame(const Image* image, uint64_t address) {

@@ -45,6 +45,9 @@ class Symbolizer {
   // the dynamic loader's, or outside every mapping read (0: no user code, nothing to load).
   bool may_be_loading(pid_t pid, uint32_t generation, uint64_t user_ip) const;
 
+  // The executable mappings read for an image, by start address; empty when none were.
+  std::vector<Mapping> mappings(pid_t pid, uint32_t generation) const;
+
   // The process name of an image; one never remembered is looked up now, if it still runs.
   std::string comm(pid_t pid, uint32_t generation);
 

@@ -162,7 +162,8 @@ void list_fdes(Elf_Data* data, const unsigned char* ident, bool eh_frame, uint64
     const uint8_t* at = entry.fde.start;
     std::optional<uint64_t> start, size;
     if (encoding) {
-      start = read_encoded(*encoding, at, entry.fde.end, address + static_cast<uint64_t>(at - begin));
+      start =
+          read_encoded(*encoding, at, entry.fde.end, address + static_cast<uint64_t>(at - begin));
       size = read_encoded(*encoding & 0x0f, at, entry.fde.end, 0);
     }
     if (!start || !size || *size == 0 || *start + *size < *start) {
@@ -371,8 +372,8 @@ class UnwindTableReader {
     if (data == nullptr || data->d_buf == nullptr) return;
     const char* ident = elf_getident(elf, nullptr);
     if (ident == nullptr) return;
-    list_fdes(data, reinterpret_cast<const unsigned char*>(ident), eh_frame, header.sh_addr,
-              source, fdes, table_.fdes_left_out_);
+    list_fdes(data, reinterpret_cast<const unsigned char*>(ident), eh_frame, header.sh_addr, source,
+              fdes, table_.fdes_left_out_);
   }
 
   void push(dormant_unwind_row row) {

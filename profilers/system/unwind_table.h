@@ -39,11 +39,13 @@ class UnwindTable {
 
   // By pc; each holds up to the next. Gaps between functions have DORMANT_CFA_NONE rows.
   const std::vector<dormant_unwind_row>& rows() const { return rows_; }
+  // Frees the rows, keeping what bias() needs.
+  void drop_rows() { rows_ = {}; }
   // What a mapping of this file at `start`, from `offset` into the file, subtracts from an
   // address to get a row's pc; nullopt when no load segment of the file is at that offset.
   std::optional<uint64_t> bias(uint64_t start, uint64_t offset) const;
 
-  uint64_t fdes() const { return fdes_; }  // functions described
+  uint64_t fdes() const { return fdes_; }                    // functions described
   uint64_t fdes_left_out() const { return fdes_left_out_; }  // encodings or ranges we cannot use
   size_t memory_bytes() const { return rows_.capacity() * sizeof(dormant_unwind_row); }
 

@@ -11,15 +11,17 @@
 
 volatile unsigned long sink;
 
-__attribute__((noinline)) void spin_alpha(void) {
-  for (unsigned long i = 0; i < UNIT; ++i) sink += i;
+// The work itself, shared, so that a unit costs the same whoever asks for it.
+__attribute__((noinline)) unsigned long burn(unsigned long units) {
+  unsigned long sum = 0;
+  for (unsigned long i = 0; i < units * UNIT; ++i) sum += i ^ sink;
+  return sum;
 }
-__attribute__((noinline)) void spin_beta(void) {
-  for (unsigned long i = 0; i < 2 * UNIT; ++i) sink += i;
-}
-__attribute__((noinline)) void spin_gamma(void) {
-  for (unsigned long i = 0; i < 3 * UNIT; ++i) sink += i;
-}
+
+// Each stores what it burnt: a call followed by work is no tail call, so each keeps its frame.
+__attribute__((noinline)) void spin_alpha(void) { sink += burn(1); }
+__attribute__((noinline)) void spin_beta(void) { sink += burn(2); }
+__attribute__((noinline)) void spin_gamma(void) { sink += burn(3); }
 
 static unsigned calls;
 

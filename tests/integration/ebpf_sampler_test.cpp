@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ebpf_profiling.h"
 #include "tests/support/kernel_release.h"
 #include "workload.h"
 
@@ -278,32 +279,6 @@ TEST_F(EbpfSamplerTest, NoBpfObjectOrPerfEventRemainsOnceDestroyed) {
     ASSERT_TRUE((*sampler)->drain([](const CountedStack&) {}).ok());
   }
   EXPECT_EQ(kernel_objects(), before);
-}
-
-// Each frame of a stack by name, root first.
-std::vector<std::string_view> frames_of(const profile::StackTable& table,
-                                        const profile::StackView& stack) {
-  std::vector<std::string_view> frames;
-  for (auto id : stack.frame_ids) frames.push_back(table.string(id));
-  return frames;
-}
-
-bool has_frame(const std::vector<std::string_view>& frames, std::string_view name) {
-  return std::find(frames.begin(), frames.end(), name) != frames.end();
-}
-
-profile::StackTable profile_for(EbpfProfilerOptions options, std::chrono::milliseconds length,
-                                const std::function<void()>& meanwhile = {}) {
-  EbpfProfiler profiler(std::move(options));
-  auto started = profiler.start();
-  EXPECT_TRUE(started.ok()) << started.error().message();
-  if (!started) return {};
-  if (meanwhile) meanwhile();
-  std::this_thread::sleep_for(length);
-  auto snapshot = profiler.snapshot();
-  EXPECT_TRUE(snapshot.ok()) << snapshot.error().message();
-  profiler.stop();
-  return snapshot.ok() ? std::move(*snapshot) : profile::StackTable();
 }
 
 TEST_F(EbpfSamplerTest, TheKnownWorkloadComesOutInItsRatioWithEveryFrameNamed) {

@@ -1,5 +1,7 @@
 // The unwind tables read from real files (this process's libc, a program built without frame
 // pointers and its stripped copy) and from files that try to make reading them cost too much.
+#include "profilers/system/unwind_table.h"
+
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
@@ -9,7 +11,6 @@
 #include <unistd.h>
 
 #include "profilers/system/process_maps.h"
-#include "profilers/system/unwind_table.h"
 
 namespace dormant::profilers::system {
 namespace {
@@ -17,8 +18,9 @@ namespace {
 // The row in force at `pc`.
 const dormant_unwind_row* row_at(const UnwindTable& table, uint64_t pc) {
   const auto& rows = table.rows();
-  auto after = std::upper_bound(rows.begin(), rows.end(), pc,
-                                [](uint64_t at, const dormant_unwind_row& row) { return at < row.pc; });
+  auto after =
+      std::upper_bound(rows.begin(), rows.end(), pc,
+                       [](uint64_t at, const dormant_unwind_row& row) { return at < row.pc; });
   return after == rows.begin() ? nullptr : &*(after - 1);
 }
 

@@ -1,0 +1,204 @@
+#include "profilers/ebpf/unwind_tables.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include <bpf/bpf.h>
+#include <spdlog/spdlog.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "bpf/unwind.h"
+
+namespace dormant::profilers::ebpf {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+
+bool is_vdso(const system::Mapping& mapping) { return mapping.path == "[vdso]"; }
+
+// This process's vDSO, the same code every 64-bit process of this kernel maps.
+Result<system::UnwindTable> read_own_vdso() {
+  auto start = static_cast<uint64_t>(::getauxval(AT_SYSINFO_EHDR));
+  if (start == 0) return Error(ErrorKind::kUnavailable, "this kernel maps no vDSO");
+  auto mappings = system::executable_mappings(::getpid());
+  if (!mappings) return mappings.error();
+  for (const system::Mapping& mapping : *mappings) {
+    if (mapping.start != start || !is_vdso(mapping)) continue;
+    std::span<const std::byte> image(reinterpret_cast<const std::byte*>(start),
+                                     mapping.end - mapping.start);
+    return system::UnwindTable::read_image(image, "[vdso]");
+  }
+  return Error(ErrorKind::kUnavailable, "the vDSO is not among this process's mappings");
+}
+
+}  // namespace
+
+nlohmann::json UnwindTableCounts::to_json() const {
+  return {{"files_loaded", files_loaded},
+          {"rows", rows},
+          {"kernel_bytes", kernel_bytes},
+          {"files_read", files_read},
+          {"files_without_table", files_without_table},
+          {"files_given_up", files_given_up},
+          {"files_without_room", files_without_room},
+          {"mappings_left_out", mappings_left_out},
+          {"processes_left_out", processes_left_out}};
+}
+
+UnwindTables::UnwindTables(int files_fd, int processes_fd, UnwindLimits limits)
+    : files_fd_(files_fd), processes_fd_(processes_fd), limits_(limits) {}
+
+UnwindTables::~UnwindTables() = default;
+
+Result<system::UnwindTable> UnwindTables::read_table(pid_t pid,
+                                                     const system::Mapping& mapping) const {
+  if (is_vdso(mapping)) return read_own_vdso();
+  std::optional<Result<system::UnwindTable>> first;
+  for (const std::string& path : system::mapped_file_paths(pid, mapping)) {
+    auto table = system::UnwindTable::read(path);
+    if (table || table.error().kind() == ErrorKind::kUnavailable) return table;
+    if (!first) first = std::move(table);
+  }
+  return std::move(first).value_or(Error::parse(mapping.path + ": no file to read"));
+}
+
+Result<void> UnwindTables::put_in_kernel(File& file) {
+  const auto& rows = file.table->rows();
+  uint64_t bytes = (rows.size() * sizeof(dormant_unwind_row) + kPage - 1) / kPage * kPage;
+  if (!make_room(bytes, uses_)) {
+    return Error(ErrorKind::kUnavailable,
+                 "its " + std::to_string(bytes >> 10) + " kB of rows do not fit in the " +
+                     std::to_string(limits_.max_table_bytes >> 20) + " MB of unwind tables");
+  }
+  LIBBPF_OPTS(bpf_map_create_opts, options, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+  UniqueFd map(bpf_map_create(BPF_MAP_TYPE_ARRAY, "dormant_unwind", sizeof(uint32_t),
+                              sizeof(dormant_unwind_row), static_cast<uint32_t>(rows.size()),
+                              &options));
+  if (!map) return Error::from_errno("creating an unwind table's map");
+  void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, map.get(), 0);
+  if (memory == MAP_FAILED) return Error::from_errno("mapping an unwind table's map");
+  std::memcpy(memory, rows.data(), rows.size() * sizeof(dormant_unwind_row));
+  ::munmap(memory, bytes);
+  int map_fd = map.get();
+  if (bpf_map_update_elem(files_fd_, &file.id, &map_fd, BPF_ANY) != 0) {
+    return Error::from_errno("adding an unwind table to the sampler's files");
+  }
+  file.map = std::move(map);
+  file.kernel_bytes = bytes;
+  kernel_bytes_ += bytes;
+  return ok();
+}
+
+bool UnwindTables::make_room(uint64_t bytes, uint64_t now) {
+  if (bytes > limits_.max_table_bytes) return false;
+  while (kernel_bytes_ + bytes > limits_.max_table_bytes) {
+    File* oldest = nullptr;
+    for (auto& [key, file] : files_) {
+      if (!file.map || file.last_used == now) continue;
+      if (oldest == nullptr || file.last_used < oldest->last_used) oldest = &file;
+    }
+    if (oldest == nullptr) return false;
+    give_up(*oldest);
+  }
+  return true;
+}
+
+void UnwindTables::give_up(File& file) {
+  (void)bpf_map_delete_elem(files_fd_, &file.id);
+  file.map.reset();
+  kernel_bytes_ -= file.kernel_bytes;
+  file.kernel_bytes = 0;
+  ++counts_.files_given_up;
+}
+
+UnwindTables::File* UnwindTables::load(pid_t pid, const system::Mapping& mapping) {
+  if (!mapping.is_file() && !is_vdso(mapping)) return nullptr;  // anonymous or JIT code
+  FileKey key = is_vdso(mapping) ? FileKey{0, 0} : FileKey{mapping.device, mapping.inode};
+  auto [found, added] = files_.try_emplace(key);
+  File& file = found->second;
+  if (added) file.id = next_id_++;
+  file.last_used = uses_;
+  if (!file.readable) return nullptr;
+  if (file.map) return &file;
+  auto table = read_table(pid, mapping);
+  ++counts_.files_read;
+  if (!table) {
+    spdlog::debug("ebpf: {} is walked by frame pointer: {}", mapping.path, table.error().message());
+    file.readable = false;
+    ++counts_.files_without_table;
+    return nullptr;
+  }
+  file.rows = static_cast<uint32_t>(table->rows().size());
+  file.table = std::move(*table);
+  auto put = put_in_kernel(file);
+  file.table->drop_rows();
+  if (!put) {
+    spdlog::info("ebpf: {} is walked by frame pointer: {}", mapping.path, put.error().message());
+    file.readable = false;  // not read again: it would not fit again
+    ++counts_.files_without_room;
+    return nullptr;
+  }
+  return &file;
+}
+
+void UnwindTables::add_process(pid_t pid, uint32_t generation,
+                               const std::vector<system::Mapping>& mappings) {
+  auto process = std::make_unique<dormant_unwind_process>();
+  std::lock_guard lock(mutex_);
+  ++uses_;
+  for (const system::Mapping& mapping : mappings) {
+    if (process->count == DORMANT_UNWIND_MAX_MAPPINGS) {
+      ++counts_.mappings_left_out;
+      continue;
+    }
+    dormant_unwind_mapping& entry = process->mappings[process->count++];
+    entry.start = mapping.start;
+    entry.end = mapping.end;
+    File* file = load(pid, mapping);
+    std::optional<uint64_t> bias;
+    if (file != nullptr) bias = file->table->bias(mapping.start, mapping.offset);
+    if (bias) {
+      entry.bias = *bias;
+      entry.file = file->id;
+      entry.rows = file->rows;
+    }
+  }
+  auto [previous, first] = generations_.try_emplace(pid, generation);
+  if (!first && previous->second != generation) {
+    dormant_unwind_process_key replaced{static_cast<uint32_t>(pid), previous->second};
+    (void)bpf_map_delete_elem(processes_fd_, &replaced);
+    previous->second = generation;
+  }
+  dormant_unwind_process_key key{static_cast<uint32_t>(pid), generation};
+  if (bpf_map_update_elem(processes_fd_, &key, process.get(), BPF_ANY) != 0) {
+    ++counts_.processes_left_out;
+  }
+}
+
+void UnwindTables::forget_processes(const std::vector<pid_t>& pids) {
+  std::lock_guard lock(mutex_);
+  for (pid_t pid : pids) {
+    auto known = generations_.find(pid);
+    if (known == generations_.end()) continue;
+    dormant_unwind_process_key key{static_cast<uint32_t>(pid), known->second};
+    (void)bpf_map_delete_elem(processes_fd_, &key);
+    generations_.erase(known);
+  }
+}
+
+UnwindTableCounts UnwindTables::counts() const {
+  std::lock_guard lock(mutex_);
+  UnwindTableCounts counts = counts_;
+  for (const auto& [key, file] : files_) {
+    if (!file.map) continue;
+    ++counts.files_loaded;
+    counts.rows += file.rows;
+  }
+  counts.kernel_bytes = kernel_bytes_;
+  return counts;
+}
+
+}  // namespace dormant::profilers::ebpf
