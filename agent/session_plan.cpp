@@ -57,6 +57,8 @@ module::SessionSettings profiling_settings(const config::AgentConfig& config) {
   settings.ebpf_max_stacks = static_cast<uint32_t>(config.ebpf_stack_map_entries);
   settings.ebpf_max_counted = static_cast<uint32_t>(config.ebpf_count_map_entries);
   settings.ebpf_max_processes = static_cast<uint32_t>(config.ebpf_process_map_entries);
+  settings.ebpf_walk_by_tables = config.ebpf_unwind_tables;
+  settings.ebpf_unwind_table_bytes = static_cast<uint64_t>(config.ebpf_unwind_table_mb) << 20;
   settings.stop_deadline = config.profiler_stop_deadline();
   settings.work_dir = work_directory_of(config.state_dir).string();
   return settings;

@@ -66,6 +66,7 @@ struct FlagTexts {
   std::vector<std::string> perf_events = {"cycles"};
   std::string system_profiler = "auto";
   std::string gpu_mode = "merge";
+  std::string ebpf_unwind = "tables";
   // One value per --api-server or --server-host, or the elements of a config file's list; joined
   // with commas into the config and split again by split_server_urls.
   std::vector<std::string> api_server;
@@ -269,6 +270,17 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
           kEbpf);
   add_int(app, "--ebpf-process-map-entries", c.ebpf_process_map_entries, 64, 1 << 20,
           "Processes the eBPF sampler tracks at once", kEbpf);
+  app.add_option("--ebpf-unwind", texts.ebpf_unwind,
+                 "How the eBPF sampler walks user stacks: tables (each binary's .eh_frame and "
+                 ".debug_frame, loaded into the kernel; frame pointers where they have no row) "
+                 "or fp (frame pointers only)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"tables", "fp"}))
+      ->group(kEbpf);
+  add_int(app, "--ebpf-unwind-table-mb", c.ebpf_unwind_table_mb, 1, 4096,
+          "Kernel memory the unwind tables may take; past it the least recently used binaries "
+          "are walked by frame pointer",
+          kEbpf);
 
   // Hidden flags (empty group): what tests and unusual hosts need.
   app.add_option("--perf-path", c.perf_path, "The perf executable")->group("");
@@ -377,8 +389,9 @@ Result<void> validate(const AgentConfig& c) {
                    ")");
   }
   if (dwarf && c.system_profiler == SystemProfiler::kEbpf) {
-    return invalid("--system-profiler ebpf cannot unwind without frame pointers: --perf-mode " +
-                   std::string(to_string(c.perf_mode)) + " needs --system-profiler perf or auto");
+    return invalid("--perf-mode " + std::string(to_string(c.perf_mode)) +
+                   " is how perf unwinds: it needs --system-profiler perf or auto (the eBPF "
+                   "sampler unwinds by its own tables: --ebpf-unwind)");
   }
 #if !DORMANT_WITH_EBPF
   if (c.system_profiler == SystemProfiler::kEbpf) {
@@ -461,6 +474,7 @@ std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* co
   config.perf_mode = perf_mode_from(texts.perf_mode);
   config.system_profiler = system_profiler_from(texts.system_profiler);
   config.gpu_mode = parse_gpu_mode(texts.gpu_mode).value_or(GpuMode::kMerge);
+  config.ebpf_unwind_tables = texts.ebpf_unwind == "tables";
   config.api_server = join(texts.api_server, ",");
   config.server_host = join(texts.server_host, ",");
   auto pids = parse_pids(texts.pids);

@@ -98,6 +98,10 @@ struct AgentConfig {
   int ebpf_stack_map_entries = 16384;
   int ebpf_count_map_entries = 16384;
   int ebpf_process_map_entries = 32768;
+  // User stacks: by the files' unwind tables (frame pointers where they have no row), or by
+  // frame pointers only; and the kernel memory the tables may take.
+  bool ebpf_unwind_tables = true;
+  int ebpf_unwind_table_mb = 64;
 
   // Hidden: for tests and for hosts with unusual perf builds.
   std::string perf_path = "perf";

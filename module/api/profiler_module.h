@@ -58,6 +58,8 @@ struct SessionSettings {
   uint32_t ebpf_max_stacks = 16384;
   uint32_t ebpf_max_counted = 16384;
   uint32_t ebpf_max_processes = 32768;
+  bool ebpf_walk_by_tables = true;  // user stacks by unwind tables, else by frame pointers only
+  uint64_t ebpf_unwind_table_bytes = uint64_t{64} << 20;
 
   // GPU work (kernels, copies) of the programs that load libdormant_cupti.so, under the stacks
   // that launched it; `pids` limits it too.

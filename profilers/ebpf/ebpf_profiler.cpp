@@ -175,6 +175,11 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
     }
   }
   if (truncated > 0) spdlog::info("ebpf: {} samples had user stacks cut at 127 frames", truncated);
+  if (unwind_tables_) {
+    unwind_tables_->refresh([this](pid_t pid, uint32_t generation) {
+      return symbolizer_->mappings(pid, generation);
+    });
+  }
   std::vector<pid_t> exited = symbolizer_->forget_exited();
   sampler_->forget_processes(exited);
   if (unwind_tables_) unwind_tables_->forget_processes(exited);

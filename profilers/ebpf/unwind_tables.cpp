@@ -19,6 +19,15 @@ constexpr uint64_t kPage = 4096;
 
 bool is_vdso(const system::Mapping& mapping) { return mapping.path == "[vdso]"; }
 
+// Tells two readings of a process's mappings apart.
+uint64_t digest(const std::vector<system::Mapping>& mappings) {
+  uint64_t hash = mappings.size();
+  for (const system::Mapping& mapping : mappings) {
+    hash = (hash ^ mapping.start ^ (mapping.inode << 17)) * 0x9e3779b97f4a7c15ULL;
+  }
+  return hash;
+}
+
 // This process's vDSO, the same code every 64-bit process of this kernel maps.
 Result<system::UnwindTable> read_own_vdso() {
   auto start = static_cast<uint64_t>(::getauxval(AT_SYSINFO_EHDR));
@@ -166,26 +175,42 @@ void UnwindTables::add_process(pid_t pid, uint32_t generation,
       entry.rows = file->rows;
     }
   }
-  auto [previous, first] = generations_.try_emplace(pid, generation);
-  if (!first && previous->second != generation) {
-    dormant_unwind_process_key replaced{static_cast<uint32_t>(pid), previous->second};
+  auto [previous, first] = images_.try_emplace(pid, Image{generation, 0});
+  if (!first && previous->second.generation != generation) {
+    dormant_unwind_process_key replaced{static_cast<uint32_t>(pid), previous->second.generation};
     (void)bpf_map_delete_elem(processes_fd_, &replaced);
-    previous->second = generation;
+    previous->second.generation = generation;
   }
+  previous->second.mappings_digest = digest(mappings);
   dormant_unwind_process_key key{static_cast<uint32_t>(pid), generation};
   if (bpf_map_update_elem(processes_fd_, &key, process.get(), BPF_ANY) != 0) {
     ++counts_.processes_left_out;
   }
 }
 
+void UnwindTables::refresh(
+    const std::function<std::vector<system::Mapping>(pid_t, uint32_t)>& read) {
+  std::vector<std::pair<pid_t, Image>> images;
+  {
+    std::lock_guard lock(mutex_);
+    images.assign(images_.begin(), images_.end());
+  }
+  for (const auto& [pid, image] : images) {
+    std::vector<system::Mapping> mappings = read(pid, image.generation);
+    if (!mappings.empty() && digest(mappings) != image.mappings_digest) {
+      add_process(pid, image.generation, mappings);
+    }
+  }
+}
+
 void UnwindTables::forget_processes(const std::vector<pid_t>& pids) {
   std::lock_guard lock(mutex_);
   for (pid_t pid : pids) {
-    auto known = generations_.find(pid);
-    if (known == generations_.end()) continue;
-    dormant_unwind_process_key key{static_cast<uint32_t>(pid), known->second};
+    auto known = images_.find(pid);
+    if (known == images_.end()) continue;
+    dormant_unwind_process_key key{static_cast<uint32_t>(pid), known->second.generation};
     (void)bpf_map_delete_elem(processes_fd_, &key);
-    generations_.erase(known);
+    images_.erase(known);
   }
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -56,6 +57,10 @@ class UnwindTables {
   // Loads the tables of the files image {pid, generation} maps at `mappings` that are not loaded,
   // and gives the walk the image's mappings.
   void add_process(pid_t pid, uint32_t generation, const std::vector<system::Mapping>& mappings);
+  // Gives the walk again the mappings of each image whose mappings `read` now gives differ from
+  // those it has (a library loaded since): `read` is the symbolizer's, which reads them again
+  // when a sample lands outside them.
+  void refresh(const std::function<std::vector<system::Mapping>(pid_t, uint32_t)>& read);
   // Forgets the mappings of processes that have exited. (An image replaced by an exec is forgotten
   // when its successor is added.)
   void forget_processes(const std::vector<pid_t>& pids);
@@ -87,7 +92,11 @@ class UnwindTables {
   const UnwindLimits limits_;
   mutable std::mutex mutex_;
   std::map<FileKey, File> files_;
-  std::map<pid_t, uint32_t> generations_;  // the image of each pid the walk has mappings of
+  struct Image {
+    uint32_t generation = 0;
+    uint64_t mappings_digest = 0;
+  };
+  std::map<pid_t, Image> images_;  // the image of each pid the walk has mappings of
   uint32_t next_id_ = 1;
   uint64_t uses_ = 0;
   uint64_t kernel_bytes_ = 0;

@@ -9,7 +9,9 @@
 #        + the run time of its BPF program (kernel.bpf_stats_enabled; the program runs in the
 #          interrupted task's context, so no rusage holds it)
 # perf's own in-kernel sampling (the callchain walk at each sample) is charged to the interrupted
-# tasks and is not counted: the comparison favours perf.
+# tasks and is not counted: the comparison favours perf. eBPF runs twice: walking user stacks by
+# the binaries' unwind tables (the default; reading the tables is the agent's user time) and by
+# frame pointer only (ebpf-fp).
 # Usage: cpu_profiler_bench.sh BUILD_DIR [SHORT (default 40)] [LONG (default 100)]: seconds, in
 # whole snapshots of 20 s. Needs root.
 set -euo pipefail
@@ -86,9 +88,11 @@ EOF
 }
 
 # profile LOAD PROFILER SECONDS: a session of SECONDS at 99 Hz, a snapshot every `interval`; prints
-# the cost and keeps it in $work/cost-LOAD-PROFILER-SECONDS.
+# the cost and keeps it in $work/cost-LOAD-PROFILER-SECONDS. PROFILER: ebpf, ebpf-fp or perf.
 profile() {
   local seconds=$3 out="$work/out-$2" log="$work/agent-$2-$3.log" started elapsed
+  local profiler_flags=(--system-profiler "${2%-fp}")
+  [[ $2 == *-fp ]] && profiler_flags+=(--ebpf-unwind fp)
   local user=0 sys=0 bpf=0 samples snapshots status=0
   rm -rf "$out"
   started=$(date +%s.%N)
@@ -96,7 +100,7 @@ profile() {
   # eBPF a short extra snapshot; perf, whose snapshots come later by the time perf script takes,
   # the rest of its last one.
   "$child_cpu" --term-after "$seconds.5" "$agent_bin" -c -d "$interval" -f 99 -o "$out" \
-    --no-flamegraph --system-profiler "$2" --log-level info "${own_state[@]}" >"$work/cpu" \
+    --no-flamegraph "${profiler_flags[@]}" --log-level info "${own_state[@]}" >"$work/cpu" \
     2>"$log" ||
     status=$?
   elapsed=$(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')
@@ -107,7 +111,7 @@ profile() {
   awk -v p="$2" -v u="$user" -v s="$sys" -v b="$bpf" -v d="$seconds" -v e="$elapsed" \
     -v n="$samples" -v k="$snapshots" 'BEGIN {
       cpu = u + s + b
-      printf "  %-5s %3d s, %d snapshots, %6d samples; user %.3f s + sys %.3f s + BPF %.3f s = %.3f s",
+      printf "  %-7s %3d s, %d snapshots, %6d samples; user %.3f s + sys %.3f s + BPF %.3f s = %.3f s",
         p, d, k, n, u, s, b, cpu
       printf " -> %.3f%% of one core\n", 100 * cpu / d
     }'
@@ -125,15 +129,15 @@ profile() {
 # summarize LOAD: each profiler's start-and-stop cost and steady cost per second, and the ratios.
 summarize() {
   local profiler
-  for profiler in ebpf perf; do
+  for profiler in ebpf ebpf-fp perf; do
     awk -v p="$profiler" -v s="$short" -v l="$long" -v cs="$(cat "$work/cost-$1-$profiler-$short")" \
       -v cl="$(cat "$work/cost-$1-$profiler-$long")" 'BEGIN {
         per_second = (cl - cs) / (l - s)
         if (per_second <= 0) {
-          printf "  %-5s the longer session cost less: noise hides the cost per second\n", p
+          printf "  %-7s the longer session cost less: noise hides the cost per second\n", p
           exit
         }
-        printf "  %-5s steady %.2f ms per second (%.3f%% of one core); start and stop %.3f s\n",
+        printf "  %-7s steady %.2f ms per second (%.3f%% of one core); start and stop %.3f s\n",
           p, 1000 * per_second, 100 * per_second, cs - per_second * s
       }'
   done
@@ -152,6 +156,7 @@ for load in busy build; do
   sleep 2  # the load settles
   for seconds in "$short" "$long"; do
     profile "$load" ebpf "$seconds"
+    profile "$load" ebpf-fp "$seconds"
     profile "$load" perf "$seconds"
   done
   stop_load

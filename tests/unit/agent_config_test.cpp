@@ -192,6 +192,8 @@ class EveryFlag : public AgentConfigTest {
          [](auto& c) { return c.ebpf_count_map_entries == 65536; }},
         {"ebpf-process-map-entries", "1024",
          [](auto& c) { return c.ebpf_process_map_entries == 1024; }},
+        {"ebpf-unwind", "fp", [](auto& c) { return !c.ebpf_unwind_tables; }},
+        {"ebpf-unwind-table-mb", "16", [](auto& c) { return c.ebpf_unwind_table_mb == 16; }},
         {"skip-system-profilers-above", "900",
          [](auto& c) { return c.skip_system_profilers_above == 900; }},
         {"log-level", "debug", [](auto& c) { return c.log_level == "debug"; }},
@@ -361,8 +363,8 @@ TEST_F(AgentConfigTest, TheSystemProfilerFollowsTheFlagsAndPerfsModes) {
   EXPECT_EQ(choice({"--perf-mode", "disabled", "--system-profiler", "ebpf"}), CpuProfilers::kEbpf);
   EXPECT_EQ(choice({"--mode", "none"}), CpuProfilers::kNone);
   expect_rejected({"-o", "/x", "--system-profiler", "ebpf", "--perf-mode", "dwarf", "-f", "99"},
-                  "--system-profiler ebpf cannot unwind without frame pointers: --perf-mode dwarf "
-                  "needs --system-profiler perf or auto");
+                  "--perf-mode dwarf is how perf unwinds: it needs --system-profiler perf or auto "
+                  "(the eBPF sampler unwinds by its own tables: --ebpf-unwind)");
   expect_rejected({"-o", "/x", "--system-profiler", "bpf"}, "--system-profiler");
 }
 

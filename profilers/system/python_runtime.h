@@ -1,0 +1,74 @@
+// What the eBPF sampler needs to know of a CPython interpreter to find a thread's Python frames
+// and name them: where the interpreter's runtime state is (`_PyRuntime`), its version, and the
+// offsets of the structures walked from there, per version (CPython's layouts differ between
+// minor versions; each table names the headers its offsets come from).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace dormant::profilers::system {
+
+struct PythonOffsets {
+  // The walk from the runtime to a thread's innermost frame, and from frame to frame.
+  uint16_t runtime_interpreters_head;
+  uint16_t interpreter_threads_head;
+  uint16_t thread_next;
+  uint16_t thread_pthread;  // PyThreadState.thread_id: pthread_self(), the thread's fs base
+  uint16_t thread_frame;    // to the thread's _PyCFrame, or to its frame where there is none
+  int16_t cframe_current_frame;  // -1: thread_frame leads to the frame itself
+  uint16_t frame_code;
+  uint16_t frame_previous;
+  uint16_t frame_instruction;
+  int16_t frame_is_entry;  // 3.11: the frame an evaluation loop was entered with; -1: none
+  int16_t frame_owner;     // 3.12+: a frame owned by the C stack marks an entry; -1: none
+  uint8_t owned_by_c_stack;
+  // What names a frame.
+  uint16_t object_type;
+  uint16_t code_filename;
+  uint16_t code_name;
+  int16_t code_qualname;  // -1: none (before 3.11)
+  uint16_t code_first_line;
+  uint16_t unicode_length;
+  uint16_t unicode_state;
+  uint16_t unicode_ascii_data;    // sizeof(PyASCIIObject)
+  uint16_t unicode_compact_data;  // sizeof(PyCompactUnicodeObject)
+};
+
+// The offsets of CPython 3.`minor`; null for a version we have no layout of.
+const PythonOffsets* python_offsets(int minor);
+
+// A CPython interpreter binary: the executable it is statically linked into, or libpython.
+class PythonBinary {
+ public:
+  // Whether `path`'s file name is an interpreter's or libpython's (python3.11, libpython3.11.so.1.0).
+  static bool named_like_python(const std::string& path);
+  // Reads the file's version (Py_Version, 3.11+, else its name) and the addresses of `_PyRuntime`
+  // and `PyCode_Type`. An error: not a CPython we can read.
+  static Result<PythonBinary> read(const std::filesystem::path& path, const std::string& name);
+
+  int minor() const { return minor_; }
+  uint64_t runtime_address() const { return runtime_; }  // in the file
+  uint64_t code_type_address() const { return code_type_; }
+  // Where a mapping at `start` of the file from `offset` puts the file's address 0; nullopt when
+  // no load segment is at that offset.
+  std::optional<uint64_t> load_base(uint64_t start, uint64_t offset) const;
+
+ private:
+  struct Segment {
+    uint64_t offset;
+    uint64_t address;
+    uint64_t size;
+  };
+  int minor_ = 0;
+  uint64_t runtime_ = 0;
+  uint64_t code_type_ = 0;
+  std::vector<Segment> segments_;
+};
+
+}  // namespace dormant::profilers::system
