@@ -23,6 +23,8 @@ nlohmann::json run_arguments(const config::AgentConfig& c) {
       {"perf_max_cgroups", c.perf_max_cgroups},
       {"perf_max_docker_containers", c.perf_max_docker_containers},
       {"skip_system_profilers_above", c.skip_system_profilers_above},
+      {"max_processes_runtime_profiler", c.max_processes_runtime_profiler},
+      {"python_skip_pyperf_profiler_above", c.python_skip_pyperf_profiler_above},
       {"profile_api_version", "v2"},
   };
 }

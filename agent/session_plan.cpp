@@ -58,6 +58,13 @@ module::SessionSettings profiling_settings(const config::AgentConfig& config) {
   settings.ebpf_max_counted = static_cast<uint32_t>(config.ebpf_count_map_entries);
   settings.ebpf_max_processes = static_cast<uint32_t>(config.ebpf_process_map_entries);
   settings.ebpf_walk_by_tables = config.ebpf_unwind_tables;
+  for (int limit :
+       {config.max_processes_runtime_profiler, config.python_skip_pyperf_profiler_above}) {
+    if (limit > 0 && (settings.max_python_processes == 0 ||
+                      static_cast<uint32_t>(limit) < settings.max_python_processes)) {
+      settings.max_python_processes = static_cast<uint32_t>(limit);
+    }
+  }
   settings.ebpf_unwind_table_bytes = static_cast<uint64_t>(config.ebpf_unwind_table_mb) << 20;
   settings.stop_deadline = config.profiler_stop_deadline();
   settings.work_dir = work_directory_of(config.state_dir).string();

@@ -26,6 +26,7 @@
 #include <linux/errno.h>
 
 #include "kernel_types.h"
+#include "python.h"
 #include "unwind.h"
 
 const volatile __u32 filter = DORMANT_FILTER_ALL;
@@ -87,14 +88,28 @@ struct table_walk {
   __u8 fp_known;
 };
 
+// Where a walk of a CPython thread's frames stands, between its steps.
+struct python_walk {
+  struct dormant_python_process process;
+  struct dormant_python_code seen;
+  __u64 pthread;
+  __u64 thread;
+  __u64 frame;
+  __u64 hash;
+  __u32 depth;
+  __u32 found;
+};
+
 struct cpu_scratch {
   __u32 last_tgid;
   __u32 last_generation;
   __u64 last_start_time;
   __u64 last_exec_id;
   struct table_walk walk;
+  struct python_walk python_walk;
   struct dormant_stack user;
   struct dormant_stack kernel;
+  struct dormant_stack python;
 };
 
 struct {
@@ -168,6 +183,35 @@ struct {
   __type(key, __u32);
   __type(value, struct dormant_unwind_counts);
 } unwind_counts SEC(".maps");
+
+// CPython processes: where their runtime is and how to walk it (python.h), by process image.
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, struct dormant_unwind_process_key);
+  __type(value, struct dormant_python_process);
+} python_processes SEC(".maps");
+
+// The thread state each thread of a CPython process was last found at, checked at every use.
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32);
+  __type(value, __u64);
+} python_threads SEC(".maps");
+
+// The code objects announced, per process image.
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, struct dormant_python_code);
+  __type(value, __u8);
+} python_codes SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 256 * 1024);
+} python_code_events SEC(".maps");
 
 static __always_inline struct dormant_drops* drop_counters(void) {
   __u32 zero = 0;
@@ -305,10 +349,13 @@ static __always_inline struct dormant_unwind_mapping* mapping_of(
   return ip < mapping->end ? mapping : 0;
 }
 
-// The row in force at `pc` of a file's `count` rows, or null.
-static __always_inline struct dormant_unwind_row* row_of(void* rows, __u32 count, __u32 pc) {
-  __u32 low = 0;
-  __u32 high = count;
+// The row in force at `pc` of a file's rows, or null.
+static __always_inline struct dormant_unwind_row* row_of(void* rows, __u32 pc) {
+  __u32 zero = 0;
+  struct dormant_unwind_row* header = bpf_map_lookup_elem(rows, &zero);
+  if (!header) return 0;
+  __u32 low = 1;
+  __u32 high = header->pc + 1;
   for (int i = 0; i <= DORMANT_UNWIND_SEARCH_STEPS; ++i) {  // the last with row.pc <= pc
     if (low >= high) break;
     __u32 middle = (low + high) / 2;
@@ -320,7 +367,7 @@ static __always_inline struct dormant_unwind_row* row_of(void* rows, __u32 count
       high = middle;
     }
   }
-  if (low == 0) return 0;
+  if (low <= 1) return 0;
   __u32 last = low - 1;
   return bpf_map_lookup_elem(rows, &last);
 }
@@ -370,7 +417,6 @@ static int unwind_step(__u32 index, void* context) {
   struct dormant_unwind_mapping* mapping = mapping_of(process, walk->ip);
   if (!mapping || mapping->file == 0) return step_by_frame_pointer(cpu, counts);
   __u32 file = mapping->file;
-  __u32 count = mapping->rows;
   // A return address is looked up one byte back, inside the call: the call may be a function's
   // last instruction.
   __u64 pc = walk->ip - mapping->bias - (walk->exact_ip ? 0 : 1);
@@ -380,7 +426,7 @@ static int unwind_step(__u32 index, void* context) {
     return step_by_frame_pointer(cpu, counts);
   }
   if (pc > 0xffffffffULL) return step_by_frame_pointer(cpu, counts);
-  struct dormant_unwind_row* row = row_of(rows, count, (__u32)pc);
+  struct dormant_unwind_row* row = row_of(rows, (__u32)pc);
   if (!row) return step_by_frame_pointer(cpu, counts);
   __u8 kinds = row->kinds;
   __u64 offset = (__u64)row->cfa_offset * 8;
@@ -453,6 +499,116 @@ static __always_inline __u64 walk_by_tables(struct cpu_scratch* cpu, struct user
   bpf_loop(DORMANT_MAX_STACK_DEPTH - 1, unwind_step, 0, 0);
   __u32 depth = walk->depth;
   cpu->user.depth = depth;
+  return stack_id(walk->hash, depth);
+}
+#endif
+
+#if defined(__TARGET_ARCH_x86)
+static __always_inline __u64 read_user_word(__u64 address) {
+  __u64 word = 0;
+  if (bpf_probe_read_user(&word, sizeof(word), (const void*)address) != 0) return 0;
+  return word;
+}
+
+static __always_inline __u8 read_user_byte(__u64 address) {
+  __u8 byte = 0;
+  if (bpf_probe_read_user(&byte, sizeof(byte), (const void*)address) != 0) return 0;
+  return byte;
+}
+
+// One step of the search for the current thread's state among a CPython process's threads;
+// bpf_loop's callback: 1 ends the search.
+static int python_thread_step(__u32 index, void* context) {
+  __u32 zero = 0;
+  struct cpu_scratch* cpu = bpf_map_lookup_elem(&scratch, &zero);
+  if (!cpu) return 1;
+  struct python_walk* walk = &cpu->python_walk;
+  if (!walk->thread) return 1;
+  if (read_user_word(walk->thread + walk->process.thread_pthread) == walk->pthread) {
+    walk->found = 1;
+    return 1;
+  }
+  walk->thread = read_user_word(walk->thread + walk->process.thread_next);
+  return 0;
+}
+
+// One step of the walk of a CPython thread's frames, innermost first, into the CPU's Python
+// stack (python.h); bpf_loop's callback: 1 ends the walk.
+static int python_frame_step(__u32 index, void* context) {
+  __u32 zero = 0;
+  struct cpu_scratch* cpu = bpf_map_lookup_elem(&scratch, &zero);
+  if (!cpu) return 1;
+  struct python_walk* walk = &cpu->python_walk;
+  const struct dormant_python_process* python = &walk->process;
+  __u64 frame = walk->frame;
+  if (!frame) return 1;
+  walk->frame = read_user_word(frame + python->frame_previous);
+  __u32 depth = walk->depth;
+  if (python->frame_owner >= 0 &&
+      read_user_byte(frame + python->frame_owner) == python->owned_by_c_stack) {
+    // An evaluation loop's entry: the frame recorded last was the first it ran.
+    if (depth >= 2 && depth <= DORMANT_MAX_PYTHON_FRAMES * 2) {
+      cpu->python.ips[depth - 2] |= DORMANT_PYTHON_ENTRY;
+    }
+    return 0;
+  }
+  if (depth >= DORMANT_MAX_PYTHON_FRAMES * 2) return 1;
+  __u64 code = read_user_word(frame + python->frame_code);
+  if (python->frame_is_entry >= 0 && read_user_byte(frame + python->frame_is_entry)) {
+    code |= DORMANT_PYTHON_ENTRY;
+  }
+  __u64 instruction = read_user_word(frame + python->frame_instruction);
+  walk->seen.code = code & ~DORMANT_PYTHON_ENTRY;
+  if (!bpf_map_lookup_elem(&python_codes, &walk->seen)) {
+    __u8 yes = 1;
+    bpf_map_update_elem(&python_codes, &walk->seen, &yes, BPF_ANY);
+    bpf_ringbuf_output(&python_code_events, &walk->seen, sizeof(walk->seen), 0);
+  }
+  cpu->python.ips[depth] = code;
+  cpu->python.ips[depth + 1] = instruction;
+  walk->hash = mix(mix(walk->hash, code), instruction);
+  walk->depth = depth + 2;
+  return 0;
+}
+
+// The current thread's Python frames into the CPU's Python stack, if its process is a CPython
+// one whose runtime user space gave (python_processes); their id.
+static __always_inline __u64 python_stack(struct cpu_scratch* cpu,
+                                          struct dormant_unwind_process_key* process) {
+  struct dormant_python_process* python = bpf_map_lookup_elem(&python_processes, process);
+  if (!python) return DORMANT_STACK_NONE;
+  struct python_walk* walk = &cpu->python_walk;
+  walk->process = *python;
+  walk->seen.tgid = process->tgid;
+  walk->seen.generation = process->generation;
+  struct task_struct* task = (struct task_struct*)bpf_get_current_task();
+  walk->pthread = BPF_CORE_READ(task, thread.fsbase);
+  if (walk->pthread == 0) return DORMANT_STACK_NONE;
+  // Where the thread's state was last found, if it is still the thread's; else searched for.
+  __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  __u64* known = bpf_map_lookup_elem(&python_threads, &tid);
+  walk->thread = known ? *known : 0;
+  walk->found = 0;
+  if (walk->thread && read_user_word(walk->thread + python->thread_pthread) == walk->pthread) {
+    walk->found = 1;
+  } else {
+    __u64 interpreter = read_user_word(python->runtime + python->runtime_interpreters_head);
+    walk->thread = interpreter ? read_user_word(interpreter + python->interpreter_threads_head) : 0;
+    bpf_loop(DORMANT_MAX_PYTHON_THREADS, python_thread_step, 0, 0);
+    if (walk->found) bpf_map_update_elem(&python_threads, &tid, &walk->thread, BPF_ANY);
+  }
+  if (!walk->found) return DORMANT_STACK_NONE;
+  __u64 frame = read_user_word(walk->thread + python->thread_frame);
+  if (frame && python->cframe_current_frame >= 0) {
+    frame = read_user_word(frame + python->cframe_current_frame);
+  }
+  walk->frame = frame;
+  walk->depth = 0;
+  walk->hash = mix(stack_hash_seed, 0x707974686f6eULL);  // apart from native stacks
+  bpf_loop(DORMANT_MAX_PYTHON_FRAMES + 8, python_frame_step, 0, 0);
+  __u32 depth = walk->depth;
+  if (depth == 0) return DORMANT_STACK_NONE;
+  cpu->python.depth = depth;
   return stack_id(walk->hash, depth);
 }
 #endif
@@ -543,6 +699,7 @@ static __always_inline void count_in(void* counts, void* user_stacks, void* kern
   }
   key->user_stack = keep_stack(user_stacks, key->user_stack, &cpu->user);
   key->kernel_stack = keep_stack(kernel_stacks, key->kernel_stack, &cpu->kernel);
+  key->python_stack = keep_stack(user_stacks, key->python_stack, &cpu->python);
   __u64 one = 1;
   if (bpf_map_update_elem(counts, key, &one, BPF_NOEXIST) == 0) return;
   count = bpf_map_lookup_elem(counts, key);  // another CPU added it meanwhile
@@ -583,6 +740,12 @@ static __always_inline int sample(struct bpf_perf_event_data* ctx, int by_tables
       .user_stack = user,
       .kernel_stack = kernel_stack(ctx, &cpu->kernel),
   };
+#if defined(__TARGET_ARCH_x86)
+  if (by_tables && in_user_code && tgid != 0) {
+    struct dormant_unwind_process_key process = {.tgid = tgid, .generation = generation};
+    key.python_stack = python_stack(cpu, &process);
+  }
+#endif
   // Read once: the whole sample goes to one set.
   if (*(volatile __u32*)&active_set == 0) {
     count_in(&counts_0, &user_stacks_0, &kernel_stacks_0, &key, cpu);

@@ -26,6 +26,7 @@ struct dormant_sample_key {
   __u32 generation;
   __u64 user_stack;
   __u64 kernel_stack;
+  __u64 python_stack;  // in the user stacks' map: CPython's frames of the sampled thread
 };
 
 // Innermost frame first.

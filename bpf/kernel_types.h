@@ -11,12 +11,21 @@
 #define DORMANT_PF_IO_WORKER 0x00000010    // 5.12 and later
 #define DORMANT_PF_USER_WORKER 0x00004000  // 6.4 and later
 
+#if defined(__TARGET_ARCH_x86)
+struct thread_struct {
+  unsigned long fsbase;  // the thread pointer: pthread_self() in glibc
+} __attribute__((preserve_access_index));
+#endif
+
 struct task_struct {
   unsigned int flags;
   unsigned long long start_time;    // ns since boot; a pid used again starts later
   unsigned long long self_exec_id;  // grows at every exec
   struct task_struct* group_leader;
   char comm[16];
+#if defined(__TARGET_ARCH_x86)
+  struct thread_struct thread;
+#endif
 } __attribute__((preserve_access_index));
 
 // The user registers saved on entry to the kernel (bpf_task_pt_regs). The "___kernel" flavour

@@ -36,8 +36,8 @@ struct dormant_unwind_row {
 #define DORMANT_UNWIND_CFA_KIND(kinds) ((kinds)&0xf)
 #define DORMANT_UNWIND_FP_KIND(kinds) ((kinds) >> 4)
 
-// A file's rows are one array map (an inner map of unwind_files, under the file's id), by pc;
-// a search takes at most this many steps.
+// A file's rows are one array map (an inner map of unwind_files, under the file's id): row 0
+// holds in its pc how many rows follow it, by pc. A search takes at most this many steps.
 #define DORMANT_UNWIND_SEARCH_STEPS 24
 #define DORMANT_UNWIND_MAX_ROWS (1U << DORMANT_UNWIND_SEARCH_STEPS)
 
@@ -47,7 +47,7 @@ struct dormant_unwind_mapping {
   __u64 end;
   __u64 bias;
   __u32 file;  // the file's id in unwind_files; 0: none (anonymous or JIT code, unreadable file)
-  __u32 rows;  // how many rows the file has
+  __u32 pad;
 };
 
 // A process image, as the sampler numbers them (dormant_sample_key).

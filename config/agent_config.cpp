@@ -304,6 +304,15 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
 
   add_int(app, "--skip-system-profilers-above", c.skip_system_profilers_above, 0, INT_MAX,
           "Skip perf and eBPF when the host has more processes than this (0: never)", kGuardRails);
+  add_int(app, "--max-processes-runtime-profiler", c.max_processes_runtime_profiler, 0, INT_MAX,
+          "Walk the Python frames of at most this many processes at once, the first sampled; "
+          "the others keep their native frames (0: all)",
+          kGuardRails);
+  add_int(app, "--python-skip-pyperf-profiler-above", c.python_skip_pyperf_profiler_above, 0,
+          INT_MAX,
+          "Python processes past this many keep their native frames only (0: no limit; with "
+          "--max-processes-runtime-profiler, the lower holds)",
+          kGuardRails);
 }
 
 }  // namespace

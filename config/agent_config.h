@@ -118,6 +118,10 @@ struct AgentConfig {
 
   // Guard rails (0: off).
   int skip_system_profilers_above = 0;
+  // gProfiler's limits of its runtime profilers; here, of the processes whose Python frames the
+  // eBPF sampler walks at once (0: no limit). The lower of the two that are set holds.
+  int max_processes_runtime_profiler = 0;
+  int python_skip_pyperf_profiler_above = 0;
 
   // Logging.
   std::string log_level = "info";

@@ -21,6 +21,7 @@
 #include "cpu_sampler.skel.h"
 
 #include "bpf/cpu_sampler.h"
+#include "bpf/python.h"
 #include "bpf/unwind.h"
 #include "common/unique_fd.h"
 #include "profilers/ebpf/kernel_probes.h"
@@ -103,6 +104,15 @@ int on_process_event(void* context, void* data, size_t size) {
   return 0;
 }
 
+int on_python_code(void* context, void* data, size_t size) {
+  if (size < sizeof(dormant_python_code)) return 0;
+  dormant_python_code event;
+  std::memcpy(&event, data, sizeof(event));
+  auto& on_code = *static_cast<std::function<void(const PythonCode&)>*>(context);
+  if (on_code) on_code({static_cast<int>(event.tgid), event.generation, event.code});
+  return 0;
+}
+
 // Takes every entry out of a hash map, `chunk` at a time (more when one bucket holds more), handing
 // each to `take`. Returns 0 once the map has been read through, else the errno that stopped it;
 // what was taken before is handed over either way.
@@ -147,8 +157,9 @@ struct StackMaps {
   int kernel_fd;
 
   // Each of the key's stack ids with the map that holds it.
-  std::array<std::pair<uint64_t, int>, 2> of(const dormant_sample_key& key) const {
-    return {{{key.user_stack, user_fd}, {key.kernel_stack, kernel_fd}}};
+  std::array<std::pair<uint64_t, int>, 3> of(const dormant_sample_key& key) const {
+    return {
+        {{key.user_stack, user_fd}, {key.kernel_stack, kernel_fd}, {key.python_stack, user_fd}}};
   }
 };
 
@@ -305,6 +316,10 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& op
   sampler->ring_.reset(ring_buffer__new(bpf_map__fd(skeleton.maps.process_events), on_process_event,
                                         &sampler->on_image_, nullptr));
   if (!sampler->ring_) return Error::from_errno("reading the eBPF sampler's process events");
+  if (ring_buffer__add(sampler->ring_.get(), bpf_map__fd(skeleton.maps.python_code_events),
+                       on_python_code, &sampler->on_code_) != 0) {
+    return Error::from_errno("reading the eBPF sampler's Python code events");
+  }
   return sampler;
 }
 
@@ -315,7 +330,8 @@ CpuSampler::~CpuSampler() {
 }
 
 Result<int> CpuSampler::poll_images(std::chrono::milliseconds timeout, int wake_fd,
-                                    const std::function<void(const ProcessImage&)>& on_image) {
+                                    const std::function<void(const ProcessImage&)>& on_image,
+                                    const std::function<void(const PythonCode&)>& on_code) {
   pollfd waits[] = {{ring_buffer__epoll_fd(ring_.get()), POLLIN, 0}, {wake_fd, POLLIN, 0}};
   int ready = ::poll(
       waits, 2, timeout < std::chrono::milliseconds(0) ? -1 : static_cast<int>(timeout.count()));
@@ -328,8 +344,10 @@ Result<int> CpuSampler::poll_images(std::chrono::milliseconds timeout, int wake_
   }
   if (ready <= 0 || waits[0].revents == 0) return 0;
   on_image_ = on_image;
+  on_code_ = on_code;
   int consumed = ring_buffer__consume(ring_.get());
   on_image_ = nullptr;
+  on_code_ = nullptr;
   if (consumed < 0)
     return Error::from_errno("reading the eBPF sampler's process events", -consumed);
   return consumed;
@@ -386,6 +404,8 @@ Result<void> CpuSampler::drain(const std::function<void(const CountedStack&)>& o
     stack.count = counts[i];
     frames_of(key.user_stack, stack.user, stack.user_lost);
     frames_of(key.kernel_stack, stack.kernel, stack.kernel_lost);
+    bool python_lost = false;  // the native frames stay: the interpreter's, named as such
+    frames_of(key.python_stack, stack.python, python_lost);
     on_stack(stack);
   }
   return ok();
@@ -397,6 +417,10 @@ void CpuSampler::forget_processes(const std::vector<int>& pids) {
     auto key = static_cast<uint32_t>(pid);
     (void)bpf_map_delete_elem(processes_fd, &key);
   }
+}
+
+int CpuSampler::python_processes_fd() const {
+  return bpf_map__fd(skeleton_->maps.python_processes);
 }
 
 int CpuSampler::unwind_files_fd() const { return bpf_map__fd(skeleton_->maps.unwind_files); }

@@ -51,6 +51,13 @@ struct ProcessImage {
   uint64_t user_ip = 0;  // where the first sample found its user code; 0: in none
 };
 
+// A Python code object the sampler met for the first time in a process image.
+struct PythonCode {
+  int pid = 0;
+  uint32_t generation = 0;
+  uint64_t code = 0;
+};
+
 // One counted stack, innermost frame first. An empty span: no such stack (a kernel thread has no
 // user stack; a sample taken in user mode has no kernel stack) or a lost one (see `lost`).
 struct CountedStack {
@@ -59,6 +66,9 @@ struct CountedStack {
   uint64_t count = 0;
   std::span<const uint64_t> user;
   std::span<const uint64_t> kernel;
+  // A CPython process's Python frames of the sampled thread (bpf/python.h): pairs of code object
+  // and instruction pointer, innermost first.
+  std::span<const uint64_t> python;
   bool user_lost = false;  // the stack could not be recorded or was gone when read
   bool kernel_lost = false;
 };
@@ -90,14 +100,17 @@ class CpuSampler {
   // The maps UnwindTables fills: valid while this sampler lives.
   int unwind_files_fd() const;
   int unwind_processes_fd() const;
+  int python_processes_fd() const;  // what PythonProcesses fills
   UnwindWalks unwind_walks() const;
   int cpus() const { return static_cast<int>(links_.size()); }
 
-  // Waits up to `timeout` (kNoTimeout: no limit) for process images, or until `wake_fd` (an
-  // eventfd, which it reads) is written, calling `on_image` for each image that arrived.
+  // Waits up to `timeout` (kNoTimeout: no limit) for process images and Python code objects, or
+  // until `wake_fd` (an eventfd, which it reads) is written, calling `on_image` for each image
+  // and `on_code` for each code object that arrived.
   static constexpr std::chrono::milliseconds kNoTimeout{-1};
   Result<int> poll_images(std::chrono::milliseconds timeout, int wake_fd,
-                          const std::function<void(const ProcessImage&)>& on_image);
+                          const std::function<void(const ProcessImage&)>& on_image,
+                          const std::function<void(const PythonCode&)>& on_code);
 
   // Takes every stack counted since the previous drain out of the kernel and hands each to
   // `on_stack`. Sampling goes on meanwhile, into the other set of maps, so no sample loses its
@@ -136,6 +149,7 @@ class CpuSampler {
   std::vector<std::unique_ptr<::bpf_link, LinkDeleter>> links_;  // each owns its perf event
   std::unique_ptr<::ring_buffer, RingDeleter> ring_;
   std::function<void(const ProcessImage&)> on_image_;  // during poll_images() only
+  std::function<void(const PythonCode&)> on_code_;     // during poll_images() only
   std::string event_;
   bool walks_by_tables_ = false;
   std::string why_frame_pointers_;

@@ -18,6 +18,8 @@ namespace {
 // mapping its libraries; when that sample was in the loader, its maps are read once more this
 // much later.
 constexpr std::chrono::milliseconds kRereadAfter{20};
+// How long the reader reads tables before it looks for announcements again.
+constexpr std::chrono::milliseconds kTableSlice{20};
 
 std::string drops_text(const SamplerDrops& drops) {
   std::string text;
@@ -75,6 +77,8 @@ Result<void> EbpfProfiler::start() {
   limits.max_images = sampler_options.max_processes;
   symbolizer_ = std::make_unique<system::Symbolizer>(
       kernel ? std::optional(std::move(*kernel)) : std::nullopt, limits);
+  python_processes_ = std::make_unique<PythonProcesses>(sampler_->python_processes_fd(),
+                                                        options_.max_python_processes);
   if (sampler_->walks_by_tables()) {
     unwind_tables_ = std::make_unique<UnwindTables>(
         sampler_->unwind_files_fd(), sampler_->unwind_processes_fd(), options_.unwind);
@@ -97,29 +101,43 @@ void EbpfProfiler::read_process_images() {
   pthread_setname_np(pthread_self(), "ebpf-images");
   while (!stopping_) {
     auto timeout = CpuSampler::kNoTimeout;  // stop() and abort() wake it
-    if (!young_.empty()) {
+    if (tables_waiting_) {
+      timeout = std::chrono::milliseconds(0);
+    } else if (!young_.empty()) {
       // Rounded up: a wait rounded down to 0 ms would spin until the re-read is due.
       timeout = std::max(std::chrono::ceil<std::chrono::milliseconds>(young_.front().reread_at -
                                                                       SteadyClock::now()),
                          std::chrono::milliseconds(0));
     }
-    auto polled =
-        sampler_->poll_images(timeout, wake_reader_.get(), [this](const ProcessImage& image) {
-          try {  // this runs under libbpf's C frames: nothing may unwind through them
-            remember(image);
-            if (symbolizer_->may_be_loading(image.pid, image.generation, image.user_ip)) {
-              young_.push_back({image, SteadyClock::now() + kRereadAfter});
-            }
-          } catch (const std::exception& thrown) {
-            spdlog::warn("ebpf: cannot remember process {}: {}", image.pid, thrown.what());
-          }
-        });
+    // These run under libbpf's C frames: nothing may unwind through them.
+    auto on_image = [this](const ProcessImage& image) {
+      try {
+        remember(image);
+        if (symbolizer_->may_be_loading(image.pid, image.generation, image.user_ip)) {
+          young_.push_back({image, SteadyClock::now() + kRereadAfter});
+        }
+      } catch (const std::exception& thrown) {
+        spdlog::warn("ebpf: cannot remember process {}: {}", image.pid, thrown.what());
+      }
+    };
+    auto on_code = [this](const PythonCode& code) {
+      try {  // named now, while the process lives: it may be gone by the snapshot
+        auto image = python_processes_->image(code.pid, code.generation);
+        if (image) python_names_.remember(code.pid, *image->offsets, image->code_type, code.code);
+      } catch (const std::exception& thrown) {
+        spdlog::warn("ebpf: cannot name a Python frame of {}: {}", code.pid, thrown.what());
+      }
+    };
+    auto polled = sampler_->poll_images(timeout, wake_reader_.get(), on_image, on_code);
     if (!polled) {
       spdlog::error("ebpf: {}; processes are now named at the snapshot only",
                     polled.error().message());
       return;
     }
     reread_young_images();
+    // Tables are read between announcements, a slice at a time, so that a new process gets its
+    // mappings (and Python frames) at once and its tables soon after.
+    tables_waiting_ = unwind_tables_ && unwind_tables_->load_queued(kTableSlice);
   }
 }
 
@@ -133,10 +151,10 @@ void EbpfProfiler::reread_young_images() {
 
 void EbpfProfiler::remember(const ProcessImage& image) {
   bool read = symbolizer_->remember(image.pid, image.generation, image.comm);
-  if (read && unwind_tables_) {
-    unwind_tables_->add_process(image.pid, image.generation,
-                                symbolizer_->mappings(image.pid, image.generation));
-  }
+  if (!read) return;
+  std::vector<system::Mapping> mappings = symbolizer_->mappings(image.pid, image.generation);
+  if (unwind_tables_) unwind_tables_->add_process(image.pid, image.generation, mappings);
+  python_processes_->add_process(image.pid, image.generation, mappings);
 }
 
 Result<profile::StackTable> EbpfProfiler::snapshot() {
@@ -155,7 +173,9 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
     if (stack.user_lost) frames.push_back("[lost user stack]");
     // First: for an image whose announcement was lost, this reads its maps now.
     std::string comm = symbolizer_->comm(stack.pid, stack.generation);
+    size_t user_begin = frames.size();
     symbolizer_->append_user_frames(stack.pid, stack.generation, stack.user, frames);
+    if (!stack.python.empty()) add_python_frames(stack, user_begin, frames);
     if (stack.kernel_lost) frames.push_back("[lost kernel stack]");
     symbolizer_->append_kernel_frames(stack.kernel, frames);
     if (frames.empty()) frames.push_back("[unknown]");
@@ -176,14 +196,23 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
   }
   if (truncated > 0) spdlog::info("ebpf: {} samples had user stacks cut at 127 frames", truncated);
   if (unwind_tables_) {
-    unwind_tables_->refresh([this](pid_t pid, uint32_t generation) {
-      return symbolizer_->mappings(pid, generation);
-    });
+    unwind_tables_->refresh(
+        [this](pid_t pid, uint32_t generation) { return symbolizer_->mappings(pid, generation); });
   }
   std::vector<pid_t> exited = symbolizer_->forget_exited();
   sampler_->forget_processes(exited);
+  python_processes_->forget_processes(exited);
+  python_names_.forget(exited);
   if (unwind_tables_) unwind_tables_->forget_processes(exited);
   return stacks;
+}
+
+void EbpfProfiler::add_python_frames(const CountedStack& stack, size_t user_begin,
+                                     std::vector<std::string>& frames) {
+  auto image = python_processes_->image(stack.pid, stack.generation);
+  if (!image) return;
+  auto groups = python_names_.groups(stack.pid, *image->offsets, image->code_type, stack.python);
+  system::merge_python_frames(frames, user_begin, frames.size(), std::move(groups));
 }
 
 void EbpfProfiler::abort() {
@@ -196,6 +225,7 @@ void EbpfProfiler::stop() {
   wake_reader();
   if (reader_.joinable()) reader_.join();
   young_.clear();
+  python_processes_.reset();
   unwind_tables_.reset();
   sampler_.reset();
   symbolizer_.reset();
@@ -203,8 +233,11 @@ void EbpfProfiler::stop() {
 
 nlohmann::json EbpfProfiler::header_facts() const {
   if (!sampler_) return nullptr;
+  nlohmann::json facts = {{"python", python_processes_->counts().to_json()}};
   if (!unwind_tables_) {
-    return {{"unwinding", "frame pointers"}, {"why", sampler_->why_frame_pointers()}};
+    facts["unwinding"] = "frame pointers";
+    facts["why"] = sampler_->why_frame_pointers();
+    return facts;
   }
   UnwindWalks walks = sampler_->unwind_walks();
   nlohmann::json tables = unwind_tables_->counts().to_json();
@@ -213,7 +246,9 @@ nlohmann::json EbpfProfiler::header_facts() const {
   tables["walks_before_tables"] = walks.walks_without_process;
   tables["steps_without_table"] = walks.steps_without_table;
   tables["walks_complete"] = walks.walks_complete;
-  return {{"unwinding", "tables"}, {"unwind_tables", std::move(tables)}};
+  facts["unwinding"] = "tables";
+  facts["unwind_tables"] = std::move(tables);
+  return facts;
 }
 
 std::string_view EbpfProfiler::event() const {

@@ -16,9 +16,11 @@
 #include "common/deadline.h"
 #include "common/unique_fd.h"
 #include "profilers/ebpf/cpu_sampler.h"
+#include "profilers/ebpf/python_processes.h"
 #include "profilers/ebpf/unwind_tables.h"
 #include "profilers/profiler.h"
 #include "profilers/system/cgroup_selection.h"
+#include "profilers/system/python_frames.h"
 #include "profilers/system/symbolizer.h"
 
 namespace dormant::profilers::ebpf {
@@ -32,6 +34,7 @@ struct EbpfProfilerOptions {
   int skip_above_processes = 0;  // 0: no limit
   CpuSamplerOptions limits;      // map sizes, the walk; what is above overrides the rest
   UnwindLimits unwind;
+  size_t max_python_processes = 0;  // processes whose Python frames are walked at once; 0: all
   std::filesystem::path docker_root = "/var/lib/docker";
 };
 
@@ -58,12 +61,17 @@ class EbpfProfiler final : public Profiler {
   void reread_young_images();
   // Reads the image's mappings and symbols, and gives the walk its unwind tables.
   void remember(const ProcessImage& image);
+  // Puts a CPython process's Python frames among the user frames from `user_begin` on.
+  void add_python_frames(const CountedStack& stack, size_t user_begin,
+                         std::vector<std::string>& frames);
 
   EbpfProfilerOptions options_;
   inventory::ContainerNames container_names_;
   std::unique_ptr<system::Symbolizer> symbolizer_;
   std::unique_ptr<CpuSampler> sampler_;
   std::unique_ptr<UnwindTables> unwind_tables_;  // null: stacks are walked by frame pointer
+  std::unique_ptr<PythonProcesses> python_processes_;
+  system::PythonFrameNames python_names_;
   std::atomic<bool> stopping_ = false;
   UniqueFd wake_reader_;  // an eventfd, for the life of the profiler: abort() may come any time
   int wake_reader_errno_;
@@ -73,6 +81,7 @@ class EbpfProfiler final : public Profiler {
     SteadyClock::time_point reread_at;
   };
   std::deque<YoungImage> young_;  // reader thread only
+  bool tables_waiting_ = false;   // reader thread only
 };
 
 }  // namespace dormant::profilers::ebpf

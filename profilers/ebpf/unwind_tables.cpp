@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bpf/unwind.h"
+#include "common/deadline.h"
 
 namespace dormant::profilers::ebpf {
 namespace {
@@ -29,16 +30,15 @@ uint64_t digest(const std::vector<system::Mapping>& mappings) {
 }
 
 // This process's vDSO, the same code every 64-bit process of this kernel maps.
-Result<system::UnwindTable> read_own_vdso() {
+Result<std::span<const std::byte>> own_vdso() {
   auto start = static_cast<uint64_t>(::getauxval(AT_SYSINFO_EHDR));
   if (start == 0) return Error(ErrorKind::kUnavailable, "this kernel maps no vDSO");
   auto mappings = system::executable_mappings(::getpid());
   if (!mappings) return mappings.error();
   for (const system::Mapping& mapping : *mappings) {
     if (mapping.start != start || !is_vdso(mapping)) continue;
-    std::span<const std::byte> image(reinterpret_cast<const std::byte*>(start),
-                                     mapping.end - mapping.start);
-    return system::UnwindTable::read_image(image, "[vdso]");
+    return std::span<const std::byte>(reinterpret_cast<const std::byte*>(start),
+                                      mapping.end - mapping.start);
   }
   return Error(ErrorKind::kUnavailable, "the vDSO is not among this process's mappings");
 }
@@ -49,10 +49,12 @@ nlohmann::json UnwindTableCounts::to_json() const {
   return {{"files_loaded", files_loaded},
           {"rows", rows},
           {"kernel_bytes", kernel_bytes},
+          {"files_waiting", files_waiting},
           {"files_read", files_read},
           {"files_without_table", files_without_table},
           {"files_given_up", files_given_up},
           {"files_without_room", files_without_room},
+          {"files_left_out", files_left_out},
           {"mappings_left_out", mappings_left_out},
           {"processes_left_out", processes_left_out}};
 }
@@ -64,7 +66,11 @@ UnwindTables::~UnwindTables() = default;
 
 Result<system::UnwindTable> UnwindTables::read_table(pid_t pid,
                                                      const system::Mapping& mapping) const {
-  if (is_vdso(mapping)) return read_own_vdso();
+  if (is_vdso(mapping)) {
+    auto image = own_vdso();
+    if (!image) return image.error();
+    return system::UnwindTable::read_image(*image, "[vdso]");
+  }
   std::optional<Result<system::UnwindTable>> first;
   for (const std::string& path : system::mapped_file_paths(pid, mapping)) {
     auto table = system::UnwindTable::read(path);
@@ -74,28 +80,34 @@ Result<system::UnwindTable> UnwindTables::read_table(pid_t pid,
   return std::move(first).value_or(Error::parse(mapping.path + ": no file to read"));
 }
 
-Result<void> UnwindTables::put_in_kernel(File& file) {
-  const auto& rows = file.table->rows();
-  uint64_t bytes = (rows.size() * sizeof(dormant_unwind_row) + kPage - 1) / kPage * kPage;
-  if (!make_room(bytes, uses_)) {
+Result<void> UnwindTables::put_in_kernel(File& file, const system::UnwindTable& table) {
+  const auto& rows = table.rows();
+  // Row 0 holds the count of the rows after it, in its pc: the walk's search needs it.
+  uint64_t entries = rows.size() + 1;
+  uint64_t bytes = (entries * sizeof(dormant_unwind_row) + kPage - 1) / kPage * kPage;
+  if (!make_room(bytes, file.last_used)) {
     return Error(ErrorKind::kUnavailable,
                  "its " + std::to_string(bytes >> 10) + " kB of rows do not fit in the " +
-                     std::to_string(limits_.max_table_bytes >> 20) + " MB of unwind tables");
+                     std::to_string(limits_.max_table_bytes >> 10) + " kB of unwind tables");
   }
   LIBBPF_OPTS(bpf_map_create_opts, options, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
   UniqueFd map(bpf_map_create(BPF_MAP_TYPE_ARRAY, "dormant_unwind", sizeof(uint32_t),
-                              sizeof(dormant_unwind_row), static_cast<uint32_t>(rows.size()),
+                              sizeof(dormant_unwind_row), static_cast<uint32_t>(entries),
                               &options));
   if (!map) return Error::from_errno("creating an unwind table's map");
   void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, map.get(), 0);
   if (memory == MAP_FAILED) return Error::from_errno("mapping an unwind table's map");
-  std::memcpy(memory, rows.data(), rows.size() * sizeof(dormant_unwind_row));
+  dormant_unwind_row count{static_cast<uint32_t>(rows.size()), 0, 0, 0};
+  std::memcpy(memory, &count, sizeof(count));
+  std::memcpy(static_cast<dormant_unwind_row*>(memory) + 1, rows.data(),
+              rows.size() * sizeof(dormant_unwind_row));
   ::munmap(memory, bytes);
   int map_fd = map.get();
   if (bpf_map_update_elem(files_fd_, &file.id, &map_fd, BPF_ANY) != 0) {
     return Error::from_errno("adding an unwind table to the sampler's files");
   }
   file.map = std::move(map);
+  file.rows = static_cast<uint32_t>(rows.size());
   file.kernel_bytes = bytes;
   kernel_bytes_ += bytes;
   return ok();
@@ -106,7 +118,7 @@ bool UnwindTables::make_room(uint64_t bytes, uint64_t now) {
   while (kernel_bytes_ + bytes > limits_.max_table_bytes) {
     File* oldest = nullptr;
     for (auto& [key, file] : files_) {
-      if (!file.map || file.last_used == now) continue;
+      if (file.state != FileState::kLoaded || file.last_used >= now) continue;
       if (oldest == nullptr || file.last_used < oldest->last_used) oldest = &file;
     }
     if (oldest == nullptr) return false;
@@ -120,43 +132,57 @@ void UnwindTables::give_up(File& file) {
   file.map.reset();
   kernel_bytes_ -= file.kernel_bytes;
   file.kernel_bytes = 0;
+  file.state = FileState::kWaiting;  // read again when a process is added that maps it
   ++counts_.files_given_up;
 }
 
-UnwindTables::File* UnwindTables::load(pid_t pid, const system::Mapping& mapping) {
+UnwindTables::File* UnwindTables::file_of(pid_t pid, const system::Mapping& mapping) {
   if (!mapping.is_file() && !is_vdso(mapping)) return nullptr;  // anonymous or JIT code
   FileKey key = is_vdso(mapping) ? FileKey{0, 0} : FileKey{mapping.device, mapping.inode};
-  auto [found, added] = files_.try_emplace(key);
+  auto found = files_.find(key);
+  if (found == files_.end()) {
+    if (files_.size() >= limits_.max_files) {
+      ++counts_.files_left_out;
+      return nullptr;
+    }
+    found = files_.emplace(key, File{}).first;
+    File& file = found->second;
+    file.id = next_id_++;
+    if (is_vdso(mapping)) {
+      auto image = own_vdso();
+      if (image) {
+        auto segments = system::LoadSegments::read_image(*image, "[vdso]");
+        if (segments) file.segments = std::move(*segments);
+      }
+    } else {
+      for (const std::string& path : system::mapped_file_paths(pid, mapping)) {
+        auto segments = system::LoadSegments::read(path, mapping.path);
+        if (!segments) continue;
+        file.segments = std::move(*segments);
+        break;
+      }
+    }
+    if (!file.segments) {
+      file.state = FileState::kUnusable;
+      ++counts_.files_without_table;
+    }
+  }
   File& file = found->second;
-  if (added) file.id = next_id_++;
   file.last_used = uses_;
-  if (!file.readable) return nullptr;
-  if (file.map) return &file;
-  auto table = read_table(pid, mapping);
-  ++counts_.files_read;
-  if (!table) {
-    spdlog::debug("ebpf: {} is walked by frame pointer: {}", mapping.path, table.error().message());
-    file.readable = false;
-    ++counts_.files_without_table;
-    return nullptr;
+  if (file.state == FileState::kWaiting) {
+    file.state = FileState::kQueued;
+    queue_.push_back({key, pid, mapping});
   }
-  file.rows = static_cast<uint32_t>(table->rows().size());
-  file.table = std::move(*table);
-  auto put = put_in_kernel(file);
-  file.table->drop_rows();
-  if (!put) {
-    spdlog::info("ebpf: {} is walked by frame pointer: {}", mapping.path, put.error().message());
-    file.readable = false;  // not read again: it would not fit again
-    ++counts_.files_without_room;
-    return nullptr;
-  }
-  return &file;
+  return file.state == FileState::kUnusable ? nullptr : &file;
 }
 
 void UnwindTables::add_process(pid_t pid, uint32_t generation,
                                const std::vector<system::Mapping>& mappings) {
   auto process = std::make_unique<dormant_unwind_process>();
   std::lock_guard lock(mutex_);
+  auto known = images_.find(pid);
+  // Generations only grow: an older image's mappings, read again late, never replace a newer's.
+  if (known != images_.end() && known->second.generation > generation) return;
   ++uses_;
   for (const system::Mapping& mapping : mappings) {
     if (process->count == DORMANT_UNWIND_MAX_MAPPINGS) {
@@ -166,13 +192,11 @@ void UnwindTables::add_process(pid_t pid, uint32_t generation,
     dormant_unwind_mapping& entry = process->mappings[process->count++];
     entry.start = mapping.start;
     entry.end = mapping.end;
-    File* file = load(pid, mapping);
-    std::optional<uint64_t> bias;
-    if (file != nullptr) bias = file->table->bias(mapping.start, mapping.offset);
+    File* file = file_of(pid, mapping);
+    auto bias = file ? file->segments->bias(mapping.start, mapping.offset) : std::nullopt;
     if (bias) {
       entry.bias = *bias;
       entry.file = file->id;
-      entry.rows = file->rows;
     }
   }
   auto [previous, first] = images_.try_emplace(pid, Image{generation, 0});
@@ -185,6 +209,39 @@ void UnwindTables::add_process(pid_t pid, uint32_t generation,
   dormant_unwind_process_key key{static_cast<uint32_t>(pid), generation};
   if (bpf_map_update_elem(processes_fd_, &key, process.get(), BPF_ANY) != 0) {
     ++counts_.processes_left_out;
+  }
+}
+
+bool UnwindTables::load_queued(std::chrono::milliseconds budget) {
+  Deadline deadline = deadline_after(budget);
+  for (;;) {
+    QueuedTable next;
+    {
+      std::lock_guard lock(mutex_);
+      if (queue_.empty()) return false;
+      if (SteadyClock::now() >= deadline) return true;
+      next = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    auto table = read_table(next.pid, next.mapping);  // the long part, outside the lock
+    std::lock_guard lock(mutex_);
+    File& file = files_.at(next.key);
+    ++counts_.files_read;
+    if (!table) {
+      spdlog::debug("ebpf: {} is walked by frame pointer: {}", next.mapping.path,
+                    table.error().message());
+      file.state = FileState::kUnusable;
+      ++counts_.files_without_table;
+      continue;
+    }
+    if (auto put = put_in_kernel(file, *table); !put) {
+      spdlog::info("ebpf: {} is walked by frame pointer: {}", next.mapping.path,
+                   put.error().message());
+      file.state = FileState::kUnusable;  // not read again: it would not fit again
+      ++counts_.files_without_room;
+      continue;
+    }
+    file.state = FileState::kLoaded;
   }
 }
 
@@ -218,9 +275,11 @@ UnwindTableCounts UnwindTables::counts() const {
   std::lock_guard lock(mutex_);
   UnwindTableCounts counts = counts_;
   for (const auto& [key, file] : files_) {
-    if (!file.map) continue;
-    ++counts.files_loaded;
-    counts.rows += file.rows;
+    if (file.state == FileState::kLoaded) {
+      ++counts.files_loaded;
+      counts.rows += file.rows;
+    }
+    counts.files_waiting += file.state == FileState::kQueued;
   }
   counts.kernel_bytes = kernel_bytes_;
   return counts;

@@ -1,9 +1,11 @@
 #include "profilers/system/python_runtime.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <regex>
+#include <string_view>
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -54,11 +56,31 @@ struct ElfCloser {
   void operator()(Elf* elf) const { elf_end(elf); }
 };
 
+// 11 from python3.11, python3.11d, libpython3.11.so.1.0; nullopt for any other file name.
 std::optional<int> minor_from_name(const std::string& path) {
-  static const std::regex kName(R"((?:^|/)(?:lib)?python3\.(\d{1,2})(?:[a-z]*)(?:\.so[.0-9]*)?$)");
-  std::smatch match;
-  if (!std::regex_search(path, match, kName)) return std::nullopt;
-  return std::stoi(match[1].str());
+  std::string_view name(path);
+  name.remove_prefix(name.rfind('/') == std::string_view::npos ? 0 : name.rfind('/') + 1);
+  if (name.starts_with("lib")) name.remove_prefix(3);
+  if (!name.starts_with("python3.")) return std::nullopt;
+  name.remove_prefix(8);
+  int minor = 0;
+  size_t digits = 0;
+  while (digits < name.size() && digits < 3 &&
+         std::isdigit(static_cast<unsigned char>(name[digits]))) {
+    minor = minor * 10 + (name[digits++] - '0');
+  }
+  if (digits == 0 || digits > 2) return std::nullopt;
+  name.remove_prefix(digits);
+  while (!name.empty() && std::islower(static_cast<unsigned char>(name.front()))) {
+    name.remove_prefix(1);  // an ABI flag: d, m, t
+  }
+  if (name.empty()) return minor;
+  if (!name.starts_with(".so")) return std::nullopt;
+  name.remove_prefix(3);
+  bool version_only = std::all_of(name.begin(), name.end(), [](char c) {
+    return c == '.' || std::isdigit(static_cast<unsigned char>(c));
+  });
+  return version_only ? std::optional(minor) : std::nullopt;
 }
 
 }  // namespace
@@ -89,15 +111,9 @@ Result<PythonBinary> PythonBinary::read(const std::filesystem::path& path,
   if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return Error::parse(name + " is not ELF");
 
   PythonBinary binary;
-  size_t headers = 0;
-  if (elf_getphdrnum(elf.get(), &headers) != 0) return Error::parse(name + ": program headers");
-  for (size_t i = 0; i < headers && i < kMaxSections; ++i) {
-    GElf_Phdr header;
-    if (gelf_getphdr(elf.get(), static_cast<int>(i), &header) == nullptr) continue;
-    if (header.p_type == PT_LOAD) {
-      binary.segments_.push_back({header.p_offset, header.p_vaddr, header.p_filesz});
-    }
-  }
+  auto segments = LoadSegments::of(elf.get(), name);
+  if (!segments) return segments.error();
+  binary.segments_ = std::move(*segments);
   uint64_t version_address = 0;
   for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section != nullptr;
        section = elf_nextscn(elf.get(), section)) {
@@ -124,17 +140,13 @@ Result<PythonBinary> PythonBinary::read(const std::filesystem::path& path,
     return Error(ErrorKind::kUnavailable, name + " exports no _PyRuntime: not a CPython 3.7+");
   }
   std::optional<int> minor = minor_from_name(name);
-  for (const Segment& segment : binary.segments_) {  // Py_Version: 0x030B02F0 is 3.11.2 final
-    if (version_address < segment.address || version_address + 4 > segment.address + segment.size) {
-      continue;
-    }
+  // Py_Version (3.11+): 0x030B02F0 is 3.11.2 final.
+  if (auto at = binary.segments_.file_offset(version_address, 4); version_address != 0 && at) {
     uint32_t version = 0;
-    off_t at = static_cast<off_t>(version_address - segment.address + segment.offset);
-    if (::pread(fd.get(), &version, sizeof(version), at) == sizeof(version) &&
+    if (::pread(fd.get(), &version, sizeof(version), static_cast<off_t>(*at)) == sizeof(version) &&
         (version >> 24) == 3) {
       minor = static_cast<int>((version >> 16) & 0xff);
     }
-    break;
   }
   if (!minor) return Error(ErrorKind::kUnavailable, name + ": no Python version to be read");
   binary.minor_ = *minor;
@@ -142,13 +154,9 @@ Result<PythonBinary> PythonBinary::read(const std::filesystem::path& path,
 }
 
 std::optional<uint64_t> PythonBinary::load_base(uint64_t start, uint64_t offset) const {
-  constexpr uint64_t kPage = 4096;
-  for (const Segment& segment : segments_) {
-    uint64_t first = segment.offset & ~(kPage - 1);
-    if (offset < first || offset >= segment.offset + segment.size) continue;
-    return start - (offset - segment.offset + segment.address);
-  }
-  return std::nullopt;
+  auto bias = segments_.bias(start, offset);
+  if (!bias) return std::nullopt;
+  return *bias - segments_.base();
 }
 
 }  // namespace dormant::profilers::system

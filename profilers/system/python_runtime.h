@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "profilers/system/unwind_table.h"
 
 namespace dormant::profilers::system {
 
@@ -19,8 +20,8 @@ struct PythonOffsets {
   uint16_t runtime_interpreters_head;
   uint16_t interpreter_threads_head;
   uint16_t thread_next;
-  uint16_t thread_pthread;  // PyThreadState.thread_id: pthread_self(), the thread's fs base
-  uint16_t thread_frame;    // to the thread's _PyCFrame, or to its frame where there is none
+  uint16_t thread_pthread;       // PyThreadState.thread_id: pthread_self(), the thread's fs base
+  uint16_t thread_frame;         // to the thread's _PyCFrame, or to its frame where there is none
   int16_t cframe_current_frame;  // -1: thread_frame leads to the frame itself
   uint16_t frame_code;
   uint16_t frame_previous;
@@ -46,7 +47,8 @@ const PythonOffsets* python_offsets(int minor);
 // A CPython interpreter binary: the executable it is statically linked into, or libpython.
 class PythonBinary {
  public:
-  // Whether `path`'s file name is an interpreter's or libpython's (python3.11, libpython3.11.so.1.0).
+  // Whether `path`'s file name is an interpreter's or libpython's (python3.11,
+  // libpython3.11.so.1.0).
   static bool named_like_python(const std::string& path);
   // Reads the file's version (Py_Version, 3.11+, else its name) and the addresses of `_PyRuntime`
   // and `PyCode_Type`. An error: not a CPython we can read.
@@ -60,15 +62,10 @@ class PythonBinary {
   std::optional<uint64_t> load_base(uint64_t start, uint64_t offset) const;
 
  private:
-  struct Segment {
-    uint64_t offset;
-    uint64_t address;
-    uint64_t size;
-  };
   int minor_ = 0;
   uint64_t runtime_ = 0;
   uint64_t code_type_ = 0;
-  std::vector<Segment> segments_;
+  LoadSegments segments_;
 };
 
 }  // namespace dormant::profilers::system

@@ -282,7 +282,10 @@ class UnwindTableReader {
       return Error(ErrorKind::kUnavailable,
                    name_ + " is not an x86_64 ELF file: no unwind table for it");
     }
-    if (auto segments = read_segments(elf); !segments) return segments.error();
+    auto segments = LoadSegments::of(elf, name_);
+    if (!segments) return segments.error();
+    table_.segments_ = std::move(*segments);
+    const uint64_t base = table_.segments_.base();
 
     std::vector<FdeRange> fdes;
     std::unique_ptr<Dwarf_CFI, CfiCloser> eh_frame(dwarf_getcfi_elf(elf));
@@ -305,8 +308,7 @@ class UnwindTableReader {
     uint64_t covered_to = 0;
     for (size_t i = 0; i < fdes.size(); ++i) {
       const FdeRange& fde = fdes[i];
-      if (fde.start < covered_to || fde.start < table_.base_ ||
-          fde.end - table_.base_ > UINT32_MAX) {
+      if (fde.start < covered_to || fde.start < base || fde.end - base > UINT32_MAX) {
         ++table_.fdes_left_out_;
         continue;
       }
@@ -314,31 +316,13 @@ class UnwindTableReader {
       ++table_.fdes_;
       covered_to = fde.end;
       bool next_adjoins = i + 1 < fdes.size() && fdes[i + 1].start == fde.end;
-      if (!next_adjoins) push(none_row(static_cast<uint32_t>(fde.end - table_.base_)));
+      if (!next_adjoins) push(none_row(static_cast<uint32_t>(fde.end - base)));
     }
     table_.rows_.shrink_to_fit();
     return std::move(table_);
   }
 
  private:
-  Result<void> read_segments(Elf* elf) {
-    size_t headers = 0;
-    if (elf_getphdrnum(elf, &headers) != 0 || headers > kMaxProgramHeaders) {
-      return Error::parse(name_ + ": unreadable program headers");
-    }
-    bool any = false;
-    for (size_t i = 0; i < headers; ++i) {
-      GElf_Phdr header;
-      if (gelf_getphdr(elf, static_cast<int>(i), &header) == nullptr) continue;
-      if (header.p_type != PT_LOAD) continue;
-      table_.segments_.push_back({header.p_offset, header.p_vaddr, header.p_filesz});
-      table_.base_ = any ? std::min(table_.base_, header.p_vaddr) : header.p_vaddr;
-      any = true;
-    }
-    if (!any) return Error::parse(name_ + " has no load segment");
-    return ok();
-  }
-
   static Elf_Scn* find_section(Elf* elf, const char* wanted, GElf_Shdr& header) {
     size_t names = 0;
     if (elf_getshdrstrndx(elf, &names) != 0) return nullptr;
@@ -399,7 +383,7 @@ class UnwindTableReader {
         return Error::parse(name_ + " has more than " + std::to_string(limits_.max_rows) +
                             " unwind rows");
       }
-      auto pc = static_cast<uint32_t>(address - table_.base_);
+      auto pc = static_cast<uint32_t>(address - table_.segments_.base());
       Dwarf_Frame* raw = nullptr;
       if (dwarf_cfi_addrframe(cfi, address, &raw) != 0) {
         push(none_row(pc));
@@ -464,7 +448,62 @@ Result<UnwindTable> UnwindTable::read_image(std::span<const std::byte> image,
   }
 }
 
-std::optional<uint64_t> UnwindTable::bias(uint64_t start, uint64_t offset) const {
+Result<LoadSegments> LoadSegments::of(Elf* elf, const std::string& name) {
+  size_t headers = 0;
+  if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) return Error::parse(name + " is not ELF");
+  if (elf_getphdrnum(elf, &headers) != 0 || headers > kMaxProgramHeaders) {
+    return Error::parse(name + ": unreadable program headers");
+  }
+  LoadSegments segments;
+  for (size_t i = 0; i < headers; ++i) {
+    GElf_Phdr header;
+    if (gelf_getphdr(elf, static_cast<int>(i), &header) == nullptr) continue;
+    if (header.p_type != PT_LOAD) continue;
+    segments.base_ =
+        segments.segments_.empty() ? header.p_vaddr : std::min(segments.base_, header.p_vaddr);
+    segments.segments_.push_back({header.p_offset, header.p_vaddr, header.p_filesz});
+  }
+  if (segments.segments_.empty()) return Error::parse(name + " has no load segment");
+  return segments;
+}
+
+Result<LoadSegments> LoadSegments::read(const std::filesystem::path& path,
+                                        const std::string& name) {
+  static std::once_flag initialised;
+  std::call_once(initialised, [] { elf_version(EV_CURRENT); });
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd) return Error::from_errno("open(" + name + ")");
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) return Error::from_errno("fstat(" + name + ")");
+  if (!S_ISREG(info.st_mode)) return Error::parse(name + " is not a regular file");
+  auto counts = read_elf_header_counts(fd.get(), name);
+  if (!counts) return counts.error();
+  if (counts->program_headers > kMaxProgramHeaders) {
+    return Error::parse(name + " claims more program headers than a real ELF file has");
+  }
+  std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
+  return of(elf.get(), name);
+}
+
+Result<LoadSegments> LoadSegments::read_image(std::span<const std::byte> image,
+                                              const std::string& name) {
+  static std::once_flag initialised;
+  std::call_once(initialised, [] { elf_version(EV_CURRENT); });
+  std::vector<char> copy(reinterpret_cast<const char*>(image.data()),
+                         reinterpret_cast<const char*>(image.data()) + image.size());
+  std::unique_ptr<Elf, ElfCloser> elf(elf_memory(copy.data(), copy.size()));
+  return of(elf.get(), name);
+}
+
+std::optional<uint64_t> LoadSegments::file_offset(uint64_t address, uint64_t size) const {
+  for (const Segment& segment : segments_) {
+    if (address < segment.address || address + size > segment.address + segment.size) continue;
+    return address - segment.address + segment.offset;
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> LoadSegments::bias(uint64_t start, uint64_t offset) const {
   constexpr uint64_t kPage = 4096;
   for (const Segment& segment : segments_) {
     uint64_t first = segment.offset & ~(kPage - 1);

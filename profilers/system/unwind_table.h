@@ -18,7 +18,35 @@
 #include "bpf/unwind.h"
 #include "common/result.h"
 
+struct Elf;  // libelf.h
+
 namespace dormant::profilers::system {
+
+// Where a file's load segments put its addresses when it is mapped: what turns an address of a
+// mapping into the file's own.
+class LoadSegments {
+ public:
+  // Reads the program headers of the file at `path` (named `name` in errors) and nothing else.
+  static Result<LoadSegments> read(const std::filesystem::path& path, const std::string& name);
+  static Result<LoadSegments> read_image(std::span<const std::byte> image, const std::string& name);
+  static Result<LoadSegments> of(Elf* elf, const std::string& name);
+
+  uint64_t base() const { return base_; }  // the lowest load address
+  // What a mapping of the file at `start`, from `offset` into it, subtracts from an address to
+  // get the address less base(); nullopt when no load segment is at that offset.
+  std::optional<uint64_t> bias(uint64_t start, uint64_t offset) const;
+  // Where in the file `size` bytes at `address` are; nullopt where no segment holds them whole.
+  std::optional<uint64_t> file_offset(uint64_t address, uint64_t size) const;
+
+ private:
+  struct Segment {
+    uint64_t offset;
+    uint64_t address;
+    uint64_t size;
+  };
+  std::vector<Segment> segments_;  // PT_LOAD
+  uint64_t base_ = 0;
+};
 
 struct UnwindTableLimits {
   size_t max_rows = DORMANT_UNWIND_MAX_ROWS;
@@ -39,27 +67,18 @@ class UnwindTable {
 
   // By pc; each holds up to the next. Gaps between functions have DORMANT_CFA_NONE rows.
   const std::vector<dormant_unwind_row>& rows() const { return rows_; }
-  // Frees the rows, keeping what bias() needs.
-  void drop_rows() { rows_ = {}; }
-  // What a mapping of this file at `start`, from `offset` into the file, subtracts from an
-  // address to get a row's pc; nullopt when no load segment of the file is at that offset.
-  std::optional<uint64_t> bias(uint64_t start, uint64_t offset) const;
+  // Where the rows' pcs are: a row's pc is an address of the file less segments().base().
+  const LoadSegments& segments() const { return segments_; }
 
   uint64_t fdes() const { return fdes_; }                    // functions described
   uint64_t fdes_left_out() const { return fdes_left_out_; }  // encodings or ranges we cannot use
   size_t memory_bytes() const { return rows_.capacity() * sizeof(dormant_unwind_row); }
 
  private:
-  struct Segment {
-    uint64_t offset;
-    uint64_t address;
-    uint64_t size;
-  };
   friend class UnwindTableReader;
 
   std::vector<dormant_unwind_row> rows_;
-  std::vector<Segment> segments_;  // PT_LOAD
-  uint64_t base_ = 0;              // the lowest load address: rows' pcs are relative to it
+  LoadSegments segments_;
   uint64_t fdes_ = 0;
   uint64_t fdes_left_out_ = 0;
 };

@@ -30,6 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (DORMANT_UNWIND_CFA_KIND(rows[i].kinds) > DORMANT_CFA_END) std::abort();
     if (DORMANT_UNWIND_FP_KIND(rows[i].kinds) > DORMANT_FP_LOST) std::abort();
   }
-  for (uint64_t offset = 0; offset < size; offset += 4096) (void)table->bias(0x400000, offset);
+  for (uint64_t offset = 0; offset < size; offset += 4096)
+    (void)table->segments().bias(0x400000, offset);
   return 0;
 }

@@ -46,7 +46,7 @@ LiveRow live_row(const void* address) {
   auto table = UnwindTable::read(mapping.path);
   EXPECT_TRUE(table.ok()) << table.error().message();
   if (!table.ok()) return {};
-  auto bias = table->bias(mapping.start, mapping.offset);
+  auto bias = table->segments().bias(mapping.start, mapping.offset);
   EXPECT_TRUE(bias.has_value());
   LiveRow live{std::move(*table)};
   live.row = row_at(live.table, reinterpret_cast<uint64_t>(address) - bias.value_or(0));

@@ -1,0 +1,125 @@
+#include "profilers/ebpf/python_processes.h"
+
+#include <bpf/bpf.h>
+#include <spdlog/spdlog.h>
+
+#include "bpf/python.h"
+#include "bpf/unwind.h"
+
+namespace dormant::profilers::ebpf {
+namespace {
+
+dormant_python_process walk_of(const system::PythonOffsets& offsets, uint64_t runtime) {
+  dormant_python_process walk{};
+  walk.runtime = runtime;
+  walk.runtime_interpreters_head = offsets.runtime_interpreters_head;
+  walk.interpreter_threads_head = offsets.interpreter_threads_head;
+  walk.thread_next = offsets.thread_next;
+  walk.thread_pthread = offsets.thread_pthread;
+  walk.thread_frame = offsets.thread_frame;
+  walk.cframe_current_frame = offsets.cframe_current_frame;
+  walk.frame_code = offsets.frame_code;
+  walk.frame_previous = offsets.frame_previous;
+  walk.frame_instruction = offsets.frame_instruction;
+  walk.frame_is_entry = offsets.frame_is_entry;
+  walk.frame_owner = offsets.frame_owner;
+  walk.owned_by_c_stack = offsets.owned_by_c_stack;
+  return walk;
+}
+
+}  // namespace
+
+nlohmann::json PythonCounts::to_json() const {
+  return {{"processes", processes},
+          {"over_limit", over_limit},
+          {"unknown_versions", unknown_versions},
+          {"without_room", without_room}};
+}
+
+PythonProcesses::PythonProcesses(int processes_fd, size_t max_processes)
+    : processes_fd_(processes_fd), max_processes_(max_processes) {}
+
+const system::PythonBinary* PythonProcesses::binary(pid_t pid, const system::Mapping& mapping) {
+  if (!mapping.is_file() || !system::PythonBinary::named_like_python(mapping.path)) {
+    return nullptr;
+  }
+  auto [found, added] = binaries_.try_emplace(FileKey{mapping.device, mapping.inode});
+  if (added) {
+    std::optional<Result<system::PythonBinary>> read;
+    for (const std::string& path : system::mapped_file_paths(pid, mapping)) {
+      read = system::PythonBinary::read(path, mapping.path);
+      if (*read) break;
+    }
+    if (read && *read) {
+      found->second = std::move(**read);
+    } else if (read) {
+      spdlog::debug("ebpf: no Python frames from {}: {}", mapping.path, read->error().message());
+    }
+  }
+  return found->second ? &*found->second : nullptr;
+}
+
+void PythonProcesses::add_process(pid_t pid, uint32_t generation,
+                                  const std::vector<system::Mapping>& mappings) {
+  std::lock_guard lock(mutex_);
+  auto known = images_.find(pid);
+  // Generations only grow: an image already known, or older than the one known, is left alone.
+  if (known != images_.end() && known->second.first >= generation) return;
+  for (const system::Mapping& mapping : mappings) {
+    const system::PythonBinary* python = binary(pid, mapping);
+    if (python == nullptr) continue;
+    auto base = python->load_base(mapping.start, mapping.offset);
+    if (!base) continue;
+    const system::PythonOffsets* offsets = system::python_offsets(python->minor());
+    if (offsets == nullptr) {
+      ++counts_.unknown_versions;
+      spdlog::info("ebpf: process {} runs Python 3.{}, whose frames this agent cannot read", pid,
+                   python->minor());
+      return;
+    }
+    if (known == images_.end() && max_processes_ != 0 && images_.size() >= max_processes_) {
+      ++counts_.over_limit;
+      return;
+    }
+    dormant_unwind_process_key key{static_cast<uint32_t>(pid), generation};
+    dormant_python_process walk = walk_of(*offsets, *base + python->runtime_address());
+    if (bpf_map_update_elem(processes_fd_, &key, &walk, BPF_ANY) != 0) {
+      ++counts_.without_room;
+      return;
+    }
+    if (known != images_.end()) {
+      dormant_unwind_process_key replaced{static_cast<uint32_t>(pid), known->second.first};
+      (void)bpf_map_delete_elem(processes_fd_, &replaced);
+    } else {
+      ++counts_.processes;
+    }
+    images_[pid] = {generation,
+                    PythonImage{offsets, *base + python->code_type_address(), python->minor()}};
+    return;
+  }
+}
+
+void PythonProcesses::forget_processes(const std::vector<pid_t>& pids) {
+  std::lock_guard lock(mutex_);
+  for (pid_t pid : pids) {
+    auto known = images_.find(pid);
+    if (known == images_.end()) continue;
+    dormant_unwind_process_key key{static_cast<uint32_t>(pid), known->second.first};
+    (void)bpf_map_delete_elem(processes_fd_, &key);
+    images_.erase(known);
+  }
+}
+
+std::optional<PythonImage> PythonProcesses::image(pid_t pid, uint32_t generation) const {
+  std::lock_guard lock(mutex_);
+  auto known = images_.find(pid);
+  if (known == images_.end() || known->second.first != generation) return std::nullopt;
+  return known->second.second;
+}
+
+PythonCounts PythonProcesses::counts() const {
+  std::lock_guard lock(mutex_);
+  return counts_;
+}
+
+}  // namespace dormant::profilers::ebpf
