@@ -84,6 +84,8 @@ struct table_walk {
   __u64 hash;
   struct dormant_unwind_process_key process;
   __u32 depth;
+  __u32 low;  // a binary search's bounds
+  __u32 high;
   __u8 exact_ip;  // ip is where the code was, not a return address (the first frame, a signal's)
   __u8 fp_known;
 };
@@ -328,47 +330,58 @@ static __always_inline int push_frame(struct cpu_scratch* cpu, __u64 ip) {
   return 1;
 }
 
+// The binary searches keep their bounds in the CPU's scratch, not in registers: a value read
+// from a map is one the verifier does not track, so each step of a search is checked once, not
+// once per path that led to it (which took the verifier ~1 s and 700,000 instructions).
+
 // The mapping of `process` holding `ip`, or null.
 static __always_inline struct dormant_unwind_mapping* mapping_of(
-    struct dormant_unwind_process* process, __u64 ip) {
-  __u32 low = 0;
-  __u32 high = process->count;
-  if (high > DORMANT_UNWIND_MAX_MAPPINGS) high = DORMANT_UNWIND_MAX_MAPPINGS;
+    struct cpu_scratch* cpu, struct dormant_unwind_process* process, __u64 ip) {
+  struct table_walk* walk = &cpu->walk;
+  walk->low = 0;
+  walk->high = process->count;
   for (int i = 0; i <= DORMANT_UNWIND_MAPPING_STEPS; ++i) {  // the last with start <= ip
+    __u32 low = *(volatile __u32*)&walk->low;
+    __u32 high = *(volatile __u32*)&walk->high;
     if (low >= high) break;
     __u32 middle = (low + high) / 2;
     if (process->mappings[middle & (DORMANT_UNWIND_MAX_MAPPINGS - 1)].start <= ip) {
-      low = middle + 1;
+      walk->low = middle + 1;
     } else {
-      high = middle;
+      walk->high = middle;
     }
   }
-  if (low == 0) return 0;
+  __u32 found = *(volatile __u32*)&walk->low;
+  if (found == 0 || found > DORMANT_UNWIND_MAX_MAPPINGS) return 0;
   struct dormant_unwind_mapping* mapping =
-      &process->mappings[(low - 1) & (DORMANT_UNWIND_MAX_MAPPINGS - 1)];
+      &process->mappings[(found - 1) & (DORMANT_UNWIND_MAX_MAPPINGS - 1)];
   return ip < mapping->end ? mapping : 0;
 }
 
 // The row in force at `pc` of a file's rows, or null.
-static __always_inline struct dormant_unwind_row* row_of(void* rows, __u32 pc) {
+static __always_inline struct dormant_unwind_row* row_of(struct cpu_scratch* cpu, void* rows,
+                                                         __u32 pc) {
   __u32 zero = 0;
   struct dormant_unwind_row* header = bpf_map_lookup_elem(rows, &zero);
   if (!header) return 0;
-  __u32 low = 1;
-  __u32 high = header->pc + 1;
+  struct table_walk* walk = &cpu->walk;
+  walk->low = 1;
+  walk->high = header->pc + 1;
   for (int i = 0; i <= DORMANT_UNWIND_SEARCH_STEPS; ++i) {  // the last with row.pc <= pc
+    __u32 low = *(volatile __u32*)&walk->low;
+    __u32 high = *(volatile __u32*)&walk->high;
     if (low >= high) break;
     __u32 middle = (low + high) / 2;
     struct dormant_unwind_row* row = bpf_map_lookup_elem(rows, &middle);
     if (!row) return 0;
     if (row->pc <= pc) {
-      low = middle + 1;
+      walk->low = middle + 1;
     } else {
-      high = middle;
+      walk->high = middle;
     }
   }
-  if (low <= 1) return 0;
-  __u32 last = low - 1;
+  __u32 last = *(volatile __u32*)&walk->low - 1;
+  if (last == 0) return 0;
   return bpf_map_lookup_elem(rows, &last);
 }
 
@@ -414,7 +427,7 @@ static int unwind_step(__u32 index, void* context) {
   struct table_walk* walk = &cpu->walk;
   struct dormant_unwind_process* process = bpf_map_lookup_elem(&unwind_processes, &walk->process);
   if (!process) return step_by_frame_pointer(cpu, counts);
-  struct dormant_unwind_mapping* mapping = mapping_of(process, walk->ip);
+  struct dormant_unwind_mapping* mapping = mapping_of(cpu, process, walk->ip);
   if (!mapping || mapping->file == 0) return step_by_frame_pointer(cpu, counts);
   __u32 file = mapping->file;
   // A return address is looked up one byte back, inside the call: the call may be a function's
@@ -426,7 +439,7 @@ static int unwind_step(__u32 index, void* context) {
     return step_by_frame_pointer(cpu, counts);
   }
   if (pc > 0xffffffffULL) return step_by_frame_pointer(cpu, counts);
-  struct dormant_unwind_row* row = row_of(rows, (__u32)pc);
+  struct dormant_unwind_row* row = row_of(cpu, rows, (__u32)pc);
   if (!row) return step_by_frame_pointer(cpu, counts);
   __u8 kinds = row->kinds;
   __u64 offset = (__u64)row->cfa_offset * 8;

@@ -81,7 +81,7 @@ Result<void> EbpfProfiler::start() {
                                                         options_.max_python_processes);
   if (sampler_->walks_by_tables()) {
     unwind_tables_ = std::make_unique<UnwindTables>(
-        sampler_->unwind_files_fd(), sampler_->unwind_processes_fd(), options_.unwind);
+        sampler_->unwind_files_fd(), sampler_->unwind_processes_fd(), options_.unwind, &stopping_);
   } else {
     spdlog::info("ebpf: user stacks are walked by frame pointer only: {}",
                  sampler_->why_frame_pointers());

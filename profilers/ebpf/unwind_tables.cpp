@@ -5,6 +5,7 @@
 #include <memory>
 
 #include <bpf/bpf.h>
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -59,8 +60,9 @@ nlohmann::json UnwindTableCounts::to_json() const {
           {"processes_left_out", processes_left_out}};
 }
 
-UnwindTables::UnwindTables(int files_fd, int processes_fd, UnwindLimits limits)
-    : files_fd_(files_fd), processes_fd_(processes_fd), limits_(limits) {}
+UnwindTables::UnwindTables(int files_fd, int processes_fd, UnwindLimits limits,
+                           const std::atomic<bool>* cancel)
+    : cancel_(cancel), files_fd_(files_fd), processes_fd_(processes_fd), limits_(limits) {}
 
 UnwindTables::~UnwindTables() = default;
 
@@ -71,9 +73,11 @@ Result<system::UnwindTable> UnwindTables::read_table(pid_t pid,
     if (!image) return image.error();
     return system::UnwindTable::read_image(*image, "[vdso]");
   }
+  system::UnwindTableLimits limits;
+  limits.cancel = cancel_;
   std::optional<Result<system::UnwindTable>> first;
   for (const std::string& path : system::mapped_file_paths(pid, mapping)) {
-    auto table = system::UnwindTable::read(path);
+    auto table = system::UnwindTable::read(path, limits);
     if (table || table.error().kind() == ErrorKind::kUnavailable) return table;
     if (!first) first = std::move(table);
   }
@@ -214,11 +218,15 @@ void UnwindTables::add_process(pid_t pid, uint32_t generation,
 
 bool UnwindTables::load_queued(std::chrono::milliseconds budget) {
   Deadline deadline = deadline_after(budget);
-  for (;;) {
+  for (bool read_any = false;; read_any = true) {
     QueuedTable next;
     {
       std::lock_guard lock(mutex_);
-      if (queue_.empty()) return false;
+      if (queue_.empty() || (cancel_ != nullptr && *cancel_)) {
+        // A table's rows were read into the heap and copied out: the pages they took go back.
+        if (read_any) ::malloc_trim(0);
+        return false;
+      }
       if (SteadyClock::now() >= deadline) return true;
       next = std::move(queue_.front());
       queue_.pop_front();

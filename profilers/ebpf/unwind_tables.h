@@ -10,6 +10,7 @@
 // again) and what did not fit is counted. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -55,8 +56,10 @@ struct UnwindTableCounts {
 class UnwindTables {
  public:
   // `files_fd` and `processes_fd`: the sampler's unwind_files and unwind_processes maps, which
-  // outlive this object.
-  UnwindTables(int files_fd, int processes_fd, UnwindLimits limits);
+  // outlive this object. `cancel`, set from another thread (a session stopping), ends the table
+  // being read and the queue.
+  UnwindTables(int files_fd, int processes_fd, UnwindLimits limits,
+               const std::atomic<bool>* cancel = nullptr);
   ~UnwindTables();
   UnwindTables(const UnwindTables&) = delete;
   UnwindTables& operator=(const UnwindTables&) = delete;
@@ -106,6 +109,7 @@ class UnwindTables {
   bool make_room(uint64_t bytes, uint64_t now);
   void give_up(File& file);
 
+  const std::atomic<bool>* const cancel_;
   const int files_fd_;
   const int processes_fd_;
   const UnwindLimits limits_;

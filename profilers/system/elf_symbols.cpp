@@ -13,17 +13,12 @@
 
 #include "common/unique_fd.h"
 #include "profilers/system/demangle.h"
-#include "profilers/system/elf_header_counts.h"
+#include "profilers/system/elf_file.h"
 
 namespace dormant::profilers::system {
 namespace {
 
-constexpr off_t kMaxElfBytes = off_t{2} << 30;
-
-struct ElfCloser {
-  void operator()(Elf* elf) const { elf_end(elf); }
-};
-using ElfHandle = std::unique_ptr<Elf, ElfCloser>;
+constexpr uint64_t kMaxElfBytes = uint64_t{2} << 30;
 
 std::string hex(const unsigned char* bytes, size_t size) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -91,50 +86,34 @@ std::string find_build_id(Elf* elf) {
 }  // namespace
 
 Result<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::filesystem::path& path) {
-  static std::once_flag initialised;
-  std::call_once(initialised, [] { elf_version(EV_CURRENT); });
   const std::string name = path.string();
-  // Files named by other processes: never block on a FIFO or a device, never map a file that
-  // could shrink under us (SIGBUS).
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-  if (!fd) return Error::from_errno("open(" + name + ")");
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) return Error::from_errno("fstat(" + name + ")");
-  if (!S_ISREG(info.st_mode)) return Error::parse(name + " is not a regular file");
-  if (info.st_size > kMaxElfBytes) {
-    return Error::parse(name + " is larger than " + std::to_string(kMaxElfBytes >> 20) +
-                        " MB; its symbols are not read");
-  }
-  auto counts = read_elf_header_counts(fd.get(), name);
-  if (!counts) return counts.error();
-  if (counts->sections > kMaxSections || counts->program_headers > kMaxProgramHeaders) {
-    return Error::parse(
-        name + " claims " + std::to_string(counts->sections) + " sections and " +
-        std::to_string(counts->program_headers) +
-        " program headers, more than a real ELF file has; its symbols are not read");
-  }
+  ElfFileLimits limits;
+  limits.max_bytes = kMaxElfBytes;
+  limits.max_sections = kMaxSections;
+  limits.max_program_headers = kMaxProgramHeaders;
+  auto file = open_elf_file(path, name, "its symbols are not read", limits);
+  if (!file) return file.error();
+  Elf* elf = file->elf.get();
   try {
-    ElfHandle elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
-    if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return Error::parse(name + " is not an ELF file");
     std::unique_ptr<ElfSymbols> symbols(new ElfSymbols());
 
     size_t headers = 0;
-    if (elf_getphdrnum(elf.get(), &headers) != 0) {
+    if (elf_getphdrnum(elf, &headers) != 0) {
       return Error::parse(elf_error(name + ": program headers"));
     }
     for (size_t i = 0; i < headers; ++i) {
       GElf_Phdr header;
-      if (gelf_getphdr(elf.get(), static_cast<int>(i), &header) == nullptr) continue;
+      if (gelf_getphdr(elf, static_cast<int>(i), &header) == nullptr) continue;
       if (header.p_type != PT_LOAD) continue;
       symbols->segments_.push_back({header.p_offset, header.p_vaddr, header.p_filesz});
     }
     symbols->segments_.shrink_to_fit();
-    symbols->build_id_ = find_build_id(elf.get());
+    symbols->build_id_ = find_build_id(elf);
 
     Elf_Scn* symtab = nullptr;
     Elf_Scn* dynsym = nullptr;
-    for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section != nullptr;
-         section = elf_nextscn(elf.get(), section)) {
+    for (Elf_Scn* section = elf_nextscn(elf, nullptr); section != nullptr;
+         section = elf_nextscn(elf, section)) {
       GElf_Shdr header;
       if (gelf_getshdr(section, &header) == nullptr) continue;
       if (header.sh_type == SHT_SYMTAB && symtab == nullptr) symtab = section;
@@ -144,8 +123,7 @@ Result<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::filesystem::path
     Result<void> read = ok();
     for (Elf_Scn* table : {symtab, dynsym}) {
       if (table == nullptr) continue;
-      read = symbols->read_table(elf.get(), table, fd.get(), static_cast<uint64_t>(info.st_size),
-                                 name);
+      read = symbols->read_table(elf, table, file->fd.get(), file->size, name);
       if (read) {
         symbols->from_dynsym_ = table == dynsym;
         break;

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "common/unique_fd.h"
-#include "profilers/system/elf_header_counts.h"
+#include "profilers/system/elf_file.h"
 
 namespace dormant::profilers::system {
 namespace {
@@ -49,12 +49,6 @@ constexpr PythonOffsets kPython311 = {
 };
 
 constexpr size_t kMaxSymbols = 4 << 20;
-constexpr size_t kMaxSections = 1 << 16;
-constexpr uint64_t kMaxFileBytes = uint64_t{2} << 30;
-
-struct ElfCloser {
-  void operator()(Elf* elf) const { elf_end(elf); }
-};
 
 // 11 from python3.11, python3.11d, libpython3.11.so.1.0; nullopt for any other file name.
 std::optional<int> minor_from_name(const std::string& path) {
@@ -93,34 +87,20 @@ bool PythonBinary::named_like_python(const std::string& path) {
 
 Result<PythonBinary> PythonBinary::read(const std::filesystem::path& path,
                                         const std::string& name) {
-  static std::once_flag initialised;
-  std::call_once(initialised, [] { elf_version(EV_CURRENT); });
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-  if (!fd) return Error::from_errno("open(" + name + ")");
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode) ||
-      static_cast<uint64_t>(info.st_size) > kMaxFileBytes) {
-    return Error::parse(name + " is not a regular file of a size an interpreter has");
-  }
-  auto counts = read_elf_header_counts(fd.get(), name);
-  if (!counts) return counts.error();
-  if (counts->sections > kMaxSections || counts->program_headers > kMaxSections) {
-    return Error::parse(name + " claims more sections than a real ELF file has");
-  }
-  std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return Error::parse(name + " is not ELF");
-
+  auto file = open_elf_file(path, name, "its Python frames are not read");
+  if (!file) return file.error();
+  Elf* elf = file->elf.get();
   PythonBinary binary;
-  auto segments = LoadSegments::of(elf.get(), name);
+  auto segments = LoadSegments::of(elf, name);
   if (!segments) return segments.error();
   binary.segments_ = std::move(*segments);
   uint64_t version_address = 0;
-  for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section != nullptr;
-       section = elf_nextscn(elf.get(), section)) {
+  for (Elf_Scn* section = elf_nextscn(elf, nullptr); section != nullptr;
+       section = elf_nextscn(elf, section)) {
     GElf_Shdr header;
     if (gelf_getshdr(section, &header) == nullptr || header.sh_type != SHT_DYNSYM) continue;
     Elf_Data* data = elf_getdata(section, nullptr);
-    size_t entry = gelf_fsize(elf.get(), ELF_T_SYM, 1, EV_CURRENT);
+    size_t entry = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
     if (data == nullptr || entry == 0) break;
     size_t count = std::min<size_t>(data->d_size / entry, kMaxSymbols);
     for (size_t i = 0; i < count; ++i) {
@@ -128,7 +108,7 @@ Result<PythonBinary> PythonBinary::read(const std::filesystem::path& path,
       if (gelf_getsym(data, static_cast<int>(i), &symbol) == nullptr || symbol.st_value == 0) {
         continue;
       }
-      const char* symbol_name = elf_strptr(elf.get(), header.sh_link, symbol.st_name);
+      const char* symbol_name = elf_strptr(elf, header.sh_link, symbol.st_name);
       if (symbol_name == nullptr) continue;
       if (std::strcmp(symbol_name, "_PyRuntime") == 0) binary.runtime_ = symbol.st_value;
       if (std::strcmp(symbol_name, "PyCode_Type") == 0) binary.code_type_ = symbol.st_value;
@@ -143,7 +123,8 @@ Result<PythonBinary> PythonBinary::read(const std::filesystem::path& path,
   // Py_Version (3.11+): 0x030B02F0 is 3.11.2 final.
   if (auto at = binary.segments_.file_offset(version_address, 4); version_address != 0 && at) {
     uint32_t version = 0;
-    if (::pread(fd.get(), &version, sizeof(version), static_cast<off_t>(*at)) == sizeof(version) &&
+    if (::pread(file->fd.get(), &version, sizeof(version), static_cast<off_t>(*at)) ==
+            sizeof(version) &&
         (version >> 24) == 3) {
       minor = static_cast<int>((version >> 16) & 0xff);
     }

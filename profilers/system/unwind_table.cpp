@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "common/unique_fd.h"
-#include "profilers/system/elf_header_counts.h"
+#include "profilers/system/elf_file.h"
 
 namespace dormant::profilers::system {
 namespace {
@@ -24,13 +24,9 @@ namespace {
 constexpr int kRbp = 6;
 constexpr int kRsp = 7;
 constexpr int kReturnAddress = 16;
-constexpr size_t kMaxSections = 1 << 16;
 constexpr size_t kMaxProgramHeaders = 1 << 16;
 constexpr uint64_t kMaxFdes = 1 << 22;
 
-struct ElfCloser {
-  void operator()(Elf* elf) const { elf_end(elf); }
-};
 struct DwarfCloser {
   void operator()(Dwarf* dwarf) const { dwarf_end(dwarf); }
 };
@@ -375,6 +371,10 @@ class UnwindTableReader {
     uint64_t address = fde.start;
     for (uint64_t row_in_fde = 1; address < fde.end; ++row_in_fde) {
       steps_ += row_in_fde;
+      if (limits_.cancel != nullptr && (steps_ & 0xfff) < row_in_fde &&
+          limits_.cancel->load(std::memory_order_relaxed)) {
+        return Error(ErrorKind::kUnavailable, name_ + ": reading its unwind table was cancelled");
+      }
       if (steps_ > limits_.max_steps) {
         return Error::parse(name_ + ": its call-frame information takes more than " +
                             std::to_string(limits_.max_steps) + " steps to read");
@@ -407,26 +407,14 @@ class UnwindTableReader {
 
 Result<UnwindTable> UnwindTable::read(const std::filesystem::path& path,
                                       const UnwindTableLimits& limits) {
-  static std::once_flag initialised;
-  std::call_once(initialised, [] { elf_version(EV_CURRENT); });
   const std::string name = path.string();
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-  if (!fd) return Error::from_errno("open(" + name + ")");
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) return Error::from_errno("fstat(" + name + ")");
-  if (!S_ISREG(info.st_mode)) return Error::parse(name + " is not a regular file");
-  if (static_cast<uint64_t>(info.st_size) > limits.max_file_bytes) {
-    return Error::parse(name + " is larger than " + std::to_string(limits.max_file_bytes >> 20) +
-                        " MB; it gets no unwind table");
-  }
-  auto counts = read_elf_header_counts(fd.get(), name);
-  if (!counts) return counts.error();
-  if (counts->sections > kMaxSections || counts->program_headers > kMaxProgramHeaders) {
-    return Error::parse(name + " claims more sections or program headers than a real ELF has");
-  }
+  ElfFileLimits file_limits;
+  file_limits.max_bytes = limits.max_file_bytes;
+  file_limits.max_program_headers = kMaxProgramHeaders;
+  auto file = open_elf_file(path, name, "it gets no unwind table", file_limits);
+  if (!file) return file.error();
   try {
-    std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
-    return UnwindTableReader(limits, name).read(elf.get());
+    return UnwindTableReader(limits, name).read(file->elf.get());
   } catch (const std::bad_alloc&) {
     return Error::parse(name + ": out of memory reading its unwind table");
   }
@@ -435,14 +423,10 @@ Result<UnwindTable> UnwindTable::read(const std::filesystem::path& path,
 Result<UnwindTable> UnwindTable::read_image(std::span<const std::byte> image,
                                             const std::string& name,
                                             const UnwindTableLimits& limits) {
-  static std::once_flag initialised;
-  std::call_once(initialised, [] { elf_version(EV_CURRENT); });
-  // libelf's elf_memory takes a writable pointer but does not write through it when reading.
-  std::vector<char> copy(reinterpret_cast<const char*>(image.data()),
-                         reinterpret_cast<const char*>(image.data()) + image.size());
+  auto file = open_elf_image(image, name);
+  if (!file) return file.error();
   try {
-    std::unique_ptr<Elf, ElfCloser> elf(elf_memory(copy.data(), copy.size()));
-    return UnwindTableReader(limits, name).read(elf.get());
+    return UnwindTableReader(limits, name).read(file->elf.get());
   } catch (const std::bad_alloc&) {
     return Error::parse(name + ": out of memory reading its unwind table");
   }
@@ -469,30 +453,18 @@ Result<LoadSegments> LoadSegments::of(Elf* elf, const std::string& name) {
 
 Result<LoadSegments> LoadSegments::read(const std::filesystem::path& path,
                                         const std::string& name) {
-  static std::once_flag initialised;
-  std::call_once(initialised, [] { elf_version(EV_CURRENT); });
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-  if (!fd) return Error::from_errno("open(" + name + ")");
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) return Error::from_errno("fstat(" + name + ")");
-  if (!S_ISREG(info.st_mode)) return Error::parse(name + " is not a regular file");
-  auto counts = read_elf_header_counts(fd.get(), name);
-  if (!counts) return counts.error();
-  if (counts->program_headers > kMaxProgramHeaders) {
-    return Error::parse(name + " claims more program headers than a real ELF file has");
-  }
-  std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
-  return of(elf.get(), name);
+  ElfFileLimits limits;
+  limits.max_program_headers = kMaxProgramHeaders;
+  auto file = open_elf_file(path, name, "its load segments are not read", limits);
+  if (!file) return file.error();
+  return of(file->elf.get(), name);
 }
 
 Result<LoadSegments> LoadSegments::read_image(std::span<const std::byte> image,
                                               const std::string& name) {
-  static std::once_flag initialised;
-  std::call_once(initialised, [] { elf_version(EV_CURRENT); });
-  std::vector<char> copy(reinterpret_cast<const char*>(image.data()),
-                         reinterpret_cast<const char*>(image.data()) + image.size());
-  std::unique_ptr<Elf, ElfCloser> elf(elf_memory(copy.data(), copy.size()));
-  return of(elf.get(), name);
+  auto file = open_elf_image(image, name);
+  if (!file) return file.error();
+  return of(file->elf.get(), name);
 }
 
 std::optional<uint64_t> LoadSegments::file_offset(uint64_t address, uint64_t size) const {

@@ -7,6 +7,7 @@
 // (cyclic or huge CFI), is refused whole; the sampler then walks that file by frame pointer.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -52,7 +53,9 @@ struct UnwindTableLimits {
   size_t max_rows = DORMANT_UNWIND_MAX_ROWS;
   // Rows computed, counting a row of an FDE once per earlier row of it (libdw interprets an
   // FDE's instructions from its start for every address asked).
-  uint64_t max_steps = uint64_t{1} << 27;
+  uint64_t max_steps = uint64_t{1} << 25;
+  // Set from another thread (a session stopping): the reading ends with an error soon after.
+  const std::atomic<bool>* cancel = nullptr;
   uint64_t max_file_bytes = uint64_t{2} << 30;
 };
 

@@ -1,0 +1,66 @@
+#include "profilers/system/elf_file.h"
+
+#include <mutex>
+
+#include <fcntl.h>
+#include <libelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "profilers/system/elf_header_counts.h"
+
+namespace dormant::profilers::system {
+namespace {
+
+void initialise_libelf() {
+  static std::once_flag initialised;
+  std::call_once(initialised, [] { elf_version(EV_CURRENT); });
+}
+
+}  // namespace
+
+void ElfCloser::operator()(Elf* elf) const { elf_end(elf); }
+
+Result<OpenElf> open_elf_file(const std::filesystem::path& path, const std::string& name,
+                              const std::string& consequence, const ElfFileLimits& limits) {
+  initialise_libelf();
+  OpenElf file;
+  file.fd = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!file.fd) return Error::from_errno("open(" + name + ")");
+  struct stat info {};
+  if (::fstat(file.fd.get(), &info) != 0) return Error::from_errno("fstat(" + name + ")");
+  if (!S_ISREG(info.st_mode)) return Error::parse(name + " is not a regular file");
+  file.size = static_cast<uint64_t>(info.st_size);
+  if (file.size > limits.max_bytes) {
+    return Error::parse(name + " is larger than " + std::to_string(limits.max_bytes >> 20) +
+                        " MB; " + consequence);
+  }
+  auto counts = read_elf_header_counts(file.fd.get(), name);
+  if (!counts) return counts.error();
+  if (counts->sections > limits.max_sections ||
+      counts->program_headers > limits.max_program_headers) {
+    return Error::parse(name + " claims " + std::to_string(counts->sections) + " sections and " +
+                        std::to_string(counts->program_headers) +
+                        " program headers, more than a real ELF file has; " + consequence);
+  }
+  file.elf.reset(elf_begin(file.fd.get(), ELF_C_READ, nullptr));
+  if (!file.elf || elf_kind(file.elf.get()) != ELF_K_ELF) {
+    return Error::parse(name + " is not an ELF file");
+  }
+  return file;
+}
+
+Result<OpenElf> open_elf_image(std::span<const std::byte> image, const std::string& name) {
+  initialise_libelf();
+  OpenElf file;
+  file.image.assign(reinterpret_cast<const char*>(image.data()),
+                    reinterpret_cast<const char*>(image.data()) + image.size());
+  file.size = image.size();
+  file.elf.reset(elf_memory(file.image.data(), file.image.size()));
+  if (!file.elf || elf_kind(file.elf.get()) != ELF_K_ELF) {
+    return Error::parse(name + " is not an ELF image");
+  }
+  return file;
+}
+
+}  // namespace dormant::profilers::system

@@ -1,0 +1,47 @@
+// An ELF file other users named (anything a process maps executable), opened for libelf with the
+// checks every reader of such a file needs first: never block on a FIFO or a device, never map a
+// file that could shrink under us (libelf reads it, ELF_C_READ), a size within `max_bytes`, and
+// no more sections or program headers claimed than a real file has (libelf allocates for each
+// before anything else is read).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+
+struct Elf;  // libelf.h
+
+namespace dormant::profilers::system {
+
+struct ElfCloser {
+  void operator()(Elf* elf) const;
+};
+using ElfHandle = std::unique_ptr<Elf, ElfCloser>;
+
+struct OpenElf {
+  UniqueFd fd;
+  ElfHandle elf;
+  uint64_t size = 0;
+  std::vector<char> image;  // what elf reads, for an image in memory
+};
+
+struct ElfFileLimits {
+  uint64_t max_bytes = uint64_t{2} << 30;
+  uint64_t max_sections = 1 << 16;
+  uint64_t max_program_headers = 1 << 16;
+};
+
+// Opens `path`, named `name` in errors; `consequence` ends the errors of the checks ("its
+// symbols are not read").
+Result<OpenElf> open_elf_file(const std::filesystem::path& path, const std::string& name,
+                              const std::string& consequence, const ElfFileLimits& limits = {});
+// An ELF image in memory (the vDSO), copied: libelf may not read it in place.
+Result<OpenElf> open_elf_image(std::span<const std::byte> image, const std::string& name);
+
+}  // namespace dormant::profilers::system
