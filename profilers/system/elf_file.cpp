@@ -1,5 +1,6 @@
 #include "profilers/system/elf_file.h"
 
+#include <cstring>
 #include <mutex>
 
 #include <fcntl.h>
@@ -61,6 +62,25 @@ Result<OpenElf> open_elf_image(std::span<const std::byte> image, const std::stri
     return Error::parse(name + " is not an ELF image");
   }
   return file;
+}
+
+Elf_Scn* find_section(Elf* elf, const char* wanted, GElf_Shdr& header) {
+  constexpr uint64_t kMaxSectionNamesBytes = 1 << 20;
+  size_t names_index = 0;
+  if (elf_getshdrstrndx(elf, &names_index) != 0) return nullptr;
+  GElf_Shdr names_header;
+  Elf_Scn* names = elf_getscn(elf, names_index);
+  if (names == nullptr || gelf_getshdr(names, &names_header) == nullptr ||
+      names_header.sh_size > kMaxSectionNamesBytes) {
+    return nullptr;
+  }
+  for (Elf_Scn* section = elf_nextscn(elf, nullptr); section != nullptr;
+       section = elf_nextscn(elf, section)) {
+    if (gelf_getshdr(section, &header) == nullptr) continue;
+    const char* name = elf_strptr(elf, names_index, header.sh_name);
+    if (name != nullptr && std::strcmp(name, wanted) == 0) return section;
+  }
+  return nullptr;
 }
 
 }  // namespace dormant::profilers::system

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include <gelf.h>
+
 #include "common/result.h"
 #include "common/unique_fd.h"
-
-struct Elf;  // libelf.h
 
 namespace dormant::profilers::system {
 
@@ -43,5 +43,9 @@ Result<OpenElf> open_elf_file(const std::filesystem::path& path, const std::stri
                               const std::string& consequence, const ElfFileLimits& limits = {});
 // An ELF image in memory (the vDSO), copied: libelf may not read it in place.
 Result<OpenElf> open_elf_image(std::span<const std::byte> image, const std::string& name);
+
+// The first section named `wanted` (and its header), or null; null too where the section names
+// take more than 1 MiB, which no real file's do.
+Elf_Scn* find_section(Elf* elf, const char* wanted, GElf_Shdr& header);
 
 }  // namespace dormant::profilers::system

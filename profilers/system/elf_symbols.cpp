@@ -59,33 +59,36 @@ Result<void> read_fully(int fd, char* into, size_t size, uint64_t offset, const 
   return ok();
 }
 
-// The build id, from the note section named .note.gnu.build-id (where the section names and the
-// note are of a size a real file has).
+// The build id, from the note section named .note.gnu.build-id (of a size a real note has).
 std::string find_build_id(Elf* elf) {
-  size_t names_index = 0;
-  if (elf_getshdrstrndx(elf, &names_index) != 0) return "";
-  GElf_Shdr names_header;
-  Elf_Scn* names = elf_getscn(elf, names_index);
-  if (names == nullptr || gelf_getshdr(names, &names_header) == nullptr ||
-      names_header.sh_size > ElfSymbols::kMaxSectionNamesBytes) {
+  GElf_Shdr header;
+  Elf_Scn* notes = find_section(elf, ".note.gnu.build-id", header);
+  if (notes == nullptr || header.sh_type != SHT_NOTE ||
+      header.sh_size > ElfSymbols::kMaxBuildIdNoteBytes) {
     return "";
   }
-  for (Elf_Scn* section = elf_nextscn(elf, nullptr); section != nullptr;
-       section = elf_nextscn(elf, section)) {
-    GElf_Shdr header;
-    if (gelf_getshdr(section, &header) == nullptr || header.sh_type != SHT_NOTE) continue;
-    if (header.sh_size > ElfSymbols::kMaxBuildIdNoteBytes) continue;
-    const char* name = elf_strptr(elf, names_index, header.sh_name);
-    if (name != nullptr && std::strcmp(name, ".note.gnu.build-id") == 0) {
-      return read_build_id(section);
-    }
+  return read_build_id(notes);
+}
+
+// The file name a .gnu_debuglink section gives, if it names one a directory could hold.
+std::string debug_link(Elf* elf) {
+  GElf_Shdr header;
+  Elf_Scn* link = find_section(elf, ".gnu_debuglink", header);
+  Elf_Data* data = link == nullptr ? nullptr : elf_getdata(link, nullptr);
+  if (data == nullptr || data->d_buf == nullptr || data->d_size > 4096) return "";
+  const char* text = static_cast<const char*>(data->d_buf);
+  std::string name(text, strnlen(text, data->d_size));
+  if (name.empty() || name.size() == data->d_size || name.find('/') != std::string::npos ||
+      name == "." || name == "..") {
+    return "";
   }
-  return "";
+  return name;
 }
 
 }  // namespace
 
-Result<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::filesystem::path& path) {
+Result<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::filesystem::path& path,
+                                                     const DebugFileSearch& debug) {
   const std::string name = path.string();
   ElfFileLimits limits;
   limits.max_bytes = kMaxElfBytes;
@@ -131,10 +134,53 @@ Result<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::filesystem::path
       symbols->symbols_ = {};
       symbols->names_ = {};
     }
-    if (!read) return read.error();
+    if (symbols->from_dynsym_ || symtab == nullptr) symbols->read_debug_file(elf, debug);
+    if (!read && symbols->debug_file_.empty()) return read.error();
     return symbols;
   } catch (const std::bad_alloc&) {
     return Error::parse(name + ": out of memory reading its symbols; its frames stay unnamed");
+  }
+}
+
+void ElfSymbols::read_debug_file(Elf* elf, const DebugFileSearch& search) {
+  if (build_id_.size() < 4) return;  // without one, a debug file cannot be told from another's
+  std::vector<std::filesystem::path> candidates = {
+      search.root / ".build-id" / build_id_.substr(0, 2) / (build_id_.substr(2) + ".debug")};
+  if (std::string link = debug_link(elf); !link.empty() && !search.binary.empty()) {
+    std::filesystem::path directory = search.binary.parent_path();
+    candidates.push_back(directory / link);
+    candidates.push_back(directory / ".debug" / link);
+    candidates.push_back(search.root / directory.relative_path() / link);
+  }
+  ElfFileLimits limits;
+  limits.max_bytes = kMaxElfBytes;
+  limits.max_sections = kMaxSections;
+  limits.max_program_headers = kMaxProgramHeaders;
+  for (const auto& candidate : candidates) {
+    std::error_code missing;
+    if (!std::filesystem::exists(candidate, missing)) continue;
+    auto debug = open_elf_file(candidate, candidate.string(), "its symbols are not read", limits);
+    if (!debug || find_build_id(debug->elf.get()) != build_id_) continue;
+    Elf_Scn* symtab = nullptr;
+    for (Elf_Scn* section = elf_nextscn(debug->elf.get(), nullptr); section != nullptr;
+         section = elf_nextscn(debug->elf.get(), section)) {
+      GElf_Shdr header;
+      if (gelf_getshdr(section, &header) != nullptr && header.sh_type == SHT_SYMTAB) {
+        symtab = section;
+        break;
+      }
+    }
+    if (symtab == nullptr) continue;
+    ElfSymbols from_debug;
+    if (!from_debug.read_table(debug->elf.get(), symtab, debug->fd.get(), debug->size,
+                               candidate.string())) {
+      continue;
+    }
+    symbols_ = std::move(from_debug.symbols_);
+    names_ = std::move(from_debug.names_);
+    from_dynsym_ = false;
+    debug_file_ = candidate;
+    return;
   }
 }
 

@@ -23,6 +23,14 @@ struct Elf_Scn;  // libelf.h
 
 namespace dormant::profilers::system {
 
+// Where a stripped file's separate debug file may be, as gdb and perf look: under `root`,
+// .build-id/xx/rest.debug; and the file its .gnu_debuglink names, beside `binary`, in .debug/
+// there, and under `root` by the binary's directory. Only a debug file of the same build id counts.
+struct DebugFileSearch {
+  std::filesystem::path root = "/usr/lib/debug";
+  std::filesystem::path binary;  // the binary as its process names it; empty: no debug link
+};
+
 class ElfSymbols {
  public:
   static constexpr size_t kMaxNameBytes = 4096;       // a longer name is cut
@@ -30,12 +38,13 @@ class ElfSymbols {
   static constexpr size_t kMaxSymbols = 4 << 20;      // symbol table entries
   static constexpr size_t kMaxSections = 1 << 16;     // section headers
   static constexpr size_t kMaxProgramHeaders = 1 << 16;
-  static constexpr size_t kMaxSectionNamesBytes = 1 << 20;
   static constexpr size_t kMaxBuildIdNoteBytes = 64 << 10;
   static constexpr size_t kMaxDemangledBytes = 16 << 20;  // names looked up: then forgotten
 
-  // Reads `path` (which may be a /proc/PID/map_files or /proc/PID/root path).
-  static Result<std::unique_ptr<ElfSymbols>> load(const std::filesystem::path& path);
+  // Reads `path` (which may be a /proc/PID/map_files or /proc/PID/root path); where it has no
+  // .symtab, the .symtab of its separate debug file, if `debug` finds one.
+  static Result<std::unique_ptr<ElfSymbols>> load(const std::filesystem::path& path,
+                                                  const DebugFileSearch& debug = {});
 
   // The function at `file_offset`, an offset into the file as /proc/PID/maps gives it
   // (address - mapping start + mapping offset); nullopt where no symbol covers it. The view is
@@ -45,6 +54,8 @@ class ElfSymbols {
   const std::string& build_id() const { return build_id_; }  // hex; empty when it has none
   size_t size() const { return symbols_.size(); }
   bool from_dynsym() const { return from_dynsym_; }
+  // The separate debug file the symbols came from; empty: the file itself.
+  const std::filesystem::path& debug_file() const { return debug_file_; }
   // The heap this object holds, demangled names looked up so far included.
   size_t memory_bytes() const;
 
@@ -64,6 +75,8 @@ class ElfSymbols {
   // Reads the symbols of `table` (SHT_SYMTAB or SHT_DYNSYM) and its string table.
   Result<void> read_table(Elf* elf, Elf_Scn* table, int fd, uint64_t file_size,
                           const std::string& name);
+  // Replaces .dynsym's symbols with the .symtab of the file's separate debug file, if found.
+  void read_debug_file(Elf* elf, const DebugFileSearch& search);
 
   std::vector<Segment> segments_;  // PT_LOAD, executable or not
   std::vector<Symbol> symbols_;    // by address
@@ -72,6 +85,7 @@ class ElfSymbols {
   std::unordered_map<uint32_t, std::string> demangled_;  // by name_offset
   std::string build_id_;
   bool from_dynsym_ = false;
+  std::filesystem::path debug_file_;
 };
 
 }  // namespace dormant::profilers::system

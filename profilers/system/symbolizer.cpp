@@ -30,7 +30,12 @@ const Mapping* mapping_at(const std::vector<Mapping>& mappings, uint64_t address
 Result<std::unique_ptr<ElfSymbols>> load_mapped_file(pid_t pid, const Mapping& mapping) {
   std::optional<Result<std::unique_ptr<ElfSymbols>>> first;
   for (const std::string& path : mapped_file_paths(pid, mapping)) {
-    auto loaded = ElfSymbols::load(path);
+    // Debug files are looked for where the process's own files are: in its mount namespace
+    // while it lives (through /proc/PID/root), on the host after.
+    bool live = path.starts_with("/proc/");
+    std::string root = live ? "/proc/" + std::to_string(pid) + "/root" : "";
+    DebugFileSearch debug{root + "/usr/lib/debug", root + mapping.path};
+    auto loaded = ElfSymbols::load(path, debug);
     if (loaded) return loaded;
     if (!first) first = std::move(loaded);
   }

@@ -319,18 +319,6 @@ class UnwindTableReader {
   }
 
  private:
-  static Elf_Scn* find_section(Elf* elf, const char* wanted, GElf_Shdr& header) {
-    size_t names = 0;
-    if (elf_getshdrstrndx(elf, &names) != 0) return nullptr;
-    for (Elf_Scn* section = elf_nextscn(elf, nullptr); section != nullptr;
-         section = elf_nextscn(elf, section)) {
-      if (gelf_getshdr(section, &header) == nullptr) continue;
-      const char* name = elf_strptr(elf, names, header.sh_name);
-      if (name != nullptr && std::strcmp(name, wanted) == 0) return section;
-    }
-    return nullptr;
-  }
-
   static bool has_section(Elf* elf, const char* wanted) {
     GElf_Shdr header;
     return find_section(elf, wanted, header) != nullptr;

@@ -170,6 +170,52 @@ TEST_F(ElfSymbolsAttack, ManyCraftedFilesTogetherStayWithinTheSymbolizersBudget)
   EXPECT_LT(bounded.binaries(), unbounded.binaries());
 }
 
+// Whether any offset of the file's first 64 KiB is named `function`.
+bool names(ElfSymbols& symbols, std::string_view function) {
+  for (uint64_t offset = 0; offset < (64 << 10); ++offset) {
+    auto name = symbols.function_at_file_offset(offset);
+    if (name && *name == function) return true;
+  }
+  return false;
+}
+
+TEST(DebugFiles, AStrippedProgramIsNamedFromTheDebugFileItsDebugLinkNames) {
+  DebugFileSearch search{"/nonexistent/debug", SYMBOL_TARGET "_linked"};
+  auto linked = ElfSymbols::load(SYMBOL_TARGET "_linked", search);
+  ASSERT_TRUE(linked.ok()) << linked.error().message();
+  EXPECT_EQ((*linked)->debug_file(), std::filesystem::path(SYMBOL_TARGET ".debug"));
+  EXPECT_FALSE((*linked)->from_dynsym());
+  EXPECT_TRUE(names(**linked, "program_work"));
+
+  auto stripped = ElfSymbols::load(SYMBOL_TARGET "_stripped", {"/nonexistent/debug", ""});
+  ASSERT_TRUE(stripped.ok()) << stripped.error().message();
+  EXPECT_TRUE((*stripped)->debug_file().empty());
+  EXPECT_FALSE(names(**stripped, "program_work")) << "a PIE exports none of its functions";
+}
+
+TEST(DebugFiles, AStrippedProgramIsNamedFromTheDebugFileOfItsBuildIdAndNoOtherBuilds) {
+  auto stripped = ElfSymbols::load(SYMBOL_TARGET "_stripped", {"/nonexistent/debug", ""});
+  ASSERT_TRUE(stripped.ok()) << stripped.error().message();
+  const std::string id = (*stripped)->build_id();
+  ASSERT_GT(id.size(), 4u);
+  auto root = std::filesystem::temp_directory_path() / ("debug-root-" + std::to_string(::getpid()));
+  auto place = root / ".build-id" / id.substr(0, 2) / (id.substr(2) + ".debug");
+  std::filesystem::create_directories(place.parent_path());
+
+  std::filesystem::copy_file(NO_FRAME_POINTERS, place);  // another build's symbols
+  auto other = ElfSymbols::load(SYMBOL_TARGET "_stripped", {root, ""});
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE((*other)->debug_file().empty()) << "its build id is not the program's";
+
+  std::filesystem::copy_file(SYMBOL_TARGET ".debug", place,
+                             std::filesystem::copy_options::overwrite_existing);
+  auto found = ElfSymbols::load(SYMBOL_TARGET "_stripped", {root, ""});
+  std::filesystem::remove_all(root);
+  ASSERT_TRUE(found.ok()) << found.error().message();
+  EXPECT_EQ((*found)->debug_file(), place);
+  EXPECT_TRUE(names(**found, "program_work"));
+}
+
 // A mangled name whose template arguments each repeat the one before twice (S1_, S2_, …): at 20
 // levels (234 bytes) __cxa_demangle makes 27 MB of it in half a second; here there are 34.
 TEST(DemangleAttack, ANameThatDemanglesToGigabytesIsCutAt4KiB) {
