@@ -113,6 +113,16 @@ int on_python_code(void* context, void* data, size_t size) {
   return 0;
 }
 
+// Each CPU's value of a one-slot per-CPU array; none when it cannot be read.
+template <typename Value>
+std::vector<Value> per_cpu_values(const ::bpf_map* map) {
+  int possible = libbpf_num_possible_cpus();
+  std::vector<Value> values(static_cast<size_t>(std::max(possible, 1)));
+  uint32_t zero = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(map), &zero, values.data()) != 0) return {};
+  return values;
+}
+
 // Takes every entry out of a hash map, `chunk` at a time (more when one bucket holds more), handing
 // each to `take`. Returns 0 once the map has been read through, else the errno that stopped it;
 // what was taken before is handed over either way.
@@ -429,14 +439,8 @@ int CpuSampler::unwind_processes_fd() const {
 }
 
 UnwindWalks CpuSampler::unwind_walks() const {
-  int possible = libbpf_num_possible_cpus();
-  std::vector<dormant_unwind_counts> per_cpu(static_cast<size_t>(std::max(possible, 1)));
-  uint32_t zero = 0;
   UnwindWalks walks;
-  if (bpf_map_lookup_elem(bpf_map__fd(skeleton_->maps.unwind_counts), &zero, per_cpu.data()) != 0) {
-    return walks;
-  }
-  for (const dormant_unwind_counts& cpu : per_cpu) {
+  for (const auto& cpu : per_cpu_values<dormant_unwind_counts>(skeleton_->maps.unwind_counts)) {
     walks.frames_by_table += cpu.frames_by_table;
     walks.frames_by_frame_pointer += cpu.frames_by_fp;
     walks.walks_without_process += cpu.no_process;
@@ -447,14 +451,8 @@ UnwindWalks CpuSampler::unwind_walks() const {
 }
 
 SamplerDrops CpuSampler::take_drops() {
-  int possible = libbpf_num_possible_cpus();
-  std::vector<dormant_drops> per_cpu(static_cast<size_t>(std::max(possible, 1)));
-  uint32_t zero = 0;
   SamplerDrops drops;
-  if (bpf_map_lookup_elem(bpf_map__fd(skeleton_->maps.drops), &zero, per_cpu.data()) != 0) {
-    return drops;
-  }
-  for (const dormant_drops& cpu : per_cpu) {
+  for (const auto& cpu : per_cpu_values<dormant_drops>(skeleton_->maps.drops)) {
     drops.counts_full += cpu.counts_full;
     drops.stacks_full += cpu.stacks_full;
     drops.processes_full += cpu.processes_full;
