@@ -8,12 +8,15 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <spdlog/spdlog.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/unique_fd.h"
 #include "profilers/system/demangle.h"
 #include "profilers/system/elf_file.h"
+#include "profilers/system/xz_decompress.h"
 
 namespace dormant::profilers::system {
 namespace {
@@ -135,6 +138,7 @@ Result<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::filesystem::path
       symbols->names_ = {};
     }
     if (symbols->from_dynsym_ || symtab == nullptr) symbols->read_debug_file(elf, debug);
+    if (symbols->from_dynsym_) symbols->add_mini_debug_info(elf, name);
     if (!read && symbols->debug_file_.empty()) return read.error();
     return symbols;
   } catch (const std::bad_alloc&) {
@@ -182,6 +186,51 @@ void ElfSymbols::read_debug_file(Elf* elf, const DebugFileSearch& search) {
     debug_file_ = candidate;
     return;
   }
+}
+
+void ElfSymbols::add_mini_debug_info(Elf* elf, const std::string& name) {
+  GElf_Shdr header;
+  Elf_Scn* section = find_section(elf, ".gnu_debugdata", header);
+  Elf_Data* data =
+      section == nullptr || header.sh_type == SHT_NOBITS ? nullptr : elf_getdata(section, nullptr);
+  if (data == nullptr || data->d_buf == nullptr || data->d_size == 0) return;
+  auto image = xz_decompress(std::span(static_cast<const uint8_t*>(data->d_buf), data->d_size),
+                             kMaxMiniDebugInfoBytes);
+  if (!image) {
+    spdlog::debug("{}: its .gnu_debugdata is not read: {}", name, image.error().message());
+    return;
+  }
+  // Through a file, as every other ELF file is read.
+  UniqueFd memory(::memfd_create("dormant-minidebuginfo", MFD_CLOEXEC));
+  if (!memory ||
+      ::write(memory.get(), image->data(), image->size()) != static_cast<ssize_t>(image->size())) {
+    return;
+  }
+  const std::string inner = name + " (.gnu_debugdata)";
+  auto mini = open_elf_file("/proc/self/fd/" + std::to_string(memory.get()), inner,
+                            "its symbols are not read");
+  if (!mini) return;
+  Elf_Scn* symtab = nullptr;
+  for (Elf_Scn* scan = elf_nextscn(mini->elf.get(), nullptr); scan != nullptr;
+       scan = elf_nextscn(mini->elf.get(), scan)) {
+    GElf_Shdr scanned;
+    if (gelf_getshdr(scan, &scanned) != nullptr && scanned.sh_type == SHT_SYMTAB) symtab = scan;
+  }
+  ElfSymbols from_mini;
+  if (symtab == nullptr ||
+      !from_mini.read_table(mini->elf.get(), symtab, mini->fd.get(), mini->size, inner) ||
+      names_.size() + from_mini.names_.size() > kMaxNamesBytes) {
+    return;
+  }
+  const auto shift = static_cast<uint32_t>(names_.size());
+  names_ += from_mini.names_;
+  for (Symbol symbol : from_mini.symbols_) {
+    symbol.name_offset += shift;
+    symbols_.push_back(symbol);
+  }
+  std::stable_sort(symbols_.begin(), symbols_.end(),
+                   [](const Symbol& a, const Symbol& b) { return a.address < b.address; });
+  with_mini_debug_info_ = true;
 }
 
 Result<void> ElfSymbols::read_table(Elf* elf, Elf_Scn* table, int fd, uint64_t file_size,

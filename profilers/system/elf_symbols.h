@@ -39,7 +39,8 @@ class ElfSymbols {
   static constexpr size_t kMaxSections = 1 << 16;     // section headers
   static constexpr size_t kMaxProgramHeaders = 1 << 16;
   static constexpr size_t kMaxBuildIdNoteBytes = 64 << 10;
-  static constexpr size_t kMaxDemangledBytes = 16 << 20;  // names looked up: then forgotten
+  static constexpr size_t kMaxDemangledBytes = 16 << 20;      // names looked up: then forgotten
+  static constexpr size_t kMaxMiniDebugInfoBytes = 64 << 20;  // .gnu_debugdata, decompressed
 
   // Reads `path` (which may be a /proc/PID/map_files or /proc/PID/root path); where it has no
   // .symtab, the .symtab of its separate debug file, if `debug` finds one.
@@ -56,6 +57,7 @@ class ElfSymbols {
   bool from_dynsym() const { return from_dynsym_; }
   // The separate debug file the symbols came from; empty: the file itself.
   const std::filesystem::path& debug_file() const { return debug_file_; }
+  bool with_mini_debug_info() const { return with_mini_debug_info_; }
   // The heap this object holds, demangled names looked up so far included.
   size_t memory_bytes() const;
 
@@ -77,6 +79,9 @@ class ElfSymbols {
                           const std::string& name);
   // Replaces .dynsym's symbols with the .symtab of the file's separate debug file, if found.
   void read_debug_file(Elf* elf, const DebugFileSearch& search);
+  // Adds to .dynsym's symbols the functions of the file's MiniDebugInfo (.gnu_debugdata: an
+  // xz-compressed ELF whose .symtab holds the functions .dynsym lacks), if it has one.
+  void add_mini_debug_info(Elf* elf, const std::string& name);
 
   std::vector<Segment> segments_;  // PT_LOAD, executable or not
   std::vector<Symbol> symbols_;    // by address
@@ -86,6 +91,7 @@ class ElfSymbols {
   std::string build_id_;
   bool from_dynsym_ = false;
   std::filesystem::path debug_file_;
+  bool with_mini_debug_info_ = false;
 };
 
 }  // namespace dormant::profilers::system

@@ -13,7 +13,7 @@
 # the binaries' unwind tables (the default; reading the tables is the agent's user time) and by
 # frame pointer only (ebpf-fp).
 # Usage: cpu_profiler_bench.sh BUILD_DIR [SHORT (default 40)] [LONG (default 100)]: seconds, in
-# whole snapshots of 20 s. Needs root.
+# whole snapshots of 20 s. LOADS (default "busy build python") picks the loads. Needs root.
 set -euo pipefail
 build=${1:?usage: cpu_profiler_bench.sh BUILD_DIR [SHORT] [LONG]}
 short=${2:-40}
@@ -27,6 +27,7 @@ fi
 agent_bin="$build/agent/dormant-agent"
 known_ratio="$build/tests/fakes/known_ratio"
 child_cpu="$build/tests/bench/child_cpu"
+python_ratio="$(dirname "$0")/../fakes/python_ratio.py"
 work=$(mktemp -d)
 # Its own state and lock, so that an agent already running on this host changes nothing.
 own_state=(--state-dir "$work/state" --host-lock "$work/agent.lock")
@@ -83,6 +84,15 @@ int main(int argc, char** argv) {
 EOF
   for n in 1 2; do
     setsid bash -c "while true; do g++ -O2 -o '$work/load$n' '$work/load.cpp'; done" &
+    load_pids+=($!)
+  done
+}
+
+# Two Debian python3.11 processes, each with two threads, whose Python frames the eBPF sampler
+# walks.
+python_load() {
+  for _ in 1 2; do
+    setsid /usr/bin/python3.11 "$python_ratio" 100000 &
     load_pids+=($!)
   done
 }
@@ -150,7 +160,7 @@ summarize() {
     }'
 }
 
-for load in busy build; do
+for load in ${LOADS:-busy build python}; do
   echo "== whole host at 99 Hz, a snapshot every $interval s, load: $load ($(nproc) CPUs busy)"
   "${load}_load"
   sleep 2  # the load settles

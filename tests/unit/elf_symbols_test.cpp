@@ -15,9 +15,12 @@
 
 #include "tests/support/crafted_elf.h"
 
+#include "common/deadline.h"
+#include "common/subprocess.h"
 #include "common/unique_fd.h"
 #include "profilers/system/demangle.h"
 #include "profilers/system/symbolizer.h"
+#include "profilers/system/xz_decompress.h"
 
 namespace dormant::profilers::system {
 namespace {
@@ -214,6 +217,30 @@ TEST(DebugFiles, AStrippedProgramIsNamedFromTheDebugFileOfItsBuildIdAndNoOtherBu
   ASSERT_TRUE(found.ok()) << found.error().message();
   EXPECT_EQ((*found)->debug_file(), place);
   EXPECT_TRUE(names(**found, "program_work"));
+}
+
+TEST(DebugFiles, AStrippedProgramIsNamedFromItsMiniDebugInfo) {
+  auto mini = ElfSymbols::load(SYMBOL_TARGET "_minidebug", {"/nonexistent/debug", ""});
+  ASSERT_TRUE(mini.ok()) << mini.error().message();
+  EXPECT_TRUE((*mini)->with_mini_debug_info());
+  EXPECT_TRUE(names(**mini, "program_work"));
+  EXPECT_TRUE((*mini)->from_dynsym()) << ".dynsym's functions stay";
+}
+
+TEST(DebugFiles, XzDataThatInflatesPastItsBoundIsRefused) {
+  std::string zeros(1 << 20, '\0');
+  auto compressed = run_command({"sh", "-c", "head -c 1048576 /dev/zero | xz -c"},
+                                deadline_after(std::chrono::seconds(30)));
+  ASSERT_TRUE(compressed.ok());
+  std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(compressed->stdout_text.data()),
+                                compressed->stdout_text.size());
+  auto whole = xz_decompress(data, 2 << 20);
+  ASSERT_TRUE(whole.ok()) << whole.error().message();
+  EXPECT_EQ(*whole, zeros);
+  auto bounded = xz_decompress(data, 64 << 10);
+  ASSERT_FALSE(bounded.ok());
+  EXPECT_NE(bounded.error().message().find("inflates past"), std::string::npos);
+  EXPECT_FALSE(xz_decompress(data.subspan(0, data.size() / 2), 2 << 20).ok()) << "cut short";
 }
 
 // A mangled name whose template arguments each repeat the one before twice (S1_, S2_, …): at 20

@@ -1,0 +1,16 @@
+// Decompresses .xz data (liblzma), as MiniDebugInfo sections hold it, within a bound on what it
+// may grow to: a small section that inflates without end is refused, not followed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "common/result.h"
+
+namespace dormant::profilers::system {
+
+Result<std::string> xz_decompress(std::span<const uint8_t> compressed, size_t max_bytes);
+
+}  // namespace dormant::profilers::system
