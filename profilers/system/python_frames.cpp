@@ -73,10 +73,13 @@ std::optional<std::string> read_string(pid_t pid, const PythonOffsets& offsets, 
   return text;
 }
 
-// Semicolons separate frames in the collapsed format: a name keeps none.
+// Semicolons separate frames in the collapsed format and lines end stacks: a name keeps neither,
+// nor any other control character a process's memory may hold.
 std::string without_separators(std::string text) {
-  std::replace(text.begin(), text.end(), ';', ':');
-  std::replace(text.begin(), text.end(), '\n', ' ');
+  for (char& c : text) {
+    if (c == ';') c = ':';
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
   return text;
 }
 

@@ -159,5 +159,38 @@ TEST_F(EbpfPythonTest, ProcessesPastTheLimitKeepTheirNativeFramesAndAreCounted) 
   EXPECT_LT(shares.named, shares.total * 3 / 4) << "the other is not";
 }
 
+TEST_F(EbpfPythonTest, AHostileInterpretersCyclesAndHugeNamesCostBoundedWork) {
+  SpawnOptions spawn;
+  spawn.argv = {HOSTILE_PYTHON, "5"};
+  auto hostile = Subprocess::spawn(spawn);
+  ASSERT_TRUE(hostile.ok()) << hostile.error().message();
+  std::this_thread::sleep_for(300ms);
+  EbpfProfilerOptions options;
+  options.frequency_hz = 499;
+  options.pids = {(*hostile)->pid()};
+  nlohmann::json facts;
+  auto table = profile_for(options, 3s, {}, &facts);
+  EXPECT_EQ(facts["python"].value("processes", 0), 1) << "it passes for CPython 3.11";
+  uint64_t total = 0, with_python = 0;
+  size_t most_python_frames = 0;
+  table.for_each([&](const profile::StackView& stack) {
+    if (stack.comm != "python3.11") return;
+    total += stack.count;
+    size_t python_frames = 0;
+    for (auto frame : frames_of(table, stack)) {
+      if (!frame.ends_with("_[p]")) continue;
+      ++python_frames;
+      EXPECT_EQ(frame, "[unknown Python frame]_[p]") << "its file name cannot be read";
+    }
+    with_python += python_frames > 0 ? stack.count : 0;
+    most_python_frames = std::max(most_python_frames, python_frames);
+  });
+  std::cout << "hostile python3.11: " << with_python << " of " << total
+            << " samples with Python frames, at most " << most_python_frames << " a stack\n";
+  ASSERT_GT(total, 500u);
+  EXPECT_GT(with_python, total / 2) << "the walk found the thread in the cycle";
+  EXPECT_EQ(most_python_frames, 63u) << "the frame cycle is cut at the walk's bound";
+}
+
 }  // namespace
 }  // namespace dormant::profilers::ebpf
