@@ -124,11 +124,118 @@ std::optional<uint8_t> range_encoding(const Dwarf_CIE& cie, bool eh_frame) {
   return uint8_t{DW_EH_PE_absptr};
 }
 
+// Whether every instruction of a call-frame instruction stream is one a row can come from, and
+// every register it names one x86_64 has (its DWARF numbers stop below 130). libdw grows a frame's
+// state to the highest register an instruction names: a hostile number would cost gigabytes.
+bool instructions_are_sane(const uint8_t* at, const uint8_t* end) {
+  constexpr uint64_t kMaxRegister = 129;
+  auto skip = [&](uint64_t bytes) {
+    if (static_cast<uint64_t>(end - at) < bytes) return false;
+    at += bytes;
+    return true;
+  };
+  auto leb128 = [&](uint64_t* value) {  // unsigned into `value`, or only skipped
+    uint64_t result = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (at >= end) return false;
+      uint8_t byte = *at++;
+      result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) {
+        if (value != nullptr) *value = result;
+        return true;
+      }
+    }
+    return false;
+  };
+  auto number = [&] { return leb128(nullptr); };
+  auto reg = [&] {
+    uint64_t value = 0;
+    return leb128(&value) && value <= kMaxRegister;
+  };
+  auto block = [&] {
+    uint64_t bytes = 0;
+    return leb128(&bytes) && skip(bytes);
+  };
+  while (at < end) {
+    uint8_t op = *at++;
+    if ((op >> 6) == 1 || (op >> 6) == 3) continue;  // advance_loc, restore: operands inline
+    if ((op >> 6) == 2) {                            // offset: its register inline
+      if (!number()) return false;
+      continue;
+    }
+    bool sane = true;
+    switch (op) {
+      case DW_CFA_nop:
+      case DW_CFA_remember_state:
+      case DW_CFA_restore_state:
+        break;
+      case DW_CFA_advance_loc1:
+        sane = skip(1);
+        break;
+      case DW_CFA_advance_loc2:
+        sane = skip(2);
+        break;
+      case DW_CFA_advance_loc4:
+        sane = skip(4);
+        break;
+      case DW_CFA_restore_extended:
+      case DW_CFA_undefined:
+      case DW_CFA_same_value:
+      case DW_CFA_def_cfa_register:
+        sane = reg();
+        break;
+      case DW_CFA_offset_extended:
+      case DW_CFA_val_offset:
+      case DW_CFA_def_cfa:
+      case DW_CFA_offset_extended_sf:
+      case DW_CFA_val_offset_sf:
+      case DW_CFA_def_cfa_sf:
+      case DW_CFA_GNU_negative_offset_extended:
+        sane = reg() && number();
+        break;
+      case DW_CFA_register:
+        sane = reg() && reg();
+        break;
+      case DW_CFA_def_cfa_offset:
+      case DW_CFA_def_cfa_offset_sf:
+      case DW_CFA_GNU_args_size:
+        sane = number();
+        break;
+      case DW_CFA_def_cfa_expression:
+        sane = block();
+        break;
+      case DW_CFA_expression:
+      case DW_CFA_val_expression:
+        sane = reg() && block();
+        break;
+      default:
+        return false;  // set_loc and vendor extensions: no x86_64 compiler writes them
+    }
+    if (!sane) return false;
+  }
+  return true;
+}
+
+// What an FDE needs of its CIE.
+struct CieFacts {
+  std::optional<uint8_t> encoding;  // of the FDE's range; nullopt: not one we can read
+  bool augmented = false;           // 'z': FDEs carry augmentation data before instructions
+  bool sane = false;                // its initial instructions
+};
+
+CieFacts cie_facts(const Dwarf_CIE& cie, bool eh_frame) {
+  CieFacts facts;
+  facts.encoding = range_encoding(cie, eh_frame);
+  facts.augmented = cie.augmentation != nullptr && cie.augmentation[0] == 'z';
+  facts.sane = instructions_are_sane(cie.initial_instructions, cie.initial_instructions_end);
+  return facts;
+}
+
 // Every FDE's range in a CFI section's `data` at `address`.
 void list_fdes(Elf_Data* data, const unsigned char* ident, bool eh_frame, uint64_t address,
                int source, std::vector<FdeRange>& fdes, uint64_t& left_out) {
   const auto* begin = static_cast<const uint8_t*>(data->d_buf);
-  std::vector<std::pair<Dwarf_Off, std::optional<uint8_t>>> encodings;  // by CIE offset
+  std::vector<std::pair<Dwarf_Off, CieFacts>> cies;  // by offset
   Dwarf_Off offset = 0;
   while (fdes.size() < kMaxFdes) {
     Dwarf_Off next = 0;
@@ -141,28 +248,40 @@ void list_fdes(Elf_Data* data, const unsigned char* ident, bool eh_frame, uint64
       continue;
     }
     if (dwarf_cfi_cie_p(&entry)) continue;
-    std::optional<uint8_t> encoding;
-    auto known = std::find_if(encodings.begin(), encodings.end(),
+    CieFacts facts;
+    auto known = std::find_if(cies.begin(), cies.end(),
                               [&](const auto& cie) { return cie.first == entry.fde.CIE_pointer; });
-    if (known != encodings.end()) {
-      encoding = known->second;
+    if (known != cies.end()) {
+      facts = known->second;
     } else {
       Dwarf_CFI_Entry cie;
       Dwarf_Off after = 0;
       if (dwarf_next_cfi(ident, data, eh_frame, entry.fde.CIE_pointer, &after, &cie) == 0 &&
           dwarf_cfi_cie_p(&cie)) {
-        encoding = range_encoding(cie.cie, eh_frame);
+        facts = cie_facts(cie.cie, eh_frame);
       }
-      if (encodings.size() < 4096) encodings.emplace_back(entry.fde.CIE_pointer, encoding);
+      if (cies.size() < 4096) cies.emplace_back(entry.fde.CIE_pointer, facts);
     }
     const uint8_t* at = entry.fde.start;
     std::optional<uint64_t> start, size;
-    if (encoding) {
-      start =
-          read_encoded(*encoding, at, entry.fde.end, address + static_cast<uint64_t>(at - begin));
-      size = read_encoded(*encoding & 0x0f, at, entry.fde.end, 0);
+    if (facts.encoding && facts.sane) {
+      start = read_encoded(*facts.encoding, at, entry.fde.end,
+                           address + static_cast<uint64_t>(at - begin));
+      size = read_encoded(*facts.encoding & 0x0f, at, entry.fde.end, 0);
     }
-    if (!start || !size || *size == 0 || *start + *size < *start) {
+    uint64_t augmentation = 0;
+    if (facts.augmented && start && size) {  // its length, then the data: skipped
+      const uint8_t* length_end = at;
+      for (int shift = 0; length_end < entry.fde.end && shift < 64; shift += 7) {
+        uint8_t byte = *length_end++;
+        augmentation |= static_cast<uint64_t>(byte & 0x7f) << shift;
+        if ((byte & 0x80) == 0) break;
+      }
+      at = length_end;
+    }
+    bool sane = start && size && augmentation <= static_cast<uint64_t>(entry.fde.end - at) &&
+                instructions_are_sane(at + augmentation, entry.fde.end);
+    if (!sane || *size == 0 || *start + *size < *start) {
       ++left_out;
       continue;
     }
