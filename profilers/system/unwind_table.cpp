@@ -127,6 +127,19 @@ std::optional<uint8_t> range_encoding(const Dwarf_CIE& cie, bool eh_frame) {
 // Whether every instruction of a call-frame instruction stream is one a row can come from, and
 // every register it names one x86_64 has (its DWARF numbers stop below 130). libdw grows a frame's
 // state to the highest register an instruction names: a hostile number would cost gigabytes.
+// An unsigned LEB128 number at `at`, which moves past it; false where it runs past `end` or 64
+// bits.
+bool read_uleb128(const uint8_t*& at, const uint8_t* end, uint64_t& value) {
+  value = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (at >= end) return false;
+    uint8_t byte = *at++;
+    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
 bool instructions_are_sane(const uint8_t* at, const uint8_t* end) {
   constexpr uint64_t kMaxRegister = 129;
   auto skip = [&](uint64_t bytes) {
@@ -134,28 +147,10 @@ bool instructions_are_sane(const uint8_t* at, const uint8_t* end) {
     at += bytes;
     return true;
   };
-  auto leb128 = [&](uint64_t* value) {  // unsigned into `value`, or only skipped
-    uint64_t result = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (at >= end) return false;
-      uint8_t byte = *at++;
-      result |= static_cast<uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) {
-        if (value != nullptr) *value = result;
-        return true;
-      }
-    }
-    return false;
-  };
-  auto number = [&] { return leb128(nullptr); };
-  auto reg = [&] {
-    uint64_t value = 0;
-    return leb128(&value) && value <= kMaxRegister;
-  };
-  auto block = [&] {
-    uint64_t bytes = 0;
-    return leb128(&bytes) && skip(bytes);
-  };
+  uint64_t value = 0;  // signed numbers are skipped as unsigned ones: the same bytes
+  auto number = [&] { return read_uleb128(at, end, value); };
+  auto reg = [&] { return read_uleb128(at, end, value) && value <= kMaxRegister; };
+  auto block = [&] { return read_uleb128(at, end, value) && skip(value); };
   while (at < end) {
     uint8_t op = *at++;
     if ((op >> 6) == 1 || (op >> 6) == 3) continue;  // advance_loc, restore: operands inline
@@ -269,17 +264,10 @@ void list_fdes(Elf_Data* data, const unsigned char* ident, bool eh_frame, uint64
                            address + static_cast<uint64_t>(at - begin));
       size = read_encoded(*facts.encoding & 0x0f, at, entry.fde.end, 0);
     }
-    uint64_t augmentation = 0;
-    if (facts.augmented && start && size) {  // its length, then the data: skipped
-      const uint8_t* length_end = at;
-      for (int shift = 0; length_end < entry.fde.end && shift < 64; shift += 7) {
-        uint8_t byte = *length_end++;
-        augmentation |= static_cast<uint64_t>(byte & 0x7f) << shift;
-        if ((byte & 0x80) == 0) break;
-      }
-      at = length_end;
-    }
-    bool sane = start && size && augmentation <= static_cast<uint64_t>(entry.fde.end - at) &&
+    uint64_t augmentation = 0;  // its length, then the data: skipped
+    bool augmentation_read = !facts.augmented || read_uleb128(at, entry.fde.end, augmentation);
+    bool sane = start && size && augmentation_read &&
+                augmentation <= static_cast<uint64_t>(entry.fde.end - at) &&
                 instructions_are_sane(at + augmentation, entry.fde.end);
     if (!sane || *size == 0 || *start + *size < *start) {
       ++left_out;
