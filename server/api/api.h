@@ -1,5 +1,5 @@
 // The control server's HTTP API: Performance Studio's endpoints for agents and for people
-// (reference §1-§3), read endpoints, a flamegraph page per stored profile, and /metrics. One
+// (docs/protocol.md), read endpoints, a flamegraph page per stored profile, and /metrics. One
 // Handler for HttpServer; every answer is JSON except the downloads, the flamegraph and /metrics.
 #pragma once
 

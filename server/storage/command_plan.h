@@ -36,9 +36,9 @@ struct CommandSpec {
   nlohmann::json additional_args = nlohmann::json::object();
 };
 
-// What the agent receives (reference §1.4): for a start, command_type, continuous, duration,
-// frequency, profiling_mode, pids unless whole-host, stop_level when set, and additional_args
-// spread flat; for a stop, only stop_level and, at process level, pids.
+// What the agent receives (docs/protocol.md, "Heartbeat"): for a start, command_type, continuous,
+// duration, frequency, profiling_mode, pids unless whole-host, stop_level when set, and
+// additional_args spread flat; for a stop, only stop_level and, at process level, pids.
 nlohmann::json build_combined_config(const CommandSpec& spec);
 
 // Keys of combined_config that the store sets and additional_args may not.

@@ -1,5 +1,5 @@
 // Load generator for dormant-server: N simulated agents, each on its own keep-alive TLS
-// connection, heartbeating as gProfiler does (reference §1.2). Prints the sustained rate and the
+// connection, heartbeating as gProfiler does (docs/protocol.md). Prints the sustained rate and the
 // latency percentiles.
 //
 //   heartbeat_load --port P[,P...] --ca CA.pem --token T --agents N [--hosts H] [--rate R]

@@ -34,7 +34,7 @@ class HeartbeatAgentTest : public HeartbeatFixture {
 };
 
 // A host command profiles the whole host (the workload is named by no pid).
-TEST_F(HeartbeatAgentTest, AtA6TheFullFlowByCurlProfilesTheWholeHost) {
+TEST_F(HeartbeatAgentTest, TheFullFlowByCurlProfilesTheWholeHost) {
   start_server();
   start_agent();
   ASSERT_TRUE(eventually([&] { return agent_health()["idle_baseline"].is_object(); }, 30s))

@@ -14,9 +14,9 @@ namespace {
 
 class WorkloadInventoryTest : public HeartbeatFixture {};
 
-// gProfiler's AT-A1 (inventory attached), AT-A7 (the backend's pids are what the command carries)
-// and AT-A8 (completion by command id), end to end.
-TEST_F(WorkloadInventoryTest, AtA1A7A8AContainersProcessIsReportedShownAndProfiledByItsContainer) {
+// End to end: the inventory is attached to heartbeats, the backend's pids are what the command
+// carries, and the completion names the command.
+TEST_F(WorkloadInventoryTest, AContainersProcessIsReportedShownAndProfiledByItsContainer) {
   auto layout = profilers::system::detect_cgroup_layout();
   ASSERT_TRUE(layout.ok()) << layout.error().message();
   // Any hierarchy names a container's cgroup: the memory controller's (v1) or cgroup2's.

@@ -77,8 +77,8 @@ TEST(HeartbeatContainers, WireBytesBoundTheJsonEvenForTheLongestNames) {
             inventory::wire_bytes(entry));
 }
 
-// gProfiler's AT-A5: the agent's own pod from POD_NAMESPACE and POD_NAME.
-TEST(AgentPlacement, AtA5RunModeAndOwnPodFromTheEnvironment) {
+// The agent's own pod from POD_NAMESPACE and POD_NAME.
+TEST(AgentPlacement, RunModeAndOwnPodFromTheEnvironment) {
   std::map<std::string, std::string> env;
   bool dockerenv = false;
   auto placement = [&] {
@@ -133,8 +133,7 @@ nlohmann::json sent(const std::shared_ptr<const std::string>& text) {
   return nlohmann::json::parse(*text);
 }
 
-// AT-A13.
-TEST_F(HeartbeatInventoryTest, AtA13ReadAndWrittenAtMostOncePerIntervalWhateverTheHeartbeats) {
+TEST_F(HeartbeatInventoryTest, ReadAndWrittenAtMostOncePerIntervalWhateverTheHeartbeats) {
   HeartbeatInventory inventory(counting_scan(), 30s);
   std::shared_ptr<const std::string> first = inventory.containers(t0_).text;
   for (auto at = 1s; at < 30s; at += 1s) {
@@ -148,9 +147,7 @@ TEST_F(HeartbeatInventoryTest, AtA13ReadAndWrittenAtMostOncePerIntervalWhateverT
   EXPECT_EQ(inventory.health()["processes"], 1);
 }
 
-// AT-A3.
-TEST_F(HeartbeatInventoryTest,
-       AtA3AFailedOrThrowingReadingSendsAnEmptyListAndIsRetriedNextInterval) {
+TEST_F(HeartbeatInventoryTest, AFailedOrThrowingReadingSendsAnEmptyListAndIsRetriedNextInterval) {
   HeartbeatInventory inventory(counting_scan(), 10s);
   EXPECT_EQ(sent(inventory.containers(t0_).text).size(), 1u);
   fails_ = true;
@@ -217,9 +214,9 @@ TEST_F(HeartbeatInventoryTest, IntervalZeroReadsNothing) {
   EXPECT_TRUE(inventory.health().is_null());
 }
 
-// gProfiler's AT-A9: the workload fields are additive. A backend that predates them reads every
+// The workload fields are additive. A backend that predates them reads every
 // field it knows, with its name and type, and a command for the host as before.
-TEST(HeartbeatBodyText, AtA9WorkloadFieldsAreAdditive) {
+TEST(HeartbeatBodyText, WorkloadFieldsAreAdditive) {
   heartbeat::HeartbeatRequest request;
   request.ip_address = "10.0.0.1";
   request.hostname = "h1";

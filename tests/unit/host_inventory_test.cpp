@@ -173,8 +173,8 @@ TEST_F(HostInventoryTest, PodmanContainerOutsideKubernetes) {
   EXPECT_EQ(entry.workload, (Workload{std::nullopt, "container"}));
 }
 
-// AT-A2: no container on the host, no runtime state: an empty list, not an error.
-TEST_F(HostInventoryTest, AtA2ProcessesOutsideContainersAndKernelThreadsAreNotListed) {
+// No container on the host, no runtime state: an empty list, not an error.
+TEST_F(HostInventoryTest, ProcessesOutsideContainersAndKernelThreadsAreNotListed) {
   process(1, "systemd", on_v2("/init.scope"));
   process(2, "kthreadd", on_v2("/"));
   process(700, "sshd", on_v1("/system.slice/ssh.service"));
@@ -323,8 +323,8 @@ TEST_F(HostInventoryTest, AProcRootThatCannotBeListedIsAnError) {
   EXPECT_NE(inventory.error().message().find("nowhere"), std::string::npos);
 }
 
-// AT-A12: the kind from the pod name's shape.
-TEST(SplitPodName, AtA12ControllerSuffixes) {
+// The kind from the pod name's shape.
+TEST(SplitPodName, ControllerSuffixes) {
   auto expect = [](std::string_view pod, std::string workload, std::optional<std::string> kind) {
     PodNameParts parts = split_pod_name(pod);
     EXPECT_EQ(parts.workload, workload) << pod;
@@ -341,8 +341,7 @@ TEST(SplitPodName, AtA12ControllerSuffixes) {
   expect("-0", "-0", std::nullopt);
 }
 
-// AT-A4.
-TEST(WorkloadOf, AtA4ConfiguredLabelsThenStandardOnesThenThePodName) {
+TEST(WorkloadOf, ConfiguredLabelsThenStandardOnesThenThePodName) {
   ContainerMetadata container;
   container.pod_namespace = "ns";
   container.pod_name = "search-6b7c9d8f4-k2l9m";
@@ -358,8 +357,8 @@ TEST(WorkloadOf, AtA4ConfiguredLabelsThenStandardOnesThenThePodName) {
   EXPECT_EQ(workload_of(container), (Workload{std::nullopt, "container"}));
 }
 
-// AT-A11: a placeholder is no name; the next source is tried.
-TEST(WorkloadOf, AtA11PlaceholderLabelsAreSkipped) {
+// A placeholder is no name; the next source is tried.
+TEST(WorkloadOf, PlaceholderLabelsAreSkipped) {
   ContainerMetadata container;
   container.pod_namespace = "ns";
   container.pod_name = "billing-api-0";
@@ -372,16 +371,15 @@ TEST(WorkloadOf, AtA11PlaceholderLabelsAreSkipped) {
   }
 }
 
-// AT-A12, its last case: a pod whose name has no controller's shape is of kind "k8s".
-TEST(WorkloadOf, AtA12AnUnrecognizedPodNameIsOfKindK8s) {
+// A pod whose name has no controller's shape is of kind "k8s".
+TEST(WorkloadOf, AnUnrecognizedPodNameIsOfKindK8s) {
   ContainerMetadata container;
   container.pod_namespace = "ns";
   container.pod_name = "db-redis";
   EXPECT_EQ(workload_of(container), (Workload{"db-redis", "k8s"}));
 }
 
-// AT-A10.
-TEST(WorkloadOf, AtA10ThePodsLabelWinsOverTheContainers) {
+TEST(WorkloadOf, ThePodsLabelWinsOverTheContainers) {
   ContainerMetadata container;
   container.pod_namespace = "ns";
   container.pod_name = "odd";
