@@ -567,7 +567,8 @@ static int python_frame_step(__u32 index, void* context) {
   }
   if (depth >= DORMANT_MAX_PYTHON_FRAMES * 2) return 1;
   __u64 code = read_user_word(frame + python->frame_code);
-  if (python->frame_is_entry >= 0 && read_user_byte(frame + python->frame_is_entry)) {
+  if (python->every_frame_is_entry ||
+      (python->frame_is_entry >= 0 && read_user_byte(frame + python->frame_is_entry))) {
     code |= DORMANT_PYTHON_ENTRY;
   }
   __u64 instruction = read_user_word(frame + python->frame_instruction);

@@ -20,7 +20,8 @@ struct dormant_python_process {
   __s16 frame_is_entry;  // -1: none
   __s16 frame_owner;     // -1: none
   __u8 owned_by_c_stack;
-  __u8 pad[5];
+  __u8 every_frame_is_entry;  // before 3.11: each Python frame has an evaluation loop of its own
+  __u8 pad[4];
 };
 
 // A Python stack is a dormant_stack of pairs, innermost first: the code object, its lowest bit

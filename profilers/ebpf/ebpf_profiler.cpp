@@ -123,7 +123,7 @@ void EbpfProfiler::read_process_images() {
     auto on_code = [this](const PythonCode& code) {
       try {  // named now, while the process lives: it may be gone by the snapshot
         auto image = python_processes_->image(code.pid, code.generation);
-        if (image) python_names_.remember(code.pid, *image->offsets, image->code_type, code.code);
+        if (image) python_names_.remember(code.pid, image->offsets, image->code_type, code.code);
       } catch (const std::exception& thrown) {
         spdlog::warn("ebpf: cannot name a Python frame of {}: {}", code.pid, thrown.what());
       }
@@ -211,7 +211,7 @@ void EbpfProfiler::add_python_frames(const CountedStack& stack, size_t user_begi
                                      std::vector<std::string>& frames) {
   auto image = python_processes_->image(stack.pid, stack.generation);
   if (!image) return;
-  auto groups = python_names_.groups(stack.pid, *image->offsets, image->code_type, stack.python);
+  auto groups = python_names_.groups(stack.pid, image->offsets, image->code_type, stack.python);
   system::merge_python_frames(frames, user_begin, frames.size(), std::move(groups));
 }
 

@@ -24,6 +24,7 @@ dormant_python_process walk_of(const system::PythonOffsets& offsets, uint64_t ru
   walk.frame_is_entry = offsets.frame_is_entry;
   walk.frame_owner = offsets.frame_owner;
   walk.owned_by_c_stack = offsets.owned_by_c_stack;
+  walk.every_frame_is_entry = offsets.every_frame_is_entry;
   return walk;
 }
 
@@ -70,11 +71,11 @@ void PythonProcesses::add_process(pid_t pid, uint32_t generation,
     if (python == nullptr) continue;
     auto base = python->load_base(mapping.start, mapping.offset);
     if (!base) continue;
-    const system::PythonOffsets* offsets = system::python_offsets(python->minor());
+    const system::PythonOffsets* offsets = python->offsets();
     if (offsets == nullptr) {
       ++counts_.unknown_versions;
-      spdlog::info("ebpf: process {} runs Python 3.{}, whose frames this agent cannot read", pid,
-                   python->minor());
+      spdlog::info("ebpf: process {} runs Python 3.{}, whose frames this agent cannot read: {}",
+                   pid, python->minor(), python->layout_error());
       return;
     }
     if (known == images_.end() && max_processes_ != 0 && images_.size() >= max_processes_) {
@@ -94,7 +95,7 @@ void PythonProcesses::add_process(pid_t pid, uint32_t generation,
       ++counts_.processes;
     }
     images_[pid] = {generation,
-                    PythonImage{offsets, *base + python->code_type_address(), python->minor()}};
+                    PythonImage{*offsets, *base + python->code_type_address(), python->minor()}};
     return;
   }
 }

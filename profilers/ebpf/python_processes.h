@@ -25,7 +25,7 @@ namespace dormant::profilers::ebpf {
 
 // A CPython process as its frames are named.
 struct PythonImage {
-  const system::PythonOffsets* offsets = nullptr;
+  system::PythonOffsets offsets{};
   uint64_t code_type = 0;  // PyCode_Type's address in the process: a code object's type
   int minor = 0;
 };

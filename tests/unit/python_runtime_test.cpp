@@ -1,9 +1,12 @@
-// What the Python walk knows of CPython: the 3.11 offsets against CPython's own headers, Debian's
-// interpreter read as the sampler reads it, and Python frames put where their evaluation loops'
-// native frames were.
+// What the Python walk knows of CPython: each version's offsets against the headers of an
+// installed CPython of that version (Debian's 3.11 always; pyenv's 3.9 to 3.13 where present),
+// 3.13's own debug offsets read as the sampler reads them, interpreters read from their files,
+// and Python frames put where their evaluation loops' native frames were.
 #include "profilers/system/python_runtime.h"
 
-#include <fstream>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
 #include <map>
 #include <sstream>
 
@@ -16,43 +19,147 @@
 namespace dormant::profilers::system {
 namespace {
 
-TEST(PythonRuntimeTest, The311OffsetsAreThoseOfCPythonsHeaders) {
-  auto output = run_command({PYTHON311_OFFSETS_PROBE}, deadline_after(std::chrono::seconds(30)));
-  ASSERT_TRUE(output.ok()) << output.error().message();
-  std::map<std::string, int> probed;
-  std::istringstream lines(output->stdout_text);
-  std::string name;
-  int value = 0;
-  while (lines >> name >> value) probed[name] = value;
-  const PythonOffsets* offsets = python_offsets(11);
-  ASSERT_NE(offsets, nullptr);
-  std::map<std::string, int> kept = {
-      {"runtime_interpreters_head", offsets->runtime_interpreters_head},
-      {"interpreter_threads_head", offsets->interpreter_threads_head},
-      {"thread_next", offsets->thread_next},
-      {"thread_pthread", offsets->thread_pthread},
-      {"thread_frame", offsets->thread_frame},
-      {"cframe_current_frame", offsets->cframe_current_frame},
-      {"frame_code", offsets->frame_code},
-      {"frame_previous", offsets->frame_previous},
-      {"frame_instruction", offsets->frame_instruction},
-      {"frame_is_entry", offsets->frame_is_entry},
-      {"object_type", offsets->object_type},
-      {"code_filename", offsets->code_filename},
-      {"code_name", offsets->code_name},
-      {"code_qualname", offsets->code_qualname},
-      {"code_first_line", offsets->code_first_line},
-      {"unicode_length", offsets->unicode_length},
-      {"unicode_state", offsets->unicode_state},
-      {"unicode_ascii_data", offsets->unicode_ascii_data},
-      {"unicode_compact_data", offsets->unicode_compact_data},
+struct ProbedPython {
+  std::string interpreter;
+  std::map<std::string, int> offsets;  // as the probe names them, with "minor"
+};
+
+// What each offsets probe built here prints: one per installed CPython with headers.
+std::vector<ProbedPython> probe_installed_pythons() {
+  std::vector<ProbedPython> probed;
+  std::istringstream probes(PYTHON_OFFSETS_PROBES);
+  std::string probe;
+  while (std::getline(probes, probe, ':')) {
+    if (probe.empty()) continue;
+    auto output = run_command({probe}, deadline_after(std::chrono::seconds(30)));
+    EXPECT_TRUE(output.ok()) << probe << ": " << output.error().message();
+    if (!output.ok()) continue;
+    ProbedPython python;
+    std::istringstream lines(output->stdout_text);
+    std::string name, value;
+    while (lines >> name >> value) {
+      if (name == "interpreter") {
+        python.interpreter = value;
+      } else {
+        python.offsets[name] = std::stoi(value);
+      }
+    }
+    probed.push_back(std::move(python));
+  }
+  return probed;
+}
+
+std::map<std::string, int> named(const PythonOffsets& offsets, int minor) {
+  std::map<std::string, int> named = {
+      {"minor", minor},
+      {"runtime_interpreters_head", offsets.runtime_interpreters_head},
+      {"interpreter_threads_head", offsets.interpreter_threads_head},
+      {"thread_next", offsets.thread_next},
+      {"thread_pthread", offsets.thread_pthread},
+      {"thread_frame", offsets.thread_frame},
+      {"cframe_current_frame", offsets.cframe_current_frame},
+      {"frame_code", offsets.frame_code},
+      {"frame_previous", offsets.frame_previous},
+      {"frame_instruction", offsets.frame_instruction},
+      {"frame_is_entry", offsets.frame_is_entry},
+      {"frame_owner", offsets.frame_owner},
+      {"every_frame_is_entry", offsets.every_frame_is_entry},
+      {"object_type", offsets.object_type},
+      {"code_filename", offsets.code_filename},
+      {"code_name", offsets.code_name},
+      {"code_qualname", offsets.code_qualname},
+      {"code_first_line", offsets.code_first_line},
+      {"unicode_length", offsets.unicode_length},
+      {"unicode_state", offsets.unicode_state},
+      {"unicode_ascii_data", offsets.unicode_ascii_data},
+      {"unicode_compact_data", offsets.unicode_compact_data},
   };
-  EXPECT_EQ(probed, kept);
-  EXPECT_EQ(offsets->frame_owner, -1) << "3.11 marks entries with is_entry";
+  if (offsets.frame_owner >= 0) named["owned_by_c_stack"] = offsets.owned_by_c_stack;
+  return named;
+}
+
+// The file holding an interpreter's runtime: its libpython where it has one, else itself.
+std::filesystem::path runtime_file_of(const std::filesystem::path& interpreter) {
+  auto library = interpreter.parent_path().parent_path() / "lib" /
+                 ("lib" + interpreter.filename().string() + ".so.1.0");
+  return std::filesystem::exists(library) ? library : interpreter;
+}
+
+TEST(PythonRuntimeTest, EachInstalledVersionsLayoutIsThatOfItsOwnHeaders) {
+  auto probed = probe_installed_pythons();
+  bool debians = false;
+  for (const ProbedPython& python : probed) {
+    int minor = python.offsets.at("minor");
+    debians |= python.interpreter == "/usr/bin/python3.11";
+    auto file = runtime_file_of(python.interpreter);
+    auto binary = PythonBinary::read(file, file.string());
+    ASSERT_TRUE(binary.ok()) << binary.error().message();
+    EXPECT_EQ(binary->minor(), minor) << file;
+    ASSERT_NE(binary->offsets(), nullptr) << binary->layout_error();
+    EXPECT_EQ(named(*binary->offsets(), minor), python.offsets) << file;
+    if (minor == 13) {
+      EXPECT_EQ(python_offsets(13), nullptr) << "3.13's come from its _Py_DebugOffsets";
+    } else {
+      ASSERT_NE(python_offsets(minor), nullptr);
+      EXPECT_EQ(named(*python_offsets(minor), minor), python.offsets) << file;
+    }
+    std::cout << "checked 3." << minor << ": " << file << "\n";
+  }
+  EXPECT_TRUE(debians) << "python3.11-dev's headers are installed by scripts/install-deps";
+}
+
+// A 3.13 _Py_DebugOffsets up to the members the walk reads (71 words): every structure 4096
+// bytes, every offset 8.
+std::vector<uint64_t> plausible_debug_offsets() {
+  std::vector<uint64_t> words(71, 8);
+  std::memcpy(&words[0], "xdebugpy", 8);
+  words[1] = 0x030d00f0;  // 3.13.0 final
+  words[2] = 0;           // with the GIL
+  for (size_t size : {3, 6, 19, 28, 34, 44, 46, 50, 53, 56, 59, 61, 64, 67}) {
+    words[size] = 4096;
+  }
+  return words;
+}
+
+Result<PythonOffsets> from_debug(const std::vector<uint64_t>& words) {
+  return python313_offsets_from_debug(
+      {reinterpret_cast<const uint8_t*>(words.data()), words.size() * sizeof(uint64_t)});
+}
+
+TEST(PythonRuntimeTest, DebugOffsetsThatAreNotA313sOrDoNotFitAreRefused) {
+  auto plausible = from_debug(plausible_debug_offsets());
+  ASSERT_TRUE(plausible.ok()) << plausible.error().message();
+  EXPECT_EQ(plausible->thread_frame, 8);
+  EXPECT_EQ(plausible->unicode_compact_data, 24);
+  EXPECT_EQ(plausible->cframe_current_frame, -1);
+  auto refusal = [](std::vector<uint64_t> words) {
+    auto offsets = from_debug(words);
+    return offsets.ok() ? std::string("accepted") : offsets.error().message();
+  };
+  auto words = plausible_debug_offsets();
+  words.pop_back();
+  EXPECT_NE(refusal(words).find("cut short"), std::string::npos);
+  words = plausible_debug_offsets();
+  words[0] = 0;
+  EXPECT_NE(refusal(words).find("cookie"), std::string::npos);
+  words = plausible_debug_offsets();
+  words[1] = 0x030e00f0;
+  EXPECT_NE(refusal(words).find("not 3.13"), std::string::npos);
+  words = plausible_debug_offsets();
+  words[2] = 1;
+  EXPECT_NE(refusal(words).find("free-threaded"), std::string::npos);
+  words = plausible_debug_offsets();
+  words[23] = 4093;  // thread_state.current_frame: its 8 bytes past the structure's end
+  EXPECT_NE(refusal(words).find("thread_state.current_frame"), std::string::npos);
+  words = plausible_debug_offsets();
+  words[19] = 1ULL << 40;
+  words[23] = 1ULL << 20;  // within its structure, beyond the sampler's 16 bits
+  EXPECT_NE(refusal(words).find("thread_state.current_frame"), std::string::npos);
 }
 
 TEST(PythonRuntimeTest, VersionsWithoutALayoutHaveNone) {
   EXPECT_EQ(python_offsets(8), nullptr);
+  EXPECT_EQ(python_offsets(14), nullptr);
   EXPECT_EQ(python_offsets(99), nullptr);
 }
 
