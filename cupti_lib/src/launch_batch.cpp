@@ -27,10 +27,12 @@ void hand_over_locked() {
 }  // namespace
 
 void add_launch(const dormant_cupti_launch& launch) {
-  size_t bytes = kHeaderBytes + launch.depth * sizeof(launch.frames[0]);
+  size_t native = kHeaderBytes + launch.depth * sizeof(launch.frames[0]);
+  size_t python = launch.python_depth * sizeof(launch.python[0]);
   std::lock_guard lock(g_mutex);
-  std::memcpy(g_batch.data + g_batch.bytes, &launch, bytes);
-  g_batch.bytes += static_cast<uint32_t>(bytes);
+  std::memcpy(g_batch.data + g_batch.bytes, &launch, native);
+  std::memcpy(g_batch.data + g_batch.bytes + native, launch.python, python);
+  g_batch.bytes += static_cast<uint32_t>(native + python);
   ++g_batch.count;
   if (sizeof(g_batch.data) - g_batch.bytes < kDeepestLaunch) {
     hand_over_locked();

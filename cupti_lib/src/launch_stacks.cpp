@@ -9,6 +9,7 @@
 #include <unwind.h>
 
 #include "cupti_lib/src/frame_unwinder.h"
+#include "cupti_lib/src/python_stacks.h"
 
 namespace dormant::cupti {
 namespace {
@@ -72,6 +73,7 @@ _Unwind_Reason_Code add_frame(_Unwind_Context* context, void* argument) {
 
 void find_cuda_library_code() {
   std::call_once(g_find_once, [] { dl_iterate_phdr(add_ranges, nullptr); });
+  find_python();
 }
 
 void capture_launch_stack(dormant_cupti_launch& launch) {
@@ -90,6 +92,8 @@ void capture_launch_stack(dormant_cupti_launch& launch) {
   for (int i = first; i < depth && launch.depth < DORMANT_CUPTI_MAX_FRAMES; ++i) {
     launch.frames[launch.depth++] = frames[i];
   }
+  launch.python_depth =
+      static_cast<uint32_t>(capture_python_stack(launch.python, DORMANT_CUPTI_MAX_PYTHON_FRAMES));
 }
 
 }  // namespace dormant::cupti

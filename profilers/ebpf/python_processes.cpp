@@ -40,64 +40,37 @@ nlohmann::json PythonCounts::to_json() const {
 PythonProcesses::PythonProcesses(int processes_fd, size_t max_processes)
     : processes_fd_(processes_fd), max_processes_(max_processes) {}
 
-const system::PythonBinary* PythonProcesses::binary(pid_t pid, const system::Mapping& mapping) {
-  if (!mapping.is_file() || !system::PythonBinary::named_like_python(mapping.path)) {
-    return nullptr;
-  }
-  auto [found, added] = binaries_.try_emplace(FileKey{mapping.device, mapping.inode});
-  if (added) {
-    std::optional<Result<system::PythonBinary>> read;
-    for (const std::string& path : system::mapped_file_paths(pid, mapping)) {
-      read = system::PythonBinary::read(path, mapping.path);
-      if (*read) break;
-    }
-    if (read && *read) {
-      found->second = std::move(**read);
-    } else if (read) {
-      spdlog::debug("ebpf: no Python frames from {}: {}", mapping.path, read->error().message());
-    }
-  }
-  return found->second ? &*found->second : nullptr;
-}
-
 void PythonProcesses::add_process(pid_t pid, uint32_t generation,
                                   const std::vector<system::Mapping>& mappings) {
   std::lock_guard lock(mutex_);
   auto known = images_.find(pid);
   // Generations only grow: an image already known, or older than the one known, is left alone.
   if (known != images_.end() && known->second.first >= generation) return;
-  for (const system::Mapping& mapping : mappings) {
-    const system::PythonBinary* python = binary(pid, mapping);
-    if (python == nullptr) continue;
-    auto base = python->load_base(mapping.start, mapping.offset);
-    if (!base) continue;
-    const system::PythonOffsets* offsets = python->offsets();
-    if (offsets == nullptr) {
-      ++counts_.unknown_versions;
-      spdlog::info("ebpf: process {} runs Python 3.{}, whose frames this agent cannot read: {}",
-                   pid, python->minor(), python->layout_error());
-      return;
-    }
-    if (known == images_.end() && max_processes_ != 0 && images_.size() >= max_processes_) {
-      ++counts_.over_limit;
-      return;
-    }
-    dormant_unwind_process_key key{static_cast<uint32_t>(pid), generation};
-    dormant_python_process walk = walk_of(*offsets, *base + python->runtime_address());
-    if (bpf_map_update_elem(processes_fd_, &key, &walk, BPF_ANY) != 0) {
-      ++counts_.without_room;
-      return;
-    }
-    if (known != images_.end()) {
-      dormant_unwind_process_key replaced{static_cast<uint32_t>(pid), known->second.first};
-      (void)bpf_map_delete_elem(processes_fd_, &replaced);
-    } else {
-      ++counts_.processes;
-    }
-    images_[pid] = {generation,
-                    PythonImage{*offsets, *base + python->code_type_address(), python->minor()}};
+  auto found = interpreters_.find(pid, mappings);
+  if (!found) {
+    ++counts_.unknown_versions;
+    spdlog::info("ebpf: process {} runs {}", pid, found.error().message());
     return;
   }
+  if (!*found) return;
+  const system::PythonImage& image = **found;
+  if (known == images_.end() && max_processes_ != 0 && images_.size() >= max_processes_) {
+    ++counts_.over_limit;
+    return;
+  }
+  dormant_unwind_process_key key{static_cast<uint32_t>(pid), generation};
+  dormant_python_process walk = walk_of(image.offsets, image.runtime);
+  if (bpf_map_update_elem(processes_fd_, &key, &walk, BPF_ANY) != 0) {
+    ++counts_.without_room;
+    return;
+  }
+  if (known != images_.end()) {
+    dormant_unwind_process_key replaced{static_cast<uint32_t>(pid), known->second.first};
+    (void)bpf_map_delete_elem(processes_fd_, &replaced);
+  } else {
+    ++counts_.processes;
+  }
+  images_[pid] = {generation, image};
 }
 
 void PythonProcesses::forget_processes(const std::vector<pid_t>& pids) {
@@ -111,7 +84,7 @@ void PythonProcesses::forget_processes(const std::vector<pid_t>& pids) {
   }
 }
 
-std::optional<PythonImage> PythonProcesses::image(pid_t pid, uint32_t generation) const {
+std::optional<system::PythonImage> PythonProcesses::image(pid_t pid, uint32_t generation) const {
   std::lock_guard lock(mutex_);
   auto known = images_.find(pid);
   if (known == images_.end() || known->second.first != generation) return std::nullopt;

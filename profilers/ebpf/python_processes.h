@@ -1,8 +1,8 @@
 // PythonProcesses: the CPython processes the sampler walks Python frames of. For each process
-// image whose mappings hold a CPython interpreter (an executable it is linked into, or libpython),
-// it gives the sampler's python_processes map where the runtime is and the offsets of that
-// version's structures, and keeps what naming the frames needs. Interpreter files are read once
-// per session. At most `max_processes` images get Python frames; the rest keep native frames
+// image whose mappings hold a CPython interpreter (system::PythonInterpreters), it gives the
+// sampler's python_processes map where the runtime is and the offsets of that version's
+// structures, and keeps what naming the frames needs. Interpreter files are read once per
+// session. At most `max_processes` images get Python frames; the rest keep native frames
 // only, counted. Thread-safe.
 #pragma once
 
@@ -19,16 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "profilers/system/process_maps.h"
-#include "profilers/system/python_runtime.h"
+#include "profilers/system/python_interpreters.h"
 
 namespace dormant::profilers::ebpf {
-
-// A CPython process as its frames are named.
-struct PythonImage {
-  system::PythonOffsets offsets{};
-  uint64_t code_type = 0;  // PyCode_Type's address in the process: a code object's type
-  int minor = 0;
-};
 
 struct PythonCounts {
   uint64_t processes = 0;         // images whose Python frames are walked
@@ -49,19 +42,15 @@ class PythonProcesses {
   void forget_processes(const std::vector<pid_t>& pids);
 
   // The image's interpreter, if its Python frames are walked.
-  std::optional<PythonImage> image(pid_t pid, uint32_t generation) const;
+  std::optional<system::PythonImage> image(pid_t pid, uint32_t generation) const;
   PythonCounts counts() const;
 
  private:
-  using FileKey = std::pair<uint64_t, uint64_t>;  // device, inode
-  // The interpreter of one mapping, read once per file; null when it is none.
-  const system::PythonBinary* binary(pid_t pid, const system::Mapping& mapping);
-
   const int processes_fd_;
   const size_t max_processes_;
   mutable std::mutex mutex_;
-  std::map<FileKey, std::optional<system::PythonBinary>> binaries_;
-  std::map<pid_t, std::pair<uint32_t, PythonImage>> images_;  // by pid: its image's generation
+  system::PythonInterpreters interpreters_;
+  std::map<pid_t, std::pair<uint32_t, system::PythonImage>> images_;  // by pid: its generation
   PythonCounts counts_;
 };
 

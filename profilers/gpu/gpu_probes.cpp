@@ -13,6 +13,7 @@
 #include "gpu_probes.skel.h"
 
 #include "profilers/ebpf/libbpf_log.h"
+#include "profilers/gpu/launch_batches.h"
 
 namespace dormant::profilers::gpu {
 
@@ -37,20 +38,12 @@ void GpuProbes::hand_out(const void* data, size_t size) {
     std::memcpy(&batch, data, std::min(size, sizeof(batch)));
     size_t bytes =
         std::min<size_t>({batch.launches.bytes, size - kBatchHeader, sizeof(batch.launches.data)});
-    constexpr size_t kLaunchHeader = offsetof(dormant_cupti_launch, frames);
-    dormant_cupti_launch launch;
-    size_t at = 0;
-    uint32_t taken = 0;
-    for (; taken < batch.launches.count && at + kLaunchHeader <= bytes; ++taken) {
-      std::memcpy(&launch, batch.launches.data + at, kLaunchHeader);
-      size_t frames = launch.depth * sizeof(uint64_t);
-      if (launch.depth > DORMANT_CUPTI_MAX_FRAMES || at + kLaunchHeader + frames > bytes) break;
-      std::memcpy(launch.frames, batch.launches.data + at + kLaunchHeader, frames);
-      at += kLaunchHeader + frames;
-      event.launch = &launch;
-      (*on_event_)(event);
-    }
-    if (taken != batch.launches.count) ++malformed_;
+    bool whole = for_each_launch(batch.launches.data, bytes, batch.launches.count,
+                                 [&](const dormant_cupti_launch& launch) {
+                                   event.launch = &launch;
+                                   (*on_event_)(event);
+                                 });
+    if (!whole) ++malformed_;
   } else if (header[0] == DORMANT_GPU_ACTIVITY) {
     static thread_local dormant_gpu_activity_event activity;
     if (size < offsetof(dormant_gpu_activity_event, name)) return;

@@ -133,10 +133,14 @@ void GpuProfiler::take_events() {
   if (!consumed) spdlog::warn("gpu: {}", consumed.error().message());
 }
 
-uint32_t GpuProfiler::intern_stack(int pid, const uint64_t* frames, uint32_t depth) {
+uint32_t GpuProfiler::intern_stack(int pid, const dormant_cupti_launch& launch) {
+  const auto* frames = reinterpret_cast<const uint64_t*>(launch.frames);
+  const auto* python = reinterpret_cast<const uint64_t*>(launch.python);
   std::string& key = key_;
   key.assign(reinterpret_cast<const char*>(&pid), sizeof(pid));
-  key.append(reinterpret_cast<const char*>(frames), depth * sizeof(uint64_t));
+  key.append(reinterpret_cast<const char*>(&launch.depth), sizeof(launch.depth));
+  key.append(reinterpret_cast<const char*>(frames), launch.depth * sizeof(uint64_t));
+  key.append(reinterpret_cast<const char*>(python), launch.python_depth * sizeof(uint64_t));
   auto found = stack_ids_.find(key);
   if (found != stack_ids_.end()) return found->second;
   if (stacks_.size() >= kMaxStacks) {
@@ -144,9 +148,31 @@ uint32_t GpuProfiler::intern_stack(int pid, const uint64_t* frames, uint32_t dep
     return UINT32_MAX;
   }
   auto id = static_cast<uint32_t>(stacks_.size());
-  stacks_.push_back({pid, std::vector<uint64_t>(frames, frames + depth)});
+  stacks_.push_back({pid, std::vector<uint64_t>(frames, frames + launch.depth),
+                     std::vector<uint64_t>(python, python + launch.python_depth)});
   stack_ids_.emplace(key, id);
+  name_python_frames(pid, stacks_.back().python);
   return id;
+}
+
+// Whether a process newly seen runs CPython, from the mappings the symbolizer read.
+void GpuProfiler::find_python(int pid) {
+  auto found = python_interpreters_.find(pid, symbolizer_->mappings(pid, 0));
+  if (!found) {
+    spdlog::info("gpu: process {} runs {}", pid, found.error().message());
+  } else if (*found) {
+    python_images_[pid] = **found;
+  }
+}
+
+// Names a new stack's Python frames now, while its process lives.
+void GpuProfiler::name_python_frames(int pid, const std::vector<uint64_t>& python) {
+  auto image = python_images_.find(pid);
+  if (python.empty() || image == python_images_.end()) return;
+  for (uint64_t code : python) {
+    python_names_.remember(pid, image->second.offsets, image->second.code_type,
+                           code & ~DORMANT_CUPTI_PYTHON_ENTRY);
+  }
 }
 
 uint32_t GpuProfiler::intern_name(const dormant_cupti_activity& activity, const char* name) {
@@ -175,16 +201,19 @@ void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now) {
       auto stat = procfs::process_stat(event.pid);
       known->second = symbolizer_->remember(event.pid, 0,
                                             stat && !stat->comm.empty() ? stat->comm : "[unknown]");
+      find_python(event.pid);
     }
     if (!known->second) counts_.launches_without_mappings += 1;
+    if (launch.python_depth > 0 && python_images_.contains(event.pid)) {
+      counts_.launches_with_python += 1;
+    }
     Launch joined;
     joined.pid = event.pid;
     joined.tid = static_cast<int>(launch.tid);
     joined.correlation_id = launch.correlation_id;
     joined.nested_correlation_id = launch.nested_correlation_id;
     joined.cbid = launch.cbid;
-    joined.stack =
-        intern_stack(event.pid, reinterpret_cast<const uint64_t*>(launch.frames), launch.depth);
+    joined.stack = intern_stack(event.pid, launch);
     const cupti::LaunchApi* api = cupti::find_launch_api(joined.cbid);
     joined.graph = api != nullptr && api->submits == cupti::Submits::kGraph;
     join_.add_launch(joined, now);
@@ -209,6 +238,14 @@ std::vector<std::string> GpuProfiler::stack_frames(const JoinedWork& joined) {
   } else {
     const LaunchStack& stack = stacks_[joined.stack];
     symbolizer_->append_user_frames(stack.pid, 0, stack.frames, frames);
+    auto python = python_images_.find(stack.pid);
+    if (!stack.python.empty() && python != python_images_.end()) {
+      std::vector<uint64_t> pairs;  // as the sampler's Python stacks are: code, instruction
+      for (uint64_t code : stack.python) pairs.insert(pairs.end(), {code, 0});
+      auto groups =
+          python_names_.groups(stack.pid, python->second.offsets, python->second.code_type, pairs);
+      system::merge_python_frames(frames, 0, frames.size(), std::move(groups));
+    }
     const cupti::LaunchApi* api = cupti::find_launch_api(joined.cbid);
     frames.push_back(api ? std::string(api->name) : "CUDA API " + std::to_string(joined.cbid));
   }
@@ -254,7 +291,12 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     spdlog::warn("gpu: the ring buffer was full: {} launches and {} GPU records lost",
                  lost.launches_lost, lost.activities_lost);
   }
-  for (int pid : symbolizer_->forget_exited()) known_pids_.erase(pid);
+  std::vector<pid_t> exited = symbolizer_->forget_exited();
+  for (int pid : exited) {
+    known_pids_.erase(pid);
+    python_images_.erase(pid);
+  }
+  python_names_.forget(exited);
   if (join_.pending_launches() == 0) {  // no launch refers to a stack: start the table again
     stacks_.clear();
     stack_ids_.clear();
@@ -284,7 +326,8 @@ nlohmann::json GpuProfiler::header_facts() const {
           {"lost_launches", counts.lost.launches_lost},
           {"lost_gpu_records", counts.lost.activities_lost + counts.lost.unreadable},
           {"launch_stacks_not_kept", counts.stacks_not_kept},
-          {"launches_without_mappings", counts.launches_without_mappings}};
+          {"launches_without_mappings", counts.launches_without_mappings},
+          {"launches_with_python", counts.launches_with_python}};
 }
 
 void GpuProfiler::abort() {

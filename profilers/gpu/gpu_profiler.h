@@ -1,7 +1,10 @@
 // The GPU profiler: GpuProbes brings each launch (with its stack) and each kernel, memcpy and
 // memset of the programs that load libdormant_cupti.so; a reader thread joins them (LaunchJoin);
 // each snapshot names the launch stacks with the Symbolizer and turns GPU time into samples
-// (GpuTimeWeights). Stacks read `…;launch site;cudaLaunchKernel;[GPU] kernel name`.
+// (GpuTimeWeights). Stacks read `…;launch site;cudaLaunchKernel;[GPU] kernel name`; a CPython
+// program's have the launching thread's Python frames where its evaluation loops were
+// (`train_step (train.py:12)_[p]`, its native frames `_[pn]`), named as the eBPF sampler names
+// them.
 #pragma once
 
 #include <atomic>
@@ -21,6 +24,8 @@
 #include "profilers/gpu/gpu_time_weights.h"
 #include "profilers/gpu/launch_join.h"
 #include "profilers/profiler.h"
+#include "profilers/system/python_frames.h"
+#include "profilers/system/python_interpreters.h"
 #include "profilers/system/symbolizer.h"
 
 namespace dormant::profilers::gpu {
@@ -59,12 +64,15 @@ class GpuProfiler final : public Profiler {
   struct LaunchStack {
     int pid;
     std::vector<uint64_t> frames;  // innermost first
+    std::vector<uint64_t> python;  // innermost first: code objects, probes.h's entry bit
   };
 
   void read_events();
   void take_events();
   void on_event(const GpuEvent& event, JoinClock::time_point now);  // with mutex_ held
-  uint32_t intern_stack(int pid, const uint64_t* frames, uint32_t depth);
+  uint32_t intern_stack(int pid, const dormant_cupti_launch& launch);
+  void find_python(int pid);
+  void name_python_frames(int pid, const std::vector<uint64_t>& python);
   uint32_t intern_name(const dormant_cupti_activity& activity, const char* name);
   std::vector<std::string> stack_frames(const JoinedWork& joined);
 
@@ -83,6 +91,9 @@ class GpuProfiler final : public Profiler {
   std::unordered_map<std::string, uint32_t> stack_ids_;  // pid and frames, as bytes
   // The processes the symbolizer has remembered: whether it found their mappings.
   std::unordered_map<int, bool> known_pids_;
+  system::PythonInterpreters python_interpreters_;
+  std::unordered_map<int, system::PythonImage> python_images_;  // the CPython processes
+  system::PythonFrameNames python_names_;
   std::string key_;                 // the look-ups' keys are put together here
   std::vector<std::string> names_;  // GPU frames, "[GPU] ..."
   std::unordered_map<std::string, uint32_t> name_ids_;

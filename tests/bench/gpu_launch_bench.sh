@@ -6,7 +6,9 @@
 #   attached  with the library under `dormant-agent gpu --gpu-mode gpu-only` (stack unwinding,
 #             probe and BPF program included: they run in the launching thread),
 # each RUNS times, interleaved; the medians of the program's own timing of its loop give the cost
-# per launch against plain. Then the agent's CPU while attached to a program launching about
+# per launch against plain. The same for a Python program launching through ctypes
+# (tests/fakes/cuda/train.py, Debian's python3.11, ROUNDS steps of two launches), whose launches
+# carry its Python frames too. Then the agent's CPU while attached to a program launching about
 # 10,000 times a second for 5 s (one-shot mode, which finds the program as heartbeat mode does).
 # Usage: gpu_launch_bench.sh BUILD_DIR [ROUNDS (default 100000)] [RUNS (default 5)]. Needs root.
 set -euo pipefail
@@ -32,6 +34,12 @@ for ((run = 0; run < runs; ++run)); do
   "$agent" gpu -o "$work/out" --gpu-mode gpu-only --log-level warn "${own_state[@]}" -- \
     "$app" --rounds "$rounds" | elapsed_ns >>"$work/attached"
 done
+train="$(dirname "$(realpath "$0")")/../fakes/cuda/train.py"
+for ((run = 0; run < runs; ++run)); do
+  /usr/bin/python3.11 "$train" "$fakes" "$rounds" | elapsed_ns >>"$work/python_plain"
+  "$agent" gpu -o "$work/out" --gpu-mode gpu-only --log-level warn "${own_state[@]}" -- \
+    /usr/bin/python3.11 "$train" "$fakes" "$rounds" | elapsed_ns >>"$work/python_attached"
+done
 launches=$((rounds * 3))
 plain=$(median <"$work/plain")
 dormant=$(median <"$work/dormant")
@@ -41,6 +49,13 @@ awk -v p="$plain" -v d="$dormant" -v a="$attached" -v n="$launches" 'BEGIN {
   printf "  plain     %8.1f\n", p / n
   printf "  dormant   %8.1f   (+%.1f ns per launch)\n", d / n, (d - p) / n
   printf "  attached  %8.1f   (+%.1f ns per launch)\n", a / n, (a - p) / n
+}'
+python_plain=$(median <"$work/python_plain")
+python_attached=$(median <"$work/python_attached")
+echo "python3.11 launch loop through ctypes, $((rounds * 2)) launches (ns per launch):"
+awk -v p="$python_plain" -v a="$python_attached" -v n="$((rounds * 2))" 'BEGIN {
+  printf "  plain     %8.1f\n", p / n
+  printf "  attached  %8.1f   (+%.1f ns per launch, Python frames included)\n", a / n, (a - p) / n
 }'
 
 # About 10,000 launches a second: rounds of three launches, 300 µs apart.

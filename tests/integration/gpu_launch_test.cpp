@@ -1,6 +1,7 @@
 // `dormant-agent gpu -- PROGRAM` on the fake CUDA stack (tests/fakes/cuda): libdormant_cupti.so
 // injected into the fake CUDA program, its probes read by the agent's BPF programs, launches
 // joined to their kernels. Needs root (uprobes); the fakes stand in for the GPU.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -85,12 +86,18 @@ class GpuLaunchTest : public ::testing::Test {
   // The agent's `gpu` way in with the fake program; the profile is read when one was written.
   GpuRun run(std::vector<std::string> agent_args, std::vector<std::string> program_args,
              std::vector<std::string> env = {}) {
+    program_args.insert(program_args.begin(), FAKE_CUDA_DIR "/fake_cuda_app");
+    return run_program_under_agent(std::move(agent_args), std::move(program_args), std::move(env));
+  }
+
+  // The agent's `gpu` way in with any program on the fake CUDA stack.
+  GpuRun run_program_under_agent(std::vector<std::string> agent_args,
+                                 std::vector<std::string> program, std::vector<std::string> env) {
     std::vector<std::string> argv = {DORMANT_AGENT, "gpu", "-o", (root_ / "out").string(),
                                      "-f",          "1000"};
     argv.insert(argv.end(), agent_args.begin(), agent_args.end());
     argv.push_back("--");
-    argv.push_back(FAKE_CUDA_DIR "/fake_cuda_app");
-    argv.insert(argv.end(), program_args.begin(), program_args.end());
+    argv.insert(argv.end(), program.begin(), program.end());
     env.push_back("LD_LIBRARY_PATH=" FAKE_CUDA_DIR);
     Ran ran = run_program(std::move(argv), std::move(env));
     GpuRun result;
@@ -326,6 +333,92 @@ TEST_F(GpuLaunchTest, AMissingLibraryIsAClearError) {
   EXPECT_TRUE(run.program.empty()) << "the program ran: " << run.program.dump();
   EXPECT_NE(run.log.find("/nonexistent/libdormant_cupti.so"), std::string::npos) << run.log;
 }
+
+// Each CPython installed here (Debian's python3.11; pyenv's 3.9 to 3.13, shared libpython), for
+// the launch stacks' Python frames.
+std::vector<std::string> installed_pythons() {
+  std::vector<std::string> pythons;
+  std::istringstream installed(PYTHON_INTERPRETERS);
+  std::string python;
+  while (std::getline(installed, python, ':')) {
+    if (!python.empty()) pythons.push_back(python);
+  }
+  return pythons;
+}
+
+class GpuPythonLaunchTest : public GpuLaunchTest,
+                            public ::testing::WithParamInterface<std::string> {
+ protected:
+  void SetUp() override {
+    GpuLaunchTest::SetUp();
+    if (IsSkipped()) return;
+    if (!fs::exists(GetParam())) {
+      GTEST_SKIP() << GetParam() << " was installed when this test was built, and is gone";
+    }
+  }
+};
+
+// A kernel launched from Python (through ctypes, without the GIL) has the launching thread's
+// Python frames above it, in order, among the interpreter's native frames.
+TEST_P(GpuPythonLaunchTest, KernelsLaunchedFromPythonHaveTheirPythonFramesInOrder) {
+  GpuRun run = run_program_under_agent({"--gpu-mode", "gpu-only"},
+                                       {GetParam(), TRAIN_PY, FAKE_CUDA_DIR, "200"}, {});
+  ASSERT_TRUE(run.status.success()) << run.status.describe() << "\n" << run.log;
+  const json& gpu = run.profile.header["gpu"];
+  EXPECT_EQ(gpu["launches"], 400) << gpu.dump();
+  EXPECT_EQ(gpu["launches_with_python"], 400) << gpu.dump();
+  EXPECT_EQ(gpu["joined"], 400) << gpu.dump();
+  // Python 3.11 qualifies the methods' names; 3.9 and 3.10 have none to give.
+  auto python_frame = [](std::string_view frame, std::string_view function) {
+    return frame.ends_with("_[p]") && frame.find("train.py:") != std::string_view::npos &&
+           (frame.starts_with(std::string(function) + " (") ||
+            frame.starts_with("Model." + std::string(function) + " ("));
+  };
+  uint64_t alpha = 0, beta = 0, in_order = 0;
+  const profile::StackTable& stacks = run.profile.stacks;
+  stacks.for_each([&](const profile::StackView& stack) {
+    std::vector<std::string_view> frames;
+    for (auto id : stack.frame_ids) frames.push_back(stacks.string(id));
+    if (frames.size() < 2 || !frames.back().starts_with("[GPU] ")) return;
+    bool is_alpha = frames.back() == "[GPU] alphaKernel(float*)";
+    (is_alpha ? alpha : beta) += stack.count;
+    // Root first: main, train_step, forward or backward, launch, then native frames only, the
+    // API frame and the kernel.
+    std::vector<std::string_view> expected = {"main", "train_step",
+                                              is_alpha ? "forward" : "backward", "launch"};
+    size_t next = 0, last_python = 0;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (next < expected.size() && python_frame(frames[i], expected[next])) ++next;
+      if (frames[i].ends_with("_[p]")) last_python = i;
+    }
+    bool native_after = last_python + 2 < frames.size() &&
+                        frames[last_python + 1].ends_with("_[pn]") &&
+                        frames[frames.size() - 2] == "cudaLaunchKernel";
+    std::string line;
+    for (auto frame : frames) line += std::string(frame) + ";";
+    if (next == expected.size() && native_after) {
+      in_order += stack.count;
+      if (in_order == stack.count) std::cout << "  " << line << " " << stack.count << "\n";
+    } else {
+      ADD_FAILURE() << "out of order: " << line;
+    }
+  });
+  std::cout << GetParam() << ": " << in_order << " of " << alpha + beta
+            << " GPU samples under their Python frames; alpha " << alpha << ", beta " << beta
+            << "\n";
+  EXPECT_EQ(in_order, alpha + beta);
+  EXPECT_NEAR(static_cast<double>(beta) / static_cast<double>(alpha), 2.0, 0.05);
+}
+
+std::string interpreter_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = fs::path(info.param).filename();
+  std::replace(name.begin(), name.end(), '.', '_');
+  return name + "_" + std::to_string(info.index);
+}
+
+INSTANTIATE_TEST_SUITE_P(Installed, GpuPythonLaunchTest, ::testing::ValuesIn(installed_pythons()),
+                         interpreter_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuPythonLaunchTest);
 
 // Without an agent the library is dormant; with CUPTI refusing it, it says so once and the program
 // runs on. Neither needs root.

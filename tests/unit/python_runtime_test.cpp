@@ -121,20 +121,24 @@ std::vector<uint64_t> plausible_debug_offsets() {
   return words;
 }
 
-Result<PythonOffsets> from_debug(const std::vector<uint64_t>& words) {
-  return python313_offsets_from_debug(
-      {reinterpret_cast<const uint8_t*>(words.data()), words.size() * sizeof(uint64_t)});
+// The offsets, or what is wrong with them.
+std::pair<std::optional<PythonOffsets>, std::string> from_debug(
+    const std::vector<uint64_t>& words) {
+  std::string problem;
+  auto offsets = python313_offsets_from_debug(
+      {reinterpret_cast<const uint8_t*>(words.data()), words.size() * sizeof(uint64_t)}, problem);
+  return {offsets, problem};
 }
 
 TEST(PythonRuntimeTest, DebugOffsetsThatAreNotA313sOrDoNotFitAreRefused) {
-  auto plausible = from_debug(plausible_debug_offsets());
-  ASSERT_TRUE(plausible.ok()) << plausible.error().message();
+  auto [plausible, problem] = from_debug(plausible_debug_offsets());
+  ASSERT_TRUE(plausible) << problem;
   EXPECT_EQ(plausible->thread_frame, 8);
   EXPECT_EQ(plausible->unicode_compact_data, 24);
   EXPECT_EQ(plausible->cframe_current_frame, -1);
   auto refusal = [](std::vector<uint64_t> words) {
-    auto offsets = from_debug(words);
-    return offsets.ok() ? std::string("accepted") : offsets.error().message();
+    auto [offsets, problem] = from_debug(words);
+    return offsets ? std::string("accepted") : problem;
   };
   auto words = plausible_debug_offsets();
   words.pop_back();

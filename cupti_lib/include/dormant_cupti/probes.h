@@ -13,6 +13,8 @@
 #define DORMANT_CUPTI_LIBRARY_NAME "libdormant_cupti.so"
 
 #define DORMANT_CUPTI_MAX_FRAMES 127
+#define DORMANT_CUPTI_MAX_PYTHON_FRAMES 63
+#define DORMANT_CUPTI_PYTHON_ENTRY 1ULL
 #define DORMANT_CUPTI_BATCH_RECORDS 64
 #define DORMANT_CUPTI_LAUNCH_BATCH_BYTES 16384
 
@@ -24,15 +26,20 @@ struct dormant_cupti_launch {
   __s32 cbid;  // the API: a runtime callback id, or minus a driver one
   __u32 depth;
   __u32 tid;  // the launching thread
-  __u32 pad;
+  __u32 python_depth;
   // Return addresses less one (inside the call), the launch site first; the frames of CUPTI, the
   // CUDA libraries and this library are left out.
   __u64 frames[DORMANT_CUPTI_MAX_FRAMES];
+  // The launching thread's Python frames, where the program is CPython, innermost first: the
+  // addresses of their code objects, DORMANT_CUPTI_PYTHON_ENTRY set on the first frame of each
+  // evaluation loop (the last of that native frame's Python frames).
+  __u64 python[DORMANT_CUPTI_MAX_PYTHON_FRAMES];
 };
 
 // Probe "launch", argument 1: the address of this. Launches wait in it and go to the probe
 // together (its trap costs more than a launch): `count` of them one after another in `data`,
-// each a dormant_cupti_launch cut after its `depth` frames.
+// each the header of a dormant_cupti_launch, its `depth` frames, then its `python_depth` Python
+// frames.
 struct dormant_cupti_launch_batch {
   __u32 count;
   __u32 bytes;  // of data in use
