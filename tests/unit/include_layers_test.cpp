@@ -32,8 +32,9 @@ const std::map<std::string, std::vector<std::string>>& arrows() {
       {"profilers",
        {"profilers/", "inventory/", "profile/", "common/", "bpf/", "dormant_cupti/",
         "cpu_sampler.skel.h", "gpu_probes.skel.h"}},
-      // The injection library runs inside other people's programs: its wire format, nothing else.
-      {"cupti_lib", {"cupti_lib/", "dormant_cupti/"}},
+      // The injection library runs inside other people's programs: its wire format, and the
+      // CPython layouts it walks the launching thread's frames with; nothing else.
+      {"cupti_lib", {"cupti_lib/", "dormant_cupti/", "profilers/system/python_layouts.h"}},
       // The interface between the agent and its profiler module: a leaf but for common/.
       {"module/api", {"module/api/", "common/"}},
       {"module", {"module/", "profilers/", "profile/", "common/"}},
