@@ -51,15 +51,9 @@ std::optional<Interpreter> find_interpreter() {
   for (const char* debug_only : profilers::system::kPythonDebugBuildSymbols) {
     if (exported(debug_only) != nullptr) return std::nullopt;
   }
-  int minor = minor_version();
-  if (const PythonOffsets* kept = profilers::system::python_offsets(minor)) {
-    python.offsets = *kept;
-    return python;
-  }
-  if (minor != 13) return std::nullopt;
   std::string problem;
-  auto offsets = profilers::system::python313_offsets_from_debug(
-      {runtime, profilers::system::kPython313DebugOffsetsBytes}, problem);
+  auto offsets = profilers::system::python_layout(
+      minor_version(), {runtime, profilers::system::kPython313DebugOffsetsBytes}, problem);
   if (!offsets) return std::nullopt;
   python.offsets = *offsets;
   return python;

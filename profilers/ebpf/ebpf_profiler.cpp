@@ -202,7 +202,7 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
   std::vector<pid_t> exited = symbolizer_->forget_exited();
   sampler_->forget_processes(exited);
   python_processes_->forget_processes(exited);
-  python_names_.forget(exited);
+  python_names_.end_snapshot(exited);
   if (unwind_tables_) unwind_tables_->forget_processes(exited);
   return stacks;
 }

@@ -296,7 +296,7 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     known_pids_.erase(pid);
     python_images_.erase(pid);
   }
-  python_names_.forget(exited);
+  python_names_.end_snapshot(exited);
   if (join_.pending_launches() == 0) {  // no launch refers to a stack: start the table again
     stacks_.clear();
     stack_ids_.clear();

@@ -9,6 +9,7 @@ namespace dormant::profilers::system {
 namespace {
 
 constexpr uint64_t kEntry = 1;
+constexpr uint64_t kNeverChecked = UINT64_MAX;
 constexpr std::string_view kEvaluationLoop = "_PyEval_EvalFrameDefault";
 const std::string kUnknown = "[unknown Python frame]_[p]";
 
@@ -83,12 +84,30 @@ std::string without_separators(std::string text) {
   return text;
 }
 
+// What names a code object, read at once; nullopt where the process's memory cannot be read.
+std::optional<PythonFrameNames::CodeIdentity> read_identity(pid_t pid, const PythonOffsets& offsets,
+                                                            uint64_t code) {
+  PythonFrameNames::CodeIdentity identity;
+  uint16_t function =
+      offsets.code_qualname >= 0 ? static_cast<uint16_t>(offsets.code_qualname) : offsets.code_name;
+  iovec local[] = {
+      {&identity.type, 8}, {&identity.function, 8}, {&identity.file, 8}, {&identity.line, 4}};
+  iovec remote[] = {{reinterpret_cast<void*>(code + offsets.object_type), 8},
+                    {reinterpret_cast<void*>(code + function), 8},
+                    {reinterpret_cast<void*>(code + offsets.code_filename), 8},
+                    {reinterpret_cast<void*>(code + offsets.code_first_line), 4}};
+  if (::process_vm_readv(pid, local, 4, remote, 4, 0) != 28) return std::nullopt;
+  return identity;
+}
+
 }  // namespace
 
 void PythonFrameNames::remember(pid_t pid, const PythonOffsets& offsets, uint64_t code_type,
                                 uint64_t code) {
   std::lock_guard lock(mutex_);
   (void)name(pid, offsets, code_type, code);
+  auto known = names_.find({pid, code});
+  if (known != names_.end()) known->second.checked_in = kNeverChecked;  // read, not checked
 }
 
 size_t PythonFrameNames::size() const {
@@ -99,23 +118,31 @@ size_t PythonFrameNames::size() const {
 const std::string& PythonFrameNames::name(pid_t pid, const PythonOffsets& offsets,
                                           uint64_t code_type, uint64_t code) {
   auto known = names_.find({pid, code});
-  if (known != names_.end()) return known->second;
-  std::string name = kUnknown;
-  auto type = read_value<uint64_t>(pid, code + offsets.object_type);
-  if (type && *type == code_type) {
-    auto function = read_value<uint64_t>(
-        pid, code + (offsets.code_qualname >= 0 ? offsets.code_qualname : offsets.code_name));
-    auto file = read_value<uint64_t>(pid, code + offsets.code_filename);
-    auto line = read_value<int32_t>(pid, code + offsets.code_first_line);
-    auto function_name = function ? read_string(pid, offsets, *function) : std::nullopt;
-    auto file_name = file ? read_string(pid, offsets, *file) : std::nullopt;
-    if (function_name && file_name && line) {
-      name = without_separators(*function_name + " (" + *file_name + ":" + std::to_string(*line) +
-                                ")_[p]");
+  if (known != names_.end() && known->second.checked_in == snapshot_) return known->second.text;
+  auto identity = read_identity(pid, offsets, code);
+  if (known != names_.end() && known->second.read_from) {
+    // Kept while its code object is there, or while no other code object took its place.
+    if (!identity || *identity == *known->second.read_from || identity->type != code_type) {
+      known->second.checked_in = snapshot_;
+      return known->second.text;
     }
   }
+  Name name{kUnknown, std::nullopt, snapshot_};
+  if (identity && identity->type == code_type) {
+    auto function_name = read_string(pid, offsets, identity->function);
+    auto file_name = read_string(pid, offsets, identity->file);
+    if (function_name && file_name) {
+      name.text = without_separators(*function_name + " (" + *file_name + ":" +
+                                     std::to_string(identity->line) + ")_[p]");
+      name.read_from = identity;
+    }
+  }
+  if (known != names_.end()) {
+    known->second = std::move(name);
+    return known->second.text;
+  }
   if (names_.size() >= kMaxNames) return kUnknown;  // not kept: read again when met again
-  return names_.emplace(std::make_pair(pid, code), std::move(name)).first->second;
+  return names_.emplace(std::make_pair(pid, code), std::move(name)).first->second.text;
 }
 
 std::vector<std::vector<std::string>> PythonFrameNames::groups(pid_t pid,
@@ -134,11 +161,12 @@ std::vector<std::vector<std::string>> PythonFrameNames::groups(pid_t pid,
   return groups;
 }
 
-void PythonFrameNames::forget(const std::vector<pid_t>& pids) {
+void PythonFrameNames::end_snapshot(const std::vector<pid_t>& exited) {
   std::lock_guard lock(mutex_);
-  for (pid_t pid : pids) {
+  for (pid_t pid : exited) {
     names_.erase(names_.lower_bound({pid, 0}), names_.lower_bound({pid + 1, 0}));
   }
+  ++snapshot_;
 }
 
 size_t merge_python_frames(std::vector<std::string>& frames, size_t user_begin, size_t user_end,

@@ -244,4 +244,14 @@ std::optional<PythonOffsets> python313_offsets_from_debug(std::span<const uint8_
   return offsets;
 }
 
+std::optional<PythonOffsets> python_layout(int minor, std::span<const uint8_t> runtime_start,
+                                           std::string& problem) {
+  if (const PythonOffsets* kept = python_offsets(minor)) return *kept;
+  if (minor != 13) {
+    problem = "no layout of Python 3." + std::to_string(minor) + " is known";
+    return std::nullopt;
+  }
+  return python313_offsets_from_debug(runtime_start, problem);
+}
+
 }  // namespace dormant::profilers::system

@@ -51,6 +51,12 @@ inline constexpr size_t kPython313DebugOffsetsBytes = 71 * 8;
 std::optional<PythonOffsets> python313_offsets_from_debug(std::span<const uint8_t> debug_offsets,
                                                           std::string& problem);
 
+// The layout of CPython 3.`minor`: the table kept for it, or, for 3.13, what `runtime_start` (the
+// first kPython313DebugOffsetsBytes of its `_PyRuntime`, where the caller has them) says; nullopt,
+// with `problem` said, for a version with neither.
+std::optional<PythonOffsets> python_layout(int minor, std::span<const uint8_t> runtime_start,
+                                           std::string& problem);
+
 // Symbols only a debug or trace-refs build of CPython exports, whose objects' layout differs.
 inline constexpr const char* kPythonDebugBuildSymbols[] = {"_Py_NegativeRefcount", "_Py_RefTotal",
                                                            "_Py_PrintReferences"};

@@ -113,28 +113,15 @@ Result<PythonBinary> PythonBinary::read(const std::filesystem::path& path,
 }
 
 void PythonBinary::read_layout(int fd, const std::string& name) {
-  if (const PythonOffsets* kept = python_offsets(minor_)) {
-    offsets_ = *kept;
-    return;
-  }
-  if (minor_ != 13) {
-    layout_error_ = "no layout of Python 3." + std::to_string(minor_) + " is known";
-    return;
-  }
-  std::vector<uint8_t> debug_offsets(kPython313DebugOffsetsBytes);
-  auto at = segments_.file_offset(runtime_, debug_offsets.size());
-  if (!at || ::pread(fd, debug_offsets.data(), debug_offsets.size(), static_cast<off_t>(*at)) !=
-                 static_cast<ssize_t>(debug_offsets.size())) {
-    layout_error_ = name + ": _PyRuntime's _Py_DebugOffsets are not in the file";
-    return;
+  std::vector<uint8_t> runtime_start(kPython313DebugOffsetsBytes);
+  auto at = segments_.file_offset(runtime_, runtime_start.size());
+  if (!at || ::pread(fd, runtime_start.data(), runtime_start.size(), static_cast<off_t>(*at)) !=
+                 static_cast<ssize_t>(runtime_start.size())) {
+    runtime_start.clear();  // not in the file (a .bss _PyRuntime): only a kept table will do
   }
   std::string problem;
-  auto offsets = python313_offsets_from_debug(debug_offsets, problem);
-  if (!offsets) {
-    layout_error_ = name + ": " + problem;
-    return;
-  }
-  offsets_ = *offsets;
+  offsets_ = python_layout(minor_, runtime_start, problem);
+  if (!offsets_) layout_error_ = name + ": " + problem;
 }
 
 std::optional<uint64_t> PythonBinary::load_base(uint64_t start, uint64_t offset) const {

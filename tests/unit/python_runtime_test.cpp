@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "common/deadline.h"
 #include "common/subprocess.h"
@@ -229,8 +230,64 @@ TEST(PythonRuntimeTest, FramesOfAProcessThatIsGoneAreUnknownNotGuessed) {
   auto groups = names.groups(999999, *offsets, 0x1234, frames);
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0], std::vector<std::string>{"[unknown Python frame]_[p]"});
-  names.forget({999999});
+  names.end_snapshot({999999});
   EXPECT_EQ(names.size(), 0u);
+}
+
+// A 3.11 code object and its two strings, laid out in this process's memory as CPython lays
+// them out, for the names to be read from with process_vm_readv.
+struct FakeCode {
+  static constexpr uint64_t kCodeType = 0xc0de;
+  alignas(8) uint8_t code[256] = {};
+  alignas(8) uint8_t function[128] = {};
+  alignas(8) uint8_t file[128] = {};
+
+  static void set_string(uint8_t* object, const std::string& text) {
+    int64_t length = static_cast<int64_t>(text.size());
+    uint32_t state = (1u << 2) | (1u << 5) | (1u << 6);  // kind 1, compact, ascii
+    std::memcpy(object + 16, &length, sizeof(length));
+    std::memcpy(object + 32, &state, sizeof(state));
+    std::memcpy(object + 48, text.data(), text.size());
+  }
+  void become(uint64_t type, const std::string& name, int32_t line) {
+    const PythonOffsets& layout = *python_offsets(11);
+    auto function_address = reinterpret_cast<uint64_t>(function);
+    auto file_address = reinterpret_cast<uint64_t>(file);
+    std::memcpy(code + layout.object_type, &type, 8);
+    std::memcpy(code + layout.code_qualname, &function_address, 8);
+    std::memcpy(code + layout.code_filename, &file_address, 8);
+    std::memcpy(code + layout.code_first_line, &line, 4);
+    set_string(function, name);
+    set_string(file, "a.py");
+  }
+  std::string named_by(PythonFrameNames& names) const {
+    uint64_t frames[] = {reinterpret_cast<uint64_t>(code), 0};
+    auto groups = names.groups(::getpid(), *python_offsets(11), kCodeType, frames);
+    return groups.size() == 1 && groups[0].size() == 1 ? groups[0][0] : "(none)";
+  }
+};
+
+TEST(PythonRuntimeTest, ANameIsCheckedAgainstItsCodeObjectAtItsFirstUseInASnapshot) {
+  PythonFrameNames names;
+  FakeCode fake;
+  const PythonOffsets& layout = *python_offsets(11);
+  auto code = reinterpret_cast<uint64_t>(fake.code);
+  // Not a code object yet when the sampler met its address (a frame being set up): unknown, and
+  // read again at its use.
+  fake.become(0x1234, "early", 1);
+  names.remember(::getpid(), layout, FakeCode::kCodeType, code);
+  fake.become(FakeCode::kCodeType, "alpha", 10);
+  EXPECT_EQ(fake.named_by(names), "alpha (a.py:10)_[p]");
+  // Freed, and another code object allocated at its address: named anew at the next snapshot.
+  fake.become(FakeCode::kCodeType, "beta", 20);
+  EXPECT_EQ(fake.named_by(names), "alpha (a.py:10)_[p]") << "checked once a snapshot";
+  names.end_snapshot({});
+  EXPECT_EQ(fake.named_by(names), "beta (a.py:20)_[p]");
+  // Freed, and something else in its place: the name it had stays.
+  fake.become(0x5678, "junk", 30);
+  names.end_snapshot({});
+  EXPECT_EQ(fake.named_by(names), "beta (a.py:20)_[p]");
+  EXPECT_EQ(names.size(), 1u);
 }
 
 }  // namespace
