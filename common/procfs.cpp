@@ -133,6 +133,30 @@ Result<ProcessStat> process_stat(pid_t pid) {
   return stat;
 }
 
+Result<ProcessIds> process_ids(pid_t pid) {
+  auto status = read_file(proc_dir(pid) + "/status");
+  if (!status) return status.error();
+  // "NSpid:\t4321\t7" (outermost first), "Uid:\t0\t0\t0\t0" (real uid first).
+  auto fields = [&](std::string_view key) {
+    size_t at = status->find("\n" + std::string(key));
+    std::string_view line = at == std::string::npos
+                                ? std::string_view()
+                                : std::string_view(*status).substr(at + key.size() + 1);
+    return line.substr(0, line.find('\n'));
+  };
+  ProcessIds ids;
+  std::string_view uid = fields("Uid:");
+  size_t begin = uid.find_first_not_of(" \t");
+  std::string_view nspid = fields("NSpid:");
+  size_t last = nspid.find_last_of(" \t");
+  if (begin == std::string_view::npos || last == std::string_view::npos ||
+      !parse_int(uid.substr(begin, uid.find_first_of(" \t", begin) - begin), ids.uid) ||
+      !parse_int(nspid.substr(last + 1), ids.namespace_pid)) {
+    return Error::parse("malformed " + proc_dir(pid) + "/status");
+  }
+  return ids;
+}
+
 Result<std::vector<pid_t>> all_pids() {
   auto entries = numeric_entries("/proc");
   if (!entries) return entries.error();

@@ -57,6 +57,14 @@ struct ProcessStat {
 };
 Result<ProcessStat> process_stat(pid_t pid);
 
+// Who a process is to the files it writes: its pid in its own pid namespace (the last of NSpid;
+// its pid where there is one namespace) and its real uid, as this host numbers them.
+struct ProcessIds {
+  pid_t namespace_pid = 0;
+  uid_t uid = 0;
+};
+Result<ProcessIds> process_ids(pid_t pid);
+
 // Every pid listed in /proc.
 Result<std::vector<pid_t>> all_pids();
 

@@ -26,6 +26,9 @@ const Mapping* mapping_at(const std::vector<Mapping>& mappings, uint64_t address
   return address < mapping.end ? &mapping : nullptr;
 }
 
+// JIT code: in no mapping read (code mapped since), or in an anonymous one.
+bool in_jit_code(const Mapping* mapping) { return mapping == nullptr || mapping->path.empty(); }
+
 // The symbols of the file `mapping` of `pid` maps; the first path's error when none can be read.
 Result<std::unique_ptr<ElfSymbols>> load_mapped_file(pid_t pid, const Mapping& mapping) {
   std::optional<Result<std::unique_ptr<ElfSymbols>>> first;
@@ -58,8 +61,9 @@ bool Symbolizer::remember(pid_t pid, uint32_t generation, std::string comm) {
     return read;
   }
   if (images_.size() >= limits_.max_images) return read;
-  images_[{pid, generation}] =
-      Image{std::move(comm), read ? std::move(*mappings) : std::vector<Mapping>()};
+  Image& image = images_[{pid, generation}];
+  image.comm = std::move(comm);
+  if (read) image.mappings = std::move(*mappings);
   return read;
 }
 
@@ -147,8 +151,31 @@ std::vector<Mapping> Symbolizer::mappings(pid_t pid, uint32_t generation) const 
   return found == images_.end() ? std::vector<Mapping>() : found->second.mappings;
 }
 
+void Symbolizer::read_perf_map(pid_t pid, Image& image, std::span<const uint64_t> user) {
+  if (image.perf_map_read_in == snapshot_) return;
+  bool jit = false;
+  for (size_t i = 0; i < user.size() && !jit; ++i) {
+    jit = in_jit_code(mapping_at(image.mappings, lookup_address(user, i)));
+  }
+  if (!jit) return;
+  image.perf_map_read_in = snapshot_;
+  auto ids = procfs::process_ids(pid);
+  if (!ids) return;
+  std::string path = "/proc/" + std::to_string(pid) + "/root/tmp/perf-" +
+                     std::to_string(ids->namespace_pid) + ".map";
+  auto perf_map = image.perf_map ? std::move(image.perf_map) : std::make_unique<PerfMap>();
+  auto read = perf_map->read_more(path, ids->uid);
+  if (!read && read.error().kind() == ErrorKind::kInvalidArgument) {
+    spdlog::warn("symbols: {}", read.error().message());
+  }
+  if (perf_map->entries() > 0) image.perf_map = std::move(perf_map);
+}
+
 std::string Symbolizer::user_frame(const Image* image, uint64_t address) {
   const Mapping* mapping = image ? mapping_at(image->mappings, address) : nullptr;
+  if (in_jit_code(mapping) && image != nullptr && image->perf_map) {
+    if (auto name = image->perf_map->name_at(address)) return std::string(*name);
+  }
   if (mapping == nullptr || mapping->path.empty()) return "[unknown]";
   if (!mapping->is_file()) return mapping->path;  // [vdso], [vsyscall]
   auto binary = binaries_.find({mapping->device, mapping->inode});
@@ -187,7 +214,8 @@ void Symbolizer::append_user_frames(pid_t pid, uint32_t generation, std::span<co
   }
   std::lock_guard lock(mutex_);
   auto found = images_.find({pid, generation});
-  const Image* image = found == images_.end() ? nullptr : &found->second;
+  Image* image = found == images_.end() ? nullptr : &found->second;
+  if (image != nullptr) read_perf_map(pid, *image, user);
   for (size_t i = user.size(); i-- > 0;)
     frames.push_back(user_frame(image, lookup_address(user, i)));
 }

@@ -1,5 +1,7 @@
 // Names the frames of sampled stacks: kernel addresses from /proc/kallsyms, user addresses from
-// the process's mappings and the ELF symbols of the files mapped there. A process's mappings are
+// the process's mappings and the ELF symbols of the files mapped there, and JIT code from the
+// process's perf map (/tmp/perf-PID.map in its own mount and pid namespace), read as it grows, at
+// most once a snapshot. A process's mappings are
 // read when it is first seen (remember()), so a process that exits before the snapshot is still
 // named. Frames that cannot be named look as they do in the perf path: "(dso path)" where the
 // mapping is known, "[unknown]" where it is not. Caches are bounded. Thread-safe.
@@ -20,6 +22,7 @@
 
 #include "profilers/system/elf_symbols.h"
 #include "profilers/system/kernel_symbols.h"
+#include "profilers/system/perf_map.h"
 #include "profilers/system/process_maps.h"
 
 namespace dormant::profilers::system {
@@ -74,7 +77,9 @@ class Symbolizer {
   struct Image {
     std::string comm;
     std::vector<Mapping> mappings;
-    uint64_t read_again_in = 0;  // the snapshot whose frames had its mappings read again
+    uint64_t read_again_in = 0;         // the snapshot whose frames had its mappings read again
+    std::unique_ptr<PerfMap> perf_map;  // a JIT's, once one was found
+    uint64_t perf_map_read_in = 0;      // the snapshot that last looked for more of it
   };
   struct Binary {
     std::unique_ptr<ElfSymbols> symbols;  // null: not an ELF we can read
@@ -89,6 +94,8 @@ class Symbolizer {
   void make_room(size_t room);
   bool should_read_again(pid_t pid, uint32_t generation, std::span<const uint64_t> user);
   std::string user_frame(const Image* image, uint64_t address);
+  // Reads more of the image's perf map, once a snapshot, when a frame is in no file's code.
+  void read_perf_map(pid_t pid, Image& image, std::span<const uint64_t> user);
 
   const std::optional<KernelSymbols> kernel_;
   const SymbolizerLimits limits_;

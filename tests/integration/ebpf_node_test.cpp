@@ -1,0 +1,127 @@
+// Node 20 under the eBPF sampler (root): with --perf-basic-prof and
+// --interpreted-frames-native-stack its JavaScript is named from the perf map it writes, in stacks
+// that go from node::Start through V8's JIT and interpreter frames (V8 keeps frame pointers in
+// them) to the leaf, three functions in their 1:2:3 ratio; a node in its
+// own mount and pid namespaces is named from the map in its own /tmp, under its own pid there.
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "ebpf_profiling.h"
+
+#include "common/subprocess.h"
+
+namespace dormant::profilers::ebpf {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+constexpr const char* kNode = "/usr/bin/node";
+
+struct NodeShares {
+  uint64_t total = 0;
+  uint64_t from_node_start = 0;  // with node::Start above everything else
+  uint64_t alpha = 0, beta = 0, gamma = 0;
+  uint64_t under_work = 0;  // a function's samples with work() above it
+};
+
+// Whether `frame` is V8's perf-map name of JavaScript function `function`: "JS:*spin file:1:14"
+// (the tier's mark after "JS:").
+bool is_js(std::string_view frame, std::string_view function) {
+  if (!frame.starts_with("JS:") || frame.size() < 4) return false;
+  frame.remove_prefix(4);
+  return frame.starts_with(function) && frame.substr(function.size()).starts_with(" ");
+}
+
+NodeShares shares_of(const profile::StackTable& table) {
+  NodeShares shares;
+  table.for_each([&](const profile::StackView& stack) {
+    if (stack.comm != "node") return;
+    auto frames = frames_of(table, stack);
+    shares.total += stack.count;
+    if (std::find(frames.begin(), frames.end(), "node::Start(int, char**)") != frames.end()) {
+      shares.from_node_start += stack.count;
+    }
+    int work = -1;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (is_js(frames[i], "work")) work = static_cast<int>(i);
+      for (auto [name, count] : {std::pair{"alpha", &shares.alpha}, std::pair{"beta", &shares.beta},
+                                 std::pair{"gamma", &shares.gamma}}) {
+        if (!is_js(frames[i], name)) continue;
+        *count += stack.count;
+        if (work >= 0 && work < static_cast<int>(i)) shares.under_work += stack.count;
+      }
+    }
+  });
+  std::cout << "node: " << shares.total << " samples, " << shares.from_node_start
+            << " under node::Start; alpha " << shares.alpha << ", beta " << shares.beta
+            << ", gamma " << shares.gamma << " (" << shares.under_work << " under work)\n";
+  return shares;
+}
+
+class EbpfNodeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to load BPF programs";
+    if (!fs::exists(kNode)) GTEST_SKIP() << kNode << " is not installed";
+  }
+};
+
+TEST_F(EbpfNodeTest, JavaScriptIsNamedFromNodesPerfMapInWholeStacks) {
+  SpawnOptions spawn;
+  spawn.argv = {kNode, "--perf-basic-prof", "--interpreted-frames-native-stack", NODE_RATIO, "7"};
+  auto node = Subprocess::spawn(spawn);
+  ASSERT_TRUE(node.ok()) << node.error().message();
+  std::string map = "/tmp/perf-" + std::to_string((*node)->pid()) + ".map";
+  std::this_thread::sleep_for(1500ms);  // past V8's first compilations
+  EbpfProfilerOptions options;
+  options.frequency_hz = 499;
+  options.pids = {(*node)->pid()};
+  auto table = profile_for(options, 4s);
+  node->reset();
+  fs::remove(map);
+  NodeShares shares = shares_of(table);
+  ASSERT_GT(shares.total, 1500u);
+  EXPECT_GE(shares.from_node_start * 100, shares.total * 95) << "walked back out of the JIT code";
+  ASSERT_GT(shares.alpha, 150u);
+  EXPECT_GE(shares.under_work * 100, (shares.alpha + shares.beta + shares.gamma) * 95);
+  EXPECT_GE((shares.alpha + shares.beta + shares.gamma) * 100, shares.total * 90);
+  EXPECT_NEAR(static_cast<double>(shares.beta) / static_cast<double>(shares.alpha), 2.0, 0.5);
+  EXPECT_NEAR(static_cast<double>(shares.gamma) / static_cast<double>(shares.alpha), 3.0, 0.75);
+}
+
+TEST_F(EbpfNodeTest, ANodeInItsOwnMountAndPidNamespacesIsNamedFromItsOwnPerfMap) {
+  // Its /tmp is a tmpfs only its mount namespace sees; it is pid 1 or 2 in its pid namespace.
+  SpawnOptions spawn;
+  spawn.argv = {"unshare",
+                "--mount",
+                "--pid",
+                "--fork",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                "mount -t tmpfs none /tmp && exec \"$1\" --perf-basic-prof "
+                "--interpreted-frames-native-stack \"$2\" 6",
+                "sh",
+                kNode,
+                NODE_RATIO};
+  auto node = Subprocess::spawn(spawn);
+  ASSERT_TRUE(node.ok()) << node.error().message();
+  std::this_thread::sleep_for(1500ms);
+  EbpfProfilerOptions options;  // the whole host: the node's pid here is unshare's child's
+  options.frequency_hz = 499;
+  auto table = profile_for(options, 3s);
+  node->reset();
+  NodeShares shares = shares_of(table);
+  ASSERT_GT(shares.total, 1000u);
+  EXPECT_GE((shares.alpha + shares.beta + shares.gamma) * 100, shares.total * 90);
+}
+
+}  // namespace
+}  // namespace dormant::profilers::ebpf
