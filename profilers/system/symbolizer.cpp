@@ -166,9 +166,9 @@ void Symbolizer::read_perf_map(pid_t pid, Image& image, std::span<const uint64_t
   auto perf_map = image.perf_map ? std::move(image.perf_map) : std::make_unique<PerfMap>();
   auto read = perf_map->read_more(path, ids->uid);
   if (!read && read.error().kind() == ErrorKind::kInvalidArgument) {
-    spdlog::warn("symbols: {}", read.error().message());
+    spdlog::debug("symbols: {}", read.error().message());
   }
-  if (perf_map->entries() > 0) image.perf_map = std::move(perf_map);
+  if (perf_map->bytes_read() > 0) image.perf_map = std::move(perf_map);  // read on from there
 }
 
 std::string Symbolizer::user_frame(const Image* image, uint64_t address) {
