@@ -96,21 +96,15 @@ TEST_F(EbpfNodeTest, JavaScriptIsNamedFromNodesPerfMapInWholeStacks) {
 }
 
 TEST_F(EbpfNodeTest, ANodeInItsOwnMountAndPidNamespacesIsNamedFromItsOwnPerfMap) {
-  // Its /tmp is a tmpfs only its mount namespace sees; it is pid 1 or 2 in its pid namespace.
+  // Its /tmp is a tmpfs only its mount namespace sees; it is pid 1 in its pid namespace.
   SpawnOptions spawn;
-  spawn.argv = {"unshare",
-                "--mount",
-                "--pid",
-                "--fork",
-                "--propagation",
-                "private",
-                "sh",
-                "-c",
-                "mount -t tmpfs none /tmp && exec \"$1\" --perf-basic-prof "
-                "--interpreted-frames-native-stack \"$2\" 6",
-                "sh",
-                kNode,
-                NODE_RATIO};
+  spawn.argv = {
+      "unshare", "--mount", "--pid", "--fork", "--propagation", "private", "sh", "-c",
+      // The script is copied in: the checkout may itself be under /tmp.
+      "script=$(cat \"$2\") && mount -t tmpfs none /tmp && "
+      "printf '%s\\n' \"$script\" >/tmp/node_ratio.js && "
+      "exec \"$1\" --perf-basic-prof --interpreted-frames-native-stack /tmp/node_ratio.js 6",
+      "sh", kNode, NODE_RATIO};
   auto node = Subprocess::spawn(spawn);
   ASSERT_TRUE(node.ok()) << node.error().message();
   std::this_thread::sleep_for(1500ms);
