@@ -226,9 +226,11 @@ CieFacts cie_facts(const Dwarf_CIE& cie, bool eh_frame) {
   return facts;
 }
 
-// Every FDE's range in a CFI section's `data` at `address`.
+// Every FDE's range in a CFI section's `data` at `address`: into `fdes` those libdw may run,
+// into `refused` the ranges of those it may not (their instructions or their CIE's are not sane).
 void list_fdes(Elf_Data* data, const unsigned char* ident, bool eh_frame, uint64_t address,
-               int source, std::vector<FdeRange>& fdes, uint64_t& left_out) {
+               int source, std::vector<FdeRange>& fdes, std::vector<FdeRange>& refused,
+               uint64_t& left_out) {
   const auto* begin = static_cast<const uint8_t*>(data->d_buf);
   std::vector<std::pair<Dwarf_Off, CieFacts>> cies;  // by offset
   Dwarf_Off offset = 0;
@@ -259,18 +261,20 @@ void list_fdes(Elf_Data* data, const unsigned char* ident, bool eh_frame, uint64
     }
     const uint8_t* at = entry.fde.start;
     std::optional<uint64_t> start, size;
-    if (facts.encoding && facts.sane) {
+    if (facts.encoding) {
       start = read_encoded(*facts.encoding, at, entry.fde.end,
                            address + static_cast<uint64_t>(at - begin));
       size = read_encoded(*facts.encoding & 0x0f, at, entry.fde.end, 0);
     }
+    bool range = start && size && *size != 0 && *start + *size > *start;
     uint64_t augmentation = 0;  // its length, then the data: skipped
     bool augmentation_read = !facts.augmented || read_uleb128(at, entry.fde.end, augmentation);
-    bool sane = start && size && augmentation_read &&
+    bool sane = range && facts.sane && augmentation_read &&
                 augmentation <= static_cast<uint64_t>(entry.fde.end - at) &&
                 instructions_are_sane(at + augmentation, entry.fde.end);
-    if (!sane || *size == 0 || *start + *size < *start) {
+    if (!sane) {
       ++left_out;
+      if (range) refused.push_back({*start, *start + *size, source});
       continue;
     }
     fdes.push_back({*start, *start + *size, source});
@@ -447,8 +451,28 @@ class UnwindTableReader {
     if (data == nullptr || data->d_buf == nullptr) return;
     const char* ident = elf_getident(elf, nullptr);
     if (ident == nullptr) return;
+    std::vector<FdeRange> listed, refused;
     list_fdes(data, reinterpret_cast<const unsigned char*>(ident), eh_frame, header.sh_addr, source,
-              fdes, table_.fdes_left_out_);
+              listed, refused, table_.fdes_left_out_);
+    // libdw finds an address's FDE itself: where a refused one covers the address too, it may
+    // run that one's instructions. Sane FDEs overlapping a refused one are left out.
+    std::sort(refused.begin(), refused.end(),
+              [](const FdeRange& a, const FdeRange& b) { return a.start < b.start; });
+    std::vector<uint64_t> furthest_end(refused.size());  // of refused[0..i]
+    for (size_t i = 0; i < refused.size(); ++i) {
+      furthest_end[i] = std::max(refused[i].end, i > 0 ? furthest_end[i - 1] : 0);
+    }
+    for (const FdeRange& fde : listed) {
+      auto after =
+          std::lower_bound(refused.begin(), refused.end(), fde.end,
+                           [](const FdeRange& range, uint64_t end) { return range.start < end; });
+      size_t before = static_cast<size_t>(after - refused.begin());
+      if (before > 0 && furthest_end[before - 1] > fde.start) {
+        ++table_.fdes_left_out_;
+      } else {
+        fdes.push_back(fde);
+      }
+    }
   }
 
   void push(dormant_unwind_row row) {
