@@ -1,5 +1,6 @@
-// Workload-level profiling through the API, in process with a real store: Performance Studio's
-// acceptance criteria (AT-S*, written from its spec's descriptions) and our own.
+// Workload-level profiling through the API, in process with a real store: what Performance
+// Studio's workload API promises its users (scopes, selections, tabs, subscriptions) and our own
+// cases.
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -103,8 +104,8 @@ class WorkloadApiTest : public ::testing::Test {
   std::unique_ptr<Api> api_;
 };
 
-// AT-S5: a host-scope start reaches its host on the next heartbeat.
-TEST_F(WorkloadApiTest, AtS5HostScopeStartReachesTheHost) {
+// A host-scope start reaches its host on the next heartbeat.
+TEST_F(WorkloadApiTest, HostScopeStartReachesTheHost) {
   beat("h1");
   Reply reply = profile({{"target_scope", "host"}, {"target_hosts", {{"h1", json::array()}}}});
   ASSERT_EQ(reply.status, 200) << reply.body.dump();
@@ -112,8 +113,8 @@ TEST_F(WorkloadApiTest, AtS5HostScopeStartReachesTheHost) {
   EXPECT_EQ(answer["profiling_command"]["command_type"], "start");
 }
 
-// AT-S6: a service-scope start commands every active host of the service.
-TEST_F(WorkloadApiTest, AtS6ServiceScopeStartCommandsEveryActiveHost) {
+// A service-scope start commands every active host of the service.
+TEST_F(WorkloadApiTest, ServiceScopeStartCommandsEveryActiveHost) {
   beat("h1");
   beat("h2");
   beat("other", json::array(), "db");
@@ -130,8 +131,8 @@ TEST_F(WorkloadApiTest, AtS6ServiceScopeStartCommandsEveryActiveHost) {
   EXPECT_TRUE(beat("other", json::array(), "db")["profiling_command"].is_null());
 }
 
-// AT-S7: process, container and pod selections become per-host pid lists.
-TEST_F(WorkloadApiTest, AtS7SelectionsBecomeThePidsOfTheirHosts) {
+// Process, container and pod selections become per-host pid lists.
+TEST_F(WorkloadApiTest, SelectionsBecomeThePidsOfTheirHosts) {
   beat("h1", {container("app", "shop", "cart-0", "cart", {process(4242, "java")}),
               container("side", "shop", "cart-0", "cart", {process(4243, "envoy")}),
               container("app", "shop", "pay-1", "pay", {process(5000, "java")})});
@@ -161,8 +162,8 @@ TEST_F(WorkloadApiTest, AtS7SelectionsBecomeThePidsOfTheirHosts) {
       json({5000}));
 }
 
-// AT-S8: a selection that picks nothing is 422 and creates no command.
-TEST_F(WorkloadApiTest, AtS8NothingResolvedIs422AndNoCommand) {
+// A selection that picks nothing is 422 and creates no command.
+TEST_F(WorkloadApiTest, NothingResolvedIs422AndNoCommand) {
   beat("h1", {container("app", "shop", "cart-0", "cart", {process(4242, "java")})});
   Reply reply = profile({{"target_scope", "process"}, {"target_entities", {{{"pid", 999999}}}}});
   EXPECT_EQ(reply.status, 422);
@@ -234,8 +235,8 @@ TEST_F(WorkloadApiTest, ANonUuidLastCommandIdIsAccepted) {
   EXPECT_EQ(reply.status, 200) << reply.body;
 }
 
-// AT-S1: a host's heartbeat makes it a host row while it is fresh.
-TEST_F(WorkloadApiTest, AtS1AHeartbeatMakesAHostRow) {
+// A host's heartbeat makes it a host row while it is fresh.
+TEST_F(WorkloadApiTest, AHeartbeatMakesAHostRow) {
   beat("h1", {container("app", "team-a", "pod-1", "checkout", {process(1, "java")})});
   Reply reply =
       get("/api/metrics/profiling/workload_status?scope=host&service_name=web&exact_match=true");
@@ -248,8 +249,8 @@ TEST_F(WorkloadApiTest, AtS1AHeartbeatMakesAHostRow) {
   EXPECT_EQ(reply.body["rows"][0]["commandType"], "N/A");
 }
 
-// AT-S2: tabCounts count each scope's groups; activeHosts the hosts.
-TEST_F(WorkloadApiTest, AtS2TabCountsCountEveryScope) {
+// TabCounts count each scope's groups; activeHosts the hosts.
+TEST_F(WorkloadApiTest, TabCountsCountEveryScope) {
   beat("h1",
        {container("app", "team-a", "pod-1", "checkout", {process(1, "java"), process(2, "gc")})});
   Reply reply = get("/api/metrics/profiling/workload_status?scope=service");
@@ -263,8 +264,8 @@ TEST_F(WorkloadApiTest, AtS2TabCountsCountEveryScope) {
   EXPECT_EQ(reply.body["activeHosts"], 1);
 }
 
-// AT-S3: one row per service, with its hosts counted.
-TEST_F(WorkloadApiTest, AtS3OneServiceRowForManyHosts) {
+// One row per service, with its hosts counted.
+TEST_F(WorkloadApiTest, OneServiceRowForManyHosts) {
   beat("h1", {container("app", "shop", "cart-0", "cart", {process(1, "java")})});
   beat("h2", {container("app", "shop", "cart-1", "cart", {process(1, "java"), process(2, "x")})});
   Reply reply = get("/api/metrics/profiling/workload_status?scope=service");
@@ -307,8 +308,8 @@ TEST_F(WorkloadApiTest, CountsAreExactOverManyNamespacesAndPods) {
   EXPECT_EQ(pods.body["totalCount"], 80);
 }
 
-// AT-S4: a host silent for longer than the window is in no tab.
-TEST_F(WorkloadApiTest, AtS4AStaleHostIsInNoTab) {
+// A host silent for longer than the window is in no tab.
+TEST_F(WorkloadApiTest, AStaleHostIsInNoTab) {
   beat("old", {container("app", "shop", "cart-0", "cart", {process(1, "java")})});
   now_ += 300s;
   beat("new");
@@ -319,9 +320,9 @@ TEST_F(WorkloadApiTest, AtS4AStaleHostIsInNoTab) {
   EXPECT_EQ(reply.body["tabCounts"]["process"], 0);
 }
 
-// AT-S14: a legacy heartbeat (no inventory) is a host and a service, nothing narrower, and a
+// A legacy heartbeat (no inventory) is a host and a service, nothing narrower, and a
 // host-scope start reaches it.
-TEST_F(WorkloadApiTest, AtS14ALegacyHeartbeatStillWorks) {
+TEST_F(WorkloadApiTest, ALegacyHeartbeatStillWorks) {
   ASSERT_EQ(post("/api/metrics/heartbeat", {{"ip_address", "10.0.0.9"},
                                             {"hostname", "legacy"},
                                             {"service_name", "web"},
@@ -338,8 +339,8 @@ TEST_F(WorkloadApiTest, AtS14ALegacyHeartbeatStillWorks) {
   EXPECT_EQ(beat("legacy")["profiling_command"]["command_type"], "start");
 }
 
-// AT-S15: missing fields leave their scopes out and invent nothing.
-TEST_F(WorkloadApiTest, AtS15PartialInventoryInventsNoRelationship) {
+// Missing fields leave their scopes out and invent nothing.
+TEST_F(WorkloadApiTest, PartialInventoryInventsNoRelationship) {
   json partial = {
       {"container_name", "lone"}, {"namespace", "team-x"}, {"processes", {process(5, "sh")}}};
   beat("h1", json::array({partial}));
@@ -466,10 +467,10 @@ TEST_F(WorkloadApiTest, HostStatusListsActiveHostsWithTheirCommands) {
   EXPECT_EQ(stopped.body["hosts"][0]["hostname"], "h2");
 }
 
-// AT-S9: in a bulk, perf events a target host does not support refuse the batch, naming the host
+// In a bulk, perf events a target host does not support refuse the batch, naming the host
 // and what it lacks; a single request goes to the agent (it records the event, perf's software
 // fallback for cycles, or fails saying why), as in Studio.
-TEST_F(WorkloadApiTest, AtS9UnsupportedPerfEventsAre422NamingTheHost) {
+TEST_F(WorkloadApiTest, UnsupportedPerfEventsAre422NamingTheHost) {
   post("/api/metrics/heartbeat", {{"ip_address", "10.0.0.1"},
                                   {"hostname", "h1"},
                                   {"service_name", "web"},
@@ -553,9 +554,9 @@ json service_subscription(const std::string& type) {
           {"target_entities", {{{"serviceName", "web"}}}}};
 }
 
-// AT-S10: a host that comes later under a service subscription is started on its first
+// A host that comes later under a service subscription is started on its first
 // heartbeat, in that heartbeat's answer.
-TEST_F(WorkloadApiTest, AtS10ALaterHostIsEnrolledOnItsFirstHeartbeat) {
+TEST_F(WorkloadApiTest, ALaterHostIsEnrolledOnItsFirstHeartbeat) {
   beat("h1");
   ASSERT_EQ(profile(service_subscription("start")).status, 200);
   EXPECT_EQ(beat("h1")["profiling_command"]["command_type"], "start");
@@ -565,15 +566,15 @@ TEST_F(WorkloadApiTest, AtS10ALaterHostIsEnrolledOnItsFirstHeartbeat) {
   EXPECT_EQ(beat("h2")["command_id"], first["command_id"]) << "enrolled once";
 }
 
-// AT-S11: without a subscription a new host gets nothing.
-TEST_F(WorkloadApiTest, AtS11WithoutASubscriptionANewHostGetsNothing) {
+// Without a subscription a new host gets nothing.
+TEST_F(WorkloadApiTest, WithoutASubscriptionANewHostGetsNothing) {
   beat("h1");
   ASSERT_EQ(profile({{"target_hosts", {{"h1", nullptr}}}, {"continuous", true}}).status, 200);
   EXPECT_TRUE(beat("h2")["profiling_command"].is_null());
 }
 
-// AT-S12: a newer service-scope stop ends the subscription.
-TEST_F(WorkloadApiTest, AtS12AServiceScopeStopEndsTheSubscription) {
+// A newer service-scope stop ends the subscription.
+TEST_F(WorkloadApiTest, AServiceScopeStopEndsTheSubscription) {
   beat("h1");
   ASSERT_EQ(profile(service_subscription("start")).status, 200);
   ASSERT_EQ(profile(service_subscription("stop")).status, 200);
@@ -586,8 +587,8 @@ TEST_F(WorkloadApiTest, AtS12AServiceScopeStopEndsTheSubscription) {
   EXPECT_FALSE(listed[0]["ended_by"].is_null());
 }
 
-// AT-S13: a host's own command stands under a subscription: auto-enrollment leaves it alone.
-TEST_F(WorkloadApiTest, AtS13AnExplicitCommandIsNotOverwritten) {
+// A host's own command stands under a subscription: auto-enrollment leaves it alone.
+TEST_F(WorkloadApiTest, AnExplicitCommandIsNotOverwritten) {
   beat("h1");
   ASSERT_EQ(profile({{"target_hosts", {{"h1", {42}}}}, {"continuous", true}}).status, 200);
   json own = beat("h1");
