@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -22,6 +23,10 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 constexpr const char* kNode = "/usr/bin/node";
+// Node and its flags: a perf map with interpreted functions too, and no V8 log
+// (isolate-*-v8.log, which --perf-basic-prof turns on) left in the working directory.
+const std::vector<std::string> kNodeCommand = {
+    kNode, "--perf-basic-prof", "--interpreted-frames-native-stack", "--logfile=/dev/null"};
 
 struct NodeShares {
   uint64_t total = 0;
@@ -74,7 +79,8 @@ class EbpfNodeTest : public ::testing::Test {
 
 TEST_F(EbpfNodeTest, JavaScriptIsNamedFromNodesPerfMapInWholeStacks) {
   SpawnOptions spawn;
-  spawn.argv = {kNode, "--perf-basic-prof", "--interpreted-frames-native-stack", NODE_RATIO, "7"};
+  spawn.argv = kNodeCommand;
+  spawn.argv.insert(spawn.argv.end(), {NODE_RATIO, "7"});
   auto node = Subprocess::spawn(spawn);
   ASSERT_TRUE(node.ok()) << node.error().message();
   std::string map = "/tmp/perf-" + std::to_string((*node)->pid()) + ".map";
@@ -98,13 +104,13 @@ TEST_F(EbpfNodeTest, JavaScriptIsNamedFromNodesPerfMapInWholeStacks) {
 TEST_F(EbpfNodeTest, ANodeInItsOwnMountAndPidNamespacesIsNamedFromItsOwnPerfMap) {
   // Its /tmp is a tmpfs only its mount namespace sees; it is pid 1 in its pid namespace.
   SpawnOptions spawn;
-  spawn.argv = {
-      "unshare", "--mount", "--pid", "--fork", "--propagation", "private", "sh", "-c",
-      // The script is copied in: the checkout may itself be under /tmp.
-      "script=$(cat \"$2\") && mount -t tmpfs none /tmp && "
-      "printf '%s\\n' \"$script\" >/tmp/node_ratio.js && "
-      "exec \"$1\" --perf-basic-prof --interpreted-frames-native-stack /tmp/node_ratio.js 6",
-      "sh", kNode, NODE_RATIO};
+  spawn.argv = {"unshare", "--mount", "--pid", "--fork", "--propagation", "private", "sh", "-c",
+                // The script is copied in: the checkout may itself be under /tmp.
+                "script=$(cat \"$1\") && mount -t tmpfs none /tmp && "
+                "printf '%s\\n' \"$script\" >/tmp/node_ratio.js && shift && "
+                "exec \"$@\" /tmp/node_ratio.js 6",
+                "sh", NODE_RATIO};
+  spawn.argv.insert(spawn.argv.end(), kNodeCommand.begin(), kNodeCommand.end());
   auto node = Subprocess::spawn(spawn);
   ASSERT_TRUE(node.ok()) << node.error().message();
   std::this_thread::sleep_for(1500ms);
