@@ -229,7 +229,7 @@ void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now) {
   }
 }
 
-std::vector<std::string> GpuProfiler::stack_frames(const JoinedWork& joined) {
+std::vector<std::string> GpuProfiler::launch_frames(const JoinedWork& joined) {
   std::vector<std::string> frames;
   if (!joined.launched) {
     frames.push_back("[GPU work whose launch was not seen]");
@@ -249,7 +249,6 @@ std::vector<std::string> GpuProfiler::stack_frames(const JoinedWork& joined) {
     const cupti::LaunchApi* api = cupti::find_launch_api(joined.cbid);
     frames.push_back(api ? std::string(api->name) : "CUDA API " + std::to_string(joined.cbid));
   }
-  frames.push_back(names_.at(joined.work.what));
   return frames;
 }
 
@@ -265,14 +264,23 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     return known->second;
   });
   std::unordered_map<int, std::pair<std::string, std::string>> processes;  // container, comm
+  // Many pieces of work share a launch stack: each is named once a snapshot, by stack and API.
+  std::unordered_map<uint64_t, std::string> launches;
   for (const JoinedWork& joined : join_.take_joined()) {
     int pid = joined.work.pid;
     auto [process, added] = processes.try_emplace(pid);
     if (added) {
       process->second = {container_names_.of_pid(pid), symbolizer_->comm(pid, 0)};
     }
-    std::string key = process->second.first + kKeySeparator + process->second.second;
-    for (const std::string& frame : stack_frames(joined)) key += kKeySeparator + frame;
+    uint64_t launch = joined.launched
+                          ? (uint64_t{joined.stack} << 32) | static_cast<uint32_t>(joined.cbid)
+                          : UINT64_MAX;
+    auto [named, first] = launches.try_emplace(launch);
+    if (first) {
+      for (const std::string& frame : launch_frames(joined)) named->second += kKeySeparator + frame;
+    }
+    std::string key = process->second.first + kKeySeparator + process->second.second +
+                      named->second + kKeySeparator + names_.at(joined.work.what);
     weights_.add(key, joined.work.duration_ns);
     counts_.gpu_ns += joined.work.duration_ns;
   }

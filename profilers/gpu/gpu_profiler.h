@@ -74,7 +74,8 @@ class GpuProfiler final : public Profiler {
   void find_python(int pid);
   void name_python_frames(int pid, const std::vector<uint64_t>& python);
   uint32_t intern_name(const dormant_cupti_activity& activity, const char* name);
-  std::vector<std::string> stack_frames(const JoinedWork& joined);
+  // The frames of a piece of work's launch, root first, to its API frame.
+  std::vector<std::string> launch_frames(const JoinedWork& joined);
 
   GpuProfilerOptions options_;
   inventory::ContainerNames container_names_;
