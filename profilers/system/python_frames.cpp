@@ -105,9 +105,7 @@ std::optional<PythonFrameNames::CodeIdentity> read_identity(pid_t pid, const Pyt
 void PythonFrameNames::remember(pid_t pid, const PythonOffsets& offsets, uint64_t code_type,
                                 uint64_t code) {
   std::lock_guard lock(mutex_);
-  (void)name(pid, offsets, code_type, code);
-  auto known = names_.find({pid, code});
-  if (known != names_.end()) known->second.checked_in = kNeverChecked;  // read, not checked
+  (void)name(pid, offsets, code_type, code, kNeverChecked);  // read now, checked at its use
 }
 
 size_t PythonFrameNames::size() const {
@@ -116,18 +114,18 @@ size_t PythonFrameNames::size() const {
 }
 
 const std::string& PythonFrameNames::name(pid_t pid, const PythonOffsets& offsets,
-                                          uint64_t code_type, uint64_t code) {
+                                          uint64_t code_type, uint64_t code, uint64_t checked_in) {
   auto known = names_.find({pid, code});
   if (known != names_.end() && known->second.checked_in == snapshot_) return known->second.text;
   auto identity = read_identity(pid, offsets, code);
   if (known != names_.end() && known->second.read_from) {
     // Kept while its code object is there, or while no other code object took its place.
     if (!identity || *identity == *known->second.read_from || identity->type != code_type) {
-      known->second.checked_in = snapshot_;
+      known->second.checked_in = checked_in;
       return known->second.text;
     }
   }
-  Name name{kUnknown, std::nullopt, snapshot_};
+  Name name{kUnknown, std::nullopt, checked_in};
   if (identity && identity->type == code_type) {
     auto function_name = read_string(pid, offsets, identity->function);
     auto file_name = read_string(pid, offsets, identity->file);
@@ -153,7 +151,7 @@ std::vector<std::vector<std::string>> PythonFrameNames::groups(pid_t pid,
   std::vector<std::vector<std::string>> groups(1);
   for (size_t i = 0; i + 1 < frames.size(); i += 2) {
     uint64_t code = frames[i] & ~kEntry;
-    groups.back().push_back(name(pid, offsets, code_type, code));
+    groups.back().push_back(name(pid, offsets, code_type, code, snapshot_));
     if ((frames[i] & kEntry) != 0) groups.emplace_back();
   }
   if (groups.back().empty()) groups.pop_back();

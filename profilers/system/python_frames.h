@@ -56,8 +56,9 @@ class PythonFrameNames {
     std::optional<CodeIdentity> read_from;  // nullopt: it could not be read
     uint64_t checked_in = 0;                // the snapshot that last checked it
   };
+  // The code object's name, checked (or read) now and marked as checked in `checked_in`.
   const std::string& name(pid_t pid, const PythonOffsets& offsets, uint64_t code_type,
-                          uint64_t code);
+                          uint64_t code, uint64_t checked_in);
 
   mutable std::mutex mutex_;
   std::map<std::pair<pid_t, uint64_t>, Name> names_;
