@@ -25,6 +25,7 @@
 #include <linux/bpf_perf_event.h>
 #include <linux/errno.h>
 
+#include "hotspot.h"
 #include "kernel_types.h"
 #include "python.h"
 #include "unwind.h"
@@ -202,6 +203,14 @@ struct {
   __type(value, __u64);
 } python_threads SEC(".maps");
 
+// HotSpot JVMs: where their code cache and interpreter are (hotspot.h), by process image.
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, struct dormant_unwind_process_key);
+  __type(value, struct dormant_hotspot_process);
+} hotspot_processes SEC(".maps");
+
 // The code objects announced, per process image.
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -320,6 +329,18 @@ static __always_inline __u64 walk_by_frame_pointer(struct user_registers* at,
 }
 
 #if defined(__TARGET_ARCH_x86)
+static __always_inline __u64 read_user_word(__u64 address) {
+  __u64 word = 0;
+  if (bpf_probe_read_user(&word, sizeof(word), (const void*)address) != 0) return 0;
+  return word;
+}
+
+static __always_inline __u8 read_user_byte(__u64 address) {
+  __u8 byte = 0;
+  if (bpf_probe_read_user(&byte, sizeof(byte), (const void*)address) != 0) return 0;
+  return byte;
+}
+
 static __always_inline int push_frame(struct cpu_scratch* cpu, __u64 ip) {
   struct table_walk* walk = &cpu->walk;
   __u32 depth = walk->depth;
@@ -417,6 +438,195 @@ static __always_inline int step_through_signal(struct cpu_scratch* cpu) {
   return !push_frame(cpu, walk->ip);
 }
 
+// HotSpot: a JVM's Java frames, where no file's table covers the code (hotspot.h).
+
+// Segments a code blob's start is searched back for: 16 hops of up to 254 segments, 260 kB of
+// code with 64-byte segments.
+#define DORMANT_HOTSPOT_SEGMENT_HOPS 16
+// Words past a compiled frame's size searched for its return address: compiled code sometimes
+// pushes a few more than its frame size says.
+#define DORMANT_HOTSPOT_RETURN_SLOTS 4
+
+static __always_inline int in_code_cache(const struct dormant_hotspot_process* jvm, __u64 address) {
+  return address >= jvm->code_low && address < jvm->code_high;
+}
+
+// The CodeBlob holding `ip`, found by its code heap's segment map; 0 where none is.
+static __always_inline __u64 hotspot_blob_at(const struct dormant_hotspot_process* jvm, __u64 ip) {
+  __u64 low = 0;
+  __u64 map = 0;
+  for (int i = 0; i < DORMANT_HOTSPOT_MAX_HEAPS; ++i) {
+    if (i < jvm->heap_count && ip >= jvm->heaps[i].low && ip < jvm->heaps[i].high) {
+      low = jvm->heaps[i].low;
+      map = jvm->heaps[i].segment_map;
+    }
+  }
+  if (low == 0) return 0;
+  __u32 shift = jvm->segment_shift & 31;
+  __u64 segment = (ip - low) >> shift;
+  for (int hop = 0; hop < DORMANT_HOTSPOT_SEGMENT_HOPS; ++hop) {
+    __u8 tag = 0xff;
+    if (bpf_probe_read_user(&tag, sizeof(tag), (const void*)(map + segment)) != 0) return 0;
+    if (tag == 0) return low + (segment << shift) + jvm->heap_block_size;
+    if (tag == 0xff || tag > segment) return 0;
+    segment -= tag;
+  }
+  return 0;
+}
+
+// Rewrites the frame pushed last (the one at walk->ip) as a Java frame and adds the word that
+// names it.
+static __always_inline int mark_java_frame(struct cpu_scratch* cpu, __u64 marks, __u64 name) {
+  struct table_walk* walk = &cpu->walk;
+  __u32 depth = walk->depth;
+  if (depth == 0 || depth >= DORMANT_MAX_STACK_DEPTH) return 0;
+  cpu->user.ips[depth - 1] = walk->ip | DORMANT_JAVA_FRAME | marks;
+  cpu->user.ips[depth] = name;
+  walk->hash = mix(mix(walk->hash, marks), name);
+  walk->depth = depth + 1;
+  return 1;
+}
+
+// Goes on to the caller of a frame whose caller's sp is `sender_sp`, its fp `fp`.
+static __always_inline int step_to_caller(struct cpu_scratch* cpu, __u64 sender_sp, __u64 fp,
+                                          __u64 return_address,
+                                          struct dormant_unwind_counts* counts) {
+  struct table_walk* walk = &cpu->walk;
+  if (sender_sp <= walk->sp || return_address == 0) return 1;
+  walk->sp = sender_sp;
+  walk->fp = fp;
+  walk->fp_known = 1;
+  walk->ip = return_address;
+  walk->exact_ip = 0;
+  if (counts) counts->frames_by_java++;
+  return !push_frame(cpu, return_address);
+}
+
+// An interpreted frame: its frame pointer leads to its Method*, its caller's sp, fp and pc.
+static __always_inline int step_interpreted(struct cpu_scratch* cpu,
+                                            struct dormant_unwind_counts* counts) {
+  struct table_walk* walk = &cpu->walk;
+  if (!walk->fp_known || walk->fp < walk->sp) return 1;
+  __u64 frame[2 - DORMANT_INTERPRETER_METHOD];  // from the Method* up to the return address
+  if (bpf_probe_read_user(frame, sizeof(frame),
+                          (const void*)(walk->fp + 8 * DORMANT_INTERPRETER_METHOD)) != 0) {
+    return 1;
+  }
+  __u64 method = frame[0];
+  __u64 sender_sp = frame[DORMANT_INTERPRETER_SENDER_SP - DORMANT_INTERPRETER_METHOD];
+  __u64 link = frame[-DORMANT_INTERPRETER_METHOD];
+  __u64 return_address = frame[1 - DORMANT_INTERPRETER_METHOD];
+  if (!mark_java_frame(cpu, (__u64)DORMANT_JAVA_INTERPRETED << DORMANT_JAVA_KIND_SHIFT, method)) {
+    return 1;
+  }
+  if (sender_sp < walk->fp + 16) return 1;
+  return step_to_caller(cpu, sender_sp, link, return_address, counts);
+}
+
+// Whether the innermost frame's code at `ip` is a compiled method's epilogue, its frame popped
+// but for the return address: at `pop rbp` (1: rbp still on the stack), after it at the
+// safepoint poll (cmp rsp, [r15 + poll]; ja) or at `ret` (2).
+static __always_inline int in_epilogue(__u64 ip) {
+  __u8 code[16];
+  if (bpf_probe_read_user(code, sizeof(code), (const void*)ip) != 0) return 0;
+  if (code[0] == 0x5d) return 1;
+  if (code[0] == 0xc3) return 2;
+  if (code[0] == 0x49 && code[1] == 0x3b && code[2] == 0xa7 && code[7] == 0x0f && code[8] == 0x87 &&
+      code[13] == 0xc3) {
+    return 2;
+  }
+  if (code[0] == 0x0f && code[1] == 0x87 && code[6] == 0xc3) return 2;
+  return 0;
+}
+
+// A compiled method's or a stub's frame: its size is in its CodeBlob.
+static __always_inline int step_compiled(struct cpu_scratch* cpu,
+                                         const struct dormant_hotspot_process* jvm, __u64 blob,
+                                         struct dormant_unwind_counts* counts) {
+  struct table_walk* walk = &cpu->walk;
+  __u64 name_at = read_user_word(blob + jvm->blob_name);
+  __u32 kind = 0;
+  if (name_at == 0 || bpf_probe_read_user(&kind, sizeof(kind), (const void*)name_at) != 0) {
+    return 1;
+  }
+  __s32 frame_words = 0;
+  __s32 frame_complete = 0;
+  bpf_probe_read_user(&frame_words, sizeof(frame_words),
+                      (const void*)(blob + jvm->blob_frame_size));
+  bpf_probe_read_user(&frame_complete, sizeof(frame_complete),
+                      (const void*)(blob + jvm->blob_frame_complete));
+  __u64 code_begin = read_user_word(blob + jvm->blob_code_begin);
+  // "nmet(hod)" and "nati(ve nmethod)": a compiled Java method; any other name is a stub's.
+  int compiled = kind == 0x74656d6e || kind == 0x6974616e;
+  if (compiled) {
+    __u64 method = read_user_word(blob + jvm->nmethod_method);
+    __s32 level = 0;
+    bpf_probe_read_user(&level, sizeof(level), (const void*)(blob + jvm->nmethod_comp_level));
+    __u64 marks = ((__u64)DORMANT_JAVA_COMPILED << DORMANT_JAVA_KIND_SHIFT) |
+                  ((__u64)(level & 0xf) << DORMANT_JAVA_LEVEL_SHIFT);
+    if (!mark_java_frame(cpu, marks, method)) return 1;
+  } else if (!mark_java_frame(cpu, (__u64)DORMANT_JAVA_STUB << DORMANT_JAVA_KIND_SHIFT, blob)) {
+    return 1;
+  }
+  __u64 sp = walk->sp;
+  if (frame_words <= 0 || frame_words > (1 << 17)) {
+    // No size (the stubs that call Java): a frame pointer's frame.
+    if (!walk->fp_known || walk->fp < sp) return 1;
+    struct frame_record record;
+    if (bpf_probe_read_user(&record, sizeof(record), (const void*)walk->fp) != 0) return 1;
+    return step_to_caller(cpu, walk->fp + sizeof(record), record.next, record.return_address,
+                          counts);
+  }
+  if (walk->exact_ip) {
+    // Interrupted in the prologue or epilogue, the frame is not whole: its return address is on
+    // top of the stack, under the caller's rbp once that is pushed.
+    int popped = 0;
+    if (walk->ip < code_begin + (__u64)frame_complete) {
+      popped = read_user_byte(walk->ip - 1) == 0x55 ? 1 : 2;  // just after `push rbp`, or before
+    } else {
+      popped = in_epilogue(walk->ip);
+    }
+    if (popped == 1) {
+      __u64 words[2] = {};
+      if (bpf_probe_read_user(words, sizeof(words), (const void*)sp) != 0) return 1;
+      return step_to_caller(cpu, sp + 16, words[0], words[1], counts);
+    }
+    if (popped == 2) return step_to_caller(cpu, sp + 8, walk->fp, read_user_word(sp), counts);
+  }
+  __u64 sender_sp = sp + (__u64)frame_words * 8;
+  __u64 slots[DORMANT_HOTSPOT_RETURN_SLOTS + 1] = {};
+  if (bpf_probe_read_user(slots, sizeof(slots), (const void*)(sender_sp - 16)) != 0) return 1;
+  for (int i = 0; i < DORMANT_HOTSPOT_RETURN_SLOTS; ++i) {
+    // Compiled code returns into the code cache only; a stub may return to the VM's own code.
+    if (in_code_cache(jvm, slots[i + 1]) || (!compiled && i == 0)) {
+      return step_to_caller(cpu, sender_sp + 8 * i, slots[i], slots[i + 1], counts);
+    }
+  }
+  return 1;
+}
+
+// One step out of a Java frame; -1: `walk->ip` is not in a JVM's code cache.
+static __always_inline int step_through_java(struct cpu_scratch* cpu,
+                                             struct dormant_unwind_counts* counts) {
+  struct table_walk* walk = &cpu->walk;
+  const struct dormant_hotspot_process* jvm =
+      bpf_map_lookup_elem(&hotspot_processes, &walk->process);
+  if (!jvm || !in_code_cache(jvm, walk->ip)) return -1;
+  if (walk->ip >= jvm->interpreter_low && walk->ip < jvm->interpreter_high) {
+    return step_interpreted(cpu, counts);
+  }
+  __u64 blob = hotspot_blob_at(jvm, walk->ip);
+  if (blob == 0) return 1;
+  return step_compiled(cpu, jvm, blob, counts);
+}
+
+// A step from code no file's table covers: Java's, or else by frame pointer.
+static __always_inline int step_outside_tables(struct cpu_scratch* cpu,
+                                               struct dormant_unwind_counts* counts) {
+  int java = step_through_java(cpu, counts);
+  return java >= 0 ? java : step_by_frame_pointer(cpu, counts);
+}
+
 // One step of a walk by the unwind tables, from the frame in the CPU's scratch to its caller;
 // bpf_loop's callback: 1 ends the walk.
 static int unwind_step(__u32 index, void* context) {
@@ -426,9 +636,9 @@ static int unwind_step(__u32 index, void* context) {
   struct dormant_unwind_counts* counts = bpf_map_lookup_elem(&unwind_counts, &zero);
   struct table_walk* walk = &cpu->walk;
   struct dormant_unwind_process* process = bpf_map_lookup_elem(&unwind_processes, &walk->process);
-  if (!process) return step_by_frame_pointer(cpu, counts);
+  if (!process) return step_outside_tables(cpu, counts);
   struct dormant_unwind_mapping* mapping = mapping_of(cpu, process, walk->ip);
-  if (!mapping || mapping->file == 0) return step_by_frame_pointer(cpu, counts);
+  if (!mapping || mapping->file == 0) return step_outside_tables(cpu, counts);
   __u32 file = mapping->file;
   // A return address is looked up one byte back, inside the call: the call may be a function's
   // last instruction.
@@ -517,18 +727,6 @@ static __always_inline __u64 walk_by_tables(struct cpu_scratch* cpu, struct user
 #endif
 
 #if defined(__TARGET_ARCH_x86)
-static __always_inline __u64 read_user_word(__u64 address) {
-  __u64 word = 0;
-  if (bpf_probe_read_user(&word, sizeof(word), (const void*)address) != 0) return 0;
-  return word;
-}
-
-static __always_inline __u8 read_user_byte(__u64 address) {
-  __u8 byte = 0;
-  if (bpf_probe_read_user(&byte, sizeof(byte), (const void*)address) != 0) return 0;
-  return byte;
-}
-
 // One step of the search for the current thread's state among a CPython process's threads;
 // bpf_loop's callback: 1 ends the search.
 static int python_thread_step(__u32 index, void* context) {

@@ -69,6 +69,7 @@ struct dormant_unwind_process {
 struct dormant_unwind_counts {
   __u64 frames_by_table;  // caller frames found by a row of a table
   __u64 frames_by_fp;     // caller frames found by frame pointer (no row for that address)
+  __u64 frames_by_java;   // caller frames of Java frames (hotspot.h)
   __u64 no_process;       // walks of processes whose mappings were not loaded (yet)
   __u64 no_table;         // steps from a file whose table is not loaded (not yet, or no room)
   __u64 complete;         // walks that reached the outermost frame

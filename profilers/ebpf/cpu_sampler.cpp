@@ -433,6 +433,10 @@ int CpuSampler::python_processes_fd() const {
   return bpf_map__fd(skeleton_->maps.python_processes);
 }
 
+int CpuSampler::hotspot_processes_fd() const {
+  return bpf_map__fd(skeleton_->maps.hotspot_processes);
+}
+
 int CpuSampler::unwind_files_fd() const { return bpf_map__fd(skeleton_->maps.unwind_files); }
 int CpuSampler::unwind_processes_fd() const {
   return bpf_map__fd(skeleton_->maps.unwind_processes);
@@ -443,6 +447,7 @@ UnwindWalks CpuSampler::unwind_walks() const {
   for (const auto& cpu : per_cpu_values<dormant_unwind_counts>(skeleton_->maps.unwind_counts)) {
     walks.frames_by_table += cpu.frames_by_table;
     walks.frames_by_frame_pointer += cpu.frames_by_fp;
+    walks.frames_by_java += cpu.frames_by_java;
     walks.walks_without_process += cpu.no_process;
     walks.steps_without_table += cpu.no_table;
     walks.walks_complete += cpu.complete;

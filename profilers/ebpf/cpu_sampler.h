@@ -38,6 +38,7 @@ struct CpuSamplerOptions {
 struct UnwindWalks {
   uint64_t frames_by_table = 0;          // caller frames a row found
   uint64_t frames_by_frame_pointer = 0;  // caller frames found by frame pointer, with no row
+  uint64_t frames_by_java = 0;           // callers of Java frames, by the JVM's own structures
   uint64_t walks_without_process = 0;    // of process images whose mappings were not loaded yet
   uint64_t steps_without_table = 0;      // from files whose table was not loaded
   uint64_t walks_complete = 0;           // that reached the outermost frame
@@ -100,7 +101,8 @@ class CpuSampler {
   // The maps UnwindTables fills: valid while this sampler lives.
   int unwind_files_fd() const;
   int unwind_processes_fd() const;
-  int python_processes_fd() const;  // what PythonProcesses fills
+  int python_processes_fd() const;   // what PythonProcesses fills
+  int hotspot_processes_fd() const;  // what HotSpotProcesses fills
   UnwindWalks unwind_walks() const;
   int cpus() const { return static_cast<int>(links_.size()); }
 

@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "bpf/hotspot.h"
 #include "profilers/system/processes.h"
 
 namespace dormant::profilers::ebpf {
@@ -79,6 +80,8 @@ Result<void> EbpfProfiler::start() {
       kernel ? std::optional(std::move(*kernel)) : std::nullopt, limits);
   python_processes_ = std::make_unique<PythonProcesses>(sampler_->python_processes_fd(),
                                                         options_.max_python_processes);
+  hotspot_processes_ = std::make_unique<HotSpotProcesses>(sampler_->hotspot_processes_fd(),
+                                                          options_.max_java_processes);
   if (sampler_->walks_by_tables()) {
     unwind_tables_ = std::make_unique<UnwindTables>(
         sampler_->unwind_files_fd(), sampler_->unwind_processes_fd(), options_.unwind, &stopping_);
@@ -155,6 +158,7 @@ void EbpfProfiler::remember(const ProcessImage& image) {
   std::vector<system::Mapping> mappings = symbolizer_->mappings(image.pid, image.generation);
   if (unwind_tables_) unwind_tables_->add_process(image.pid, image.generation, mappings);
   python_processes_->add_process(image.pid, image.generation, mappings);
+  hotspot_processes_->add_process(image.pid, image.generation, mappings);
 }
 
 Result<profile::StackTable> EbpfProfiler::snapshot() {
@@ -174,7 +178,7 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
     // First: for an image whose announcement was lost, this reads its maps now.
     std::string comm = symbolizer_->comm(stack.pid, stack.generation);
     size_t user_begin = frames.size();
-    symbolizer_->append_user_frames(stack.pid, stack.generation, stack.user, frames);
+    append_user_frames(stack, frames);
     if (!stack.python.empty()) add_python_frames(stack, user_begin, frames);
     if (stack.kernel_lost) frames.push_back("[lost kernel stack]");
     symbolizer_->append_kernel_frames(stack.kernel, frames);
@@ -203,8 +207,52 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
   sampler_->forget_processes(exited);
   python_processes_->forget_processes(exited);
   python_names_.end_snapshot(exited);
+  hotspot_processes_->forget_processes(exited);
+  hotspot_processes_->retry_waiting();
+  java_names_.end_snapshot();
   if (unwind_tables_) unwind_tables_->forget_processes(exited);
   return stacks;
+}
+
+void EbpfProfiler::append_user_frames(const CountedStack& stack, std::vector<std::string>& frames) {
+  std::span<const uint64_t> user = stack.user;
+  auto java = std::find_if(user.begin(), user.end(),
+                           [](uint64_t word) { return (word & DORMANT_JAVA_FRAME) != 0; });
+  std::shared_ptr<const system::HotSpotVm> vm;
+  if (java != user.end()) vm = hotspot_processes_->vm(stack.pid, stack.generation);
+  if (!vm) {
+    symbolizer_->append_user_frames(stack.pid, stack.generation, user, frames);
+    return;
+  }
+  // Runs of native frames and Java frames (two words each), innermost first; named root first.
+  struct Run {
+    size_t begin;
+    size_t end;
+    bool java;
+  };
+  std::vector<Run> runs;
+  for (size_t i = 0; i < user.size();) {
+    bool is_java = (user[i] & DORMANT_JAVA_FRAME) != 0 && i + 1 < user.size();
+    size_t end = is_java ? i + 2 : i + 1;
+    if (!is_java && !runs.empty() && !runs.back().java) {
+      runs.back().end = end;
+    } else {
+      runs.push_back({i, end, is_java});
+    }
+    i = end;
+  }
+  for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
+    if (run->java) {
+      for (std::string& name :
+           java_names_.names(stack.pid, *vm, user[run->begin], user[run->begin + 1])) {
+        frames.push_back(std::move(name));
+      }
+    } else {
+      symbolizer_->append_user_frames(stack.pid, stack.generation,
+                                      user.subspan(run->begin, run->end - run->begin), frames,
+                                      run->begin == 0);
+    }
+  }
 }
 
 void EbpfProfiler::add_python_frames(const CountedStack& stack, size_t user_begin,
@@ -226,6 +274,7 @@ void EbpfProfiler::stop() {
   if (reader_.joinable()) reader_.join();
   young_.clear();
   python_processes_.reset();
+  hotspot_processes_.reset();
   unwind_tables_.reset();
   sampler_.reset();
   symbolizer_.reset();
@@ -233,7 +282,8 @@ void EbpfProfiler::stop() {
 
 nlohmann::json EbpfProfiler::header_facts() const {
   if (!sampler_) return nullptr;
-  nlohmann::json facts = {{"python", python_processes_->counts().to_json()}};
+  nlohmann::json facts = {{"python", python_processes_->counts().to_json()},
+                          {"java", hotspot_processes_->counts().to_json()}};
   if (!unwind_tables_) {
     facts["unwinding"] = "frame pointers";
     facts["why"] = sampler_->why_frame_pointers();
@@ -243,6 +293,7 @@ nlohmann::json EbpfProfiler::header_facts() const {
   nlohmann::json tables = unwind_tables_->counts().to_json();
   tables["frames_by_table"] = walks.frames_by_table;
   tables["frames_by_frame_pointer"] = walks.frames_by_frame_pointer;
+  tables["frames_by_java"] = walks.frames_by_java;
   tables["walks_before_tables"] = walks.walks_without_process;
   tables["steps_without_table"] = walks.steps_without_table;
   tables["walks_complete"] = walks.walks_complete;

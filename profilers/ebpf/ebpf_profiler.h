@@ -16,10 +16,12 @@
 #include "common/deadline.h"
 #include "common/unique_fd.h"
 #include "profilers/ebpf/cpu_sampler.h"
+#include "profilers/ebpf/hotspot_processes.h"
 #include "profilers/ebpf/python_processes.h"
 #include "profilers/ebpf/unwind_tables.h"
 #include "profilers/profiler.h"
 #include "profilers/system/cgroup_selection.h"
+#include "profilers/system/java_frames.h"
 #include "profilers/system/python_frames.h"
 #include "profilers/system/symbolizer.h"
 
@@ -35,6 +37,7 @@ struct EbpfProfilerOptions {
   CpuSamplerOptions limits;      // map sizes, the walk; what is above overrides the rest
   UnwindLimits unwind;
   size_t max_python_processes = 0;  // processes whose Python frames are walked at once; 0: all
+  size_t max_java_processes = 0;    // JVMs whose Java frames are walked at once; 0: all
   std::filesystem::path docker_root = "/var/lib/docker";
 };
 
@@ -61,6 +64,8 @@ class EbpfProfiler final : public Profiler {
   void reread_young_images();
   // Reads the image's mappings and symbols, and gives the walk its unwind tables.
   void remember(const ProcessImage& image);
+  // The user frames of a stack, root first, its Java frames named by its JVM.
+  void append_user_frames(const CountedStack& stack, std::vector<std::string>& frames);
   // Puts a CPython process's Python frames among the user frames from `user_begin` on.
   void add_python_frames(const CountedStack& stack, size_t user_begin,
                          std::vector<std::string>& frames);
@@ -72,6 +77,8 @@ class EbpfProfiler final : public Profiler {
   std::unique_ptr<UnwindTables> unwind_tables_;  // null: stacks are walked by frame pointer
   std::unique_ptr<PythonProcesses> python_processes_;
   system::PythonFrameNames python_names_;
+  std::unique_ptr<HotSpotProcesses> hotspot_processes_;
+  system::JavaFrameNames java_names_;  // used by snapshot() only
   std::atomic<bool> stopping_ = false;
   UniqueFd wake_reader_;  // an eventfd, for the life of the profiler: abort() may come any time
   int wake_reader_errno_;

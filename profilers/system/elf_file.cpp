@@ -1,5 +1,6 @@
 #include "profilers/system/elf_file.h"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -81,6 +82,33 @@ Elf_Scn* find_section(Elf* elf, const char* wanted, GElf_Shdr& header) {
     if (name != nullptr && std::strcmp(name, wanted) == 0) return section;
   }
   return nullptr;
+}
+
+std::map<std::string, uint64_t, std::less<>> dynamic_symbols(
+    Elf* elf, std::span<const std::string_view> wanted, size_t max_symbols) {
+  std::map<std::string, uint64_t, std::less<>> found;
+  for (Elf_Scn* section = elf_nextscn(elf, nullptr); section != nullptr;
+       section = elf_nextscn(elf, section)) {
+    GElf_Shdr header;
+    if (gelf_getshdr(section, &header) == nullptr || header.sh_type != SHT_DYNSYM) continue;
+    Elf_Data* data = elf_getdata(section, nullptr);
+    size_t entry = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+    if (data == nullptr || entry == 0) break;
+    size_t count = std::min<size_t>(data->d_size / entry, max_symbols);
+    for (size_t i = 0; i < count; ++i) {
+      GElf_Sym symbol;
+      if (gelf_getsym(data, static_cast<int>(i), &symbol) == nullptr || symbol.st_value == 0) {
+        continue;
+      }
+      const char* name = elf_strptr(elf, header.sh_link, symbol.st_name);
+      if (name == nullptr) continue;
+      if (std::find(wanted.begin(), wanted.end(), std::string_view(name)) != wanted.end()) {
+        found.emplace(name, symbol.st_value);
+      }
+    }
+    break;
+  }
+  return found;
 }
 
 }  // namespace dormant::profilers::system

@@ -7,9 +7,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gelf.h>
@@ -47,5 +50,10 @@ Result<OpenElf> open_elf_image(std::span<const std::byte> image, const std::stri
 // The first section named `wanted` (and its header), or null; null too where the section names
 // take more than 1 MiB, which no real file's do.
 Elf_Scn* find_section(Elf* elf, const char* wanted, GElf_Shdr& header);
+
+// The values of those of `wanted` the file's .dynsym defines (a value not 0), by name; of the
+// first `max_symbols` entries at most.
+std::map<std::string, uint64_t, std::less<>> dynamic_symbols(
+    Elf* elf, std::span<const std::string_view> wanted, size_t max_symbols = 4 << 20);
 
 }  // namespace dormant::profilers::system

@@ -5,6 +5,8 @@
 
 #include <sys/uio.h>
 
+#include "profilers/system/process_memory.h"
+
 namespace dormant::profilers::system {
 namespace {
 
@@ -12,19 +14,6 @@ constexpr uint64_t kEntry = 1;
 constexpr uint64_t kNeverChecked = UINT64_MAX;
 constexpr std::string_view kEvaluationLoop = "_PyEval_EvalFrameDefault";
 const std::string kUnknown = "[unknown Python frame]_[p]";
-
-bool read_memory(pid_t pid, uint64_t address, void* into, size_t size) {
-  iovec local{into, size};
-  iovec remote{reinterpret_cast<void*>(address), size};
-  return ::process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
-}
-
-template <typename T>
-std::optional<T> read_value(pid_t pid, uint64_t address) {
-  T value{};
-  if (!read_memory(pid, address, &value, sizeof(value))) return std::nullopt;
-  return value;
-}
 
 void append_utf8(std::string& text, uint32_t code_point) {
   if (code_point < 0x80) {
@@ -50,8 +39,8 @@ void append_utf8(std::string& text, uint32_t code_point) {
 // one we can read.
 std::optional<std::string> read_string(pid_t pid, const PythonOffsets& offsets, uint64_t object) {
   if (object == 0) return std::nullopt;
-  auto length = read_value<int64_t>(pid, object + offsets.unicode_length);
-  auto state = read_value<uint32_t>(pid, object + offsets.unicode_state);
+  auto length = read_process_value<int64_t>(pid, object + offsets.unicode_length);
+  auto state = read_process_value<uint32_t>(pid, object + offsets.unicode_state);
   if (!length || !state || *length < 0) return std::nullopt;
   uint32_t kind = (*state >> 2) & 7;
   bool compact = (*state >> 5) & 1;
@@ -60,7 +49,7 @@ std::optional<std::string> read_string(pid_t pid, const PythonOffsets& offsets, 
   size_t count = std::min<size_t>(static_cast<size_t>(*length), PythonFrameNames::kMaxNameBytes);
   uint64_t data = object + (ascii ? offsets.unicode_ascii_data : offsets.unicode_compact_data);
   std::string raw(count * kind, '\0');
-  if (count > 0 && !read_memory(pid, data, raw.data(), raw.size())) return std::nullopt;
+  if (count > 0 && !read_process_memory(pid, data, raw.data(), raw.size())) return std::nullopt;
   if (ascii) return raw;
   std::string text;
   for (size_t i = 0; i < count; ++i) {

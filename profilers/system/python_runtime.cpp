@@ -63,32 +63,20 @@ Result<PythonBinary> PythonBinary::read(const std::filesystem::path& path,
   auto segments = LoadSegments::of(elf, name);
   if (!segments) return segments.error();
   binary.segments_ = std::move(*segments);
-  uint64_t version_address = 0;
-  bool debug_build = false;
-  for (Elf_Scn* section = elf_nextscn(elf, nullptr); section != nullptr;
-       section = elf_nextscn(elf, section)) {
-    GElf_Shdr header;
-    if (gelf_getshdr(section, &header) == nullptr || header.sh_type != SHT_DYNSYM) continue;
-    Elf_Data* data = elf_getdata(section, nullptr);
-    size_t entry = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-    if (data == nullptr || entry == 0) break;
-    size_t count = std::min<size_t>(data->d_size / entry, kMaxSymbols);
-    for (size_t i = 0; i < count; ++i) {
-      GElf_Sym symbol;
-      if (gelf_getsym(data, static_cast<int>(i), &symbol) == nullptr || symbol.st_value == 0) {
-        continue;
-      }
-      const char* symbol_name = elf_strptr(elf, header.sh_link, symbol.st_name);
-      if (symbol_name == nullptr) continue;
-      if (std::strcmp(symbol_name, "_PyRuntime") == 0) binary.runtime_ = symbol.st_value;
-      if (std::strcmp(symbol_name, "PyCode_Type") == 0) binary.code_type_ = symbol.st_value;
-      if (std::strcmp(symbol_name, "Py_Version") == 0) version_address = symbol.st_value;
-      for (const char* debug_only : kPythonDebugBuildSymbols) {
-        if (std::strcmp(symbol_name, debug_only) == 0) debug_build = true;
-      }
-    }
-    break;
-  }
+  std::vector<std::string_view> wanted = {"_PyRuntime", "PyCode_Type", "Py_Version"};
+  wanted.insert(wanted.end(), std::begin(kPythonDebugBuildSymbols),
+                std::end(kPythonDebugBuildSymbols));
+  auto symbols = dynamic_symbols(elf, wanted, kMaxSymbols);
+  auto value = [&](std::string_view name) {
+    auto found = symbols.find(name);
+    return found == symbols.end() ? uint64_t{0} : found->second;
+  };
+  binary.runtime_ = value("_PyRuntime");
+  binary.code_type_ = value("PyCode_Type");
+  uint64_t version_address = value("Py_Version");
+  bool debug_build =
+      std::any_of(std::begin(kPythonDebugBuildSymbols), std::end(kPythonDebugBuildSymbols),
+                  [&](const char* name) { return value(name) != 0; });
   if (binary.runtime_ == 0 || binary.code_type_ == 0) {
     return Error(ErrorKind::kUnavailable, name + " exports no _PyRuntime: not a CPython 3.7+");
   }

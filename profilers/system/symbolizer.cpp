@@ -13,8 +13,8 @@ namespace {
 
 // The address a frame is looked up at: return addresses (every frame but the innermost) one byte
 // back, inside the call.
-uint64_t lookup_address(std::span<const uint64_t> user, size_t i) {
-  return i == 0 ? user[i] : user[i] - 1;
+uint64_t lookup_address(std::span<const uint64_t> user, size_t i, bool innermost_is_exact = true) {
+  return i == 0 && innermost_is_exact ? user[i] : user[i] - 1;
 }
 
 const Mapping* mapping_at(const std::vector<Mapping>& mappings, uint64_t address) {
@@ -205,7 +205,7 @@ bool Symbolizer::should_read_again(pid_t pid, uint32_t generation, std::span<con
 }
 
 void Symbolizer::append_user_frames(pid_t pid, uint32_t generation, std::span<const uint64_t> user,
-                                    std::vector<std::string>& frames) {
+                                    std::vector<std::string>& frames, bool innermost_is_exact) {
   if (should_read_again(pid, generation, user)) {
     // The same image still, as far as its name tells: an exec would have brought other maps.
     auto stat = procfs::process_stat(pid);
@@ -217,7 +217,7 @@ void Symbolizer::append_user_frames(pid_t pid, uint32_t generation, std::span<co
   Image* image = found == images_.end() ? nullptr : &found->second;
   if (image != nullptr) read_perf_map(pid, *image, user);
   for (size_t i = user.size(); i-- > 0;)
-    frames.push_back(user_frame(image, lookup_address(user, i)));
+    frames.push_back(user_frame(image, lookup_address(user, i, innermost_is_exact)));
 }
 
 void Symbolizer::append_kernel_frames(std::span<const uint64_t> kernel,

@@ -58,8 +58,10 @@ class Symbolizer {
   // after the first are return addresses: they are looked up one byte back, inside the call.
   // A live image whose innermost frame is outside all its mappings (in a library loaded since
   // they were read) has them read again, once per snapshot.
+  // `innermost_is_exact`: false for a part of a stack whose innermost frame is a return address
+  // too.
   void append_user_frames(pid_t pid, uint32_t generation, std::span<const uint64_t> user,
-                          std::vector<std::string>& frames);
+                          std::vector<std::string>& frames, bool innermost_is_exact = true);
   void append_kernel_frames(std::span<const uint64_t> kernel, std::vector<std::string>& frames);
 
   // Ends a snapshot: drops the images of processes that no longer run (the snapshot has used
