@@ -211,6 +211,19 @@ struct {
   __type(value, struct dormant_hotspot_process);
 } hotspot_processes SEC(".maps");
 
+// The Java frames announced, per process image.
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, struct dormant_java_frame);
+  __type(value, __u8);
+} java_frames SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 256 * 1024);
+} java_frame_events SEC(".maps");
+
 // The code objects announced, per process image.
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -480,10 +493,21 @@ static __always_inline int mark_java_frame(struct cpu_scratch* cpu, __u64 marks,
   struct table_walk* walk = &cpu->walk;
   __u32 depth = walk->depth;
   if (depth == 0 || depth >= DORMANT_MAX_STACK_DEPTH) return 0;
-  cpu->user.ips[depth - 1] = walk->ip | DORMANT_JAVA_FRAME | marks;
+  struct dormant_java_frame frame = {
+      .tgid = walk->process.tgid,
+      .generation = walk->process.generation,
+      .marked = walk->ip | DORMANT_JAVA_FRAME | marks,
+      .word = name,
+  };
+  cpu->user.ips[depth - 1] = frame.marked;
   cpu->user.ips[depth] = name;
   walk->hash = mix(mix(walk->hash, marks), name);
   walk->depth = depth + 1;
+  if (!bpf_map_lookup_elem(&java_frames, &frame)) {
+    __u8 yes = 1;
+    bpf_map_update_elem(&java_frames, &frame, &yes, BPF_ANY);
+    bpf_ringbuf_output(&java_frame_events, &frame, sizeof(frame), 0);
+  }
   return 1;
 }
 

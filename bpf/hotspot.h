@@ -48,6 +48,15 @@ enum dormant_java_kind {
   DORMANT_JAVA_STUB = 3,
 };
 
+// A Java frame the walk met for the first time in a process image: announced so that user space
+// names it while the process lives, and from what the JVM holds at that address now.
+struct dormant_java_frame {
+  __u32 tgid;
+  __u32 generation;
+  __u64 marked;
+  __u64 word;
+};
+
 // An interpreted frame, from its frame pointer, in words (x86_64, JDK 9+): the sender's sp, the
 // Method* it runs.
 #define DORMANT_INTERPRETER_SENDER_SP (-1)

@@ -21,6 +21,7 @@
 #include "cpu_sampler.skel.h"
 
 #include "bpf/cpu_sampler.h"
+#include "bpf/hotspot.h"
 #include "bpf/python.h"
 #include "bpf/unwind.h"
 #include "common/unique_fd.h"
@@ -99,8 +100,8 @@ int on_process_event(void* context, void* data, size_t size) {
   image.generation = event.generation;
   image.user_ip = event.user_ip;
   image.comm.assign(event.comm, strnlen(event.comm, sizeof(event.comm)));
-  auto& on_image = *static_cast<std::function<void(const ProcessImage&)>*>(context);
-  if (on_image) on_image(image);
+  const SamplerEvents* events = *static_cast<const SamplerEvents**>(context);
+  if (events && events->on_image) events->on_image(image);
   return 0;
 }
 
@@ -108,8 +109,22 @@ int on_python_code(void* context, void* data, size_t size) {
   if (size < sizeof(dormant_python_code)) return 0;
   dormant_python_code event;
   std::memcpy(&event, data, sizeof(event));
-  auto& on_code = *static_cast<std::function<void(const PythonCode&)>*>(context);
-  if (on_code) on_code({static_cast<int>(event.tgid), event.generation, event.code});
+  const SamplerEvents* events = *static_cast<const SamplerEvents**>(context);
+  if (events && events->on_python_code) {
+    events->on_python_code({static_cast<int>(event.tgid), event.generation, event.code});
+  }
+  return 0;
+}
+
+int on_java_frame(void* context, void* data, size_t size) {
+  if (size < sizeof(dormant_java_frame)) return 0;
+  dormant_java_frame event;
+  std::memcpy(&event, data, sizeof(event));
+  const SamplerEvents* events = *static_cast<const SamplerEvents**>(context);
+  if (events && events->on_java_frame) {
+    events->on_java_frame(
+        {static_cast<int>(event.tgid), event.generation, event.marked, event.word});
+  }
   return 0;
 }
 
@@ -324,11 +339,15 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& op
   sampler->event_ = cycles ? "cycles" : "cpu-clock";
 
   sampler->ring_.reset(ring_buffer__new(bpf_map__fd(skeleton.maps.process_events), on_process_event,
-                                        &sampler->on_image_, nullptr));
+                                        &sampler->events_, nullptr));
   if (!sampler->ring_) return Error::from_errno("reading the eBPF sampler's process events");
   if (ring_buffer__add(sampler->ring_.get(), bpf_map__fd(skeleton.maps.python_code_events),
-                       on_python_code, &sampler->on_code_) != 0) {
+                       on_python_code, &sampler->events_) != 0) {
     return Error::from_errno("reading the eBPF sampler's Python code events");
+  }
+  if (ring_buffer__add(sampler->ring_.get(), bpf_map__fd(skeleton.maps.java_frame_events),
+                       on_java_frame, &sampler->events_) != 0) {
+    return Error::from_errno("reading the eBPF sampler's Java frame events");
   }
   return sampler;
 }
@@ -340,8 +359,7 @@ CpuSampler::~CpuSampler() {
 }
 
 Result<int> CpuSampler::poll_images(std::chrono::milliseconds timeout, int wake_fd,
-                                    const std::function<void(const ProcessImage&)>& on_image,
-                                    const std::function<void(const PythonCode&)>& on_code) {
+                                    const SamplerEvents& events) {
   pollfd waits[] = {{ring_buffer__epoll_fd(ring_.get()), POLLIN, 0}, {wake_fd, POLLIN, 0}};
   int ready = ::poll(
       waits, 2, timeout < std::chrono::milliseconds(0) ? -1 : static_cast<int>(timeout.count()));
@@ -353,11 +371,9 @@ Result<int> CpuSampler::poll_images(std::chrono::milliseconds timeout, int wake_
     (void)::read(wake_fd, &wakes, sizeof(wakes));
   }
   if (ready <= 0 || waits[0].revents == 0) return 0;
-  on_image_ = on_image;
-  on_code_ = on_code;
+  events_ = &events;
   int consumed = ring_buffer__consume(ring_.get());
-  on_image_ = nullptr;
-  on_code_ = nullptr;
+  events_ = nullptr;
   if (consumed < 0)
     return Error::from_errno("reading the eBPF sampler's process events", -consumed);
   return consumed;

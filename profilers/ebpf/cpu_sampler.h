@@ -59,6 +59,22 @@ struct PythonCode {
   uint64_t code = 0;
 };
 
+// A Java frame (bpf/hotspot.h: its two words) the sampler met for the first time in a process
+// image, or again after the map of those seen gave it up.
+struct JavaFrame {
+  int pid = 0;
+  uint32_t generation = 0;
+  uint64_t marked = 0;
+  uint64_t word = 0;
+};
+
+// What poll_images() hands over, each as it arrives.
+struct SamplerEvents {
+  std::function<void(const ProcessImage&)> on_image;
+  std::function<void(const PythonCode&)> on_python_code;
+  std::function<void(const JavaFrame&)> on_java_frame;
+};
+
 // One counted stack, innermost frame first. An empty span: no such stack (a kernel thread has no
 // user stack; a sample taken in user mode has no kernel stack) or a lost one (see `lost`).
 struct CountedStack {
@@ -106,13 +122,12 @@ class CpuSampler {
   UnwindWalks unwind_walks() const;
   int cpus() const { return static_cast<int>(links_.size()); }
 
-  // Waits up to `timeout` (kNoTimeout: no limit) for process images and Python code objects, or
-  // until `wake_fd` (an eventfd, which it reads) is written, calling `on_image` for each image
-  // and `on_code` for each code object that arrived.
+  // Waits up to `timeout` (kNoTimeout: no limit) for process images, Python code objects and
+  // Java frames, or until `wake_fd` (an eventfd, which it reads) is written, handing each that
+  // arrived to `events`.
   static constexpr std::chrono::milliseconds kNoTimeout{-1};
   Result<int> poll_images(std::chrono::milliseconds timeout, int wake_fd,
-                          const std::function<void(const ProcessImage&)>& on_image,
-                          const std::function<void(const PythonCode&)>& on_code);
+                          const SamplerEvents& events);
 
   // Takes every stack counted since the previous drain out of the kernel and hands each to
   // `on_stack`. Sampling goes on meanwhile, into the other set of maps, so no sample loses its
@@ -150,8 +165,7 @@ class CpuSampler {
   Skeleton skeleton_;
   std::vector<std::unique_ptr<::bpf_link, LinkDeleter>> links_;  // each owns its perf event
   std::unique_ptr<::ring_buffer, RingDeleter> ring_;
-  std::function<void(const ProcessImage&)> on_image_;  // during poll_images() only
-  std::function<void(const PythonCode&)> on_code_;     // during poll_images() only
+  const SamplerEvents* events_ = nullptr;  // during poll_images() only
   std::string event_;
   bool walks_by_tables_ = false;
   std::string why_frame_pointers_;

@@ -131,7 +131,16 @@ void EbpfProfiler::read_process_images() {
         spdlog::warn("ebpf: cannot name a Python frame of {}: {}", code.pid, thrown.what());
       }
     };
-    auto polled = sampler_->poll_images(timeout, wake_reader_.get(), on_image, on_code);
+    auto on_java_frame = [this](const JavaFrame& frame) {
+      try {  // named now, while the JVM lives: it may be gone by the snapshot
+        auto vm = hotspot_processes_->vm(frame.pid, frame.generation);
+        if (vm) java_names_.remember(frame.pid, *vm, frame.marked, frame.word);
+      } catch (const std::exception& thrown) {
+        spdlog::warn("ebpf: cannot name a Java frame of {}: {}", frame.pid, thrown.what());
+      }
+    };
+    SamplerEvents events{on_image, on_code, on_java_frame};
+    auto polled = sampler_->poll_images(timeout, wake_reader_.get(), events);
     if (!polled) {
       spdlog::error("ebpf: {}; processes are now named at the snapshot only",
                     polled.error().message());
@@ -209,7 +218,7 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
   python_names_.end_snapshot(exited);
   hotspot_processes_->forget_processes(exited);
   hotspot_processes_->retry_waiting();
-  java_names_.end_snapshot();
+  java_names_.end_snapshot(exited);
   if (unwind_tables_) unwind_tables_->forget_processes(exited);
   return stacks;
 }

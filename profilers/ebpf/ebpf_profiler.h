@@ -78,7 +78,7 @@ class EbpfProfiler final : public Profiler {
   std::unique_ptr<PythonProcesses> python_processes_;
   system::PythonFrameNames python_names_;
   std::unique_ptr<HotSpotProcesses> hotspot_processes_;
-  system::JavaFrameNames java_names_;  // used by snapshot() only
+  system::JavaFrameNames java_names_;
   std::atomic<bool> stopping_ = false;
   UniqueFd wake_reader_;  // an eventfd, for the life of the profiler: abort() may come any time
   int wake_reader_errno_;

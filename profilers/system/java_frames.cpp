@@ -71,7 +71,8 @@ std::optional<uint32_t> read_compressed_int(std::span<const uint8_t> stream, siz
   return value;
 }
 
-std::string JavaFrameNames::method_name(pid_t pid, const HotSpotVm& vm, uint64_t method) {
+std::optional<std::string> JavaFrameNames::method_name(pid_t pid, const HotSpotVm& vm,
+                                                       uint64_t method) {
   auto found = methods_.find({pid, method});
   if (found != methods_.end()) return found->second;
   const HotSpotOffsets& at = vm.offsets;
@@ -95,8 +96,8 @@ std::string JavaFrameNames::method_name(pid_t pid, const HotSpotVm& vm, uint64_t
     auto method_text = read_symbol(pid, at, *method_symbol, kMaxNameBytes);
     if (class_text && method_text) name = java_method_name(*class_text, *method_text);
   }
-  if (methods_.size() >= kMaxMethods) return name.value_or(kUnknownMethod);
-  return methods_.emplace(std::pair(pid, method), name.value_or(kUnknownMethod)).first->second;
+  if (methods_.size() < kMaxMethods) methods_.emplace(std::pair(pid, method), name);
+  return name;
 }
 
 std::vector<uint64_t> JavaFrameNames::scopes(pid_t pid, const HotSpotVm& vm, uint64_t address,
@@ -157,35 +158,76 @@ std::vector<uint64_t> JavaFrameNames::scopes(pid_t pid, const HotSpotVm& vm, uin
   return methods;
 }
 
-std::vector<std::string> JavaFrameNames::names(pid_t pid, const HotSpotVm& vm, uint64_t marked,
-                                               uint64_t word) {
-  auto cached = frames_.find({pid, marked, word});
-  if (cached != frames_.end()) return cached->second;
+JavaFrameNames::Named JavaFrameNames::read(pid_t pid, const HotSpotVm& vm, uint64_t marked,
+                                           uint64_t word) {
   int kind = static_cast<int>((marked >> DORMANT_JAVA_KIND_SHIFT) & 7);
   int level = static_cast<int>((marked >> DORMANT_JAVA_LEVEL_SHIFT) & 0xf);
   uint64_t address = marked & DORMANT_JAVA_ADDRESS_MASK;
-  std::vector<std::string> names;
+  Named named;
+  named.read_in = snapshot_;
   if (kind == DORMANT_JAVA_STUB) {
     auto name_at = read_process_value<uint64_t>(pid, word + vm.offsets.blob_name);
     auto name = name_at ? read_process_string(pid, *name_at, kMaxNameBytes) : std::nullopt;
-    names.emplace_back();
-    append_frame_text(names.back(), name.value_or("[unknown JVM stub]"));
-  } else {
-    std::vector<uint64_t> inlined;
-    if (kind == DORMANT_JAVA_COMPILED) inlined = scopes(pid, vm, address, word, level);
-    if (inlined.empty()) inlined.push_back(word);
-    for (size_t i = inlined.size(); i-- > 0;) {
-      names.push_back(method_name(pid, vm, inlined[i]) +
-                      (i + 1 == inlined.size() ? suffix_of(kind, level) : "_[i]"));
-    }
+    named.names.emplace_back();
+    append_frame_text(named.names.back(), name.value_or("[unknown JVM stub]"));
+    named.whole = name.has_value();
+    return named;
   }
-  if (frames_.size() < kMaxFrames) frames_.emplace(std::tuple(pid, marked, word), names);
-  return names;
+  std::vector<uint64_t> inlined;
+  if (kind == DORMANT_JAVA_COMPILED) inlined = scopes(pid, vm, address, word, level);
+  named.whole = kind != DORMANT_JAVA_COMPILED || !inlined.empty();
+  if (inlined.empty()) inlined.push_back(word);
+  for (size_t i = inlined.size(); i-- > 0;) {
+    auto name = method_name(pid, vm, inlined[i]);
+    named.whole = named.whole && name.has_value();
+    named.names.push_back(name.value_or(kUnknownMethod) +
+                          (i + 1 == inlined.size() ? suffix_of(kind, level) : "_[i]"));
+  }
+  return named;
 }
 
-void JavaFrameNames::end_snapshot() {
+const std::vector<std::string>& JavaFrameNames::named(pid_t pid, const HotSpotVm& vm,
+                                                      uint64_t marked, uint64_t word) {
+  auto kept = frames_.find({pid, marked, word});
+  if (kept != frames_.end() && kept->second.read_in == snapshot_) return kept->second.names;
+  Named fresh = read(pid, vm, marked, word);
+  if (kept == frames_.end()) {
+    if (frames_.size() >= kMaxFrames) {
+      unkept_ = std::move(fresh);
+      return unkept_.names;
+    }
+    kept = frames_.emplace(Key{pid, marked, word}, std::move(fresh)).first;
+  } else if (fresh.whole || !kept->second.whole) {
+    kept->second = std::move(fresh);
+  } else {
+    kept->second.read_in = snapshot_;  // gone since: what was read while it lived stays
+  }
+  return kept->second.names;
+}
+
+std::vector<std::string> JavaFrameNames::names(pid_t pid, const HotSpotVm& vm, uint64_t marked,
+                                               uint64_t word) {
+  std::lock_guard lock(mutex_);
+  return named(pid, vm, marked, word);
+}
+
+void JavaFrameNames::remember(pid_t pid, const HotSpotVm& vm, uint64_t marked, uint64_t word) {
+  std::lock_guard lock(mutex_);
+  (void)named(pid, vm, marked, word);
+}
+
+void JavaFrameNames::end_snapshot(const std::vector<pid_t>& exited) {
+  std::lock_guard lock(mutex_);
+  ++snapshot_;
   methods_.clear();
-  frames_.clear();
+  std::erase_if(frames_, [&](const auto& entry) {
+    return std::find(exited.begin(), exited.end(), std::get<0>(entry.first)) != exited.end();
+  });
+}
+
+size_t JavaFrameNames::size() const {
+  std::lock_guard lock(mutex_);
+  return frames_.size();
 }
 
 }  // namespace dormant::profilers::system

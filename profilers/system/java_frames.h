@@ -1,14 +1,17 @@
 // Java frames by name, as gProfiler's Java profiler (async-profiler) names them:
 // "package.Class.method" with "_[0]" interpreted, "_[1]" compiled by C1, "_[j]" by C2 and "_[i]"
-// inlined into the frame below it. Names are read from the JVM's memory when the snapshot is
-// taken: a Method*'s class and method names, and a compiled frame's inlined methods from its
+// inlined into the frame below it. Names are read from the JVM's memory, when the sampler first
+// meets a frame (remember(), while the JVM lives) and again at the frame's first use in each
+// snapshot: a Method*'s class and method names, and a compiled frame's inlined methods from its
 // nmethod's debug information at the frame's address, used only while the nmethod there still
-// compiles the method sampled at the level sampled (else the frame is its own method alone).
-// Every read is bounded; each distinct frame is named once a snapshot. Not thread-safe.
+// compiles the method sampled at the level sampled. A reading that gets less than the one kept
+// (the JVM has exited, the nmethod is gone) keeps the names it had. Every read is bounded; names
+// are kept within kMaxFrames. Thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,24 +31,41 @@ class JavaFrameNames {
   static constexpr size_t kMaxNameBytes = 1024;
   static constexpr size_t kMaxInlined = 64;       // methods inlined at one address
   static constexpr size_t kMaxPcDescs = 1 << 20;  // an nmethod's debug records searched
-  static constexpr size_t kMaxFrames = 1 << 16;   // frames named in one snapshot
+  static constexpr size_t kMaxFrames = 1 << 17;   // frames whose names are kept
   static constexpr size_t kMaxMethods = 1 << 16;  // methods named in one snapshot
 
   // The names of the Java frame a sampler recorded as `marked` and `word` (bpf/hotspot.h), root
   // first: the method, then those inlined into it down to the one running at its address.
   std::vector<std::string> names(pid_t pid, const HotSpotVm& vm, uint64_t marked, uint64_t word);
-  // Ends a snapshot: the JVMs' code may change before the next.
-  void end_snapshot();
+  // Names a frame now (as names() would later), while its JVM lives.
+  void remember(pid_t pid, const HotSpotVm& vm, uint64_t marked, uint64_t word);
+  // Ends a snapshot: the names of `exited` processes are forgotten, the others are read again at
+  // their next use.
+  void end_snapshot(const std::vector<pid_t>& exited);
+  size_t size() const;
 
  private:
-  std::string method_name(pid_t pid, const HotSpotVm& vm, uint64_t method);
+  struct Named {
+    std::vector<std::string> names;
+    bool whole = false;    // every name was read
+    uint64_t read_in = 0;  // the snapshot that read it last
+  };
+  using Key = std::tuple<pid_t, uint64_t, uint64_t>;
+  // The frame's names, read now unless this snapshot read them already.
+  const std::vector<std::string>& named(pid_t pid, const HotSpotVm& vm, uint64_t marked,
+                                        uint64_t word);
+  Named read(pid_t pid, const HotSpotVm& vm, uint64_t marked, uint64_t word);
+  std::optional<std::string> method_name(pid_t pid, const HotSpotVm& vm, uint64_t method);
   // The methods inlined at `address` of the nmethod compiling `method` at `level`, innermost
   // first, the nmethod's own last; empty where they cannot be read.
   std::vector<uint64_t> scopes(pid_t pid, const HotSpotVm& vm, uint64_t address, uint64_t method,
                                int level);
 
-  std::map<std::pair<pid_t, uint64_t>, std::string> methods_;
-  std::map<std::tuple<pid_t, uint64_t, uint64_t>, std::vector<std::string>> frames_;
+  mutable std::mutex mutex_;
+  std::map<std::pair<pid_t, uint64_t>, std::optional<std::string>> methods_;  // this snapshot's
+  std::map<Key, Named> frames_;
+  Named unkept_;  // a frame read while frames_ is full
+  uint64_t snapshot_ = 1;
 };
 
 // A method's name from its class's and its own symbols ("java/util/HashMap", "get"): dotted, with

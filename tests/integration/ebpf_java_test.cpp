@@ -5,6 +5,7 @@
 // each, and a method first called mid-session named too.
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -74,6 +75,15 @@ JavaShares shares_of(const profile::StackTable& table, const std::string& comm) 
   return shares;
 }
 
+// The one child of `pid`; 0: none.
+int only_child(int pid) {
+  std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) +
+                         "/children");
+  int child = 0;
+  children >> child;
+  return child;
+}
+
 class EbpfJavaTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -106,6 +116,59 @@ TEST_F(EbpfJavaTest, JavaMethodsAreNamedInWholeStacksWithDefaultFlags) {
   EXPECT_GT(shares.delta, 50u) << "a method first called mid-session";
   EXPECT_NEAR(static_cast<double>(shares.beta) / static_cast<double>(shares.alpha), 2.0, 0.5);
   EXPECT_NEAR(static_cast<double>(shares.gamma) / static_cast<double>(shares.alpha), 3.0, 0.75);
+}
+
+TEST_F(EbpfJavaTest, AJvmThatExitsMidSessionKeepsItsNames) {
+  SpawnOptions spawn;
+  spawn.argv = {kJava, "-cp", JAVA_CLASSES, "KnownRatio", "3.5"};
+  auto java = Subprocess::spawn(spawn);
+  ASSERT_TRUE(java.ok()) << java.error().message();
+  std::this_thread::sleep_for(1500ms);
+  EbpfProfilerOptions options;
+  options.frequency_hz = 499;
+  options.pids = {(*java)->pid()};
+  auto table = profile_for(options, 4s);  // it ends two seconds in
+  auto status = (*java)->wait();
+  ASSERT_TRUE(status.ok()) << status.error().message();
+  JavaShares shares = shares_of(table, "java");
+  ASSERT_GT(shares.total, 500u);
+  EXPECT_GE((shares.alpha + shares.beta + shares.gamma + shares.delta) * 100, shares.total * 90);
+}
+
+TEST_F(EbpfJavaTest, AJvmInItsOwnNamespacesAsAnotherUserIsWalked) {
+  // Its /tmp (its hsperfdata) is a tmpfs only its mount namespace sees; it is pid 1 in its pid
+  // namespace and runs as nobody. The class is copied in: the checkout may be under /tmp.
+  std::string class_file = std::string(JAVA_CLASSES) + "/KnownRatio.class";
+  SpawnOptions spawn;
+  spawn.argv = {"unshare",
+                "--mount",
+                "--pid",
+                "--fork",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                "exec 3<\"$1\" && mount -t tmpfs none /tmp && chmod 755 /tmp && "
+                "cat <&3 >/tmp/KnownRatio.class && exec setpriv --reuid=65534 --regid=65534 "
+                "--clear-groups \"$2\" -cp /tmp KnownRatio 6",
+                "sh",
+                class_file,
+                kJava};
+  auto java = Subprocess::spawn(spawn);
+  ASSERT_TRUE(java.ok()) << java.error().message();
+  std::this_thread::sleep_for(1500ms);
+  EbpfProfilerOptions options;
+  options.frequency_hz = 499;
+  options.pids = {only_child((*java)->pid())};  // unshare's child, its pid 1
+  ASSERT_GT(options.pids.front(), 0);
+  nlohmann::json facts;
+  auto table = profile_for(options, 3s, {}, &facts);
+  java->reset();
+  JavaShares shares = shares_of(table, "java");
+  EXPECT_EQ(facts["java"]["processes"], 1) << facts.dump();
+  ASSERT_GT(shares.total, 1000u);
+  EXPECT_GE(shares.from_thread_run * 100, shares.total * 90);
+  EXPECT_GE((shares.alpha + shares.beta + shares.gamma + shares.delta) * 100, shares.total * 90);
 }
 
 }  // namespace

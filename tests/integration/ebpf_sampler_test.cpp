@@ -91,8 +91,9 @@ TEST_F(EbpfSamplerTest, CountsAWorkloadsStacksInTheKernelAndNamesItsProcess) {
 
   std::map<int, std::string> images;
   for (auto until = SteadyClock::now() + 2s; SteadyClock::now() < until;) {
-    auto polled = (*sampler)->poll_images(
-        100ms, -1, [&](const ProcessImage& image) { images[image.pid] = image.comm; }, {});
+    SamplerEvents events;
+    events.on_image = [&](const ProcessImage& image) { images[image.pid] = image.comm; };
+    auto polled = (*sampler)->poll_images(100ms, -1, events);
     ASSERT_TRUE(polled.ok()) << polled.error().message();
   }
   double ran_s = static_cast<double>(on_cpu_ns(workload->pid()) - ran_before) / 1e9;

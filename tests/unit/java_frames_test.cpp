@@ -196,6 +196,25 @@ TEST(JavaFrames, AnAddressRecompiledSinceKeepsTheMethodSampledAlone) {
             std::vector<std::string>{"com.example.Outer.run_[j]"});
 }
 
+TEST(JavaFrames, NamesReadWhenFirstSampledOutliveTheirNmethodAndAreForgottenWithTheirJvm) {
+  FakeJvm jvm;
+  JavaFrameNames names;
+  pid_t self = ::getpid();
+  uint64_t marked = FakeJvm::marked(jvm.code() + 0x10, 2, 4);
+  using Names = std::vector<std::string>;
+  const Names inlined = {"com.example.Outer.run_[j]", "com.example.Inner.step_[i]"};
+  names.remember(self, jvm.vm(), marked, jvm.outer());
+  jvm.recompile_as(jvm.other());  // the nmethod freed and its space reused, before the snapshot
+  EXPECT_EQ(names.names(self, jvm.vm(), marked, jvm.outer()), inlined);
+  names.end_snapshot({});
+  EXPECT_EQ(names.names(self, jvm.vm(), marked, jvm.outer()), inlined)
+      << "read again with less to find: what was read keeps";
+  EXPECT_EQ(names.size(), 1u);
+  names.end_snapshot({self});
+  EXPECT_EQ(names.size(), 0u);
+  EXPECT_EQ(names.names(self, jvm.vm(), marked, jvm.outer()), Names{"com.example.Outer.run_[j]"});
+}
+
 // A structure table as libjvm.so lays one out: entries of (type, field, type string, static,
 // offset, address), ended by one with no type.
 struct FakeTables {
