@@ -169,14 +169,30 @@ std::string left_out_name(uint64_t frames) {
 // ---- Colours ----------------------------------------------------------------------------------
 
 // kLeftOut: the box that stands for the frames past the render's limits (FlamegraphOptions).
-enum class FrameKind { kRoot, kProcess, kKernel, kGpu, kPython, kJava, kNative, kLeftOut };
+enum class FrameKind {
+  kRoot,
+  kProcess,
+  kKernel,
+  kGpu,
+  kPython,
+  kJava,
+  kJavaScript,
+  kNative,
+  kLeftOut
+};
 
-// From the suffix or prefix the profilers give a frame's name.
+// From the suffix or prefix the profilers give a frame's name: gProfiler's runtime suffixes, and
+// V8's tiers in the names its perf maps give JavaScript functions.
 FrameKind kind_of_frame(std::string_view name) {
   if (name.ends_with("_[k]")) return FrameKind::kKernel;
   if (name.starts_with("[GPU] ")) return FrameKind::kGpu;  // kernels, copies (profilers/gpu)
   if (name.ends_with("_[p]")) return FrameKind::kPython;
-  if (name.ends_with("_[j]")) return FrameKind::kJava;
+  for (std::string_view java : {"_[j]", "_[i]", "_[0]", "_[1]"}) {
+    if (name.ends_with(java)) return FrameKind::kJava;
+  }
+  for (std::string_view v8 : {"JS:", "LazyCompile:", "InterpretedFunction:", "Function:"}) {
+    if (name.starts_with(v8)) return FrameKind::kJavaScript;
+  }
   return FrameKind::kNative;
 }
 
@@ -195,6 +211,8 @@ std::string_view class_name(FrameKind kind) {
       return "python";
     case FrameKind::kJava:
       return "java";
+    case FrameKind::kJavaScript:
+      return "javascript";
     case FrameKind::kNative:
       return "native";
     case FrameKind::kLeftOut:
@@ -241,6 +259,8 @@ Rgb colour_of(FrameKind kind, std::string_view name) {
       return {channel(40, 50, a), channel(165, 50, b), channel(185, 50, b)};
     case FrameKind::kJava:
       return {channel(160, 50, a), channel(115, 40, b), channel(205, 45, a)};
+    case FrameKind::kJavaScript:
+      return {channel(215, 30, a), channel(195, 40, b), channel(40, 50, c)};
     case FrameKind::kNative:
       return {channel(205, 50, a), channel(20, 190, b), channel(10, 50, c)};
     case FrameKind::kLeftOut:

@@ -153,6 +153,32 @@ TEST(Flamegraph, EscapesNamesAndShowsCountsAndPercentages) {
   EXPECT_EQ(occurrences(svg, "</script>"), 1u);
 }
 
+TEST(Flamegraph, FramesAreColouredByTheirRuntime) {
+  StackTable table;
+  table.add("", "java",
+            Frames{"start_thread", "java.lang.Thread.run_[0]", "Work.loop_[1]", "Work.hot_[j]",
+                   "Work.inlined_[i]", "StubRoutines (1)"},
+            1);
+  table.add("", "node",
+            Frames{"node::Start(int, char**)", "JS:*work /app/a.js:3:1",
+                   "LazyCompile:~old /app/b.js:1", "write_[k]"},
+            1);
+  auto frames = drawn_frames(render_flamegraph(table));
+  for (const char* java :
+       {"java.lang.Thread.run_[0]", "Work.loop_[1]", "Work.hot_[j]", "Work.inlined_[i]"}) {
+    ASSERT_TRUE(find_frame(frames, java)) << java;
+    EXPECT_EQ(find_frame(frames, java)->kind, "java") << java;
+  }
+  for (const char* native : {"start_thread", "StubRoutines (1)", "node::Start(int, char**)"}) {
+    EXPECT_EQ(find_frame(frames, native)->kind, "native") << native;
+  }
+  EXPECT_EQ(find_frame(frames, "JS:*work /app/a.js:3:1")->kind, "javascript");
+  EXPECT_EQ(find_frame(frames, "LazyCompile:~old /app/b.js:1")->kind, "javascript");
+  EXPECT_EQ(find_frame(frames, "write_[k]")->kind, "kernel");
+  EXPECT_NE(find_frame(frames, "Work.hot_[j]")->fill,
+            find_frame(frames, "JS:*work /app/a.js:3:1")->fill);
+}
+
 TEST(Flamegraph, RespectsOptionsInTheText) {
   FlamegraphOptions options;
   options.title = "CPU <profile> & more";
