@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "common/unique_fd.h"
 
 namespace dormant::profilers::system {
@@ -54,6 +55,14 @@ Result<void> PerfMap::read_more(const std::filesystem::path& path, uid_t owner) 
     add_text(std::string_view(buffer, static_cast<size_t>(got)));
   }
   return {};
+}
+
+Result<void> PerfMap::read_more_of(pid_t pid) {
+  auto ids = procfs::process_ids(pid);
+  if (!ids) return ids.error();
+  return read_more("/proc/" + std::to_string(pid) + "/root/tmp/perf-" +
+                       std::to_string(ids->namespace_pid) + ".map",
+                   ids->uid);
 }
 
 void PerfMap::add_text(std::string_view text) {

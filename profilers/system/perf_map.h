@@ -36,6 +36,9 @@ class PerfMap {
   // is not a regular file owned by `owner` (the process's uid, as perf checks it: another user's
   // file, or a link to one, names nothing) or cannot be read. Past max_bytes, nothing more is read.
   Result<void> read_more(const std::filesystem::path& path, uid_t owner);
+  // Reads more of the map process `pid` writes, where it sees it: /tmp/perf-NSPID.map in its own
+  // mount namespace, under its own pid there, owned by its user.
+  Result<void> read_more_of(pid_t pid);
   // Takes whole lines of `text`; a last line without its newline waits for the rest.
   void add_text(std::string_view text);
 

@@ -159,12 +159,8 @@ void Symbolizer::read_perf_map(pid_t pid, Image& image, std::span<const uint64_t
   }
   if (!jit) return;
   image.perf_map_read_in = snapshot_;
-  auto ids = procfs::process_ids(pid);
-  if (!ids) return;
-  std::string path = "/proc/" + std::to_string(pid) + "/root/tmp/perf-" +
-                     std::to_string(ids->namespace_pid) + ".map";
   auto perf_map = image.perf_map ? std::move(image.perf_map) : std::make_unique<PerfMap>();
-  auto read = perf_map->read_more(path, ids->uid);
+  auto read = perf_map->read_more_of(pid);
   if (!read && read.error().kind() == ErrorKind::kInvalidArgument) {
     spdlog::debug("symbols: {}", read.error().message());
   }

@@ -235,6 +235,55 @@ TEST_F(PerfAgentTest, KnownRatioWorkloadShowsBothFunctionsInTheirRatio) {
   expect_nothing_left_behind();
 }
 
+// A node in its own mount and pid namespaces writes its perf map in its own /tmp under its own
+// pid: perf script reads it there (it enters the process's mount namespace and uses its pid in
+// its pid namespace), and the perf path names that JavaScript as the eBPF sampler does.
+TEST_F(PerfAgentTest, NodeInItsOwnNamespacesIsNamedFromItsOwnPerfMap) {
+  if (!fs::exists("/usr/bin/node")) GTEST_SKIP() << "/usr/bin/node is not installed";
+  SpawnOptions spawn;
+  spawn.argv = {"unshare", "--mount", "--pid", "--fork", "--propagation", "private", "sh", "-c",
+                // The script is copied in: the checkout may itself be under /tmp.
+                "script=$(cat \"$1\") && mount -t tmpfs none /tmp && "
+                "printf '%s\\n' \"$script\" >/tmp/node_ratio.js && exec /usr/bin/node "
+                "--perf-basic-prof --interpreted-frames-native-stack --logfile=/dev/null "
+                "/tmp/node_ratio.js 12",
+                "sh", NODE_RATIO};
+  auto node = Subprocess::spawn(spawn);
+  ASSERT_TRUE(node.ok()) << node.error().message();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past V8's first compilations
+  CommandOutput agent = run_agent({"-d", "5", "-f", "499"});
+  node->reset();
+  ASSERT_EQ(agent.status.code, 0) << agent.stderr_text;
+  profile::CollapsedProfile profile = last_profile();
+  uint64_t total = 0, javascript = 0;
+  std::map<std::string, uint64_t> functions;
+  profile.stacks.for_each([&](const profile::StackView& stack) {
+    if (stack.comm != "node") return;
+    total += stack.count;
+    bool named = false;
+    for (auto id : stack.frame_ids) {
+      std::string_view frame = profile.stacks.string(id);
+      if (!frame.starts_with("JS:")) continue;
+      named = true;
+      for (const char* function : {"alpha", "beta", "gamma"}) {
+        if (frame.substr(4).starts_with(std::string(function) + " "))
+          functions[function] += stack.count;
+      }
+    }
+    if (named) javascript += stack.count;
+  });
+  std::printf("node: %lu samples, %lu with JavaScript named; alpha %lu, beta %lu, gamma %lu\n",
+              static_cast<unsigned long>(total), static_cast<unsigned long>(javascript),
+              static_cast<unsigned long>(functions["alpha"]),
+              static_cast<unsigned long>(functions["beta"]),
+              static_cast<unsigned long>(functions["gamma"]));
+  ASSERT_GT(total, 1000u) << agent.stderr_text;
+  EXPECT_GE(javascript * 100, total * 90);
+  ASSERT_GT(functions["alpha"], 100u);
+  EXPECT_NEAR(static_cast<double>(functions["gamma"]) / static_cast<double>(functions["alpha"]),
+              3.0, 0.75);
+}
+
 // --output-format pprof: the same profile as the collapsed file, read back by protoc.
 TEST_F(PerfAgentTest, PprofOutputHoldsTheSameStacksAsTheCollapsedFile) {
   auto program = spawn_workload(8);

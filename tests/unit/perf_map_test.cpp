@@ -123,5 +123,20 @@ TEST_F(PerfMapFileTest, AFileLargerThanTheBoundIsReadToTheBound) {
   EXPECT_EQ(map.bytes_read(), limits.max_bytes) << "nothing more, however often asked";
 }
 
+TEST(PerfMapFile, AProcesssMapIsReadWhereItSeesIt) {
+  // This process's own map, in /tmp as it sees it: what a JIT in it would write.
+  fs::path path = "/tmp/perf-" + std::to_string(::getpid()) + ".map";
+  ASSERT_FALSE(fs::exists(path)) << "a stale map of this pid";
+  std::ofstream(path) << "1000 10 first\n";
+  PerfMap map;
+  ASSERT_TRUE(map.read_more_of(::getpid()).ok());
+  std::ofstream(path, std::ios::app) << "2000 10 second\n";
+  ASSERT_TRUE(map.read_more_of(::getpid()).ok());
+  fs::remove(path);
+  EXPECT_EQ(named(map, 0x1004), "first");
+  EXPECT_EQ(named(map, 0x2004), "second");
+  EXPECT_FALSE(map.read_more_of(999999999).ok()) << "no such process";
+}
+
 }  // namespace
 }  // namespace dormant::profilers::system
