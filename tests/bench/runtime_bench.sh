@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # What runtimes cost the eBPF sampler, and what the sampler costs them (Java and Node frames):
-#   1. the agent's CPU (user + sys + BPF run time, as cpu_profiler_bench.sh counts it) per second of
+#   1. the agent's CPU (user + sys + BPF run time, as cpu_profiler_bench.sh counts it) for
 #      whole-host profiling at 99 Hz, a snapshot every 20 s, with 4 JVMs and 4 Node processes busy
-#      (started with default flags), start and stop included;
+#      (started with default flags): a session of SECONDS and one of 3 x SECONDS, whose difference
+#      is the cost per second once profiling, the rest that of starting (reading the JVMs' and
+#      node's tables) and stopping;
 #   2. the agent's memory (USS, RssAnon, PSS; VmRSS reported) 30 s into a session with 1 JVM and
 #      with 4: what each JVM adds;
 #   3. how soon a method compiled mid-session is named: the JVM's own compile log
@@ -59,15 +61,20 @@ agent_session() {
     --system-profiler ebpf --log-level warn "${own_state[@]}"
 }
 
-echo "== 1. agent CPU at 99 Hz, whole host, 4 JVMs + 4 Node processes busy on $(nproc) CPUs, $seconds s"
+echo "== 1. agent CPU at 99 Hz, whole host, 4 JVMs + 4 Node processes busy on $(nproc) CPUs"
 start_jvms 4
 start_nodes 4
 sleep 5  # past the JITs' first compilations
-read -r user sys bpf < <(agent_session "$seconds" 20 2>"$work/cpu.log")
-awk -v u="$user" -v s="$sys" -v b="$bpf" -v d="$seconds" 'BEGIN {
-  printf "  user %.3f s + sys %.3f s + BPF %.3f s = %.3f s -> %.3f%% of one core\n",
-    u, s, b, u + s + b, 100 * (u + s + b) / d }'
-grep -v "^$" "$work/cpu.log" | tail -3 || true
+for length in "$seconds" "$((3 * seconds))"; do
+  read -r user sys bpf < <(agent_session "$length" 20 2>"$work/cpu.log")
+  awk -v u="$user" -v s="$sys" -v b="$bpf" -v d="$length" 'BEGIN {
+    printf "  %4d s: user %.3f s + sys %.3f s + BPF %.3f s = %.3f s -> %.3f%% of one core\n",
+      d, u, s, b, u + s + b, 100 * (u + s + b) / d }'
+  awk -v u="$user" -v s="$sys" -v b="$bpf" 'BEGIN { print u + s + b }' >"$work/cost-$length"
+done
+awk -v s="$seconds" -v cs="$(cat "$work/cost-$seconds")" -v cl="$(cat "$work/cost-$((3 * seconds))")" \
+  'BEGIN { per = (cl - cs) / (2 * s)
+    printf "  steady %.3f%% of one core; start and stop %.3f s\n", 100 * per, cs - per * s }'
 stop_load
 
 # The agent's memory 30 s into a session, with $1 JVMs busy.
@@ -78,7 +85,7 @@ memory_with() {
   local runner=$!
   sleep 30
   local agent
-  agent=$(pgrep -P "$runner" -f dormant-agent | head -1)
+  agent=$(pgrep -n -x dormant-agent)
   awk -v jvms="$1" '
     /^Private_(Clean|Dirty):/ { uss += $2 } /^Pss:/ { pss = $2 }
     END { printf "  %d JVMs: USS %.1f MiB, PSS %.1f MiB", jvms, uss / 1024, pss / 1024 }' \
@@ -110,7 +117,7 @@ compiled_ms=$(awk '$NF != "" && /KnownRatio::delta / { print $1; exit }' "$work/
 named_ms=""
 for file in $(ls "$work/out"/profile_*.col 2>/dev/null | sort); do
   if grep -q 'KnownRatio\.delta_\[[1j]\]' "$file"; then
-    named_ms=$(stat -c %.3Y "$file" | awk '{ printf "%d", $1 * 1000 }')
+    named_ms=$(stat -c %.3Y "$file" | awk '{ printf "%.0f", $1 * 1000 }')
     break
   fi
 done

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,33 @@ TEST_F(EbpfJavaTest, JavaMethodsAreNamedInWholeStacksWithDefaultFlags) {
   EXPECT_NEAR(static_cast<double>(shares.gamma) / static_cast<double>(shares.alpha), 3.0, 0.75);
 }
 
+TEST_F(EbpfJavaTest, JvmsPastTheLimitKeepTheirNativeFramesAndAreCounted) {
+  std::vector<std::unique_ptr<Subprocess>> jvms;
+  for (int i = 0; i < 2; ++i) {
+    SpawnOptions spawn;
+    spawn.argv = {kJava, "-cp", JAVA_CLASSES, "KnownRatio", "6"};
+    auto java = Subprocess::spawn(spawn);
+    ASSERT_TRUE(java.ok()) << java.error().message();
+    jvms.push_back(std::move(*java));
+  }
+  std::this_thread::sleep_for(1500ms);
+  EbpfProfilerOptions options;
+  options.frequency_hz = 199;
+  options.pids = {jvms[0]->pid(), jvms[1]->pid()};
+  options.max_java_processes = 1;
+  nlohmann::json facts;
+  auto table = profile_for(options, 3s, {}, &facts);
+  jvms.clear();
+  EXPECT_EQ(facts["java"].value("processes", 0), 1) << facts.dump();
+  EXPECT_EQ(facts["java"].value("over_limit", 0), 1) << facts.dump();
+  EXPECT_NE(facts["java"]["reasons"].dump().find("max-processes-runtime-profiler"),
+            std::string::npos);
+  JavaShares shares = shares_of(table, "java");
+  uint64_t named = shares.alpha + shares.beta + shares.gamma + shares.delta;
+  EXPECT_GT(named, shares.total / 4) << "one of the two is named";
+  EXPECT_LT(named, shares.total * 3 / 4) << "the other is not";
+}
+
 TEST_F(EbpfJavaTest, AJvmThatExitsMidSessionKeepsItsNames) {
   SpawnOptions spawn;
   spawn.argv = {kJava, "-cp", JAVA_CLASSES, "KnownRatio", "3.5"};
@@ -169,6 +197,35 @@ TEST_F(EbpfJavaTest, AJvmInItsOwnNamespacesAsAnotherUserIsWalked) {
   ASSERT_GT(shares.total, 1000u);
   EXPECT_GE(shares.from_thread_run * 100, shares.total * 90);
   EXPECT_GE((shares.alpha + shares.beta + shares.gamma + shares.delta) * 100, shares.total * 90);
+}
+
+TEST_F(EbpfJavaTest, AHostileJvmsLiesCostBoundedWork) {
+  SpawnOptions spawn;
+  spawn.argv = {HOSTILE_JVM, "5"};
+  auto hostile = Subprocess::spawn(spawn);
+  ASSERT_TRUE(hostile.ok()) << hostile.error().message();
+  std::this_thread::sleep_for(300ms);
+  EbpfProfilerOptions options;
+  options.frequency_hz = 499;
+  options.pids = {(*hostile)->pid()};
+  nlohmann::json facts;
+  auto table = profile_for(options, 3s, {}, &facts);
+  hostile->reset();
+  EXPECT_EQ(facts["java"].value("processes", 0), 1) << "it passes for a HotSpot: " << facts.dump();
+  uint64_t total = 0, unknown_method = 0;
+  size_t longest = 0;
+  table.for_each([&](const profile::StackView& stack) {
+    total += stack.count;
+    for (auto frame : frames_of(table, stack)) {
+      longest = std::max(longest, frame.size());
+      if (frame == "[unknown Java method]_[1]") unknown_method += stack.count;
+    }
+  });
+  std::cout << "hostile JVM: " << total << " samples, " << unknown_method
+            << " in its lying nmethods, longest frame " << longest << " bytes\n";
+  EXPECT_GT(total, 1000u) << "four threads spinning for 3 s";
+  EXPECT_GT(unknown_method, 100u) << "named as what they are: unreadable methods";
+  EXPECT_LE(longest, 1100u);
 }
 
 }  // namespace
