@@ -66,7 +66,7 @@ module::SessionSettings profiling_settings(const config::AgentConfig& config) {
     }
   }
   if (config.max_processes_runtime_profiler > 0) {
-    settings.max_java_processes = static_cast<uint32_t>(config.max_processes_runtime_profiler);
+    settings.max_runtime_processes = static_cast<uint32_t>(config.max_processes_runtime_profiler);
   }
   settings.ebpf_unwind_table_bytes = static_cast<uint64_t>(config.ebpf_unwind_table_mb) << 20;
   settings.stop_deadline = config.profiler_stop_deadline();

@@ -28,7 +28,9 @@
 #include "hotspot.h"
 #include "kernel_types.h"
 #include "python.h"
+#include "runtime_frames.h"
 #include "unwind.h"
+#include "v8.h"
 
 const volatile __u32 filter = DORMANT_FILTER_ALL;
 const volatile __u64 stack_hash_seed = 0;  // random per load: frames cannot be chosen to collide
@@ -211,18 +213,26 @@ struct {
   __type(value, struct dormant_hotspot_process);
 } hotspot_processes SEC(".maps");
 
-// The Java frames announced, per process image.
+// V8 processes (node): where a JavaScript frame keeps its function (v8.h), by process image.
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, struct dormant_unwind_process_key);
+  __type(value, struct dormant_v8_process);
+} v8_processes SEC(".maps");
+
+// The runtime frames announced (runtime_frames.h), per process image.
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
   __uint(max_entries, 65536);
-  __type(key, struct dormant_java_frame);
+  __type(key, struct dormant_runtime_frame);
   __type(value, __u8);
-} java_frames SEC(".maps");
+} runtime_frames SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
   __uint(max_entries, 256 * 1024);
-} java_frame_events SEC(".maps");
+} runtime_frame_events SEC(".maps");
 
 // The code objects announced, per process image.
 struct {
@@ -364,6 +374,30 @@ static __always_inline int push_frame(struct cpu_scratch* cpu, __u64 ip) {
   return 1;
 }
 
+// Rewrites the frame pushed last (the one at walk->ip) as a runtime's frame (runtime_frames.h) and
+// adds the word that names it.
+static __always_inline int mark_runtime_frame(struct cpu_scratch* cpu, __u64 marks, __u64 name) {
+  struct table_walk* walk = &cpu->walk;
+  __u32 depth = walk->depth;
+  if (depth == 0 || depth >= DORMANT_MAX_STACK_DEPTH) return 0;
+  struct dormant_runtime_frame frame = {
+      .tgid = walk->process.tgid,
+      .generation = walk->process.generation,
+      .marked = walk->ip | DORMANT_RUNTIME_FRAME | marks,
+      .word = name,
+  };
+  cpu->user.ips[depth - 1] = frame.marked;
+  cpu->user.ips[depth] = name;
+  walk->hash = mix(mix(walk->hash, marks), name);
+  walk->depth = depth + 1;
+  if (!bpf_map_lookup_elem(&runtime_frames, &frame)) {
+    __u8 yes = 1;
+    bpf_map_update_elem(&runtime_frames, &frame, &yes, BPF_ANY);
+    bpf_ringbuf_output(&runtime_frame_events, &frame, sizeof(frame), 0);
+  }
+  return 1;
+}
+
 // The binary searches keep their bounds in the CPU's scratch, not in registers: a value read
 // from a map is one the verifier does not track, so each step of a search is checked once, not
 // once per path that led to it (which took the verifier ~1 s and 700,000 instructions).
@@ -419,11 +453,28 @@ static __always_inline struct dormant_unwind_row* row_of(struct cpu_scratch* cpu
   return bpf_map_lookup_elem(rows, &last);
 }
 
+// A V8 process's frame at walk->ip, if it is a JavaScript function's: below its saved fp, where
+// other frames keep a Smi marking their type, it keeps its context and its JSFunction, both heap
+// objects.
+static __always_inline void mark_javascript_frame(struct cpu_scratch* cpu) {
+  struct table_walk* walk = &cpu->walk;
+  const struct dormant_v8_process* v8 = bpf_map_lookup_elem(&v8_processes, &walk->process);
+  if (!v8) return;
+  __u64 context = read_user_word(walk->fp + v8->context_offset);
+  __u64 function = read_user_word(walk->fp + v8->function_offset);
+  if ((context & v8->heap_object_tag_mask) != v8->heap_object_tag ||
+      (function & v8->heap_object_tag_mask) != v8->heap_object_tag) {
+    return;
+  }
+  mark_runtime_frame(cpu, (__u64)DORMANT_V8_FUNCTION << DORMANT_RUNTIME_KIND_SHIFT, function);
+}
+
 // One step by frame pointer, where no row says how to step; 1 ends the walk.
 static __always_inline int step_by_frame_pointer(struct cpu_scratch* cpu,
                                                  struct dormant_unwind_counts* counts) {
   struct table_walk* walk = &cpu->walk;
   if (!walk->fp_known || walk->fp < walk->sp || (walk->fp & 7) != 0) return 1;
+  mark_javascript_frame(cpu);
   struct frame_record record;
   if (bpf_probe_read_user(&record, sizeof(record), (const void*)walk->fp) != 0) return 1;
   if (record.return_address == 0) return 1;
@@ -487,30 +538,6 @@ static __always_inline __u64 hotspot_blob_at(const struct dormant_hotspot_proces
   return 0;
 }
 
-// Rewrites the frame pushed last (the one at walk->ip) as a Java frame and adds the word that
-// names it.
-static __always_inline int mark_java_frame(struct cpu_scratch* cpu, __u64 marks, __u64 name) {
-  struct table_walk* walk = &cpu->walk;
-  __u32 depth = walk->depth;
-  if (depth == 0 || depth >= DORMANT_MAX_STACK_DEPTH) return 0;
-  struct dormant_java_frame frame = {
-      .tgid = walk->process.tgid,
-      .generation = walk->process.generation,
-      .marked = walk->ip | DORMANT_JAVA_FRAME | marks,
-      .word = name,
-  };
-  cpu->user.ips[depth - 1] = frame.marked;
-  cpu->user.ips[depth] = name;
-  walk->hash = mix(mix(walk->hash, marks), name);
-  walk->depth = depth + 1;
-  if (!bpf_map_lookup_elem(&java_frames, &frame)) {
-    __u8 yes = 1;
-    bpf_map_update_elem(&java_frames, &frame, &yes, BPF_ANY);
-    bpf_ringbuf_output(&java_frame_events, &frame, sizeof(frame), 0);
-  }
-  return 1;
-}
-
 // Goes on to the caller of a frame whose caller's sp is `sender_sp`, its fp `fp`.
 static __always_inline int step_to_caller(struct cpu_scratch* cpu, __u64 sender_sp, __u64 fp,
                                           __u64 return_address,
@@ -540,7 +567,8 @@ static __always_inline int step_interpreted(struct cpu_scratch* cpu,
   __u64 sender_sp = frame[DORMANT_INTERPRETER_SENDER_SP - DORMANT_INTERPRETER_METHOD];
   __u64 link = frame[-DORMANT_INTERPRETER_METHOD];
   __u64 return_address = frame[1 - DORMANT_INTERPRETER_METHOD];
-  if (!mark_java_frame(cpu, (__u64)DORMANT_JAVA_INTERPRETED << DORMANT_JAVA_KIND_SHIFT, method)) {
+  if (!mark_runtime_frame(cpu, (__u64)DORMANT_JAVA_INTERPRETED << DORMANT_RUNTIME_KIND_SHIFT,
+                          method)) {
     return 1;
   }
   if (sender_sp < walk->fp + 16) return 1;
@@ -586,10 +614,11 @@ static __always_inline int step_compiled(struct cpu_scratch* cpu,
     __u64 method = read_user_word(blob + jvm->nmethod_method);
     __s32 level = 0;
     bpf_probe_read_user(&level, sizeof(level), (const void*)(blob + jvm->nmethod_comp_level));
-    __u64 marks = ((__u64)DORMANT_JAVA_COMPILED << DORMANT_JAVA_KIND_SHIFT) |
-                  ((__u64)(level & 0xf) << DORMANT_JAVA_LEVEL_SHIFT);
-    if (!mark_java_frame(cpu, marks, method)) return 1;
-  } else if (!mark_java_frame(cpu, (__u64)DORMANT_JAVA_STUB << DORMANT_JAVA_KIND_SHIFT, blob)) {
+    __u64 marks = ((__u64)DORMANT_JAVA_COMPILED << DORMANT_RUNTIME_KIND_SHIFT) |
+                  ((__u64)(level & 0xf) << DORMANT_RUNTIME_LEVEL_SHIFT);
+    if (!mark_runtime_frame(cpu, marks, method)) return 1;
+  } else if (!mark_runtime_frame(cpu, (__u64)DORMANT_JAVA_STUB << DORMANT_RUNTIME_KIND_SHIFT,
+                                 blob)) {
     return 1;
   }
   __u64 sp = walk->sp;

@@ -1,7 +1,7 @@
 // The ABI of the sampler's walk through a HotSpot JVM's Java frames, between cpu_sampler.bpf.c
 // and profilers/ebpf: where the JVM's code cache and interpreter are and the offsets of what is
-// read there (profilers/system/hotspot_vm.h reads them from the JVM's own tables), and how a
-// Java frame is recorded in a user stack. x86_64 only.
+// read there (profilers/system/hotspot_vm.h reads them from the JVM's own tables). Its frames are
+// recorded as runtime_frames.h says. x86_64 only.
 #ifndef DORMANT_BPF_HOTSPOT_H
 #define DORMANT_BPF_HOTSPOT_H
 
@@ -31,30 +31,6 @@ struct dormant_hotspot_process {
   __u16 nmethod_method;
   __u16 nmethod_comp_level;
   __u16 pad;
-};
-
-// A Java frame takes two words of a user stack. The first is its code address with
-// DORMANT_JAVA_FRAME set, its kind above DORMANT_JAVA_KIND_SHIFT and, compiled, its compilation
-// level (1-3 C1, 4 C2) above DORMANT_JAVA_LEVEL_SHIFT. The second names it: the Method* of an
-// interpreted or compiled frame, the CodeBlob of a stub's.
-#define DORMANT_JAVA_FRAME (1ULL << 63)
-#define DORMANT_JAVA_KIND_SHIFT 60
-#define DORMANT_JAVA_LEVEL_SHIFT 56
-#define DORMANT_JAVA_ADDRESS_MASK ((1ULL << DORMANT_JAVA_LEVEL_SHIFT) - 1)
-
-enum dormant_java_kind {
-  DORMANT_JAVA_INTERPRETED = 1,
-  DORMANT_JAVA_COMPILED = 2,
-  DORMANT_JAVA_STUB = 3,
-};
-
-// A Java frame the walk met for the first time in a process image: announced so that user space
-// names it while the process lives, and from what the JVM holds at that address now.
-struct dormant_java_frame {
-  __u32 tgid;
-  __u32 generation;
-  __u64 marked;
-  __u64 word;
 };
 
 // An interpreted frame, from its frame pointer, in words (x86_64, JDK 9+): the sender's sp, the

@@ -54,7 +54,7 @@ std::unique_ptr<profilers::Profiler> ebpf_profiler(const SessionSettings& settin
   options.limits.walk_by_tables = settings.ebpf_walk_by_tables;
   options.unwind.max_table_bytes = settings.ebpf_unwind_table_bytes;
   options.max_python_processes = settings.max_python_processes;
-  options.max_java_processes = settings.max_java_processes;
+  options.max_runtime_processes = settings.max_runtime_processes;
   return std::make_unique<profilers::ebpf::EbpfProfiler>(std::move(options));
 }
 

@@ -60,8 +60,8 @@ struct SessionSettings {
   uint32_t ebpf_max_processes = 32768;
   bool ebpf_walk_by_tables = true;  // user stacks by unwind tables, else by frame pointers only
   uint64_t ebpf_unwind_table_bytes = uint64_t{64} << 20;
-  uint32_t max_python_processes = 0;  // processes whose Python frames are walked at once; 0: all
-  uint32_t max_java_processes = 0;    // JVMs whose Java frames are walked at once; 0: all
+  uint32_t max_python_processes = 0;   // processes whose Python frames are walked at once; 0: all
+  uint32_t max_runtime_processes = 0;  // JVMs, and V8 processes, whose frames are named; 0: all
 
   // GPU work (kernels, copies) of the programs that load libdormant_cupti.so, under the stacks
   // that launched it; `pids` limits it too.

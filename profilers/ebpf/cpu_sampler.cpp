@@ -21,8 +21,8 @@
 #include "cpu_sampler.skel.h"
 
 #include "bpf/cpu_sampler.h"
-#include "bpf/hotspot.h"
 #include "bpf/python.h"
+#include "bpf/runtime_frames.h"
 #include "bpf/unwind.h"
 #include "common/unique_fd.h"
 #include "profilers/ebpf/kernel_probes.h"
@@ -116,13 +116,13 @@ int on_python_code(void* context, void* data, size_t size) {
   return 0;
 }
 
-int on_java_frame(void* context, void* data, size_t size) {
-  if (size < sizeof(dormant_java_frame)) return 0;
-  dormant_java_frame event;
+int on_runtime_frame(void* context, void* data, size_t size) {
+  if (size < sizeof(dormant_runtime_frame)) return 0;
+  dormant_runtime_frame event;
   std::memcpy(&event, data, sizeof(event));
   const SamplerEvents* events = *static_cast<const SamplerEvents**>(context);
-  if (events && events->on_java_frame) {
-    events->on_java_frame(
+  if (events && events->on_runtime_frame) {
+    events->on_runtime_frame(
         {static_cast<int>(event.tgid), event.generation, event.marked, event.word});
   }
   return 0;
@@ -345,9 +345,9 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& op
                        on_python_code, &sampler->events_) != 0) {
     return Error::from_errno("reading the eBPF sampler's Python code events");
   }
-  if (ring_buffer__add(sampler->ring_.get(), bpf_map__fd(skeleton.maps.java_frame_events),
-                       on_java_frame, &sampler->events_) != 0) {
-    return Error::from_errno("reading the eBPF sampler's Java frame events");
+  if (ring_buffer__add(sampler->ring_.get(), bpf_map__fd(skeleton.maps.runtime_frame_events),
+                       on_runtime_frame, &sampler->events_) != 0) {
+    return Error::from_errno("reading the eBPF sampler's runtime frame events");
   }
   return sampler;
 }
@@ -452,6 +452,8 @@ int CpuSampler::python_processes_fd() const {
 int CpuSampler::hotspot_processes_fd() const {
   return bpf_map__fd(skeleton_->maps.hotspot_processes);
 }
+
+int CpuSampler::v8_processes_fd() const { return bpf_map__fd(skeleton_->maps.v8_processes); }
 
 int CpuSampler::unwind_files_fd() const { return bpf_map__fd(skeleton_->maps.unwind_files); }
 int CpuSampler::unwind_processes_fd() const {

@@ -59,9 +59,9 @@ struct PythonCode {
   uint64_t code = 0;
 };
 
-// A Java frame (bpf/hotspot.h: its two words) the sampler met for the first time in a process
-// image, or again after the map of those seen gave it up.
-struct JavaFrame {
+// A runtime's frame (bpf/runtime_frames.h: its two words) the sampler met for the first time in
+// a process image, or again after the map of those seen gave it up.
+struct RuntimeFrame {
   int pid = 0;
   uint32_t generation = 0;
   uint64_t marked = 0;
@@ -72,7 +72,7 @@ struct JavaFrame {
 struct SamplerEvents {
   std::function<void(const ProcessImage&)> on_image;
   std::function<void(const PythonCode&)> on_python_code;
-  std::function<void(const JavaFrame&)> on_java_frame;
+  std::function<void(const RuntimeFrame&)> on_runtime_frame;
 };
 
 // One counted stack, innermost frame first. An empty span: no such stack (a kernel thread has no
@@ -119,11 +119,12 @@ class CpuSampler {
   int unwind_processes_fd() const;
   int python_processes_fd() const;   // what PythonProcesses fills
   int hotspot_processes_fd() const;  // what HotSpotProcesses fills
+  int v8_processes_fd() const;       // what V8Processes fills
   UnwindWalks unwind_walks() const;
   int cpus() const { return static_cast<int>(links_.size()); }
 
   // Waits up to `timeout` (kNoTimeout: no limit) for process images, Python code objects and
-  // Java frames, or until `wake_fd` (an eventfd, which it reads) is written, handing each that
+  // runtime frames, or until `wake_fd` (an eventfd, which it reads) is written, handing each that
   // arrived to `events`.
   static constexpr std::chrono::milliseconds kNoTimeout{-1};
   Result<int> poll_images(std::chrono::milliseconds timeout, int wake_fd,

@@ -9,7 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "bpf/hotspot.h"
+#include "bpf/runtime_frames.h"
 #include "profilers/system/processes.h"
 
 namespace dormant::profilers::ebpf {
@@ -81,7 +81,9 @@ Result<void> EbpfProfiler::start() {
   python_processes_ = std::make_unique<PythonProcesses>(sampler_->python_processes_fd(),
                                                         options_.max_python_processes);
   hotspot_processes_ = std::make_unique<HotSpotProcesses>(sampler_->hotspot_processes_fd(),
-                                                          options_.max_java_processes);
+                                                          options_.max_runtime_processes);
+  v8_processes_ =
+      std::make_unique<V8Processes>(sampler_->v8_processes_fd(), options_.max_runtime_processes);
   if (sampler_->walks_by_tables()) {
     unwind_tables_ = std::make_unique<UnwindTables>(
         sampler_->unwind_files_fd(), sampler_->unwind_processes_fd(), options_.unwind, &stopping_);
@@ -131,15 +133,14 @@ void EbpfProfiler::read_process_images() {
         spdlog::warn("ebpf: cannot name a Python frame of {}: {}", code.pid, thrown.what());
       }
     };
-    auto on_java_frame = [this](const JavaFrame& frame) {
-      try {  // named now, while the JVM lives: it may be gone by the snapshot
-        auto vm = hotspot_processes_->vm(frame.pid, frame.generation);
-        if (vm) java_names_.remember(frame.pid, *vm, frame.marked, frame.word);
+    auto on_runtime_frame = [this](const RuntimeFrame& frame) {
+      try {  // named now, while the process lives: it may be gone by the snapshot
+        remember(frame);
       } catch (const std::exception& thrown) {
-        spdlog::warn("ebpf: cannot name a Java frame of {}: {}", frame.pid, thrown.what());
+        spdlog::warn("ebpf: cannot name a runtime frame of {}: {}", frame.pid, thrown.what());
       }
     };
-    SamplerEvents events{on_image, on_code, on_java_frame};
+    SamplerEvents events{on_image, on_code, on_runtime_frame};
     auto polled = sampler_->poll_images(timeout, wake_reader_.get(), events);
     if (!polled) {
       spdlog::error("ebpf: {}; processes are now named at the snapshot only",
@@ -168,6 +169,17 @@ void EbpfProfiler::remember(const ProcessImage& image) {
   if (unwind_tables_) unwind_tables_->add_process(image.pid, image.generation, mappings);
   python_processes_->add_process(image.pid, image.generation, mappings);
   hotspot_processes_->add_process(image.pid, image.generation, mappings);
+  v8_processes_->add_process(image.pid, image.generation, mappings);
+}
+
+void EbpfProfiler::remember(const RuntimeFrame& frame) {
+  if (((frame.marked >> DORMANT_RUNTIME_KIND_SHIFT) & 7) == DORMANT_V8_FUNCTION) {
+    auto layout = v8_processes_->layout(frame.pid, frame.generation);
+    if (layout) javascript_names_.remember(frame.pid, *layout, frame.word);
+    return;
+  }
+  auto vm = hotspot_processes_->vm(frame.pid, frame.generation);
+  if (vm) java_names_.remember(frame.pid, *vm, frame.marked, frame.word);
 }
 
 Result<profile::StackTable> EbpfProfiler::snapshot() {
@@ -219,49 +231,72 @@ Result<profile::StackTable> EbpfProfiler::snapshot() {
   hotspot_processes_->forget_processes(exited);
   hotspot_processes_->retry_waiting();
   java_names_.end_snapshot(exited);
+  v8_processes_->forget_processes(exited);
+  javascript_names_.end_snapshot(exited);
   if (unwind_tables_) unwind_tables_->forget_processes(exited);
   return stacks;
 }
 
 void EbpfProfiler::append_user_frames(const CountedStack& stack, std::vector<std::string>& frames) {
   std::span<const uint64_t> user = stack.user;
-  auto java = std::find_if(user.begin(), user.end(),
-                           [](uint64_t word) { return (word & DORMANT_JAVA_FRAME) != 0; });
-  std::shared_ptr<const system::HotSpotVm> vm;
-  if (java != user.end()) vm = hotspot_processes_->vm(stack.pid, stack.generation);
-  if (!vm) {
+  if (std::none_of(user.begin(), user.end(),
+                   [](uint64_t word) { return (word & DORMANT_RUNTIME_FRAME) != 0; })) {
     symbolizer_->append_user_frames(stack.pid, stack.generation, user, frames);
     return;
   }
-  // Runs of native frames and Java frames (two words each), innermost first; named root first.
+  RuntimesOf runtimes{hotspot_processes_->vm(stack.pid, stack.generation),
+                      v8_processes_->layout(stack.pid, stack.generation)};
+  // Runs of native frames and runtime frames (two words each), innermost first; named root first.
   struct Run {
     size_t begin;
     size_t end;
-    bool java;
+    bool runtime;
   };
   std::vector<Run> runs;
   for (size_t i = 0; i < user.size();) {
-    bool is_java = (user[i] & DORMANT_JAVA_FRAME) != 0 && i + 1 < user.size();
-    size_t end = is_java ? i + 2 : i + 1;
-    if (!is_java && !runs.empty() && !runs.back().java) {
+    bool runtime = (user[i] & DORMANT_RUNTIME_FRAME) != 0 && i + 1 < user.size();
+    size_t end = runtime ? i + 2 : i + 1;
+    if (!runtime && !runs.empty() && !runs.back().runtime) {
       runs.back().end = end;
     } else {
-      runs.push_back({i, end, is_java});
+      runs.push_back({i, end, runtime});
     }
     i = end;
   }
   for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
-    if (run->java) {
-      for (std::string& name :
-           java_names_.names(stack.pid, *vm, user[run->begin], user[run->begin + 1])) {
-        frames.push_back(std::move(name));
-      }
+    if (run->runtime) {
+      append_runtime_frame(stack, runtimes, user[run->begin], user[run->begin + 1], run->begin == 0,
+                           frames);
     } else {
       symbolizer_->append_user_frames(stack.pid, stack.generation,
                                       user.subspan(run->begin, run->end - run->begin), frames,
                                       run->begin == 0);
     }
   }
+}
+
+void EbpfProfiler::append_runtime_frame(const CountedStack& stack, const RuntimesOf& runtimes,
+                                        uint64_t marked, uint64_t word, bool innermost,
+                                        std::vector<std::string>& frames) {
+  uint64_t address = marked & DORMANT_RUNTIME_ADDRESS_MASK;
+  if (((marked >> DORMANT_RUNTIME_KIND_SHIFT) & 7) == DORMANT_V8_FUNCTION) {
+    // Where node writes a perf map (--perf-basic-prof), its names, as perf gives them.
+    // A return address is looked up one byte back, inside the call.
+    auto name =
+        symbolizer_->perf_map_name(stack.pid, stack.generation, innermost ? address : address - 1);
+    if (!name && runtimes.v8) name = javascript_names_.name(stack.pid, *runtimes.v8, word);
+    if (name) {
+      frames.push_back(std::move(*name));
+      return;
+    }
+  } else if (runtimes.jvm) {
+    for (std::string& name : java_names_.names(stack.pid, *runtimes.jvm, marked, word)) {
+      frames.push_back(std::move(name));
+    }
+    return;
+  }
+  const uint64_t native[] = {address};
+  symbolizer_->append_user_frames(stack.pid, stack.generation, native, frames, innermost);
 }
 
 void EbpfProfiler::add_python_frames(const CountedStack& stack, size_t user_begin,
@@ -284,6 +319,7 @@ void EbpfProfiler::stop() {
   young_.clear();
   python_processes_.reset();
   hotspot_processes_.reset();
+  v8_processes_.reset();
   unwind_tables_.reset();
   sampler_.reset();
   symbolizer_.reset();
@@ -292,7 +328,8 @@ void EbpfProfiler::stop() {
 nlohmann::json EbpfProfiler::header_facts() const {
   if (!sampler_) return nullptr;
   nlohmann::json facts = {{"python", python_processes_->counts().to_json()},
-                          {"java", hotspot_processes_->counts().to_json()}};
+                          {"java", hotspot_processes_->counts().to_json()},
+                          {"javascript", v8_processes_->counts().to_json()}};
   if (!unwind_tables_) {
     facts["unwinding"] = "frame pointers";
     facts["why"] = sampler_->why_frame_pointers();

@@ -19,9 +19,11 @@
 #include "profilers/ebpf/hotspot_processes.h"
 #include "profilers/ebpf/python_processes.h"
 #include "profilers/ebpf/unwind_tables.h"
+#include "profilers/ebpf/v8_processes.h"
 #include "profilers/profiler.h"
 #include "profilers/system/cgroup_selection.h"
 #include "profilers/system/java_frames.h"
+#include "profilers/system/javascript_frames.h"
 #include "profilers/system/python_frames.h"
 #include "profilers/system/symbolizer.h"
 
@@ -37,7 +39,8 @@ struct EbpfProfilerOptions {
   CpuSamplerOptions limits;      // map sizes, the walk; what is above overrides the rest
   UnwindLimits unwind;
   size_t max_python_processes = 0;  // processes whose Python frames are walked at once; 0: all
-  size_t max_java_processes = 0;    // JVMs whose Java frames are walked at once; 0: all
+  size_t max_runtime_processes =
+      0;  // JVMs, and V8 processes, whose frames are named at once; 0: all
   std::filesystem::path docker_root = "/var/lib/docker";
 };
 
@@ -64,8 +67,18 @@ class EbpfProfiler final : public Profiler {
   void reread_young_images();
   // Reads the image's mappings and symbols, and gives the walk its unwind tables.
   void remember(const ProcessImage& image);
-  // The user frames of a stack, root first, its Java frames named by its JVM.
+  // Names a runtime's frame now, while its process lives.
+  void remember(const RuntimeFrame& frame);
+  // The user frames of a stack, root first, its runtimes' frames named by their runtime.
   void append_user_frames(const CountedStack& stack, std::vector<std::string>& frames);
+  // What names the runtime frames of a stack's process image, where it runs one.
+  struct RuntimesOf {
+    std::shared_ptr<const system::HotSpotVm> jvm;
+    std::optional<system::V8Layout> v8;
+  };
+  // A runtime's frame by name, or by its address's native name where its runtime cannot name it.
+  void append_runtime_frame(const CountedStack& stack, const RuntimesOf& runtimes, uint64_t marked,
+                            uint64_t word, bool innermost, std::vector<std::string>& frames);
   // Puts a CPython process's Python frames among the user frames from `user_begin` on.
   void add_python_frames(const CountedStack& stack, size_t user_begin,
                          std::vector<std::string>& frames);
@@ -79,6 +92,8 @@ class EbpfProfiler final : public Profiler {
   system::PythonFrameNames python_names_;
   std::unique_ptr<HotSpotProcesses> hotspot_processes_;
   system::JavaFrameNames java_names_;
+  std::unique_ptr<V8Processes> v8_processes_;
+  system::JavaScriptFrameNames javascript_names_;
   std::atomic<bool> stopping_ = false;
   UniqueFd wake_reader_;  // an eventfd, for the life of the profiler: abort() may come any time
   int wake_reader_errno_;

@@ -1,10 +1,9 @@
 #include "profilers/ebpf/hotspot_processes.h"
 
-#include <bpf/bpf.h>
 #include <spdlog/spdlog.h>
 
 #include "bpf/hotspot.h"
-#include "bpf/unwind.h"
+#include "profilers/ebpf/process_walks.h"
 
 namespace dormant::profilers::ebpf {
 namespace {
@@ -88,17 +87,13 @@ void HotSpotProcesses::add_locked(pid_t pid, uint32_t generation,
     give_reason(pid, "a HotSpot whose structures are laid out past what the sampler reads");
     return;
   }
-  dormant_unwind_process_key key{static_cast<uint32_t>(pid), generation};
-  if (bpf_map_update_elem(processes_fd_, &key, &*walk, BPF_ANY) != 0) {
+  std::optional<uint32_t> replaced;
+  if (known != images_.end()) replaced = known->second.first;
+  if (!put_process_walk(processes_fd_, pid, generation, *walk, replaced)) {
     ++counts_.without_room;
     return;
   }
-  if (known != images_.end()) {
-    dormant_unwind_process_key replaced{static_cast<uint32_t>(pid), known->second.first};
-    (void)bpf_map_delete_elem(processes_fd_, &replaced);
-  } else {
-    ++counts_.processes;
-  }
+  if (!replaced) ++counts_.processes;
   images_[pid] = {generation, std::make_shared<const system::HotSpotVm>(std::move(**found))};
 }
 
@@ -116,8 +111,7 @@ void HotSpotProcesses::forget_processes(const std::vector<pid_t>& pids) {
     waiting_.erase(pid);
     auto known = images_.find(pid);
     if (known == images_.end()) continue;
-    dormant_unwind_process_key key{static_cast<uint32_t>(pid), known->second.first};
-    (void)bpf_map_delete_elem(processes_fd_, &key);
+    remove_process_walk(processes_fd_, pid, known->second.first);
     images_.erase(known);
   }
   counts_.waiting = waiting_.size();

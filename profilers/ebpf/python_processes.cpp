@@ -1,10 +1,9 @@
 #include "profilers/ebpf/python_processes.h"
 
-#include <bpf/bpf.h>
 #include <spdlog/spdlog.h>
 
 #include "bpf/python.h"
-#include "bpf/unwind.h"
+#include "profilers/ebpf/process_walks.h"
 
 namespace dormant::profilers::ebpf {
 namespace {
@@ -58,18 +57,14 @@ void PythonProcesses::add_process(pid_t pid, uint32_t generation,
     ++counts_.over_limit;
     return;
   }
-  dormant_unwind_process_key key{static_cast<uint32_t>(pid), generation};
-  dormant_python_process walk = walk_of(image.offsets, image.runtime);
-  if (bpf_map_update_elem(processes_fd_, &key, &walk, BPF_ANY) != 0) {
+  std::optional<uint32_t> replaced;
+  if (known != images_.end()) replaced = known->second.first;
+  if (!put_process_walk(processes_fd_, pid, generation, walk_of(image.offsets, image.runtime),
+                        replaced)) {
     ++counts_.without_room;
     return;
   }
-  if (known != images_.end()) {
-    dormant_unwind_process_key replaced{static_cast<uint32_t>(pid), known->second.first};
-    (void)bpf_map_delete_elem(processes_fd_, &replaced);
-  } else {
-    ++counts_.processes;
-  }
+  if (!replaced) ++counts_.processes;
   images_[pid] = {generation, image};
 }
 
@@ -78,8 +73,7 @@ void PythonProcesses::forget_processes(const std::vector<pid_t>& pids) {
   for (pid_t pid : pids) {
     auto known = images_.find(pid);
     if (known == images_.end()) continue;
-    dormant_unwind_process_key key{static_cast<uint32_t>(pid), known->second.first};
-    (void)bpf_map_delete_elem(processes_fd_, &key);
+    remove_process_walk(processes_fd_, pid, known->second.first);
     images_.erase(known);
   }
 }

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "bpf/hotspot.h"
+#include "bpf/runtime_frames.h"
 #include "profilers/system/process_memory.h"
 
 namespace dormant::profilers::system {
@@ -160,9 +160,9 @@ std::vector<uint64_t> JavaFrameNames::scopes(pid_t pid, const HotSpotVm& vm, uin
 
 JavaFrameNames::Named JavaFrameNames::read(pid_t pid, const HotSpotVm& vm, uint64_t marked,
                                            uint64_t word) {
-  int kind = static_cast<int>((marked >> DORMANT_JAVA_KIND_SHIFT) & 7);
-  int level = static_cast<int>((marked >> DORMANT_JAVA_LEVEL_SHIFT) & 0xf);
-  uint64_t address = marked & DORMANT_JAVA_ADDRESS_MASK;
+  int kind = static_cast<int>((marked >> DORMANT_RUNTIME_KIND_SHIFT) & 7);
+  int level = static_cast<int>((marked >> DORMANT_RUNTIME_LEVEL_SHIFT) & 0xf);
+  uint64_t address = marked & DORMANT_RUNTIME_ADDRESS_MASK;
   Named named;
   named.read_in = snapshot_;
   if (kind == DORMANT_JAVA_STUB) {

@@ -10,6 +10,7 @@
 
 #include "common/procfs.h"
 #include "common/unique_fd.h"
+#include "profilers/system/frame_text.h"
 
 namespace dormant::profilers::system {
 namespace {
@@ -26,10 +27,7 @@ std::optional<uint64_t> hexadecimal(std::string_view text) {
 
 std::string clean_name(std::string_view name) {
   std::string clean(name.substr(0, PerfMap::kMaxNameBytes));
-  for (char& c : clean) {
-    if (c == ';') c = ':';
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
+  clean_frame_text(clean);
   return clean;
 }
 

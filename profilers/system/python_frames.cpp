@@ -5,6 +5,7 @@
 
 #include <sys/uio.h>
 
+#include "profilers/system/frame_text.h"
 #include "profilers/system/process_memory.h"
 
 namespace dormant::profilers::system {
@@ -63,13 +64,8 @@ std::optional<std::string> read_string(pid_t pid, const PythonOffsets& offsets, 
   return text;
 }
 
-// Semicolons separate frames in the collapsed format and lines end stacks: a name keeps neither,
-// nor any other control character a process's memory may hold.
 std::string without_separators(std::string text) {
-  for (char& c : text) {
-    if (c == ';') c = ':';
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
+  clean_frame_text(text);
   return text;
 }
 

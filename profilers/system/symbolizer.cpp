@@ -216,6 +216,18 @@ void Symbolizer::append_user_frames(pid_t pid, uint32_t generation, std::span<co
     frames.push_back(user_frame(image, lookup_address(user, i, innermost_is_exact)));
 }
 
+std::optional<std::string> Symbolizer::perf_map_name(pid_t pid, uint32_t generation,
+                                                     uint64_t address) {
+  std::lock_guard lock(mutex_);
+  auto found = images_.find({pid, generation});
+  if (found == images_.end()) return std::nullopt;
+  const uint64_t frame[] = {address};
+  read_perf_map(pid, found->second, frame);
+  if (!found->second.perf_map) return std::nullopt;
+  auto name = found->second.perf_map->name_at(address);
+  return name ? std::optional<std::string>(*name) : std::nullopt;
+}
+
 void Symbolizer::append_kernel_frames(std::span<const uint64_t> kernel,
                                       std::vector<std::string>& frames) {
   for (size_t i = kernel.size(); i-- > 0;) {

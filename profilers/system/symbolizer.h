@@ -63,6 +63,9 @@ class Symbolizer {
   void append_user_frames(pid_t pid, uint32_t generation, std::span<const uint64_t> user,
                           std::vector<std::string>& frames, bool innermost_is_exact = true);
   void append_kernel_frames(std::span<const uint64_t> kernel, std::vector<std::string>& frames);
+  // The name the image's JIT gives `address` in its perf map, where it writes one that covers it;
+  // read as append_user_frames() reads it.
+  std::optional<std::string> perf_map_name(pid_t pid, uint32_t generation, uint64_t address);
 
   // Ends a snapshot: drops the images of processes that no longer run (the snapshot has used
   // them); returns their pids.

@@ -132,7 +132,7 @@ TEST_F(EbpfJavaTest, JvmsPastTheLimitKeepTheirNativeFramesAndAreCounted) {
   EbpfProfilerOptions options;
   options.frequency_hz = 199;
   options.pids = {jvms[0]->pid(), jvms[1]->pid()};
-  options.max_java_processes = 1;
+  options.max_runtime_processes = 1;
   nlohmann::json facts;
   auto table = profile_for(options, 3s, {}, &facts);
   jvms.clear();

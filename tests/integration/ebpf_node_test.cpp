@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,61 @@ TEST_F(EbpfNodeTest, ANodeInItsOwnMountAndPidNamespacesIsNamedFromItsOwnPerfMap)
   NodeShares shares = shares_of(table);
   ASSERT_GT(shares.total, 1000u);
   EXPECT_GE((shares.alpha + shares.beta + shares.gamma) * 100, shares.total * 90);
+}
+
+// Node started with default flags writes no perf map: its JavaScript frames are told apart and
+// named from V8's own objects ("JS:alpha /path/node_ratio.js:10": the function, its script, the
+// line it starts on).
+TEST_F(EbpfNodeTest, JavaScriptIsNamedFromV8sObjectsWithDefaultFlags) {
+  SpawnOptions spawn;
+  spawn.argv = {kNode, NODE_RATIO, "7"};
+  auto node = Subprocess::spawn(spawn);
+  ASSERT_TRUE(node.ok()) << node.error().message();
+  std::this_thread::sleep_for(1500ms);
+  EbpfProfilerOptions options;
+  options.frequency_hz = 499;
+  options.pids = {(*node)->pid()};
+  nlohmann::json facts;
+  auto table = profile_for(options, 4s, {}, &facts);
+  node->reset();
+  EXPECT_EQ(facts["javascript"].value("processes", 0), 1) << facts.dump();
+  uint64_t total = 0, from_node_start = 0, under_work = 0;
+  std::map<std::string, uint64_t> functions;
+  std::string script = std::string(" ") + NODE_RATIO + ":";
+  uint64_t shown = 0;
+  table.for_each([&](const profile::StackView& stack) {
+    if (stack.comm != "node") return;
+    auto frames = frames_of(table, stack);
+    total += stack.count;
+    if (std::find(frames.begin(), frames.end(), "node::Start(int, char**)") != frames.end()) {
+      from_node_start += stack.count;
+    }
+    bool in_work = false;
+    for (std::string_view frame : frames) {
+      for (const char* function : {"work", "alpha", "beta", "gamma", "spin"}) {
+        std::string prefix = std::string("JS:") + function + script;
+        if (!frame.starts_with(prefix)) continue;
+        functions[std::string(function) + std::string(frame.substr(prefix.size()))] += stack.count;
+        if (std::string_view(function) == "work") in_work = true;
+        if (in_work && std::string_view(function) == "alpha") under_work += stack.count;
+      }
+    }
+    if (stack.count > 30 && shown++ < 4) {  // the JavaScript end of the busiest stacks
+      for (size_t i = frames.size() > 8 ? frames.size() - 8 : 0; i < frames.size(); ++i) {
+        std::cout << frames[i] << ";";
+      }
+      std::cout << " " << stack.count << "\n";
+    }
+  });
+  for (const auto& [function, count] : functions) std::cout << function << ": " << count << "\n";
+  ASSERT_GT(total, 1500u);
+  EXPECT_GE(from_node_start * 100, total * 75) << "walked by frame pointer out of V8's frames";
+  uint64_t alpha = functions["alpha10"], beta = functions["beta14"], gamma = functions["gamma18"];
+  ASSERT_GT(alpha, 100u) << "alpha() starts on line 10 of " << NODE_RATIO;
+  EXPECT_GE((alpha + beta + gamma) * 100, total * 85);
+  EXPECT_GE(under_work * 100, alpha * 95);
+  EXPECT_NEAR(static_cast<double>(beta) / static_cast<double>(alpha), 2.0, 0.5);
+  EXPECT_NEAR(static_cast<double>(gamma) / static_cast<double>(alpha), 3.0, 0.75);
 }
 
 }  // namespace

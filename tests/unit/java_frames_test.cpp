@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "bpf/hotspot.h"
+#include "bpf/runtime_frames.h"
 #include "profilers/system/hotspot_structs.h"
 #include "profilers/system/hotspot_vm.h"
 
@@ -98,8 +98,8 @@ class FakeJvm {
   void recompile_as(uint64_t method) { put<uint64_t>(heap_, kBlobAt + 112, method); }
 
   static uint64_t marked(uint64_t address, int kind, int level) {
-    return address | DORMANT_JAVA_FRAME | (uint64_t(kind) << DORMANT_JAVA_KIND_SHIFT) |
-           (uint64_t(level) << DORMANT_JAVA_LEVEL_SHIFT);
+    return address | DORMANT_RUNTIME_FRAME | (uint64_t(kind) << DORMANT_RUNTIME_KIND_SHIFT) |
+           (uint64_t(level) << DORMANT_RUNTIME_LEVEL_SHIFT);
   }
 
  private:
