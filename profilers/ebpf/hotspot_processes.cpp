@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include "bpf/hotspot.h"
-#include "profilers/ebpf/process_walks.h"
 
 namespace dormant::profilers::ebpf {
 namespace {
@@ -43,11 +42,11 @@ std::optional<dormant_hotspot_process> walk_of(const system::HotSpotVm& vm) {
 nlohmann::json HotSpotCounts::to_json() const {
   return {{"processes", processes},   {"over_limit", over_limit},
           {"not_walked", not_walked}, {"without_room", without_room},
-          {"waiting", waiting},       {"reasons", nlohmann::json(reasons)}};
+          {"waiting", waiting},       {"reasons", nlohmann::json(reasons.list())}};
 }
 
 HotSpotProcesses::HotSpotProcesses(int processes_fd, size_t max_processes)
-    : processes_fd_(processes_fd), max_processes_(max_processes) {}
+    : walks_(processes_fd, max_processes) {}
 
 void HotSpotProcesses::add_process(pid_t pid, uint32_t generation,
                                    const std::vector<system::Mapping>& mappings) {
@@ -57,9 +56,7 @@ void HotSpotProcesses::add_process(pid_t pid, uint32_t generation,
 
 void HotSpotProcesses::add_locked(pid_t pid, uint32_t generation,
                                   const std::vector<system::Mapping>& mappings) {
-  auto known = images_.find(pid);
-  // Generations only grow: an image already known, or older than the one known, is left alone.
-  if (known != images_.end() && known->second.first >= generation) return;
+  if (!walks_.is_newer(pid, generation)) return;
   auto waiting = waiting_.find(pid);
   if (waiting != waiting_.end() && waiting->second.generation > generation) return;
   auto found = jvms_.find(pid, mappings);
@@ -76,7 +73,7 @@ void HotSpotProcesses::add_locked(pid_t pid, uint32_t generation,
     give_reason(pid, found.error().message());
     return;
   }
-  if (known == images_.end() && max_processes_ != 0 && images_.size() >= max_processes_) {
+  if (walks_.is_full(pid)) {
     ++counts_.over_limit;
     give_reason(pid, "past --max-processes-runtime-profiler: native frames only");
     return;
@@ -87,14 +84,13 @@ void HotSpotProcesses::add_locked(pid_t pid, uint32_t generation,
     give_reason(pid, "a HotSpot whose structures are laid out past what the sampler reads");
     return;
   }
-  std::optional<uint32_t> replaced;
-  if (known != images_.end()) replaced = known->second.first;
-  if (!put_process_walk(processes_fd_, pid, generation, *walk, replaced)) {
+  bool added = false;
+  if (!walks_.put(pid, generation, *walk,
+                  std::make_shared<const system::HotSpotVm>(std::move(**found)), &added)) {
     ++counts_.without_room;
     return;
   }
-  if (!replaced) ++counts_.processes;
-  images_[pid] = {generation, std::make_shared<const system::HotSpotVm>(std::move(**found))};
+  if (added) ++counts_.processes;
 }
 
 void HotSpotProcesses::retry_waiting() {
@@ -107,22 +103,16 @@ void HotSpotProcesses::retry_waiting() {
 
 void HotSpotProcesses::forget_processes(const std::vector<pid_t>& pids) {
   std::lock_guard lock(mutex_);
-  for (pid_t pid : pids) {
-    waiting_.erase(pid);
-    auto known = images_.find(pid);
-    if (known == images_.end()) continue;
-    remove_process_walk(processes_fd_, pid, known->second.first);
-    images_.erase(known);
-  }
+  for (pid_t pid : pids) waiting_.erase(pid);
+  walks_.forget(pids);
   counts_.waiting = waiting_.size();
 }
 
 std::shared_ptr<const system::HotSpotVm> HotSpotProcesses::vm(pid_t pid,
                                                               uint32_t generation) const {
   std::lock_guard lock(mutex_);
-  auto known = images_.find(pid);
-  if (known == images_.end() || known->second.first != generation) return nullptr;
-  return known->second.second;
+  const auto* vm = walks_.find(pid, generation);
+  return vm ? *vm : nullptr;
 }
 
 HotSpotCounts HotSpotProcesses::counts() const {
@@ -132,8 +122,7 @@ HotSpotCounts HotSpotProcesses::counts() const {
 
 void HotSpotProcesses::give_reason(pid_t pid, const std::string& why) {
   spdlog::info("ebpf: no Java frames for process {}: {}", pid, why);
-  counts_.reasons.push_back("pid " + std::to_string(pid) + ": " + why);
-  if (counts_.reasons.size() > kMaxReasons) counts_.reasons.pop_front();
+  counts_.reasons.add(pid, why);
 }
 
 }  // namespace dormant::profilers::ebpf

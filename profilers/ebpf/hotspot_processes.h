@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,25 +19,24 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profilers/ebpf/process_walks.h"
 #include "profilers/system/hotspot_vm.h"
 #include "profilers/system/process_maps.h"
 
 namespace dormant::profilers::ebpf {
 
 struct HotSpotCounts {
-  uint64_t processes = 0;           // images whose Java frames are walked
-  uint64_t over_limit = 0;          // JVMs past the limit: native frames only
-  uint64_t not_walked = 0;          // JVMs whose structures could not be read (see reasons)
-  uint64_t without_room = 0;        // the map had no room for them
-  uint64_t waiting = 0;             // JVMs announced before their code cache was made, now
-  std::deque<std::string> reasons;  // the last few "pid N: why"
+  uint64_t processes = 0;     // images whose Java frames are walked
+  uint64_t over_limit = 0;    // JVMs past the limit: native frames only
+  uint64_t not_walked = 0;    // JVMs whose structures could not be read (see reasons)
+  uint64_t without_room = 0;  // the map had no room for them
+  uint64_t waiting = 0;       // JVMs announced before their code cache was made, now
+  RecentReasons reasons;
   nlohmann::json to_json() const;
 };
 
 class HotSpotProcesses {
  public:
-  static constexpr size_t kMaxReasons = 8;
-
   // `processes_fd`: the sampler's hotspot_processes map, which outlives this object. 0: no limit.
   HotSpotProcesses(int processes_fd, size_t max_processes);
 
@@ -59,11 +57,9 @@ class HotSpotProcesses {
   void add_locked(pid_t pid, uint32_t generation, const std::vector<system::Mapping>& mappings);
   void give_reason(pid_t pid, const std::string& why);
 
-  const int processes_fd_;
-  const size_t max_processes_;
   mutable std::mutex mutex_;
   system::HotSpotJvms jvms_;
-  std::map<pid_t, std::pair<uint32_t, std::shared_ptr<const system::HotSpotVm>>> images_;
+  ProcessWalks<std::shared_ptr<const system::HotSpotVm>> walks_;
   std::map<pid_t, Waiting> waiting_;
   HotSpotCounts counts_;
 };

@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include "bpf/python.h"
-#include "profilers/ebpf/process_walks.h"
 
 namespace dormant::profilers::ebpf {
 namespace {
@@ -37,14 +36,12 @@ nlohmann::json PythonCounts::to_json() const {
 }
 
 PythonProcesses::PythonProcesses(int processes_fd, size_t max_processes)
-    : processes_fd_(processes_fd), max_processes_(max_processes) {}
+    : walks_(processes_fd, max_processes) {}
 
 void PythonProcesses::add_process(pid_t pid, uint32_t generation,
                                   const std::vector<system::Mapping>& mappings) {
   std::lock_guard lock(mutex_);
-  auto known = images_.find(pid);
-  // Generations only grow: an image already known, or older than the one known, is left alone.
-  if (known != images_.end() && known->second.first >= generation) return;
+  if (!walks_.is_newer(pid, generation)) return;
   auto found = interpreters_.find(pid, mappings);
   if (!found) {
     ++counts_.unknown_versions;
@@ -53,36 +50,27 @@ void PythonProcesses::add_process(pid_t pid, uint32_t generation,
   }
   if (!*found) return;
   const system::PythonImage& image = **found;
-  if (known == images_.end() && max_processes_ != 0 && images_.size() >= max_processes_) {
+  if (walks_.is_full(pid)) {
     ++counts_.over_limit;
     return;
   }
-  std::optional<uint32_t> replaced;
-  if (known != images_.end()) replaced = known->second.first;
-  if (!put_process_walk(processes_fd_, pid, generation, walk_of(image.offsets, image.runtime),
-                        replaced)) {
+  bool added = false;
+  if (!walks_.put(pid, generation, walk_of(image.offsets, image.runtime), image, &added)) {
     ++counts_.without_room;
     return;
   }
-  if (!replaced) ++counts_.processes;
-  images_[pid] = {generation, image};
+  if (added) ++counts_.processes;
 }
 
 void PythonProcesses::forget_processes(const std::vector<pid_t>& pids) {
   std::lock_guard lock(mutex_);
-  for (pid_t pid : pids) {
-    auto known = images_.find(pid);
-    if (known == images_.end()) continue;
-    remove_process_walk(processes_fd_, pid, known->second.first);
-    images_.erase(known);
-  }
+  walks_.forget(pids);
 }
 
 std::optional<system::PythonImage> PythonProcesses::image(pid_t pid, uint32_t generation) const {
   std::lock_guard lock(mutex_);
-  auto known = images_.find(pid);
-  if (known == images_.end() || known->second.first != generation) return std::nullopt;
-  return known->second.second;
+  const system::PythonImage* image = walks_.find(pid, generation);
+  return image ? std::optional(*image) : std::nullopt;
 }
 
 PythonCounts PythonProcesses::counts() const {

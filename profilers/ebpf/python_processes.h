@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profilers/ebpf/process_walks.h"
 #include "profilers/system/process_maps.h"
 #include "profilers/system/python_interpreters.h"
 
@@ -46,11 +47,9 @@ class PythonProcesses {
   PythonCounts counts() const;
 
  private:
-  const int processes_fd_;
-  const size_t max_processes_;
   mutable std::mutex mutex_;
   system::PythonInterpreters interpreters_;
-  std::map<pid_t, std::pair<uint32_t, system::PythonImage>> images_;  // by pid: its generation
+  ProcessWalks<system::PythonImage> walks_;
   PythonCounts counts_;
 };
 

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -18,24 +17,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profilers/ebpf/process_walks.h"
 #include "profilers/system/process_maps.h"
 #include "profilers/system/v8_runtime.h"
 
 namespace dormant::profilers::ebpf {
 
 struct V8Counts {
-  uint64_t processes = 0;           // images whose JavaScript frames are named
-  uint64_t over_limit = 0;          // past the limit: native frames only
-  uint64_t not_named = 0;           // a V8 binary whose constants could not be read (see reasons)
-  uint64_t without_room = 0;        // the map had no room for them
-  std::deque<std::string> reasons;  // the last few "pid N: why"
+  uint64_t processes = 0;     // images whose JavaScript frames are named
+  uint64_t over_limit = 0;    // past the limit: native frames only
+  uint64_t not_named = 0;     // a V8 binary whose constants could not be read (see reasons)
+  uint64_t without_room = 0;  // the map had no room for them
+  RecentReasons reasons;
   nlohmann::json to_json() const;
 };
 
 class V8Processes {
  public:
-  static constexpr size_t kMaxReasons = 8;
-
   // `processes_fd`: the sampler's v8_processes map, which outlives this object. 0: no limit.
   V8Processes(int processes_fd, size_t max_processes);
 
@@ -49,11 +47,9 @@ class V8Processes {
  private:
   void give_reason(pid_t pid, const std::string& why);
 
-  const int processes_fd_;
-  const size_t max_processes_;
   mutable std::mutex mutex_;
   system::V8Binaries binaries_;
-  std::map<pid_t, std::pair<uint32_t, system::V8Layout>> images_;  // by pid: its generation
+  ProcessWalks<system::V8Layout> walks_;
   V8Counts counts_;
 };
 

@@ -4,7 +4,8 @@
 // further than the walk may hop; in an "nmethod" whose frame is 2^31 words, whose Method's name
 // says it is 65,535 bytes long and whose debug records number a billion; in one whose scopes
 // name themselves as their callers. Run through hostile_jvm_main.c:
-//   hostile_jvm SECONDS
+//   hostile_jvm SECONDS [old]
+// "old": its tables say nmethod::_method where JDK 9+ says CompiledMethod::_method, as JDK 8's do.
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stddef.h>
@@ -122,6 +123,11 @@ static unsigned char* nmethod_at(unsigned char* heap, int segment, int32_t frame
 }
 
 int hostile_jvm_main(int argc, char** argv) {
+  if (argc > 2 && strcmp(argv[2], "old") == 0) {
+    for (struct struct_entry* entry = structs; entry->type; ++entry) {
+      if (strcmp(entry->field, "_method") == 0) entry->type = "nmethod";
+    }
+  }
   unsigned char* code = mmap(NULL, kCodeBytes, PROT_READ | PROT_WRITE | PROT_EXEC,
                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (code == MAP_FAILED) return 2;

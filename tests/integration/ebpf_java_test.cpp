@@ -228,5 +228,25 @@ TEST_F(EbpfJavaTest, AHostileJvmsLiesCostBoundedWork) {
   EXPECT_LE(longest, 1100u);
 }
 
+TEST_F(EbpfJavaTest, AJvmTooOldToWalkKeepsItsNativeFramesWithTheReason) {
+  SpawnOptions spawn;
+  spawn.argv = {HOSTILE_JVM, "4", "old"};
+  auto old = Subprocess::spawn(spawn);
+  ASSERT_TRUE(old.ok()) << old.error().message();
+  std::this_thread::sleep_for(300ms);
+  EbpfProfilerOptions options;
+  options.frequency_hz = 199;
+  options.pids = {(*old)->pid()};
+  nlohmann::json facts;
+  auto table = profile_for(options, 2s, {}, &facts);
+  old->reset();
+  EXPECT_EQ(facts["java"].value("processes", 0), 0) << facts.dump();
+  EXPECT_EQ(facts["java"].value("not_walked", 0), 1) << facts.dump();
+  EXPECT_NE(facts["java"]["reasons"].dump().find("CompiledMethod::_method (a JDK before 9?)"),
+            std::string::npos)
+      << facts.dump();
+  EXPECT_GT(table.total_samples(), 100u) << "its samples keep their native frames";
+}
+
 }  // namespace
 }  // namespace dormant::profilers::ebpf

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -177,6 +178,40 @@ TEST_F(EbpfNodeTest, JavaScriptIsNamedFromV8sObjectsWithDefaultFlags) {
   EXPECT_GE(under_work * 100, alpha * 95);
   EXPECT_NEAR(static_cast<double>(beta) / static_cast<double>(alpha), 2.0, 0.5);
   EXPECT_NEAR(static_cast<double>(gamma) / static_cast<double>(alpha), 3.0, 0.75);
+}
+
+TEST_F(EbpfNodeTest, NodesPastTheRuntimeLimitKeepTheirNativeFramesAndAreCounted) {
+  std::vector<std::unique_ptr<Subprocess>> nodes;
+  for (int i = 0; i < 2; ++i) {
+    SpawnOptions spawn;
+    spawn.argv = {kNode, NODE_RATIO, "5"};
+    auto node = Subprocess::spawn(spawn);
+    ASSERT_TRUE(node.ok()) << node.error().message();
+    nodes.push_back(std::move(*node));
+  }
+  std::this_thread::sleep_for(1000ms);
+  EbpfProfilerOptions options;
+  options.frequency_hz = 199;
+  options.pids = {nodes[0]->pid(), nodes[1]->pid()};
+  options.max_runtime_processes = 1;
+  nlohmann::json facts;
+  auto table = profile_for(options, 3s, {}, &facts);
+  nodes.clear();
+  EXPECT_EQ(facts["javascript"].value("processes", 0), 1) << facts.dump();
+  EXPECT_EQ(facts["javascript"].value("over_limit", 0), 1) << facts.dump();
+  uint64_t total = 0, named = 0;
+  table.for_each([&](const profile::StackView& stack) {
+    if (stack.comm != "node") return;
+    total += stack.count;
+    auto frames = frames_of(table, stack);
+    if (std::any_of(frames.begin(), frames.end(),
+                    [](std::string_view frame) { return frame.starts_with("JS:alpha "); })) {
+      named += stack.count;
+    }
+  });
+  // alpha() has a sixth of a node's samples: a twelfth of both nodes' when one of them is named.
+  EXPECT_GT(named, total / 24) << "one of the two is named";
+  EXPECT_LT(named, total / 8) << "the other is not";
 }
 
 }  // namespace
