@@ -98,6 +98,51 @@ class V8Reader {
     return text;
   }
 
+  // The newlines among a string's first `chars` characters (its whole length at most); nullopt
+  // where it is not a string we read.
+  std::optional<int64_t> newlines(uint64_t object, int64_t chars, int depth = 0) const {
+    auto type = type_of(object);
+    if (!type || *type >= layout_.first_nonstring_type || depth > kMaxStringParts) {
+      return std::nullopt;
+    }
+    auto length = read_process_value<int32_t>(pid_, untagged(object) + layout_.string_length);
+    if (!length || *length < 0) return std::nullopt;
+    chars = std::min<int64_t>(chars, *length);
+    uint32_t representation = *type & layout_.string_representation_mask;
+    if (representation == layout_.cons_string_tag) {
+      auto first = field(object, layout_.cons_first);
+      auto second = field(object, layout_.cons_second);
+      auto first_length =
+          first ? read_process_value<int32_t>(pid_, untagged(*first) + layout_.string_length)
+                : std::nullopt;
+      if (!first_length || !second) return std::nullopt;
+      auto head = newlines(*first, chars, depth + 1);
+      if (!head || chars <= *first_length) return head;
+      auto tail = newlines(*second, chars - *first_length, depth + 1);
+      return tail ? std::optional(*head + *tail) : std::nullopt;
+    }
+    if (representation == layout_.thin_string_tag) {
+      auto actual = field(object, layout_.thin_actual);
+      return actual ? newlines(*actual, chars, depth + 1) : std::nullopt;
+    }
+    if (representation != layout_.seq_string_tag) return std::nullopt;
+    bool one_byte = (*type & layout_.string_encoding_mask) == layout_.one_byte_string_tag;
+    uint64_t at =
+        untagged(object) + (one_byte ? layout_.seq_one_byte_chars : layout_.seq_two_byte_chars);
+    int64_t found = 0;
+    uint8_t chunk[16 * 1024];
+    size_t unit = one_byte ? 1 : 2;
+    for (int64_t done = 0; done < chars;) {
+      size_t take = std::min<size_t>(sizeof(chunk) / unit, static_cast<size_t>(chars - done));
+      if (!read(at + static_cast<uint64_t>(done) * unit, chunk, take * unit)) return std::nullopt;
+      for (size_t i = 0; i < take; ++i) {
+        found += one_byte ? chunk[i] == '\n' : (chunk[2 * i] == '\n' && chunk[2 * i + 1] == 0);
+      }
+      done += static_cast<int64_t>(take);
+    }
+    return found;
+  }
+
  private:
   pid_t pid_;
   const V8Layout& layout_;
@@ -164,14 +209,11 @@ std::optional<std::string> read_javascript_name(pid_t pid, const V8Layout& layou
     auto file =
         file_object ? v8.string(*file_object, JavaScriptFrameNames::kMaxNameBytes) : std::nullopt;
     if (file) text += " " + *file;
-    auto source_object = v8.field(*script, layout.script_source);
-    auto source = source_object && start && *start >= 0
-                      ? v8.string(*source_object, JavaScriptFrameNames::kMaxSourceBytes)
-                      : std::nullopt;
-    if (file && source && static_cast<size_t>(*start) <= source->size()) {
-      auto line = std::count(source->begin(), source->begin() + *start, '\n') + 1;
-      text += ":" + std::to_string(line);
-    }
+    auto source = v8.field(*script, layout.script_source);
+    auto lines = file && source && start && *start <= JavaScriptFrameNames::kMaxSourceBytes
+                     ? v8.newlines(*source, *start)
+                     : std::nullopt;
+    if (lines) text += ":" + std::to_string(*lines + 1);
   }
   clean_frame_text(text);
   return text;

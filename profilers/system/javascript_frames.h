@@ -2,9 +2,10 @@
 // line the function starts on. A frame is named from its JSFunction, read from the process's
 // memory (process_vm_readv) when the sampler first meets it and again at its first use in each
 // snapshot: the function's SharedFunctionInfo, its name (or, for an anonymous function, the
-// name V8 inferred for it), and its Script's name and source up to the function's start. V8's
+// name V8 inferred for it), and its Script's name and source up to the function's start (its
+// newlines counted, no more kept). V8's
 // collector moves objects, so a reading that does not find a JSFunction there keeps the name read
-// before, and a frame never named is left to its native name (nullopt). Strings are read within
+// before, and a frame never named is left to its native name (nullopt). Names are read within
 // kMaxNameBytes, sources within kMaxSourceBytes. Thread-safe.
 #pragma once
 
@@ -25,7 +26,9 @@ namespace dormant::profilers::system {
 class JavaScriptFrameNames {
  public:
   static constexpr size_t kMaxNameBytes = 1024;
-  static constexpr size_t kMaxSourceBytes = 4 << 20;  // read for a function's line
+  // Of a script's source, at most this many characters are read for a function's line: those
+  // before its start.
+  static constexpr int64_t kMaxSourceBytes = 16 << 20;
   static constexpr size_t kMaxFrames = 1 << 17;
 
   std::optional<std::string> name(pid_t pid, const V8Layout& layout, uint64_t function);

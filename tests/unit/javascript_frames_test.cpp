@@ -166,6 +166,12 @@ TEST(JavaScriptFrames, FunctionsAreNamedWithTheirScriptAndLine) {
   EXPECT_EQ(read_javascript_name(::getpid(), layout, anonymous), "JS:(anonymous) /srv/app.js:1");
   uint64_t by_shared_name = heap.function(heap.two_byte(u"b\u00e9ta;\n"), heap.undefined());
   EXPECT_EQ(read_javascript_name(::getpid(), layout, by_shared_name), "JS:b\xc3\xa9ta:?");
+  // A source in two pieces, the second two-byte: the line counts newlines in characters.
+  uint64_t joined =
+      heap.cons(heap.one_byte("// a\n"), heap.two_byte(u"\u00e9\n\nfunction b() {}"), 23);
+  uint64_t later = heap.function(heap.scope_info(0, heap.one_byte("b"), heap.undefined(), 8),
+                                 heap.script(heap.one_byte("/srv/b.js"), joined));
+  EXPECT_EQ(read_javascript_name(::getpid(), layout, later), "JS:b /srv/b.js:4");
   uint64_t pieces = heap.cons(heap.one_byte("gam"), heap.thin(heap.one_byte("ma"), 2), 5);
   EXPECT_EQ(read_javascript_name(::getpid(), layout, heap.function(pieces, heap.undefined())),
             "JS:gamma");
