@@ -158,13 +158,12 @@ std::vector<uint64_t> JavaFrameNames::scopes(pid_t pid, const HotSpotVm& vm, uin
   return methods;
 }
 
-JavaFrameNames::Named JavaFrameNames::read(pid_t pid, const HotSpotVm& vm, uint64_t marked,
-                                           uint64_t word) {
+KeptNames<JavaFrameNames::Key, std::vector<std::string>>::Reading JavaFrameNames::read(
+    pid_t pid, const HotSpotVm& vm, uint64_t marked, uint64_t word) {
   int kind = static_cast<int>((marked >> DORMANT_RUNTIME_KIND_SHIFT) & 7);
   int level = static_cast<int>((marked >> DORMANT_RUNTIME_LEVEL_SHIFT) & 0xf);
   uint64_t address = marked & DORMANT_RUNTIME_ADDRESS_MASK;
-  Named named;
-  named.read_in = snapshot_;
+  KeptNames<Key, std::vector<std::string>>::Reading named;
   if (kind == DORMANT_JAVA_STUB) {
     auto name_at = read_process_value<uint64_t>(pid, word + vm.offsets.blob_name);
     auto name = name_at ? read_process_string(pid, *name_at, kMaxNameBytes) : std::nullopt;
@@ -186,43 +185,21 @@ JavaFrameNames::Named JavaFrameNames::read(pid_t pid, const HotSpotVm& vm, uint6
   return named;
 }
 
-const std::vector<std::string>& JavaFrameNames::named(pid_t pid, const HotSpotVm& vm,
-                                                      uint64_t marked, uint64_t word) {
-  auto kept = frames_.find({pid, marked, word});
-  if (kept != frames_.end() && kept->second.read_in == snapshot_) return kept->second.names;
-  Named fresh = read(pid, vm, marked, word);
-  if (kept == frames_.end()) {
-    if (frames_.size() >= kMaxFrames) {
-      unkept_ = std::move(fresh);
-      return unkept_.names;
-    }
-    kept = frames_.emplace(Key{pid, marked, word}, std::move(fresh)).first;
-  } else if (fresh.whole || !kept->second.whole) {
-    kept->second = std::move(fresh);
-  } else {
-    kept->second.read_in = snapshot_;  // gone since: what was read while it lived stays
-  }
-  return kept->second.names;
-}
-
 std::vector<std::string> JavaFrameNames::names(pid_t pid, const HotSpotVm& vm, uint64_t marked,
                                                uint64_t word) {
   std::lock_guard lock(mutex_);
-  return named(pid, vm, marked, word);
+  return frames_.get({pid, marked, word}, [&] { return read(pid, vm, marked, word); });
 }
 
 void JavaFrameNames::remember(pid_t pid, const HotSpotVm& vm, uint64_t marked, uint64_t word) {
   std::lock_guard lock(mutex_);
-  (void)named(pid, vm, marked, word);
+  (void)frames_.get({pid, marked, word}, [&] { return read(pid, vm, marked, word); });
 }
 
 void JavaFrameNames::end_snapshot(const std::vector<pid_t>& exited) {
   std::lock_guard lock(mutex_);
-  ++snapshot_;
   methods_.clear();
-  std::erase_if(frames_, [&](const auto& entry) {
-    return std::find(exited.begin(), exited.end(), std::get<0>(entry.first)) != exited.end();
-  });
+  frames_.end_snapshot(exited);
 }
 
 size_t JavaFrameNames::size() const {

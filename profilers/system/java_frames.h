@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "profilers/system/hotspot_vm.h"
+#include "profilers/system/kept_names.h"
 
 namespace dormant::profilers::system {
 
@@ -45,16 +46,9 @@ class JavaFrameNames {
   size_t size() const;
 
  private:
-  struct Named {
-    std::vector<std::string> names;
-    bool whole = false;    // every name was read
-    uint64_t read_in = 0;  // the snapshot that read it last
-  };
-  using Key = std::tuple<pid_t, uint64_t, uint64_t>;
-  // The frame's names, read now unless this snapshot read them already.
-  const std::vector<std::string>& named(pid_t pid, const HotSpotVm& vm, uint64_t marked,
-                                        uint64_t word);
-  Named read(pid_t pid, const HotSpotVm& vm, uint64_t marked, uint64_t word);
+  using Key = std::tuple<pid_t, uint64_t, uint64_t>;  // pid, marked address, word
+  KeptNames<Key, std::vector<std::string>>::Reading read(pid_t pid, const HotSpotVm& vm,
+                                                         uint64_t marked, uint64_t word);
   std::optional<std::string> method_name(pid_t pid, const HotSpotVm& vm, uint64_t method);
   // The methods inlined at `address` of the nmethod compiling `method` at `level`, innermost
   // first, the nmethod's own last; empty where they cannot be read.
@@ -63,9 +57,7 @@ class JavaFrameNames {
 
   mutable std::mutex mutex_;
   std::map<std::pair<pid_t, uint64_t>, std::optional<std::string>> methods_;  // this snapshot's
-  std::map<Key, Named> frames_;
-  Named unkept_;  // a frame read while frames_ is full
-  uint64_t snapshot_ = 1;
+  KeptNames<Key, std::vector<std::string>> frames_{kMaxFrames};
 };
 
 // A method's name from its class's and its own symbols ("java/util/HashMap", "get"): dotted, with

@@ -83,18 +83,7 @@ class V8Reader {
       return std::nullopt;
     }
     std::string text;
-    for (uint16_t unit : units) {
-      if (unit < 0x80) {
-        text.push_back(static_cast<char>(unit));
-      } else if (unit < 0x800) {
-        text.push_back(static_cast<char>(0xc0 | (unit >> 6)));
-        text.push_back(static_cast<char>(0x80 | (unit & 0x3f)));
-      } else {
-        text.push_back(static_cast<char>(0xe0 | (unit >> 12)));
-        text.push_back(static_cast<char>(0x80 | ((unit >> 6) & 0x3f)));
-        text.push_back(static_cast<char>(0x80 | (unit & 0x3f)));
-      }
-    }
+    for (uint16_t unit : units) append_utf8(text, unit);
     return text;
   }
 
@@ -219,42 +208,31 @@ std::optional<std::string> read_javascript_name(pid_t pid, const V8Layout& layou
   return text;
 }
 
-const std::optional<std::string>& JavaScriptFrameNames::named(pid_t pid, const V8Layout& layout,
-                                                              uint64_t function) {
-  auto kept = frames_.find({pid, function});
-  if (kept != frames_.end() && kept->second.read_in == snapshot_) return kept->second.name;
-  Named fresh{read_javascript_name(pid, layout, function), snapshot_};
-  if (kept == frames_.end()) {
-    if (frames_.size() >= kMaxFrames) {
-      unkept_ = std::move(fresh);
-      return unkept_.name;
-    }
-    kept = frames_.emplace(std::pair(pid, function), std::move(fresh)).first;
-  } else if (fresh.name) {
-    kept->second = std::move(fresh);
-  } else {
-    kept->second.read_in = snapshot_;  // moved or gone since: what was read while it lived stays
-  }
-  return kept->second.name;
+namespace {
+
+KeptNames<std::pair<pid_t, uint64_t>, std::optional<std::string>>::Reading read_name(
+    pid_t pid, const V8Layout& layout, uint64_t function) {
+  auto name = read_javascript_name(pid, layout, function);
+  bool whole = name.has_value();
+  return {std::move(name), whole};
 }
+
+}  // namespace
 
 std::optional<std::string> JavaScriptFrameNames::name(pid_t pid, const V8Layout& layout,
                                                       uint64_t function) {
   std::lock_guard lock(mutex_);
-  return named(pid, layout, function);
+  return frames_.get({pid, function}, [&] { return read_name(pid, layout, function); });
 }
 
 void JavaScriptFrameNames::remember(pid_t pid, const V8Layout& layout, uint64_t function) {
   std::lock_guard lock(mutex_);
-  (void)named(pid, layout, function);
+  (void)frames_.get({pid, function}, [&] { return read_name(pid, layout, function); });
 }
 
 void JavaScriptFrameNames::end_snapshot(const std::vector<pid_t>& exited) {
   std::lock_guard lock(mutex_);
-  ++snapshot_;
-  std::erase_if(frames_, [&](const auto& entry) {
-    return std::find(exited.begin(), exited.end(), entry.first.first) != exited.end();
-  });
+  frames_.end_snapshot(exited);
 }
 
 }  // namespace dormant::profilers::system

@@ -19,6 +19,7 @@
 
 #include <sys/types.h>
 
+#include "profilers/system/kept_names.h"
 #include "profilers/system/v8_runtime.h"
 
 namespace dormant::profilers::system {
@@ -39,16 +40,8 @@ class JavaScriptFrameNames {
   void end_snapshot(const std::vector<pid_t>& exited);
 
  private:
-  struct Named {
-    std::optional<std::string> name;
-    uint64_t read_in = 0;
-  };
-  const std::optional<std::string>& named(pid_t pid, const V8Layout& layout, uint64_t function);
-
   std::mutex mutex_;
-  std::map<std::pair<pid_t, uint64_t>, Named> frames_;
-  Named unkept_;
-  uint64_t snapshot_ = 1;
+  KeptNames<std::pair<pid_t, uint64_t>, std::optional<std::string>> frames_{kMaxFrames};
 };
 
 // The JavaScript function `function` of process `pid` by name; nullopt where it is not one.

@@ -172,7 +172,7 @@ std::string Symbolizer::user_frame(const Image* image, uint64_t address) {
   if (in_jit_code(mapping) && image != nullptr && image->perf_map) {
     if (auto name = image->perf_map->name_at(address)) return std::string(*name);
   }
-  if (mapping == nullptr || mapping->path.empty()) return "[unknown]";
+  if (in_jit_code(mapping)) return "[unknown]";
   if (!mapping->is_file()) return mapping->path;  // [vdso], [vsyscall]
   auto binary = binaries_.find({mapping->device, mapping->inode});
   if (binary != binaries_.end() && binary->second.symbols) {
