@@ -19,6 +19,7 @@ SnapshotLoopResult run_snapshot_loop(
     times.cpu_avg = usage.cpu_percent();
     times.mem_avg = HostUsageMeter::memory_percent();
     times.end = timeline.now();
+    times.last = stopping;
     auto snapshot = session.snapshot(times);
     stopping = stopping || stop_requested(SteadyClock::now());
     if (snapshot->samples() > 0 || !stopping || result.snapshots == 0) {

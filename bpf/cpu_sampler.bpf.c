@@ -1028,4 +1028,6 @@ SEC("perf_event")
 int on_cpu_sample_cfi(struct bpf_perf_event_data* ctx) { return sample(ctx, 1); }
 #endif
 
+#include "followed_children.h"
+
 char LICENSE[] SEC("license") = "GPL";

@@ -9,9 +9,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 // In this order: usdt.bpf.h uses what the others declare.
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
+
+#include "kernel_types.h"
 
 const volatile __u32 filter_pids = 0;  // 1: only the processes in target_pids
 
@@ -145,5 +148,7 @@ int BPF_USDT(on_activity, void* batch_address) {
   }
   return 0;
 }
+
+#include "followed_children.h"
 
 char LICENSE[] SEC("license") = "GPL";

@@ -19,6 +19,8 @@ struct thread_struct {
 
 struct task_struct {
   unsigned int flags;
+  int pid;                          // the thread's
+  int tgid;                         // the process's
   unsigned long long start_time;    // ns since boot; a pid used again starts later
   unsigned long long self_exec_id;  // grows at every exec
   struct task_struct* group_leader;

@@ -44,6 +44,10 @@ Result<profile::StackTable> FirstThatStarts::snapshot() {
   return candidates_[current_]->snapshot();
 }
 
+void FirstThatStarts::before_last_snapshot() {
+  if (!candidates_.empty()) candidates_[current_]->before_last_snapshot();
+}
+
 void FirstThatStarts::stop() {
   if (!candidates_.empty()) candidates_[current_]->stop();
 }

@@ -19,6 +19,7 @@ class FirstThatStarts final : public profilers::Profiler {
   std::string_view event() const override;
   Result<void> start() override;
   Result<profile::StackTable> snapshot() override;
+  void before_last_snapshot() override;
   void stop() override;
   void abort() override;
 

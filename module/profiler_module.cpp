@@ -21,7 +21,7 @@ class Session final : public ProfilingSession {
   bool any_running() const override { return profilers_.any_running(); }
 
   std::unique_ptr<Snapshot> snapshot(const SnapshotTimes& times) override {
-    profile::StackTable stacks = profilers_.snapshot();
+    profile::StackTable stacks = profilers_.snapshot(times.last);
     nlohmann::json header = profile_header(facts_, times, stacks);
     for (const auto& outcome : profilers_.outcomes()) {
       if (!outcome.facts.is_null()) header[outcome.name] = outcome.facts;

@@ -43,9 +43,10 @@ ProfilerSet::~ProfilerSet() {
   if (!running_.empty()) stop(std::chrono::seconds(10));
 }
 
-profile::StackTable ProfilerSet::snapshot() {
+profile::StackTable ProfilerSet::snapshot(bool last) {
   profile::StackTable stacks;
   for (auto& profiler : running_) {
+    if (last) profiler->before_last_snapshot();
     auto snapshot = profiler->snapshot();
     if (snapshot) {
       stacks.merge(*snapshot);

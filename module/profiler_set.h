@@ -28,8 +28,9 @@ class ProfilerSet {
   const std::vector<ProfilerOutcome>& outcomes() const { return outcomes_; }
 
   // One snapshot of every running profiler, merged. A profiler that fails its snapshot, or that
-  // does not run, leaves gProfiler's "[Profiling NAME: reason]" marker instead of samples.
-  profile::StackTable snapshot();
+  // does not run, leaves gProfiler's "[Profiling NAME: reason]" marker instead of samples. The
+  // session's `last` snapshot has all they hold.
+  profile::StackTable snapshot(bool last = false);
 
   // Stops every profiler in isolation (see stop_profilers); afterwards the set is empty.
   TeardownReport stop(std::chrono::milliseconds deadline);

@@ -28,6 +28,10 @@ class Profiler {
   // The samples collected since start() or the previous snapshot.
   virtual Result<profile::StackTable> snapshot() = 0;
 
+  // The next snapshot is the session's last: what it still holds back waiting for more (GPU work
+  // waiting for its launch) goes into it as it is.
+  virtual void before_last_snapshot() {}
+
   // Stops collecting and releases every process, file and kernel object it holds. Safe to call
   // after a failed start() and more than once.
   virtual void stop() = 0;

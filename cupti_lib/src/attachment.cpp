@@ -22,6 +22,7 @@ constexpr CUpti_ActivityKind kRecorded[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNE
 std::mutex g_mutex;
 std::condition_variable g_wake;
 std::atomic<bool> g_recording{false};
+std::atomic<uint64_t> g_epoch{0};
 bool g_exiting = false;
 bool g_hand_over_soon = false;
 std::thread g_watcher;
@@ -57,6 +58,7 @@ void turn_on_locked() {
   if (g_recording.load(std::memory_order_relaxed)) return;
   find_cuda_library_code();
   set_buffers_wanted(true);
+  g_epoch.fetch_add(1, std::memory_order_relaxed);
   g_recording.store(true, std::memory_order_release);
   bool on = true;
   for (CUpti_ActivityKind kind : kRecorded) {
@@ -98,6 +100,8 @@ void watch() {
 }  // namespace
 
 bool recording() { return g_recording.load(std::memory_order_acquire); }
+
+uint64_t recording_epoch() { return g_epoch.load(std::memory_order_relaxed); }
 
 void hand_over_soon() {
   std::unique_lock lock(g_mutex, std::try_to_lock);

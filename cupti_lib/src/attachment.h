@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 
 #include <cupti.h>
 
@@ -19,6 +20,9 @@ inline constexpr std::chrono::milliseconds kFlushEvery{100};
 // `dormant-agent gpu`) has recording on before the first launch. False if it cannot.
 bool start_watching(CUpti_SubscriberHandle subscriber);
 bool recording();
+// Counts the times recording was turned on: what a thread learned of its API calls in an earlier
+// one (inside a launch whose exit was never seen) does not hold in this one.
+uint64_t recording_epoch();
 
 // Asks the watcher to hand records over now rather than at its next tick: many launches have
 // gone out since, and their records are better not far behind. Never blocks.

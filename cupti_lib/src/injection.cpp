@@ -32,6 +32,7 @@ static_assert(-kLaunchApis[29].cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch);
 static_assert(-kLaunchApis[37].cbid == CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2);
 
 struct ThreadLaunch {
+  uint64_t epoch = 0;                  // of recording, that what follows was counted in
   int runtime_depth = 0;               // inside a runtime launch API
   uint32_t nested_correlation_id = 0;  // of the driver call inside it
   dormant_cupti_launch launch;
@@ -59,6 +60,11 @@ void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
   ThreadLaunch& thread = t_launch;
+  if (uint64_t epoch = recording_epoch(); thread.epoch != epoch) {
+    thread.epoch = epoch;  // an exit turned off with recording never came
+    thread.runtime_depth = 0;
+    thread.nested_correlation_id = 0;
+  }
   bool enter = call->callbackSite == CUPTI_API_ENTER;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (enter) {

@@ -126,6 +126,7 @@ struct SnapshotTimes {
   std::chrono::system_clock::time_point end = std::chrono::system_clock::now();
   double cpu_avg = 0;  // host CPU percent over the snapshot
   double mem_avg = 0;  // host memory percent
+  bool last = false;   // the session's last snapshot
 };
 
 class ProfilingSession {

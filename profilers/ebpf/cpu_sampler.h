@@ -164,7 +164,8 @@ class CpuSampler {
   Result<uint32_t> flip_sets();
 
   Skeleton skeleton_;
-  std::vector<std::unique_ptr<::bpf_link, LinkDeleter>> links_;  // each owns its perf event
+  std::vector<std::unique_ptr<::bpf_link, LinkDeleter>> links_;         // each owns its perf event
+  std::vector<std::unique_ptr<::bpf_link, LinkDeleter>> follow_links_;  // the children's
   std::unique_ptr<::ring_buffer, RingDeleter> ring_;
   const SamplerEvents* events_ = nullptr;  // during poll_images() only
   std::string event_;

@@ -2,14 +2,22 @@
 
 #include <charconv>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
 #include "dormant_cupti/probes.h"
 
 namespace dormant::profilers::gpu {
 namespace {
+
+constexpr long kFuseMagic = 0x65735546;
 
 bool is_library(std::string_view path) {
   auto slash = path.rfind('/');
@@ -17,11 +25,51 @@ bool is_library(std::string_view path) {
   return name.starts_with(DORMANT_CUPTI_LIBRARY_NAME);
 }
 
+// Why the file open at `fd` cannot be trusted; empty if it can.
+std::string distrust(int fd, const struct stat& file) {
+  if (!S_ISREG(file.st_mode)) return "not a regular file";
+  if (file.st_uid != 0 && file.st_uid != ::geteuid()) {
+    return "owned by uid " + std::to_string(file.st_uid) + ", not root";
+  }
+  if ((file.st_mode & (S_IWGRP | S_IWOTH)) != 0) return "writable by others than its owner";
+  struct statfs filesystem {};
+  if (::fstatfs(fd, &filesystem) != 0) return "its filesystem cannot be read";
+  if (filesystem.f_type == kFuseMagic) return "on a FUSE filesystem";
+  return "";
+}
+
+// Opens `path` without waiting on it (a FIFO, a device) and checks what it opened.
+Result<std::pair<LibraryFile, struct stat>> open_checked(const std::string& path, int flags,
+                                                         std::string name) {
+  LibraryFile library{UniqueFd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | flags)),
+                      std::move(name)};
+  if (!library.fd) return Error::from_errno("cannot open " + library.name);
+  struct stat file {};
+  if (::fstat(library.fd.get(), &file) != 0)
+    return Error::from_errno("cannot stat " + library.name);
+  if (std::string why = distrust(library.fd.get(), file); !why.empty()) {
+    return Error(ErrorKind::kUnavailable, library.name + " is not attached to: " + why);
+  }
+  return std::pair{std::move(library), file};
+}
+
 }  // namespace
+
+Result<LibraryFile> open_library_file(const std::filesystem::path& path) {
+  auto opened = open_checked(path.string(), 0, path.string());
+  if (!opened) return opened.error();
+  return std::move(opened->first);
+}
 
 CudaLibraries find_injected_processes(const std::filesystem::path& proc) {
   CudaLibraries found;
-  std::set<std::pair<std::string, std::string>> seen;  // device, inode
+  std::set<std::pair<dev_t, ino_t>> kept;
+  std::set<std::string> refused;  // each said once
+  auto refuse = [&](const std::string& mapped, std::string why) {
+    if (!refused.insert(mapped).second) return;
+    if (found.refused.size() < kMaxRefusalsSaid) found.refused.push_back(std::move(why));
+    ++found.files_refused;
+  };
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(proc, error)) {
     std::string name = entry.path().filename();
@@ -37,18 +85,23 @@ CudaLibraries find_injected_processes(const std::filesystem::path& proc) {
       if (path_at == std::string::npos || !is_library(std::string_view(line).substr(path_at))) {
         continue;
       }
+      std::string range = line.substr(0, line.find(' '));
+      std::string mapped = line.substr(path_at);
+      auto opened = open_checked((entry.path() / "map_files" / range).string(), 0, mapped);
+      if (!opened) {
+        refuse(mapped, opened.error().message());
+        continue;
+      }
       maps_library = true;
-      std::string fields[5];
-      size_t at = 0;
-      for (std::string& field : fields) {
-        at = line.find_first_not_of(' ', at);
-        size_t stop = line.find(' ', at);
-        field = line.substr(at, stop - at);
-        at = stop;
+      const struct stat& file = opened->second;
+      if (kept.contains({file.st_dev, file.st_ino})) continue;
+      if (found.files.size() >= kMaxLibraryFiles) {
+        refuse(mapped, mapped + " is not attached to: more than " +
+                           std::to_string(kMaxLibraryFiles) + " library files");
+        continue;
       }
-      if (seen.emplace(fields[3], fields[4]).second) {
-        found.files.push_back(entry.path() / "root" / line.substr(path_at + 1));
-      }
+      kept.emplace(file.st_dev, file.st_ino);
+      found.files.push_back(std::move(opened->first));
     }
     if (maps_library) found.pids.push_back(pid);
   }

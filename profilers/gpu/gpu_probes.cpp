@@ -12,6 +12,7 @@
 
 #include "gpu_probes.skel.h"
 
+#include "bpf/followed_pids.h"
 #include "profilers/ebpf/libbpf_log.h"
 #include "profilers/gpu/launch_batches.h"
 
@@ -76,18 +77,29 @@ Result<std::unique_ptr<GpuProbes>> GpuProbes::make(const std::vector<int>& pids)
   });
   if (!opened) return opened.error();
   ::gpu_probes& skeleton = *probes->skeleton_;
-  skeleton.rodata->filter_pids = pids.empty() ? 0 : 1;
-  bpf_map__set_max_entries(skeleton.maps.target_pids,
-                           static_cast<uint32_t>(std::max<size_t>(pids.size(), 1)));
+  bool follow = !pids.empty();
+  skeleton.rodata->filter_pids = follow ? 1 : 0;
+  bpf_map__set_max_entries(
+      skeleton.maps.target_pids,
+      static_cast<uint32_t>(follow ? pids.size() + DORMANT_MAX_FOLLOWED_PIDS : 1));
+  bpf_program__set_autoload(skeleton.progs.follow_child, follow);
+  bpf_program__set_autoload(skeleton.progs.forget_child, follow);
   auto loaded =
       ebpf::with_libbpf_log("load the GPU probes", [&] { return gpu_probes::load(&skeleton); });
   if (!loaded) return loaded.error();
-  uint8_t yes = 1;
+  uint8_t named = DORMANT_NAMED_PID;
   for (int pid : pids) {
     auto key = static_cast<uint32_t>(pid);
-    if (bpf_map__update_elem(skeleton.maps.target_pids, &key, sizeof(key), &yes, sizeof(yes),
+    if (bpf_map__update_elem(skeleton.maps.target_pids, &key, sizeof(key), &named, sizeof(named),
                              BPF_ANY) != 0) {
       return Error::from_errno("filling the GPU probes' pid filter");
+    }
+  }
+  if (follow) {
+    for (::bpf_program* program : {skeleton.progs.follow_child, skeleton.progs.forget_child}) {
+      ::bpf_link* link = bpf_program__attach(program);
+      if (link == nullptr) return Error::from_errno("following the profiled processes' children");
+      probes->follow_links_.emplace_back(link);
     }
   }
   probes->ring_.reset(
@@ -98,23 +110,40 @@ Result<std::unique_ptr<GpuProbes>> GpuProbes::make(const std::vector<int>& pids)
 
 GpuProbes::~GpuProbes() {
   ring_.reset();
+  follow_links_.clear();
   links_.clear();
   skeleton_.reset();
 }
 
-Result<void> GpuProbes::attach(const std::filesystem::path& path) {
+Result<void> GpuProbes::attach(const LibraryFile& library, int pid) {
+  std::string path = library.path();
+  std::string what = "attach to " + library.name;
+  if (pid >= 0) what += " in process " + std::to_string(pid);
   for (::bpf_program* program : {skeleton_->progs.on_launch, skeleton_->progs.on_activity}) {
     const char* probe = program == skeleton_->progs.on_launch ? DORMANT_CUPTI_LAUNCH_PROBE
                                                               : DORMANT_CUPTI_ACTIVITY_PROBE;
     ::bpf_link* link = nullptr;
-    auto attached = ebpf::with_libbpf_log("attach to " + path.string(), [&] {
-      link = bpf_program__attach_usdt(program, -1, path.c_str(), "dormant_cupti", probe, nullptr);
+    auto attached = ebpf::with_libbpf_log(what, [&] {
+      link = bpf_program__attach_usdt(program, pid, path.c_str(), "dormant_cupti", probe, nullptr);
       return link ? 0 : -errno;
     });
     if (!attached) return attached.error();
     links_.emplace_back(link);
   }
   return ok();
+}
+
+std::vector<int> GpuProbes::filtered_pids() const {
+  std::vector<int> pids;
+  int map = bpf_map__fd(skeleton_->maps.target_pids);
+  uint32_t key = 0;
+  const uint32_t* previous = nullptr;
+  while (bpf_map_get_next_key(map, previous, &key) == 0 &&
+         pids.size() < DORMANT_MAX_FOLLOWED_PIDS * 2) {
+    pids.push_back(static_cast<int>(key));
+    previous = &key;
+  }
+  return pids;
 }
 
 Result<void> GpuProbes::wait(std::chrono::milliseconds timeout, int wake_fd) {

@@ -1,6 +1,8 @@
 // GpuProbes: the loaded gpu_probes BPF programs, attached to the USDT probes of libdormant_cupti.so
-// files, and the ring buffer they fill. Attaching raises the library's semaphore in every process
-// that maps the file (the library starts recording at its next launch); destroying this detaches
+// files, and the ring buffer they fill. Attaching raises the library's semaphore in the process
+// attached to (or, without one, in every process that maps the file): the library starts
+// recording at its next launch. With processes named, the processes they start are followed (their
+// events pass the filter; followed_pids() lists them to attach to). Destroying this detaches
 // everything, in reverse order, and the libraries go dormant again.
 #pragma once
 
@@ -15,6 +17,7 @@
 
 #include "bpf/gpu_probes.h"
 #include "common/result.h"
+#include "profilers/gpu/cuda_processes.h"
 #include "profilers/gpu/gpu_counts.h"
 
 struct gpu_probes;
@@ -35,15 +38,20 @@ struct GpuEvent {
 
 class GpuProbes {
  public:
-  // Loads the programs; with `pids`, they pass on the events of these processes only.
+  // Loads the programs; with `pids`, they pass on the events of these processes, and of the
+  // processes they start, only.
   static Result<std::unique_ptr<GpuProbes>> make(const std::vector<int>& pids);
   ~GpuProbes();
   GpuProbes(const GpuProbes&) = delete;
   GpuProbes& operator=(const GpuProbes&) = delete;
 
-  // Attaches both programs to the library at `path` (in every process that maps it, now or later).
-  Result<void> attach(const std::filesystem::path& path);
-  size_t attached_files() const { return links_.size() / 2; }
+  // Attaches both programs to `library` in process `pid`; -1: in every process that maps it, now
+  // or later.
+  Result<void> attach(const LibraryFile& library, int pid);
+  size_t attachments() const { return links_.size() / 2; }
+
+  // The processes the filter passes: those named and those they started since.
+  std::vector<int> filtered_pids() const;
 
   // Waits up to `timeout` for events, or until `wake_fd` (an eventfd, which it reads) is written.
   Result<void> wait(std::chrono::milliseconds timeout, int wake_fd);
@@ -71,6 +79,7 @@ class GpuProbes {
 
   std::unique_ptr<::gpu_probes, SkeletonDeleter> skeleton_;
   std::vector<std::unique_ptr<::bpf_link, LinkDeleter>> links_;
+  std::vector<std::unique_ptr<::bpf_link, LinkDeleter>> follow_links_;
   std::unique_ptr<::ring_buffer, RingDeleter> ring_;
   std::mutex consume_mutex_;
   const std::function<void(const GpuEvent&)>* on_event_ = nullptr;  // during consume() only

@@ -73,38 +73,85 @@ GpuProfiler::GpuProfiler(GpuProfilerOptions options)
 
 GpuProfiler::~GpuProfiler() { stop(); }
 
-Result<void> GpuProfiler::start() {
-  if (!wake_reader_) return Error::from_errno("eventfd for the GPU reader");
-  std::vector<std::filesystem::path> libraries = options_.libraries;
-  if (libraries.empty()) {
-    CudaLibraries found = find_injected_processes();
-    if (found.files.empty()) {
-      return Error(ErrorKind::kUnavailable,
-                   "no running program has " DORMANT_CUPTI_LIBRARY_NAME
-                   " loaded (start CUDA programs with CUDA_INJECTION64_PATH naming it)");
-    }
-    libraries = std::move(found.files);
+Result<std::vector<LibraryFile>> GpuProfiler::library_files() {
+  std::vector<LibraryFile> files;
+  for (const auto& path : options_.libraries) {
+    auto opened = open_library_file(path);
+    if (!opened) return opened.error();
+    files.push_back(std::move(*opened));
   }
-  auto probes = GpuProbes::make(options_.pids);
-  if (!probes) return probes.error();
-  std::string failures;
-  for (const auto& library : libraries) {
-    auto attached = (*probes)->attach(library);
+  if (!options_.libraries.empty()) return files;
+  CudaLibraries found = find_injected_processes();
+  counts_.library_files_refused = found.files_refused;
+  for (const std::string& refused : found.refused) spdlog::warn("gpu: {}", refused);
+  if (found.files.empty()) {
+    return Error(ErrorKind::kUnavailable,
+                 "no running program has " DORMANT_CUPTI_LIBRARY_NAME
+                 " loaded (start CUDA programs with CUDA_INJECTION64_PATH naming it)" +
+                     (found.refused.empty() ? "" : "; " + found.refused.front()));
+  }
+  return std::move(found.files);
+}
+
+void GpuProfiler::attach_in(int pid, std::string& failures) {
+  for (const LibraryFile& file : files_) {
+    auto attached = probes_->attach(file, pid);
     if (!attached) failures += (failures.empty() ? "" : "; ") + attached.error().message();
   }
-  if ((*probes)->attached_files() == 0) {
+  if (pid < 0) return;
+  attached_pids_.insert(pid);
+  std::lock_guard lock(mutex_);
+  ++counts_.processes_attached;
+}
+
+// The processes the named ones started since the last look, each attached to in turn.
+void GpuProfiler::attach_followed() {
+  std::string failures;
+  for (int pid : probes_->filtered_pids()) {
+    if (attached_pids_.contains(pid)) continue;
+    if (attached_pids_.size() >= kMaxAttachedProcesses) {
+      std::lock_guard lock(mutex_);
+      if (counts_.processes_not_attached++ == 0) {
+        spdlog::warn("gpu: more than {} processes to attach to: the rest are not",
+                     kMaxAttachedProcesses);
+      }
+      attached_pids_.insert(pid);  // counted once
+      continue;
+    }
+    attach_in(pid, failures);
+    spdlog::info("gpu: following process {}, started by a profiled one", pid);
+  }
+  if (!failures.empty()) spdlog::warn("gpu: {}", failures);
+}
+
+Result<void> GpuProfiler::start() {
+  if (!wake_reader_) return Error::from_errno("eventfd for the GPU reader");
+  auto files = library_files();
+  if (!files) return files.error();
+  auto probes = GpuProbes::make(options_.pids);
+  if (!probes) return probes.error();
+  files_ = std::move(*files);
+  probes_ = std::move(*probes);
+  std::string failures;
+  if (options_.pids.empty()) {
+    attach_in(-1, failures);  // every process that maps a library file
+  } else {
+    for (int pid : options_.pids) attach_in(pid, failures);
+  }
+  if (probes_->attachments() == 0) {
+    probes_.reset();
+    files_.clear();
     return Error(ErrorKind::kUnavailable,
                  "cannot attach to " DORMANT_CUPTI_LIBRARY_NAME ": " + failures);
   }
   if (!failures.empty()) spdlog::warn("gpu: {}", failures);
-  probes_ = std::move(*probes);
   symbolizer_ = std::make_unique<system::Symbolizer>(std::nullopt);
   stopping_ = false;
   reader_ = std::thread([this] { read_events(); });
-  spdlog::info(
-      "gpu: attached to {} {} file(s){}", probes_->attached_files(), DORMANT_CUPTI_LIBRARY_NAME,
-      options_.pids.empty() ? ""
-                            : ", for " + std::to_string(options_.pids.size()) + " process(es)");
+  spdlog::info("gpu: attached to {} {} file(s){}", files_.size(), DORMANT_CUPTI_LIBRARY_NAME,
+               options_.pids.empty() ? ""
+                                     : " in " + std::to_string(options_.pids.size()) +
+                                           " process(es) and those they start");
   return ok();
 }
 
@@ -117,6 +164,7 @@ void GpuProfiler::read_events() {
       return;
     }
     take_events();
+    if (!options_.pids.empty()) attach_followed();
   }
 }
 
@@ -131,6 +179,7 @@ void GpuProfiler::take_events() {
     }
   });
   if (!consumed) spdlog::warn("gpu: {}", consumed.error().message());
+  join_.retire_graphs(now);
 }
 
 uint32_t GpuProfiler::intern_stack(int pid, const dormant_cupti_launch& launch) {
@@ -263,6 +312,7 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     if (added) known->second = !system::is_live_process(pid);
     return known->second;
   });
+  if (last_snapshot_) join_.finish();
   std::unordered_map<int, std::pair<std::string, std::string>> processes;  // container, comm
   // Many pieces of work share a launch stack: each is named once a snapshot, by stack and API.
   std::unordered_map<uint64_t, std::string> launches;
@@ -312,6 +362,11 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
   return table;
 }
 
+void GpuProfiler::before_last_snapshot() {
+  std::lock_guard lock(mutex_);
+  last_snapshot_ = true;
+}
+
 GpuCounts GpuProfiler::counts() const {
   std::lock_guard lock(mutex_);
   GpuCounts counts = counts_;
@@ -327,6 +382,7 @@ nlohmann::json GpuProfiler::header_facts() const {
           {"unmatched_launches", counts.join.unmatched_launches},
           {"unmatched_gpu_records", counts.join.unmatched_work},
           {"over_capacity", counts.join.over_capacity},
+          {"graph_launches_retired", counts.join.graphs_retired},
           {"pending_launches", counts.pending_launches},
           {"pending_gpu_records", counts.pending_work},
           {"gpu_ns", counts.gpu_ns},
@@ -335,7 +391,10 @@ nlohmann::json GpuProfiler::header_facts() const {
           {"lost_gpu_records", counts.lost.activities_lost + counts.lost.unreadable},
           {"launch_stacks_not_kept", counts.stacks_not_kept},
           {"launches_without_mappings", counts.launches_without_mappings},
-          {"launches_with_python", counts.launches_with_python}};
+          {"launches_with_python", counts.launches_with_python},
+          {"processes_attached", counts.processes_attached},
+          {"processes_not_attached", counts.processes_not_attached},
+          {"library_files_refused", counts.library_files_refused}};
 }
 
 void GpuProfiler::abort() {
@@ -348,6 +407,7 @@ void GpuProfiler::stop() {
   abort();
   if (reader_.joinable()) reader_.join();
   probes_.reset();
+  files_.clear();
   symbolizer_.reset();
 }
 

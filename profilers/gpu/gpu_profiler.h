@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -20,6 +21,7 @@
 #include "inventory/container_metadata.h"
 
 #include "common/unique_fd.h"
+#include "profilers/gpu/cuda_processes.h"
 #include "profilers/gpu/gpu_counts.h"
 #include "profilers/gpu/gpu_time_weights.h"
 #include "profilers/gpu/launch_join.h"
@@ -50,6 +52,7 @@ class GpuProfiler final : public Profiler {
   std::string_view name() const override { return "gpu"; }
   Result<void> start() override;
   Result<profile::StackTable> snapshot() override;
+  void before_last_snapshot() override;
   void stop() override;
   void abort() override;
   // Without libraries named, it profiles what the host happens to run: optional.
@@ -60,6 +63,7 @@ class GpuProfiler final : public Profiler {
 
  private:
   static constexpr size_t kMaxStacks = 65536;
+  static constexpr size_t kMaxAttachedProcesses = 256;
   static constexpr size_t kMaxNames = 65536;
   struct LaunchStack {
     int pid;
@@ -67,6 +71,9 @@ class GpuProfiler final : public Profiler {
     std::vector<uint64_t> python;  // innermost first: code objects, probes.h's entry bit
   };
 
+  Result<std::vector<LibraryFile>> library_files();
+  void attach_in(int pid, std::string& failures);
+  void attach_followed();
   void read_events();
   void take_events();
   void on_event(const GpuEvent& event, JoinClock::time_point now);  // with mutex_ held
@@ -79,13 +86,17 @@ class GpuProfiler final : public Profiler {
 
   GpuProfilerOptions options_;
   inventory::ContainerNames container_names_;
+  std::vector<LibraryFile> files_;  // open while attached
   std::unique_ptr<GpuProbes> probes_;
   std::unique_ptr<system::Symbolizer> symbolizer_;
   std::atomic<bool> stopping_ = false;
   UniqueFd wake_reader_;
   std::thread reader_;
 
+  std::set<int> attached_pids_;  // by the reader thread, once started
+
   mutable std::mutex mutex_;  // what follows
+  bool last_snapshot_ = false;
   LaunchJoin join_;
   GpuTimeWeights weights_;
   std::vector<LaunchStack> stacks_;

@@ -23,12 +23,49 @@ void LaunchJoin::give_up_work(const GpuWork& work) {
   ++counts_.unmatched_work;
 }
 
+void LaunchJoin::joined_graph(const Launch& launch, JoinClock::time_point now) {
+  for (uint32_t id : {launch.correlation_id, launch.nested_correlation_id}) {
+    auto entry = launches_.find({launch.pid, id});
+    if (entry == launches_.end()) continue;
+    if (!entry->second.joined && !entry->second.alias)
+      joined_graphs_.emplace_back(entry->first, now);
+    entry->second.joined = true;
+    entry->second.last_work = now;
+  }
+}
+
+void LaunchJoin::retire_graphs_while(const std::function<bool(JoinClock::time_point)>& retire) {
+  while (!joined_graphs_.empty()) {
+    auto [key, queued] = joined_graphs_.front();
+    if (!retire(queued)) return;  // nor any queued after it
+    joined_graphs_.pop_front();
+    auto found = launches_.find(key);
+    if (found == launches_.end() || !found->second.joined) continue;  // given up already
+    if (found->second.last_work != queued && !retire(found->second.last_work)) {
+      joined_graphs_.emplace_back(key, found->second.last_work);  // a kernel came since
+      continue;
+    }
+    forget_launch(found->second.launch);
+    ++counts_.graphs_retired;
+  }
+}
+
+void LaunchJoin::retire_graphs(JoinClock::time_point now) {
+  retire_graphs_while(
+      [&](JoinClock::time_point last_work) { return now - last_work >= limits_.graph_quiet_for; });
+}
+
 void LaunchJoin::add_launch(const Launch& launch, JoinClock::time_point now) {
   ++counts_.launches;
   Key key{launch.pid, launch.correlation_id};
   if (launches_.contains(key)) {
     ++counts_.duplicate_launches;
     return;
+  }
+  if (launches_.size() >= limits_.max_launches) {
+    // Full: the oldest joined graph launch makes room; with no kernel for a while, it is done.
+    uint64_t retired = counts_.graphs_retired;
+    retire_graphs_while([&](JoinClock::time_point) { return counts_.graphs_retired == retired; });
   }
   if (launches_.size() >= limits_.max_launches) {
     ++counts_.over_capacity;
@@ -47,12 +84,15 @@ void LaunchJoin::add_launch(const Launch& launch, JoinClock::time_point now) {
   join_waiting_work(launch.correlation_id);
   if (launch.nested_correlation_id != 0) join_waiting_work(launch.nested_correlation_id);
   if (pending.joined && !launch.graph) return;
+  bool has_kernels = pending.joined;
+  pending.joined = false;  // joined_graph() marks both its entries and queues it
   launches_.emplace(key, pending);
   if (launch.nested_correlation_id != 0) {
     PendingLaunch alias = pending;
     alias.alias = true;
     launches_.emplace(Key{launch.pid, launch.nested_correlation_id}, alias);
   }
+  if (has_kernels) joined_graph(launch, now);
 }
 
 void LaunchJoin::add_work(const GpuWork& work, JoinClock::time_point now) {
@@ -61,12 +101,7 @@ void LaunchJoin::add_work(const GpuWork& work, JoinClock::time_point now) {
   if (found != launches_.end()) {
     join(found->second, work);
     if (found->second.launch.graph) {
-      // Both entries of a graph launch stay for its other kernels; both are joined now.
-      const Launch& launch = found->second.launch;
-      for (uint32_t id : {launch.correlation_id, launch.nested_correlation_id}) {
-        auto entry = launches_.find({launch.pid, id});
-        if (entry != launches_.end()) entry->second.joined = true;
-      }
+      joined_graph(found->second.launch, now);  // both its entries stay for more kernels
     } else {
       forget_launch(found->second.launch);
     }
@@ -106,6 +141,7 @@ size_t LaunchJoin::pending_launches() const {
 
 void LaunchJoin::finish() {
   expire_where([](JoinClock::time_point, int) { return true; });
+  joined_graphs_.clear();
 }
 
 std::vector<JoinedWork> LaunchJoin::take_joined() { return std::exchange(joined_, {}); }

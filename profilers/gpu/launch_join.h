@@ -1,11 +1,14 @@
 // Joins GPU work (kernels, copies) to the launches that submitted it, on (pid, correlation id),
 // whichever arrives first. A graph launch submits many kernels under one id: each gets the
-// launch's stack. Bounded: what waits longer than `pending_for` (or beyond the caps) is given up
-// and counted; work given up is still handed out, without a launch, so that no GPU time is lost.
+// launch's stack, and the launch is retired once its kernels are in (none for `graph_quiet_for`),
+// or, when the table is full, oldest first. Bounded: what waits longer than `pending_for` (or
+// beyond the caps) is given up and counted; work given up is still handed out, without a launch,
+// so that no GPU time is lost.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <unordered_map>
 #include <vector>
@@ -46,10 +49,13 @@ struct JoinCounts {
   uint64_t unmatched_work = 0;      // handed out without a launch
   uint64_t duplicate_launches = 0;  // a second launch under an id still pending
   uint64_t over_capacity = 0;       // entries given up early because a cap was reached
+  uint64_t graphs_retired = 0;      // graph launches whose kernels were in
 };
 
 struct JoinLimits {
   std::chrono::milliseconds pending_for{5000};
+  // A graph launch that has joined kernels and then none for this long has all of them.
+  std::chrono::milliseconds graph_quiet_for{1000};
   size_t max_launches = 65536;
   size_t max_work = 65536;
 };
@@ -69,6 +75,8 @@ class LaunchJoin {
       return now - since >= limits_.pending_for || gone(pid);
     });
   }
+  // Retires the graph launches whose kernels are in at `now`. Cheap: call it often.
+  void retire_graphs(JoinClock::time_point now);
   // Gives up on everything still pending.
   void finish();
 
@@ -94,7 +102,8 @@ class LaunchJoin {
     Launch launch;
     JoinClock::time_point since;
     bool joined = false;
-    bool alias = false;  // the entry under the nested correlation id
+    bool alias = false;               // the entry under the nested correlation id
+    JoinClock::time_point last_work;  // a joined graph launch's latest kernel
   };
   struct PendingWork {
     GpuWork work;
@@ -102,6 +111,9 @@ class LaunchJoin {
   };
 
   void join(const PendingLaunch& launch, const GpuWork& work);
+  void joined_graph(const Launch& launch, JoinClock::time_point now);
+  // Retires joined graph launches from the oldest while `retire` says so of one's latest kernel.
+  void retire_graphs_while(const std::function<bool(JoinClock::time_point)>& retire);
   void forget_launch(Launch launch);  // a copy: the entry it erases may hold the one given
   void give_up_work(const GpuWork& work);
   void expire_where(const std::function<bool(JoinClock::time_point, int)>& expired);
@@ -109,6 +121,9 @@ class LaunchJoin {
   JoinLimits limits_;
   std::unordered_map<Key, PendingLaunch, KeyHash> launches_;
   std::unordered_multimap<Key, PendingWork, KeyHash> pending_work_;
+  // Joined graph launches, oldest first, each with the time it was queued (see
+  // retire_graphs_while).
+  std::deque<std::pair<Key, JoinClock::time_point>> joined_graphs_;
   std::vector<JoinedWork> joined_;
   JoinCounts counts_;
 };

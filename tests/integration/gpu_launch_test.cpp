@@ -104,13 +104,78 @@ class GpuLaunchTest : public ::testing::Test {
     result.status = ran.status;
     result.log = ran.err;
     result.program = json::parse(program_output(ran.out));
-    if (!fs::exists(root_ / "out" / "last_profile.col")) return result;
+    read_profile(result);
+    return result;
+  }
+
+  // The fake program launching in the background until the test ends, the library injected and
+  // dormant; `name` keeps its files apart from another's.
+  std::unique_ptr<Subprocess> start_program(std::vector<std::string> args,
+                                            std::vector<std::string> env,
+                                            const std::string& name = "program") {
+    SpawnOptions options;
+    options.argv = {FAKE_CUDA_DIR "/fake_cuda_app", "--until-file", (root_ / "stop").string()};
+    options.argv.insert(options.argv.end(), args.begin(), args.end());
+    options.env = std::move(env);
+    options.env.insert(options.env.end(),
+                       {"LD_LIBRARY_PATH=" FAKE_CUDA_DIR, "CUDA_INJECTION64_PATH=" CUPTI_LIBRARY,
+                        "FAKE_CUPTI_STATE_FILE=" + (root_ / (name + ".state")).string()});
+    options.stdout_to = Redirect::null();
+    auto program = Subprocess::spawn(options);
+    EXPECT_TRUE(program.ok()) << program.error().message();
+    if (!program.ok()) return nullptr;
+    // Launching (the library mapped, the fake CUPTI's SIGUSR1 handler in place).
+    EXPECT_TRUE(dormant::testing::eventually(
+        [&] { return cupti_state((*program)->pid(), name) != ""; }, std::chrono::seconds(10)));
+    return std::move(*program);
+  }
+
+  // What process `pid`'s fake CUPTI has on: "callbacks=C kinds=K buffers=B"; "" if it says
+  // nothing (not started yet).
+  std::string cupti_state(pid_t pid, const std::string& name = "program") {
+    fs::path file = root_ / (name + ".state");
+    fs::remove(file);
+    if (!has_sigusr1_handler(pid)) return "";
+    ::kill(pid, SIGUSR1);
+    std::string state;
+    dormant::testing::eventually([&] { return !(state = read_file(file).value_or("")).empty(); },
+                                 std::chrono::seconds(5));
+    return state;
+  }
+
+  static bool has_sigusr1_handler(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.starts_with("SigCgt:")) {
+        return (std::stoull(line.substr(7), nullptr, 16) >> (SIGUSR1 - 1)) & 1;
+      }
+    }
+    return false;
+  }
+
+  // One `seconds` profile of the running processes `pids`, as `dormant-agent --pids` takes it.
+  GpuRun profile_running(const std::vector<pid_t>& pids, int seconds) {
+    fs::remove_all(root_ / "out");
+    std::string listed;
+    for (pid_t pid : pids) listed += (listed.empty() ? "" : ",") + std::to_string(pid);
+    Ran ran = run_program({DORMANT_AGENT, "-o", (root_ / "out").string(), "-f", "1000", "-d",
+                           std::to_string(seconds), "--gpu-mode", "gpu-only", "--pids", listed},
+                          {});
+    GpuRun result;
+    result.status = ran.status;
+    result.log = ran.err;
+    read_profile(result);
+    return result;
+  }
+
+  void read_profile(GpuRun& result) {
+    if (!fs::exists(root_ / "out" / "last_profile.col")) return;
     std::ifstream file(root_ / "out" / "last_profile.col");
     std::stringstream text;
     text << file.rdbuf();
     auto parsed = profile::read_collapsed(text.str());
     EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().message()) << "\n" << result.log;
-    if (!parsed.ok()) return result;
+    if (!parsed.ok()) return;
     result.profile = std::move(*parsed);
     const profile::StackTable& stacks = result.profile.stacks;
     stacks.for_each([&](const profile::StackView& stack) {
@@ -124,7 +189,6 @@ class GpuLaunchTest : public ::testing::Test {
               : "";
       result.by_api[api] += stack.count;
     });
-    return result;
   }
 
   // The program's GPU time as samples at 1000 Hz.
@@ -325,6 +389,112 @@ TEST_F(GpuLaunchTest, ASignalToTheAgentGoesToTheProgramAndItsProfileIsKept) {
   auto profile = profile::read_collapsed(text.str());
   ASSERT_TRUE(profile.ok()) << agent_log();
   EXPECT_GT(profile->header["gpu"]["joined"].get<uint64_t>(), 0u) << profile->header.dump();
+}
+
+// GPU records whose launch never came (CUPTI did not call back for it) and that still wait at the
+// session's end are handed out in its last profile, without a launch, not dropped.
+TEST_F(GpuLaunchTest, WorkStillWaitingForItsLaunchAtTheEndIsInTheLastProfile) {
+  GpuRun run = this->run({"--gpu-mode", "gpu-only"}, {"--api", "runtime", "--rounds", "300"},
+                         {"FAKE_CUPTI_UNSEEN_EVERY=10"});
+  ASSERT_TRUE(run.status.success()) << run.log;
+  const json& gpu = run.profile.header["gpu"];
+  EXPECT_EQ(gpu["launches"], 810) << gpu.dump();
+  EXPECT_EQ(gpu["unmatched_gpu_records"], 90) << gpu.dump();
+  EXPECT_EQ(gpu["pending_gpu_records"], 0) << gpu.dump();
+  EXPECT_EQ(gpu["joined"], 810) << gpu.dump();
+  EXPECT_NEAR(static_cast<double>(run.gpu_samples), expected_samples(run.program), 1.0);
+}
+
+// Graph launches submit any number of kernels under one id: each is retired once its kernels are
+// in, so that 70,000 of them in one profile are all joined, none refused.
+TEST_F(GpuLaunchTest, SeventyThousandGraphLaunchesAreAllJoined) {
+  GpuRun run = this->run({"--gpu-mode", "gpu-only"},
+                         {"--api", "graph", "--rounds", "70000", "--kernel-ns", "1000"});
+  ASSERT_TRUE(run.status.success()) << run.log;
+  const json& gpu = run.profile.header["gpu"];
+  std::cout << gpu.dump() << "\n";
+  EXPECT_EQ(gpu["launches"], 70000) << gpu.dump();
+  EXPECT_EQ(gpu["over_capacity"], 0) << gpu.dump();
+  EXPECT_EQ(gpu["joined"], 3 * 70000) << gpu.dump();
+  EXPECT_EQ(gpu["unmatched_gpu_records"], 0) << gpu.dump();
+  EXPECT_EQ(gpu["unmatched_launches"], 0) << gpu.dump();
+  EXPECT_GT(gpu["graph_launches_retired"].get<uint64_t>(), 0u) << gpu.dump();
+  EXPECT_NEAR(static_cast<double>(run.gpu_samples), expected_samples(run.program), 1.0);
+}
+
+// A session that ends while a thread is inside a runtime launch (its exit callback never comes:
+// recording is off by then) leaves nothing of it behind: in the next session that thread's
+// driver-API launches (Triton's, NCCL's, cuBLASLt's) are joined like any other.
+TEST_F(GpuLaunchTest, AStopInsideARuntimeLaunchLeavesTheThreadsLaterLaunchesWhole) {
+  // First runtime launches, nearly all of the program's time inside them: a stop lands in one.
+  // Then driver launches only, as a Triton kernel's.
+  fs::path driver_from_now = root_ / "driver-from-now";
+  auto program = start_program({"--api", "runtime", "--then-api", "driver", "--once-file",
+                                driver_from_now.string(), "--pause-us", "1000"},
+                               {"FAKE_CUDA_RUNTIME_WORK_US=3000"});
+  ASSERT_TRUE(program);
+  GpuRun runtime = profile_running({program->pid()}, 2);
+  ASSERT_TRUE(runtime.status.success()) << runtime.log;
+  EXPECT_GT(runtime.by_api["cudaLaunchKernel"], 0u) << runtime.profile.header.dump();
+  std::ofstream(driver_from_now).put('\n');
+  GpuRun driver = profile_running({program->pid()}, 2);
+  ASSERT_TRUE(driver.status.success()) << driver.log;
+  const json& gpu = driver.profile.header["gpu"];
+  std::cout << "the next session: " << gpu.dump() << "\n";
+  EXPECT_GT(gpu["gpu_records"].get<uint64_t>(), 100u) << gpu.dump();
+  EXPECT_EQ(driver.by_api["cuLaunchKernel"], driver.gpu_samples) << gpu.dump();
+  EXPECT_LT(gpu["unmatched_gpu_records"].get<uint64_t>() * 100, gpu["gpu_records"].get<uint64_t>())
+      << gpu.dump();
+}
+
+// Profiling one program switches recording on in that program alone: another that maps the same
+// library file stays dormant.
+TEST_F(GpuLaunchTest, AttachingToOneProgramLeavesAnotherOfTheSameLibraryDormant) {
+  auto target = start_program({"--pause-us", "200"}, {}, "target");
+  auto bystander = start_program({"--pause-us", "200"}, {}, "bystander");
+  ASSERT_TRUE(target && bystander);
+  constexpr const char* kDormant = "callbacks=0 kinds=0 buffers=0\n";
+  ASSERT_EQ(cupti_state(bystander->pid(), "bystander"), kDormant);
+  SpawnOptions options;
+  options.argv = {DORMANT_AGENT, "-o",     (root_ / "out").string(),     "-d", "4", "--gpu-mode",
+                  "gpu-only",    "--pids", std::to_string(target->pid())};
+  const fs::path log = root_ / "agent.log";
+  options.stdout_to = Redirect::null();
+  options.stderr_to = Redirect::file(log);
+  auto agent = Subprocess::spawn(options);
+  ASSERT_TRUE(agent.ok()) << agent.error().message();
+  EXPECT_TRUE(dormant::testing::eventually(
+      [&] { return cupti_state(target->pid(), "target") != kDormant; }, std::chrono::seconds(30)))
+      << read_file(log).value_or("");
+  EXPECT_EQ(cupti_state(bystander->pid(), "bystander"), kDormant);
+  auto status = (*agent)->wait(deadline_after(std::chrono::seconds(60)));
+  ASSERT_TRUE(status.ok() && status->success()) << read_file(log).value_or("");
+  auto profile =
+      profile::read_collapsed(read_file(root_ / "out" / "last_profile.col").value_or(""));
+  ASSERT_TRUE(profile.ok()) << read_file(log).value_or("");
+  EXPECT_GT(profile->header["gpu"]["joined"].get<uint64_t>(), 0u) << profile->header.dump();
+  EXPECT_EQ(profile->header["gpu"]["processes_attached"], 1) << profile->header.dump();
+}
+
+// A launcher's workers do the work: `gpu -- sh -c ...` (as torchrun, mpirun and accelerate start
+// theirs) profiles the processes the program starts, their launches and their CPU samples.
+TEST_F(GpuLaunchTest, TheProcessesALaunchedProgramStartsAreProfiled) {
+  std::string app = std::string(FAKE_CUDA_DIR
+                                "/fake_cuda_app --rounds 1500 --pause-us 1000 "
+                                "--kernel-ns 1000");
+  // Two shells deep, each forking (a command before `true` is not exec'd in the shell's place).
+  GpuRun run = run_program_under_agent({"--gpu-mode", "merge"},
+                                       {"sh", "-c", "sh -c '" + app + "; true'; true"}, {});
+  ASSERT_TRUE(run.status.success()) << run.status.describe() << "\n" << run.log;
+  const json& gpu = run.profile.header["gpu"];
+  EXPECT_GT(gpu["joined"].get<uint64_t>(), 0u) << gpu.dump() << "\n" << run.log;
+  EXPECT_GE(gpu["processes_attached"].get<uint64_t>(), 3u) << gpu.dump();
+  uint64_t app_cpu = 0;
+  run.profile.stacks.for_each([&](const profile::StackView& stack) {
+    std::string_view leaf = run.profile.stacks.string(stack.frame_ids.back());
+    if (stack.comm == "fake_cuda_app" && !leaf.starts_with("[GPU] ")) app_cpu += stack.count;
+  });
+  EXPECT_GT(app_cpu, 0u) << "no CPU samples of the launched program's grandchild";
 }
 
 TEST_F(GpuLaunchTest, AMissingLibraryIsAClearError) {

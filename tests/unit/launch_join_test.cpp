@@ -59,6 +59,50 @@ TEST(LaunchJoin, EveryKernelOfAGraphLaunchGetsItsStack) {
   EXPECT_EQ(join.pending_launches(), 0u);
 }
 
+TEST(LaunchJoin, AGraphLaunchIsRetiredOnceNoKernelOfItHasComeForAWhile) {
+  LaunchJoin join(JoinLimits{.graph_quiet_for = 1s});
+  join.add_launch(launch(5, 50, /*graph=*/true), kStart);
+  join.retire_graphs(kStart + 10s);  // no kernel yet: it waits for its kernels, not retired
+  EXPECT_EQ(join.pending_launches(), 1u);
+  join.add_work(work(5, 1), kStart + 10s);
+  join.add_work(work(5, 2), kStart + 10s + 800ms);
+  join.retire_graphs(kStart + 11s + 500ms);  // 0.7 s after its latest kernel
+  EXPECT_EQ(join.pending_launches(), 1u);
+  join.retire_graphs(kStart + 11s + 800ms);
+  EXPECT_EQ(join.pending_launches(), 0u);
+  EXPECT_EQ(join.counts().graphs_retired, 1u);
+  EXPECT_EQ(join.counts().unmatched_launches, 0u);
+  EXPECT_EQ(join.take_joined().size(), 2u);
+}
+
+TEST(LaunchJoin, AGraphLaunchWithANestedIdIsRetiredUnderBoth) {
+  LaunchJoin join(JoinLimits{.graph_quiet_for = 1s});
+  Launch graph = launch(5, 50, /*graph=*/true);
+  graph.nested_correlation_id = 6;
+  join.add_work(work(6, 1), kStart);  // before the launch, under the driver call's id
+  join.add_launch(graph, kStart);
+  join.retire_graphs(kStart + 1s);
+  EXPECT_EQ(join.pending_launches(), 0u);
+  join.add_work(work(5, 1), kStart + 1s);  // after it was retired: given up in time
+  EXPECT_EQ(join.pending_work(), 1u);
+  EXPECT_EQ(join.counts().graphs_retired, 1u);
+}
+
+// The table full, the oldest graph launch that has had kernels makes room; none is refused.
+TEST(LaunchJoin, AFullTableRetiresItsOldestJoinedGraphLaunchRatherThanRefuseOne) {
+  LaunchJoin join(JoinLimits{.max_launches = 3});
+  for (uint32_t id = 1; id <= 70; ++id) {
+    join.add_launch(launch(id, id, /*graph=*/true), kStart);
+    join.add_work(work(id, 1), kStart);
+  }
+  EXPECT_EQ(join.counts().over_capacity, 0u);
+  EXPECT_EQ(join.counts().joined, 70u);
+  EXPECT_EQ(join.counts().graphs_retired, 67u);
+  EXPECT_EQ(join.pending_launches(), 3u);
+  join.add_work(work(70, 1), kStart);  // the newest is still there for more kernels
+  EXPECT_EQ(join.counts().joined, 71u);
+}
+
 TEST(LaunchJoin, ANestedDriverIdJoinsTheSameLaunchOnce) {
   LaunchJoin join;
   Launch runtime = launch(8, 80);

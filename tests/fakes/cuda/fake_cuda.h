@@ -4,6 +4,8 @@
 // do, and the first call injects CUDA_INJECTION64_PATH as libcuda does. Environment:
 //   FAKE_CUDA_DRIVER_OWN_ID=1   a driver call inside a runtime call gets its own correlation id,
 //                               which its records carry
+//   FAKE_CUDA_RUNTIME_WORK_US=N a runtime call works N µs between its entry and its driver call
+//                               (a stop then most likely lands inside one)
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,8 @@
 // what it launched as JSON (with the time its launching took), and exits 0 only if every call
 // succeeded.
 //   fake_cuda_app [--api NAME] [--threads N] [--rounds N] [--kernel-ns NS] [--until-file PATH]
-//                 [--pause-us US] [--copies]
+//                 [--pause-us US] [--copies] [--then-api NAME --once-file PATH]
+// With --then-api, rounds use that API once PATH exists.
 // NAME: runtime, runtime_ptsz, exc, exc_ptsz, cooperative, cooperative_ptsz, multi_device,
 // internal (CUDA 13's __cudaLaunchKernel), internal_ptsz, driver, driver_ptsz, driver_ex,
 // driver_cooperative, graph, driver_graph, or all (each in turn).
@@ -31,6 +32,8 @@ struct Options {
   std::string until_file;
   long pause_us = 0;
   bool copies = false;
+  std::string then_api;
+  std::string once_file;
 };
 
 const char* const kApis[] = {"runtime",
@@ -111,7 +114,9 @@ bool exists(const std::string& path) { return !path.empty() && access(path.c_str
 __attribute__((noinline)) void run_rounds(const Options& options) {
   for (long round = 0;
        options.until_file.empty() ? round < options.rounds : !exists(options.until_file); ++round) {
-    std::string api = options.api == "all" ? kApis[round % std::size(kApis)] : options.api;
+    std::string api = options.api;
+    if (!options.then_api.empty() && exists(options.once_file)) api = options.then_api;
+    if (api == "all") api = kApis[round % std::size(kApis)];
     if (api == "graph" || api == "driver_graph") {
       launch_site_graph(api == "driver_graph", options.kernel_ns);
     } else {
@@ -145,6 +150,10 @@ int main(int argc, char** argv) {
       options.pause_us = std::atol(next().c_str());
     else if (arg == "--copies")
       options.copies = true;
+    else if (arg == "--then-api")
+      options.then_api = next();
+    else if (arg == "--once-file")
+      options.once_file = next();
     else {
       std::fprintf(stderr, "fake_cuda_app: unknown argument %s\n", arg.c_str());
       return 2;

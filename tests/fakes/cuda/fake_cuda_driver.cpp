@@ -6,6 +6,7 @@
 
 #include <cupti_driver_cbid.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include "fake_cuda.h"
 #include "fake_cupti.h"
@@ -46,6 +47,14 @@ void submit(uint32_t correlation_id, const FakeWork& work) {
       fake_cupti_memset(correlation_id, work.bytes, work.durations_ns[0]);
       break;
   }
+}
+
+long runtime_work_us() {
+  static const long us = [] {
+    const char* value = std::getenv("FAKE_CUDA_RUNTIME_WORK_US");
+    return value != nullptr ? std::strtol(value, nullptr, 10) : 0;
+  }();
+  return us;
 }
 
 bool driver_has_own_id() {
@@ -89,6 +98,7 @@ __attribute__((noinline)) int fake_cuda_call(int32_t cbid, int32_t driver_cbid,
   auto runtime_cbid = static_cast<uint32_t>(cbid);
   const char* symbol = work->kind == 1 ? work->kernels[0] : nullptr;
   fake_cupti_api(kFakeRuntimeApi, runtime_cbid, kFakeApiEnter, correlation_id, symbol);
+  if (runtime_work_us() > 0) usleep(static_cast<useconds_t>(runtime_work_us()));
   uint32_t driver_id = driver_has_own_id() ? fake_cupti_next_correlation_id() : correlation_id;
   if (driver_cbid != 0) {
     driver_call(driver_cbid, driver_id, work);

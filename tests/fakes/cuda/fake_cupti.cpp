@@ -4,6 +4,8 @@
 //   FAKE_CUPTI_SUBSCRIBE_FAILS=1   cuptiSubscribe fails as with another subscriber (Nsight)
 //   FAKE_CUPTI_DELIVER_AT_ONCE=1   each record is handed over as it is made, before the API exits
 //   FAKE_CUPTI_DROP_EVERY=N        every Nth record is dropped (and counted as dropped)
+//   FAKE_CUPTI_UNSEEN_EVERY=N      the API calls whose correlation ids are multiples of N have no
+//                                  callbacks: their work's records come without a launch
 //   FAKE_CUPTI_STATE_FILE=PATH     on SIGUSR1, writes "callbacks=C kinds=K buffers=B" there: the
 //                                  callbacks and activity kinds enabled, the buffers the client
 //                                  has given and not had back
@@ -171,6 +173,11 @@ uint32_t fake_cupti_next_correlation_id() { return g_next_correlation.fetch_add(
 
 void fake_cupti_api(int domain, uint32_t cbid, int site, uint32_t correlation_id,
                     const char* symbol) {
+  static const long unseen_every = [] {
+    const char* value = std::getenv("FAKE_CUPTI_UNSEEN_EVERY");
+    return value ? std::strtol(value, nullptr, 10) : 0;
+  }();
+  if (unseen_every > 0 && correlation_id % static_cast<uint64_t>(unseen_every) == 0) return;
   State& s = state();
   CUpti_CallbackFunc callback;
   void* userdata;
