@@ -72,7 +72,7 @@ void LaunchJoin::add_launch(const Launch& launch, JoinClock::time_point now) {
     ++counts_.unmatched_launches;
     return;
   }
-  PendingLaunch pending{launch, now};
+  PendingLaunch pending{launch, now, false, false, now};
   auto join_waiting_work = [&](uint32_t id) {
     auto [first, last] = pending_work_.equal_range({launch.pid, id});
     for (auto it = first; it != last; ++it) {

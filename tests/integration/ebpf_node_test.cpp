@@ -1,13 +1,17 @@
 // Node 20 under the eBPF sampler (root): with --perf-basic-prof and
 // --interpreted-frames-native-stack its JavaScript is named from the perf map it writes, in stacks
 // that go from node::Start through V8's JIT and interpreter frames (V8 keeps frame pointers in
-// them) to the leaf, three functions in their 1:2:3 ratio; a node in its
+// them) to the leaf, three functions in the ratio of their CPU time; a node in its
 // own mount and pid namespaces is named from the map in its own /tmp, under its own pid there.
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,18 +75,75 @@ NodeShares shares_of(const profile::StackTable& table) {
   return shares;
 }
 
+// What node_ratio.js says it spent in alpha, beta and gamma over a stretch of time, from its
+// report: "MS ALPHA_US BETA_US GAMMA_US" lines, cumulative CPU time. A profile's shares are held
+// against what the program measured, not against 1:2:3: V8's tiers change a function's time per
+// call while they compile.
+struct Spent {
+  double alpha = 0, beta = 0, gamma = 0;
+};
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// From the last report at or before `from_ms` to the first at or after `to_ms`.
+Spent spent_between(const fs::path& report, int64_t from_ms, int64_t to_ms) {
+  std::ifstream lines(report);
+  std::optional<Spent> first, last;
+  bool ended = false;
+  int64_t ms = 0;
+  Spent line;
+  while (!ended && lines >> ms >> line.alpha >> line.beta >> line.gamma) {
+    if (!first || ms <= from_ms) first = line;
+    last = line;
+    ended = ms >= to_ms;
+  }
+  if (!first || !last) return {};
+  Spent spent{last->alpha - first->alpha, last->beta - first->beta, last->gamma - first->gamma};
+  std::cout << "node_ratio.js spent alpha " << spent.alpha / 1e3 << " ms, beta " << spent.beta / 1e3
+            << " ms, gamma " << spent.gamma / 1e3 << " ms of CPU\n";
+  return spent;
+}
+
 class EbpfNodeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to load BPF programs";
     if (!fs::exists(kNode)) GTEST_SKIP() << kNode << " is not installed";
+    report_ =
+        fs::temp_directory_path() / ("dormant-node-" + std::to_string(::getpid()) + ".report");
+    fs::remove(report_);
   }
+  void TearDown() override { fs::remove(report_); }
+
+  // The profile's ratio of each function's samples to alpha's is the program's, within sampling
+  // noise: five standard deviations of a ratio of counts. On a loaded machine the program runs in
+  // the scheduler's slices, a few of its 2 ms loops each, and samples that come in runs of one
+  // slice vary more than independent ones would (by 1.5 times, measured with two busy loops).
+  static void expect_shares_as_spent(uint64_t alpha, uint64_t beta, uint64_t gamma,
+                                     const Spent& spent) {
+    ASSERT_GT(spent.alpha, 0) << "no report from node_ratio.js";
+    auto expect_ratio = [&](uint64_t samples, double spent_in, const char* function) {
+      double expected = spent_in / spent.alpha;
+      double noise = expected * std::sqrt(1.0 / static_cast<double>(alpha) +
+                                          1.0 / static_cast<double>(samples));
+      EXPECT_NEAR(static_cast<double>(samples) / static_cast<double>(alpha), expected, 5 * noise)
+          << function << " to alpha";
+    };
+    expect_ratio(beta, spent.beta, "beta");
+    expect_ratio(gamma, spent.gamma, "gamma");
+  }
+
+  fs::path report_;
 };
 
 TEST_F(EbpfNodeTest, JavaScriptIsNamedFromNodesPerfMapInWholeStacks) {
   SpawnOptions spawn;
   spawn.argv = kNodeCommand;
-  spawn.argv.insert(spawn.argv.end(), {NODE_RATIO, "7"});
+  spawn.argv.insert(spawn.argv.end(), {NODE_RATIO, "7", report_.string()});
   auto node = Subprocess::spawn(spawn);
   ASSERT_TRUE(node.ok()) << node.error().message();
   std::string map = "/tmp/perf-" + std::to_string((*node)->pid()) + ".map";
@@ -90,17 +151,18 @@ TEST_F(EbpfNodeTest, JavaScriptIsNamedFromNodesPerfMapInWholeStacks) {
   EbpfProfilerOptions options;
   options.frequency_hz = 499;
   options.pids = {(*node)->pid()};
+  int64_t from = wall_ms();
   auto table = profile_for(options, 4s);
+  Spent spent = spent_between(report_, from, wall_ms());
   node->reset();
   fs::remove(map);
   NodeShares shares = shares_of(table);
-  ASSERT_GT(shares.total, 1500u);
+  ASSERT_GT(shares.total, 600u) << "4 s at 499 Hz: about 2,000 samples of a CPU to itself";
   EXPECT_GE(shares.from_node_start * 100, shares.total * 95) << "walked back out of the JIT code";
   ASSERT_GT(shares.alpha, 150u);
   EXPECT_GE(shares.under_work * 100, (shares.alpha + shares.beta + shares.gamma) * 95);
   EXPECT_GE((shares.alpha + shares.beta + shares.gamma) * 100, shares.total * 90);
-  EXPECT_NEAR(static_cast<double>(shares.beta) / static_cast<double>(shares.alpha), 2.0, 0.5);
-  EXPECT_NEAR(static_cast<double>(shares.gamma) / static_cast<double>(shares.alpha), 3.0, 0.75);
+  expect_shares_as_spent(shares.alpha, shares.beta, shares.gamma, spent);
 }
 
 TEST_F(EbpfNodeTest, ANodeInItsOwnMountAndPidNamespacesIsNamedFromItsOwnPerfMap) {
@@ -121,7 +183,7 @@ TEST_F(EbpfNodeTest, ANodeInItsOwnMountAndPidNamespacesIsNamedFromItsOwnPerfMap)
   auto table = profile_for(options, 3s);
   node->reset();
   NodeShares shares = shares_of(table);
-  ASSERT_GT(shares.total, 1000u);
+  ASSERT_GT(shares.total, 400u) << "3 s at 499 Hz: about 1,500 samples of a CPU to itself";
   EXPECT_GE((shares.alpha + shares.beta + shares.gamma) * 100, shares.total * 90);
 }
 
@@ -130,7 +192,7 @@ TEST_F(EbpfNodeTest, ANodeInItsOwnMountAndPidNamespacesIsNamedFromItsOwnPerfMap)
 // line it starts on).
 TEST_F(EbpfNodeTest, JavaScriptIsNamedFromV8sObjectsWithDefaultFlags) {
   SpawnOptions spawn;
-  spawn.argv = {kNode, NODE_RATIO, "7"};
+  spawn.argv = {kNode, NODE_RATIO, "7", report_.string()};
   auto node = Subprocess::spawn(spawn);
   ASSERT_TRUE(node.ok()) << node.error().message();
   std::this_thread::sleep_for(1500ms);
@@ -138,7 +200,9 @@ TEST_F(EbpfNodeTest, JavaScriptIsNamedFromV8sObjectsWithDefaultFlags) {
   options.frequency_hz = 499;
   options.pids = {(*node)->pid()};
   nlohmann::json facts;
+  int64_t from = wall_ms();
   auto table = profile_for(options, 4s, {}, &facts);
+  Spent spent = spent_between(report_, from, wall_ms());
   node->reset();
   EXPECT_EQ(facts["javascript"].value("processes", 0), 1) << facts.dump();
   uint64_t total = 0, from_node_start = 0, under_work = 0;
@@ -170,14 +234,13 @@ TEST_F(EbpfNodeTest, JavaScriptIsNamedFromV8sObjectsWithDefaultFlags) {
     }
   });
   for (const auto& [function, count] : functions) std::cout << function << ": " << count << "\n";
-  ASSERT_GT(total, 1500u);
+  ASSERT_GT(total, 600u) << "4 s at 499 Hz: about 2,000 samples of a CPU to itself";
   EXPECT_GE(from_node_start * 100, total * 75) << "walked by frame pointer out of V8's frames";
   uint64_t alpha = functions["alpha10"], beta = functions["beta14"], gamma = functions["gamma18"];
   ASSERT_GT(alpha, 100u) << "alpha() starts on line 10 of " << NODE_RATIO;
   EXPECT_GE((alpha + beta + gamma) * 100, total * 85);
   EXPECT_GE(under_work * 100, alpha * 95);
-  EXPECT_NEAR(static_cast<double>(beta) / static_cast<double>(alpha), 2.0, 0.5);
-  EXPECT_NEAR(static_cast<double>(gamma) / static_cast<double>(alpha), 3.0, 0.75);
+  expect_shares_as_spent(alpha, beta, gamma, spent);
 }
 
 TEST_F(EbpfNodeTest, NodesPastTheRuntimeLimitKeepTheirNativeFramesAndAreCounted) {
