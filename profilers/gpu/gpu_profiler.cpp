@@ -334,6 +334,12 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     weights_.add(key, joined.work.duration_ns);
     counts_.gpu_ns += joined.work.duration_ns;
   }
+  if (uint64_t ns = join_.take_ns_past_bound(); ns > 0) {  // a flood: its time, as one frame
+    weights_.add(std::string(1, kKeySeparator) + "[unknown]" + kKeySeparator +
+                     "[GPU work past the bound of records a snapshot]",
+                 ns);
+    counts_.gpu_ns += ns;
+  }
   for (const auto& [key, samples] : weights_.take()) {
     if (samples == 0) continue;
     std::vector<std::string_view> parts = split(key, kKeySeparator);
@@ -383,6 +389,7 @@ nlohmann::json GpuProfiler::header_facts() const {
           {"unmatched_gpu_records", counts.join.unmatched_work},
           {"over_capacity", counts.join.over_capacity},
           {"graph_launches_retired", counts.join.graphs_retired},
+          {"gpu_records_past_bound", counts.join.past_bound},
           {"pending_launches", counts.pending_launches},
           {"pending_gpu_records", counts.pending_work},
           {"gpu_ns", counts.gpu_ns},

@@ -6,8 +6,17 @@
 
 namespace dormant::profilers::gpu {
 
+void LaunchJoin::hand_out(const JoinedWork& joined) {
+  if (joined_.size() < limits_.max_handed_out) {
+    joined_.push_back(joined);
+    return;
+  }
+  ns_past_bound_ += joined.work.duration_ns;
+  ++counts_.past_bound;
+}
+
 void LaunchJoin::join(const PendingLaunch& pending, const GpuWork& work) {
-  joined_.push_back({work, true, pending.launch.cbid, pending.launch.stack});
+  hand_out({work, true, pending.launch.cbid, pending.launch.stack});
   ++counts_.joined;
 }
 
@@ -19,7 +28,7 @@ void LaunchJoin::forget_launch(Launch launch) {
 }
 
 void LaunchJoin::give_up_work(const GpuWork& work) {
-  joined_.push_back({work, false, 0, 0});
+  hand_out({work, false, 0, 0});
   ++counts_.unmatched_work;
 }
 

@@ -11,6 +11,7 @@
 #include <deque>
 #include <functional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace dormant::profilers::gpu {
@@ -50,6 +51,7 @@ struct JoinCounts {
   uint64_t duplicate_launches = 0;  // a second launch under an id still pending
   uint64_t over_capacity = 0;       // entries given up early because a cap was reached
   uint64_t graphs_retired = 0;      // graph launches whose kernels were in
+  uint64_t past_bound = 0;          // work handed out as time alone: past max_handed_out
 };
 
 struct JoinLimits {
@@ -58,6 +60,8 @@ struct JoinLimits {
   std::chrono::milliseconds graph_quiet_for{1000};
   size_t max_launches = 65536;
   size_t max_work = 65536;
+  // Pieces of work handed out between two take_joined(); past it, only their time is kept.
+  size_t max_handed_out = 1'000'000;
 };
 
 class LaunchJoin {
@@ -80,8 +84,10 @@ class LaunchJoin {
   // Gives up on everything still pending.
   void finish();
 
-  // The work joined (or given up) since the previous call.
+  // The work joined (or given up) since the previous call, and the time of the work past
+  // max_handed_out in that while.
   std::vector<JoinedWork> take_joined();
+  uint64_t take_ns_past_bound() { return std::exchange(ns_past_bound_, 0); }
   const JoinCounts& counts() const { return counts_; }
   // Launches and work waiting for their other half.
   size_t pending_launches() const;
@@ -116,6 +122,7 @@ class LaunchJoin {
   void retire_graphs_while(const std::function<bool(JoinClock::time_point)>& retire);
   void forget_launch(Launch launch);  // a copy: the entry it erases may hold the one given
   void give_up_work(const GpuWork& work);
+  void hand_out(const JoinedWork& joined);
   void expire_where(const std::function<bool(JoinClock::time_point, int)>& expired);
 
   JoinLimits limits_;
@@ -125,6 +132,7 @@ class LaunchJoin {
   // retire_graphs_while).
   std::deque<std::pair<Key, JoinClock::time_point>> joined_graphs_;
   std::vector<JoinedWork> joined_;
+  uint64_t ns_past_bound_ = 0;
   JoinCounts counts_;
 };
 

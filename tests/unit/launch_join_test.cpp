@@ -167,6 +167,20 @@ TEST(LaunchJoin, CapsHoldAndWhatTheyTurnAwayIsCounted) {
   EXPECT_FALSE(joined[0].launched);
 }
 
+// A flood of records between two snapshots (a process firing the probe in a loop) costs at most
+// max_handed_out of them in memory; the rest keep their time, without their frames.
+TEST(LaunchJoin, PastTheBoundOfHandedOutWorkOnlyItsTimeIsKept) {
+  LaunchJoin join(JoinLimits{.max_work = 0, .max_handed_out = 3});
+  for (uint32_t id = 1; id <= 10; ++id) join.add_work(work(id, 100), kStart);
+  EXPECT_EQ(join.take_joined().size(), 3u);
+  EXPECT_EQ(join.take_ns_past_bound(), 700u);
+  EXPECT_EQ(join.counts().past_bound, 7u);
+  EXPECT_EQ(join.counts().unmatched_work, 10u);
+  join.add_work(work(11, 100), kStart);  // a new snapshot: room again
+  EXPECT_EQ(join.take_joined().size(), 1u);
+  EXPECT_EQ(join.take_ns_past_bound(), 0u);
+}
+
 TEST(LaunchJoin, ASecondLaunchUnderAPendingIdIsADuplicate) {
   LaunchJoin join;
   join.add_launch(launch(1, 10), kStart);
