@@ -7,7 +7,7 @@
 
 #include "dormant_cupti/probes.h"
 
-#define DORMANT_GPU_NAME_LEN 512
+#define DORMANT_GPU_NAME_LEN (DORMANT_CUPTI_MAX_NAME_BYTES + 1)
 
 enum dormant_gpu_event_type {
   DORMANT_GPU_LAUNCH = 1,

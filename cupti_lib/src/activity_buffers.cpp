@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cupti_lib/src/kernel_names.h"
 #include "cupti_lib/src/probes.h"
 #include "cupti_lib/src/quiet_log.h"
 
@@ -69,7 +70,7 @@ bool to_wire(const CUpti_Activity* record, dormant_cupti_activity& wire) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto& kernel = *reinterpret_cast<const KernelView*>(record);
       copy_common_fields(kernel, DORMANT_CUPTI_KERNEL, wire);
-      wire.name = reinterpret_cast<uintptr_t>(kernel.name);
+      wire.name = reinterpret_cast<uintptr_t>(wire_kernel_name(kernel.name));
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {

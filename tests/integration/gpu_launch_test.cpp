@@ -497,6 +497,30 @@ TEST_F(GpuLaunchTest, TheProcessesALaunchedProgramStartsAreProfiled) {
   EXPECT_GT(app_cpu, 0u) << "no CPU samples of the launched program's grandchild";
 }
 
+// Kernel names past what the probe carries (CUTLASS's run to kilobytes) come cut and hashed:
+// three 600-byte names that differ only in their last bytes stay three frames.
+TEST_F(GpuLaunchTest, LongKernelNamesThatDifferPastTheCutStayApart) {
+  GpuRun run = this->run({"--gpu-mode", "gpu-only"}, {"--long-names", "--rounds", "100"});
+  ASSERT_TRUE(run.status.success()) << run.log;
+  std::map<std::string, uint64_t> kernels;
+  const profile::StackTable& stacks = run.profile.stacks;
+  stacks.for_each([&](const profile::StackView& stack) {
+    std::string_view leaf = stacks.string(stack.frame_ids.back());
+    if (leaf.starts_with("[GPU] ")) kernels[std::string(leaf)] += stack.count;
+  });
+  ASSERT_EQ(kernels.size(), 3u) << run.profile.header.dump();
+  std::vector<uint64_t> samples;
+  for (const auto& [name, count] : kernels) {
+    EXPECT_EQ(name.size(), std::string("[GPU] ").size() + 511) << name;
+    EXPECT_TRUE(name.starts_with("[GPU] cutlass_kernel_xxx")) << name;
+    EXPECT_EQ(name[name.size() - 17], '#') << name;
+    samples.push_back(count);
+  }
+  std::sort(samples.begin(), samples.end());  // 1, 2 and 4 ms a round
+  EXPECT_NEAR(static_cast<double>(samples[1]) / static_cast<double>(samples[0]), 2.0, 0.05);
+  EXPECT_NEAR(static_cast<double>(samples[2]) / static_cast<double>(samples[0]), 4.0, 0.1);
+}
+
 TEST_F(GpuLaunchTest, AMissingLibraryIsAClearError) {
   GpuRun run = this->run({"--cupti-library", "/nonexistent/libdormant_cupti.so"}, {});
   EXPECT_EQ(run.status.code, 1);

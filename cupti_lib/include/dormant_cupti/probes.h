@@ -17,6 +17,9 @@
 #define DORMANT_CUPTI_PYTHON_ENTRY 1ULL
 #define DORMANT_CUPTI_BATCH_RECORDS 64
 #define DORMANT_CUPTI_LAUNCH_BATCH_BYTES 16384
+// The longest kernel name the activity probe passes on whole, without its NUL; a longer one comes
+// cut, ending in '#' and 16 hex digits of a hash of the whole name.
+#define DORMANT_CUPTI_MAX_NAME_BYTES 511
 
 // One launch, as the library records it at the API's exit, in the launching thread.
 struct dormant_cupti_launch {

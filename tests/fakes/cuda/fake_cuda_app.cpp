@@ -4,8 +4,9 @@
 // what it launched as JSON (with the time its launching took), and exits 0 only if every call
 // succeeded.
 //   fake_cuda_app [--api NAME] [--threads N] [--rounds N] [--kernel-ns NS] [--until-file PATH]
-//                 [--pause-us US] [--copies] [--then-api NAME --once-file PATH]
-// With --then-api, rounds use that API once PATH exists.
+//                 [--pause-us US] [--copies] [--then-api NAME --once-file PATH] [--long-names]
+// With --then-api, rounds use that API once PATH exists. With --long-names the kernels' names are
+// 600 bytes, the same but for their last bytes (as CUTLASS's template instances are).
 // NAME: runtime, runtime_ptsz, exc, exc_ptsz, cooperative, cooperative_ptsz, multi_device,
 // internal (CUDA 13's __cudaLaunchKernel), internal_ptsz, driver, driver_ptsz, driver_ex,
 // driver_cooperative, graph, driver_graph, or all (each in turn).
@@ -57,7 +58,16 @@ std::atomic<uint64_t> g_failures{0};
 std::atomic<uint64_t> g_ns[3];  // alpha, beta, gamma
 std::atomic<uint64_t> g_copy_ns{0};
 
-const char* const kKernels[] = {"_Z11alphaKernelPf", "_Z10betaKernelPf", "_Z11gammaKernelPf"};
+const char* kKernels[] = {"_Z11alphaKernelPf", "_Z10betaKernelPf", "_Z11gammaKernelPf"};
+
+void use_long_names() {
+  static std::string names[3];
+  const char* const sites[] = {"alpha", "beta_", "gamma"};
+  for (int site = 0; site < 3; ++site) {
+    names[site] = "cutlass_kernel_" + std::string(580, 'x') + sites[site];
+    kKernels[site] = names[site].c_str();
+  }
+}
 
 __attribute__((noinline)) int launch_with(const std::string& api, const char* kernel, uint64_t ns) {
   if (api == "runtime") return cudaLaunchKernel(kernel, ns);
@@ -154,6 +164,8 @@ int main(int argc, char** argv) {
       options.then_api = next();
     else if (arg == "--once-file")
       options.once_file = next();
+    else if (arg == "--long-names")
+      use_long_names();
     else {
       std::fprintf(stderr, "fake_cuda_app: unknown argument %s\n", arg.c_str());
       return 2;
