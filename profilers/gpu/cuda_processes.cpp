@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <fstream>
-#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -39,9 +38,9 @@ std::string distrust(int fd, const struct stat& file) {
 }
 
 // Opens `path` without waiting on it (a FIFO, a device) and checks what it opened.
-Result<std::pair<LibraryFile, struct stat>> open_checked(const std::string& path, int flags,
+Result<std::pair<LibraryFile, struct stat>> open_checked(const std::string& path,
                                                          std::string name) {
-  LibraryFile library{UniqueFd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | flags)),
+  LibraryFile library{UniqueFd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)),
                       std::move(name)};
   if (!library.fd) return Error::from_errno("cannot open " + library.name);
   struct stat file {};
@@ -56,7 +55,7 @@ Result<std::pair<LibraryFile, struct stat>> open_checked(const std::string& path
 }  // namespace
 
 Result<LibraryFile> open_library_file(const std::filesystem::path& path) {
-  auto opened = open_checked(path.string(), 0, path.string());
+  auto opened = open_checked(path.string(), path.string());
   if (!opened) return opened.error();
   return std::move(opened->first);
 }
@@ -87,7 +86,7 @@ CudaLibraries find_injected_processes(const std::filesystem::path& proc) {
       }
       std::string range = line.substr(0, line.find(' '));
       std::string mapped = line.substr(path_at);
-      auto opened = open_checked((entry.path() / "map_files" / range).string(), 0, mapped);
+      auto opened = open_checked((entry.path() / "map_files" / range).string(), mapped);
       if (!opened) {
         refuse(mapped, opened.error().message());
         continue;

@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "gpu_probes.skel.h"
@@ -77,11 +78,16 @@ Result<std::unique_ptr<GpuProbes>> GpuProbes::make(const std::vector<int>& pids)
   });
   if (!opened) return opened.error();
   ::gpu_probes& skeleton = *probes->skeleton_;
-  bool follow = !pids.empty();
-  skeleton.rodata->filter_pids = follow ? 1 : 0;
-  bpf_map__set_max_entries(
-      skeleton.maps.target_pids,
-      static_cast<uint32_t>(follow ? pids.size() + DORMANT_MAX_FOLLOWED_PIDS : 1));
+  // Following children reads task_struct, by the kernel's BTF; the probes themselves need none.
+  std::error_code no_btf;
+  bool follow = !pids.empty() && std::filesystem::exists("/sys/kernel/btf/vmlinux", no_btf);
+  if (!pids.empty() && !follow) {
+    spdlog::warn("gpu: the kernel has no BTF: processes the profiled ones start are not followed");
+  }
+  skeleton.rodata->filter_pids = pids.empty() ? 0 : 1;
+  bpf_map__set_max_entries(skeleton.maps.target_pids,
+                           static_cast<uint32_t>(std::max<size_t>(
+                               pids.size() + (follow ? DORMANT_MAX_FOLLOWED_PIDS : 0), 1)));
   bpf_program__set_autoload(skeleton.progs.follow_child, follow);
   bpf_program__set_autoload(skeleton.progs.forget_child, follow);
   auto loaded =

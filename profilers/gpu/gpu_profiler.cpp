@@ -94,14 +94,16 @@ Result<std::vector<LibraryFile>> GpuProfiler::library_files() {
 }
 
 void GpuProfiler::attach_in(int pid, std::string& failures) {
+  bool any = false;
   for (const LibraryFile& file : files_) {
     auto attached = probes_->attach(file, pid);
     if (!attached) failures += (failures.empty() ? "" : "; ") + attached.error().message();
+    any = any || attached.ok();
   }
   if (pid < 0) return;
-  attached_pids_.insert(pid);
+  attached_pids_.insert(pid);  // tried once, whatever came of it
   std::lock_guard lock(mutex_);
-  ++counts_.processes_attached;
+  if (any) ++counts_.processes_attached;
 }
 
 // The processes the named ones started since the last look, each attached to in turn.
