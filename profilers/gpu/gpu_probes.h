@@ -2,7 +2,7 @@
 // files, and the ring buffer they fill. Attaching raises the library's semaphore in the process
 // attached to (or, without one, in every process that maps the file): the library starts
 // recording at its next launch. With processes named, the processes they start are followed (their
-// events pass the filter; followed_pids() lists them to attach to). Destroying this detaches
+// events pass the filter; filtered_pids() lists them to attach in). Destroying this detaches
 // everything, in reverse order, and the libraries go dormant again.
 #pragma once
 
