@@ -26,7 +26,8 @@ std::atomic<uint64_t> g_epoch{0};
 bool g_exiting = false;
 bool g_hand_over_soon = false;
 std::thread g_watcher;
-CUpti_SubscriberHandle g_subscriber = nullptr;
+CUpti_CallbackFunc g_on_api = nullptr;
+CUpti_SubscriberHandle g_subscriber = nullptr;  // while recording
 
 bool enable_launch_callbacks(bool enable) {
   for (const LaunchApi& api : kLaunchApis) {
@@ -51,11 +52,36 @@ void turn_off_locked() {
   (void)cupti_ok(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
   hand_over_dropped();
   set_buffers_wanted(false);
+  (void)cupti_ok(cuptiUnsubscribe(g_subscriber), "cuptiUnsubscribe");
+  g_subscriber = nullptr;
+}
+
+// With g_mutex held. False while another client has CUPTI (tried again at the next look), or
+// on an error (the library goes quiet).
+bool subscribe_locked() {
+  CUptiResult result = cuptiSubscribe(&g_subscriber, g_on_api, nullptr);
+  if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    log_once(
+        "another CUPTI client (Nsight, torch.profiler) has this process: GPU recording "
+        "waits until it lets go");
+    g_subscriber = nullptr;
+    return false;
+  }
+  if (cupti_ok(result, "cuptiSubscribe") &&
+      cupti_ok(cuptiActivityRegisterCallbacks(request_buffer, complete_buffer),
+               "cuptiActivityRegisterCallbacks")) {
+    return true;
+  }
+  go_quiet();
+  if (result == CUPTI_SUCCESS) (void)cuptiUnsubscribe(g_subscriber);
+  g_subscriber = nullptr;
+  return false;
 }
 
 // With g_mutex held.
 void turn_on_locked() {
   if (g_recording.load(std::memory_order_relaxed)) return;
+  if (!subscribe_locked()) return;
   find_cuda_library_code();
   set_buffers_wanted(true);
   g_epoch.fetch_add(1, std::memory_order_relaxed);
@@ -110,10 +136,10 @@ void hand_over_soon() {
   g_wake.notify_one();
 }
 
-bool start_watching(CUpti_SubscriberHandle subscriber) {
+bool start_watching(CUpti_CallbackFunc on_api) {
   try {
     std::lock_guard lock(g_mutex);
-    g_subscriber = subscriber;
+    g_on_api = on_api;
     follow_the_agent_locked();
     g_watcher = std::thread(watch);
     return true;

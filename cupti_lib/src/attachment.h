@@ -1,9 +1,10 @@
-// Dormant or attached. Dormant, the library's launch callbacks are off in CUPTI (a CUPTI callback
-// costs a microsecond per API call even when it returns at once), it holds no activity buffer and
-// records nothing; a watcher thread looks at the probe's semaphore every kWatchEvery. Once an
-// agent attaches, the watcher turns the callbacks and kernel/memcpy/memset recording on and hands
+// Dormant or attached. Dormant, the library holds no CUPTI subscription (the program's own CUPTI
+// client, torch.profiler's or Nsight's, can have it), no activity buffer, and records nothing; a
+// watcher thread looks at the probe's semaphore every kWatchEvery. Once an agent attaches, the
+// watcher subscribes, turns the launch callbacks and kernel/memcpy/memset recording on, and hands
 // launches and completed records over every kFlushEvery; once the agent has gone, it turns them
-// off again and frees the buffers.
+// off, frees the buffers and lets the subscription go. While another client holds CUPTI the
+// library says so once and tries again at each look.
 #pragma once
 
 #include <chrono>
@@ -17,8 +18,9 @@ inline constexpr std::chrono::milliseconds kWatchEvery{250};
 inline constexpr std::chrono::milliseconds kFlushEvery{100};
 
 // Starts watching, after one look of its own: an agent attached already (a program started under
-// `dormant-agent gpu`) has recording on before the first launch. False if it cannot.
-bool start_watching(CUpti_SubscriberHandle subscriber);
+// `dormant-agent gpu`) has recording on before the first launch; `on_api` is the launch callback
+// to subscribe with. False if it cannot.
+bool start_watching(CUpti_CallbackFunc on_api);
 bool recording();
 // Counts the times recording was turned on: what a thread learned of its API calls in an earlier
 // one (inside a launch whose exit was never seen) does not hold in this one.

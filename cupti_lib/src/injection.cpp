@@ -10,7 +10,6 @@
 
 #include "dormant_cupti/launch_apis.h"
 
-#include "cupti_lib/src/activity_buffers.h"
 #include "cupti_lib/src/attachment.h"
 #include "cupti_lib/src/launch_batch.h"
 #include "cupti_lib/src/launch_stacks.h"
@@ -39,7 +38,6 @@ struct ThreadLaunch {
 };
 thread_local ThreadLaunch t_launch;
 
-CUpti_SubscriberHandle g_subscriber = nullptr;
 std::mutex g_init_mutex;
 bool g_initialized = false;
 
@@ -84,33 +82,14 @@ void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
   if (!enter) emit_launch(-static_cast<int32_t>(cbid), call->correlationId, 0);
 }
 
-void at_exit() {
-  stop_watching_for_exit();
-  std::lock_guard lock(g_init_mutex);
-  if (g_subscriber != nullptr) (void)cuptiUnsubscribe(g_subscriber);
-  g_subscriber = nullptr;
-}
-
-bool subscribe() {
-  if (!cupti_ok(cuptiSubscribe(&g_subscriber, on_api, nullptr), "cuptiSubscribe")) {
-    g_subscriber = nullptr;
-    return false;
-  }
-  if (!cupti_ok(cuptiActivityRegisterCallbacks(request_buffer, complete_buffer),
-                "cuptiActivityRegisterCallbacks")) {
-    return false;
-  }
-  return start_watching(g_subscriber);
-}
+void at_exit() { stop_watching_for_exit(); }  // recording off, the subscription let go
 
 int initialize() {
   std::lock_guard lock(g_init_mutex);
   if (g_initialized) return 1;
   if (quiet()) return 0;
-  if (!subscribe()) {
+  if (!start_watching(on_api)) {
     go_quiet();
-    if (g_subscriber != nullptr) (void)cuptiUnsubscribe(g_subscriber);
-    g_subscriber = nullptr;
     return 0;
   }
   g_initialized = true;

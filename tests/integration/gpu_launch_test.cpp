@@ -112,7 +112,8 @@ class GpuLaunchTest : public ::testing::Test {
   // dormant; `name` keeps its files apart from another's.
   std::unique_ptr<Subprocess> start_program(std::vector<std::string> args,
                                             std::vector<std::string> env,
-                                            const std::string& name = "program") {
+                                            const std::string& name = "program",
+                                            const fs::path& out = {}) {
     SpawnOptions options;
     options.argv = {FAKE_CUDA_DIR "/fake_cuda_app", "--until-file", (root_ / "stop").string()};
     options.argv.insert(options.argv.end(), args.begin(), args.end());
@@ -120,7 +121,7 @@ class GpuLaunchTest : public ::testing::Test {
     options.env.insert(options.env.end(),
                        {"LD_LIBRARY_PATH=" FAKE_CUDA_DIR, "CUDA_INJECTION64_PATH=" CUPTI_LIBRARY,
                         "FAKE_CUPTI_STATE_FILE=" + (root_ / (name + ".state")).string()});
-    options.stdout_to = Redirect::null();
+    options.stdout_to = out.empty() ? Redirect::null() : Redirect::file(out);
     auto program = Subprocess::spawn(options);
     EXPECT_TRUE(program.ok()) << program.error().message();
     if (!program.ok()) return nullptr;
@@ -521,6 +522,46 @@ TEST_F(GpuLaunchTest, LongKernelNamesThatDifferPastTheCutStayApart) {
   EXPECT_NEAR(static_cast<double>(samples[2]) / static_cast<double>(samples[0]), 4.0, 0.1);
 }
 
+// With another CUPTI client holding the program (Nsight, torch.profiler), the library says so once
+// and the program runs on, unprofiled.
+TEST_F(GpuLaunchTest, TheProgramRunsOnWhenAnotherClientHasCupti) {
+  GpuRun run =
+      this->run({"--gpu-mode", "gpu-only"}, {"--rounds", "50"}, {"FAKE_CUPTI_SUBSCRIBE_FAILS=1"});
+  EXPECT_TRUE(run.status.success()) << run.log;
+  EXPECT_EQ(run.program["failures"], 0);
+  std::string said =
+      "dormant_cupti: another CUPTI client (Nsight, torch.profiler) has this process";
+  EXPECT_NE(run.log.find(said), std::string::npos) << run.log;
+  EXPECT_EQ(run.log.find(said), run.log.rfind(said)) << "said more than once:\n" << run.log;
+  EXPECT_EQ(run.profile.header["gpu"]["launches"], 0) << run.profile.header.dump();
+}
+
+// The program's own CUPTI client (torch.profiler's, Nsight's) works before, during no session
+// and after one: the library holds CUPTI only while an agent is attached.
+TEST_F(GpuLaunchTest, AProgramsOwnCuptiClientWorksBeforeAndAfterASession) {
+  fs::path own_client = root_ / "own-client";
+  auto program = start_program({"--pause-us", "500", "--own-client-file", own_client.string()}, {},
+                               "program", root_ / "program.out");
+  ASSERT_TRUE(program);
+  auto use_own_client = [&] {
+    std::ofstream(own_client).put('\n');
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    fs::remove(own_client);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  };
+  use_own_client();
+  GpuRun run = profile_running({program->pid()}, 2);
+  ASSERT_TRUE(run.status.success()) << run.log;
+  EXPECT_GT(run.profile.header["gpu"]["joined"].get<uint64_t>(), 0u) << run.profile.header.dump();
+  use_own_client();
+  std::ofstream(root_ / "stop").put('\n');
+  ASSERT_TRUE(program->wait(deadline_after(std::chrono::seconds(30))).ok());
+  json said = json::parse(program_output(read_file(root_ / "program.out").value_or("")));
+  EXPECT_EQ(said["own_subscribed"], 2) << said.dump();
+  EXPECT_EQ(said["own_refused"], 0) << said.dump();
+  EXPECT_GT(said["own_callbacks"].get<uint64_t>(), 0u) << said.dump();
+}
+
 TEST_F(GpuLaunchTest, AMissingLibraryIsAClearError) {
   GpuRun run = this->run({"--cupti-library", "/nonexistent/libdormant_cupti.so"}, {});
   EXPECT_EQ(run.status.code, 1);
@@ -614,15 +655,7 @@ INSTANTIATE_TEST_SUITE_P(Installed, GpuPythonLaunchTest, ::testing::ValuesIn(ins
                          interpreter_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuPythonLaunchTest);
 
-// Without an agent the library is dormant; with CUPTI refusing it, it says so once and the program
-// runs on. Neither needs root.
-TEST(GpuLibrary, TheProgramRunsOnWhenCuptiRefusesTheLibrary) {
-  Ran ran = run_program({FAKE_CUDA_DIR "/fake_cuda_app", "--rounds", "50"},
-                        {"LD_LIBRARY_PATH=" FAKE_CUDA_DIR, "CUDA_INJECTION64_PATH=" CUPTI_LIBRARY,
-                         "FAKE_CUPTI_SUBSCRIBE_FAILS=1"});
-  EXPECT_TRUE(ran.status.success()) << ran.err;
-  EXPECT_NE(ran.err.find("dormant_cupti: cuptiSubscribe failed"), std::string::npos) << ran.err;
-}
+// Without an agent the library is dormant and silent; it does not need root.
 
 TEST(GpuLibrary, WithoutAnAgentTheLibraryIsSilent) {
   Ran ran = run_program({FAKE_CUDA_DIR "/fake_cuda_app", "--rounds", "50", "--threads", "4"},

@@ -5,8 +5,11 @@
 // succeeded.
 //   fake_cuda_app [--api NAME] [--threads N] [--rounds N] [--kernel-ns NS] [--until-file PATH]
 //                 [--pause-us US] [--copies] [--then-api NAME --once-file PATH] [--long-names]
+//                 [--own-client-file PATH]
 // With --then-api, rounds use that API once PATH exists. With --long-names the kernels' names are
-// 600 bytes, the same but for their last bytes (as CUTLASS's template instances are).
+// 600 bytes, the same but for their last bytes (as CUTLASS's template instances are). With
+// --own-client-file the program is a CUPTI client of its own while PATH exists (own_cupti_client.h)
+// and says how that went.
 // NAME: runtime, runtime_ptsz, exc, exc_ptsz, cooperative, cooperative_ptsz, multi_device,
 // internal (CUDA 13's __cudaLaunchKernel), internal_ptsz, driver, driver_ptsz, driver_ex,
 // driver_cooperative, graph, driver_graph, or all (each in turn).
@@ -22,6 +25,7 @@
 #include <unistd.h>
 
 #include "fake_cuda.h"
+#include "own_cupti_client.h"
 
 namespace {
 
@@ -35,6 +39,7 @@ struct Options {
   bool copies = false;
   std::string then_api;
   std::string once_file;
+  std::string own_client_file;
 };
 
 const char* const kApis[] = {"runtime",
@@ -135,6 +140,7 @@ __attribute__((noinline)) void run_rounds(const Options& options) {
       launch_site_gamma(api, options.kernel_ns);
     }
     if (options.copies) copy_site(options.kernel_ns);
+    if (!options.own_client_file.empty()) follow_own_cupti_client(exists(options.own_client_file));
     if (options.pause_us > 0) usleep(static_cast<useconds_t>(options.pause_us));
   }
 }
@@ -166,6 +172,8 @@ int main(int argc, char** argv) {
       options.once_file = next();
     else if (arg == "--long-names")
       use_long_names();
+    else if (arg == "--own-client-file")
+      options.own_client_file = next();
     else {
       std::fprintf(stderr, "fake_cuda_app: unknown argument %s\n", arg.c_str());
       return 2;
@@ -178,12 +186,15 @@ int main(int argc, char** argv) {
   for (auto& thread : threads) thread.join();
   auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::steady_clock::now() - began);
+  OwnCuptiClient own = own_cupti_client();
   std::printf(
       "{\"launches\": %llu, \"failures\": %llu, \"alpha_ns\": %llu, \"beta_ns\": %llu, "
-      "\"gamma_ns\": %llu, \"copy_ns\": %llu, \"elapsed_ns\": %lld}\n",
+      "\"gamma_ns\": %llu, \"copy_ns\": %llu, \"elapsed_ns\": %lld, \"own_subscribed\": %llu, "
+      "\"own_refused\": %llu, \"own_callbacks\": %llu}\n",
       (unsigned long long)g_launches.load(), (unsigned long long)g_failures.load(),
       (unsigned long long)g_ns[0].load(), (unsigned long long)g_ns[1].load(),
       (unsigned long long)g_ns[2].load(), (unsigned long long)g_copy_ns.load(),
-      (long long)elapsed.count());
+      (long long)elapsed.count(), (unsigned long long)own.subscribed,
+      (unsigned long long)own.refused, (unsigned long long)own.callbacks);
   return g_failures == 0 ? 0 : 1;
 }
