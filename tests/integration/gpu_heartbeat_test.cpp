@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "fake_cupti_state.h"
 #include "heartbeat_fixture.h"
 
 #include "common/procfs.h"
@@ -46,34 +47,11 @@ class GpuHeartbeatTest : public HeartbeatFixture {
   }
 
   // What the program's (fake) CUPTI has on: "callbacks=C kinds=K buffers=B".
-  std::string cupti_state() {
-    fs::remove(root_ / "cupti.state");
-    ::kill(program_->pid(), SIGUSR1);
-    std::string state;
-    eventually(
-        [&] {
-          state = read_file(root_ / "cupti.state").value_or("");
-          return !state.empty();
-        },
-        5s);
-    return state;
-  }
+  std::string cupti_state() { return fake_cupti_state(program_->pid(), root_ / "cupti.state"); }
   bool dormant() {
     return eventually([&] { return cupti_state() == kDormant; }, 10s);
   }
-  static constexpr const char* kDormant = "callbacks=0 kinds=0 buffers=0\n";
-
-  // Whether SIGUSR1 has a handler in `pid` (/proc/PID/status, SigCgt: a hex mask, signal N at
-  // bit N - 1).
-  static bool catches_sigusr1(pid_t pid) {
-    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-    for (std::string line; std::getline(status, line);) {
-      if (!line.starts_with("SigCgt:")) continue;
-      uint64_t caught = std::stoull(line.substr(7), nullptr, 16);
-      return (caught >> (SIGUSR1 - 1)) & 1;
-    }
-    return false;
-  }
+  static constexpr const char* kDormant = kFakeCuptiDormant;
 
   static bool maps_library(pid_t pid) {
     auto mapped = procfs::mapped_files(pid);

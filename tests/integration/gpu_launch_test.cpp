@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fake_cupti_state.h"
 #include "tests/support/eventually.h"
 
 #include "common/atomic_file.h"
@@ -134,24 +135,7 @@ class GpuLaunchTest : public ::testing::Test {
   // What process `pid`'s fake CUPTI has on: "callbacks=C kinds=K buffers=B"; "" if it says
   // nothing (not started yet).
   std::string cupti_state(pid_t pid, const std::string& name = "program") {
-    fs::path file = root_ / (name + ".state");
-    fs::remove(file);
-    if (!has_sigusr1_handler(pid)) return "";
-    ::kill(pid, SIGUSR1);
-    std::string state;
-    dormant::testing::eventually([&] { return !(state = read_file(file).value_or("")).empty(); },
-                                 std::chrono::seconds(5));
-    return state;
-  }
-
-  static bool has_sigusr1_handler(pid_t pid) {
-    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-    for (std::string line; std::getline(status, line);) {
-      if (line.starts_with("SigCgt:")) {
-        return (std::stoull(line.substr(7), nullptr, 16) >> (SIGUSR1 - 1)) & 1;
-      }
-    }
-    return false;
+    return dormant::testing::fake_cupti_state(pid, root_ / (name + ".state"));
   }
 
   // One `seconds` profile of the running processes `pids`, as `dormant-agent --pids` takes it.
@@ -454,7 +438,7 @@ TEST_F(GpuLaunchTest, AttachingToOneProgramLeavesAnotherOfTheSameLibraryDormant)
   auto target = start_program({"--pause-us", "200"}, {}, "target");
   auto bystander = start_program({"--pause-us", "200"}, {}, "bystander");
   ASSERT_TRUE(target && bystander);
-  constexpr const char* kDormant = "callbacks=0 kinds=0 buffers=0\n";
+  constexpr const char* kDormant = dormant::testing::kFakeCuptiDormant;
   ASSERT_EQ(cupti_state(bystander->pid(), "bystander"), kDormant);
   SpawnOptions options;
   options.argv = {DORMANT_AGENT, "-o",     (root_ / "out").string(),     "-d", "4", "--gpu-mode",
