@@ -8,8 +8,6 @@
 #include <cupti.h>
 #include <unistd.h>
 
-#include "dormant_cupti/launch_apis.h"
-
 #include "cupti_lib/src/attachment.h"
 #include "cupti_lib/src/launch_batch.h"
 #include "cupti_lib/src/launch_stacks.h"
@@ -18,17 +16,6 @@
 
 namespace dormant::cupti {
 namespace {
-
-// The table's numbers are CUPTI's.
-static_assert(kLaunchApis[0].cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
-static_assert(kLaunchApis[7].cbid == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000);
-static_assert(kLaunchApis[8].cbid == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000);
-static_assert(kLaunchApis[9].cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000);
-static_assert(kLaunchApis[11].cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020);
-static_assert(-kLaunchApis[19].cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
-static_assert(-kLaunchApis[21].cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx);
-static_assert(-kLaunchApis[29].cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch);
-static_assert(-kLaunchApis[37].cbid == CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2);
 
 struct ThreadLaunch {
   uint64_t epoch = 0;                  // of recording, that what follows was counted in

@@ -266,7 +266,7 @@ void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now) {
     joined.cbid = launch.cbid;
     joined.stack = intern_stack(event.pid, launch);
     const cupti::LaunchApi* api = cupti::find_launch_api(joined.cbid);
-    joined.graph = api != nullptr && api->submits == cupti::Submits::kGraph;
+    joined.graph = api != nullptr && cupti::submits_many(*api);
     join_.add_launch(joined, now);
   } else if (event.activity) {
     const dormant_cupti_activity& activity = *event.activity;

@@ -25,7 +25,7 @@ struct Launch {
   uint32_t nested_correlation_id = 0;  // another id its kernels may carry; 0: none
   int32_t cbid = 0;
   uint32_t stack = 0;  // the caller's id for the launching stack
-  bool graph = false;  // may submit any number of kernels
+  bool graph = false;  // may submit any number of pieces of work (a graph, a batch of copies)
 };
 
 struct GpuWork {

@@ -1,16 +1,18 @@
 // The CUDA APIs whose calls submit GPU work, as CUPTI numbers them: the library subscribes to
 // these, and the agent names a launch's frame after them. Runtime ids are positive, driver ids
-// negative (minus the driver's id), as the launch probe carries them. cupti_lib checks the numbers
-// against CUPTI's headers at compile time.
+// negative (minus the driver's id), as the launch probe carries them. launch_apis_test checks the
+// table against CUPTI's own names: each entry, and that no copy, set or launch API is missing.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string_view>
 
 namespace dormant::cupti {
 
-enum class Submits { kKernel, kGraph, kCopy };
+// kGraph and kCopies submit any number of pieces of work under one correlation id.
+enum class Submits { kKernel, kGraph, kCopy, kCopies };
 
 struct LaunchApi {
   int32_t cbid;  // signed: runtime > 0, driver < 0
@@ -27,6 +29,8 @@ inline constexpr LaunchApi kLaunchApis[] = {
     {269, "cudaLaunchCooperativeKernel", Submits::kKernel},
     {270, "cudaLaunchCooperativeKernel_ptsz", Submits::kKernel},
     {272, "cudaLaunchCooperativeKernelMultiDevice", Submits::kKernel},
+    {13, "cudaLaunch", Submits::kKernel},
+    {213, "cudaLaunch_ptsz", Submits::kKernel},
     {505, "__cudaLaunchKernel", Submits::kKernel},
     {506, "__cudaLaunchKernel_ptsz", Submits::kKernel},
     {311, "cudaGraphLaunch", Submits::kGraph},
@@ -59,14 +63,181 @@ inline constexpr LaunchApi kLaunchApis[] = {
     {-278, "cuMemcpyDtoH", Submits::kCopy},
     {-279, "cuMemcpyDtoHAsync", Submits::kCopy},
     {-249, "cuMemsetD8", Submits::kCopy},
+    // Every other copy and set, runtime then driver.
+    {32, "cudaMemcpy2D", Submits::kCopy},
+    {33, "cudaMemcpyToArray", Submits::kCopy},
+    {34, "cudaMemcpy2DToArray", Submits::kCopy},
+    {35, "cudaMemcpyFromArray", Submits::kCopy},
+    {36, "cudaMemcpy2DFromArray", Submits::kCopy},
+    {37, "cudaMemcpyArrayToArray", Submits::kCopy},
+    {38, "cudaMemcpy2DArrayToArray", Submits::kCopy},
+    {39, "cudaMemcpyToSymbol", Submits::kCopy},
+    {40, "cudaMemcpyFromSymbol", Submits::kCopy},
+    {42, "cudaMemcpyToArrayAsync", Submits::kCopy},
+    {43, "cudaMemcpyFromArrayAsync", Submits::kCopy},
+    {44, "cudaMemcpy2DAsync", Submits::kCopy},
+    {45, "cudaMemcpy2DToArrayAsync", Submits::kCopy},
+    {46, "cudaMemcpy2DFromArrayAsync", Submits::kCopy},
+    {47, "cudaMemcpyToSymbolAsync", Submits::kCopy},
+    {48, "cudaMemcpyFromSymbolAsync", Submits::kCopy},
+    {50, "cudaMemset2D", Submits::kCopy},
+    {52, "cudaMemset2DAsync", Submits::kCopy},
+    {142, "cudaMemset3D", Submits::kCopy},
+    {143, "cudaMemset3DAsync", Submits::kCopy},
+    {144, "cudaMemcpy3D", Submits::kCopy},
+    {145, "cudaMemcpy3DAsync", Submits::kCopy},
+    {160, "cudaMemcpyPeer", Submits::kCopy},
+    {161, "cudaMemcpyPeerAsync", Submits::kCopy},
+    {162, "cudaMemcpy3DPeer", Submits::kCopy},
+    {163, "cudaMemcpy3DPeerAsync", Submits::kCopy},
+    {216, "cudaMemcpy2D_ptds", Submits::kCopy},
+    {217, "cudaMemcpyToArray_ptds", Submits::kCopy},
+    {218, "cudaMemcpy2DToArray_ptds", Submits::kCopy},
+    {219, "cudaMemcpyFromArray_ptds", Submits::kCopy},
+    {220, "cudaMemcpy2DFromArray_ptds", Submits::kCopy},
+    {221, "cudaMemcpyArrayToArray_ptds", Submits::kCopy},
+    {222, "cudaMemcpy2DArrayToArray_ptds", Submits::kCopy},
+    {223, "cudaMemcpyToSymbol_ptds", Submits::kCopy},
+    {224, "cudaMemcpyFromSymbol_ptds", Submits::kCopy},
+    {226, "cudaMemcpyToArrayAsync_ptsz", Submits::kCopy},
+    {227, "cudaMemcpyFromArrayAsync_ptsz", Submits::kCopy},
+    {228, "cudaMemcpy2DAsync_ptsz", Submits::kCopy},
+    {229, "cudaMemcpy2DToArrayAsync_ptsz", Submits::kCopy},
+    {230, "cudaMemcpy2DFromArrayAsync_ptsz", Submits::kCopy},
+    {231, "cudaMemcpyToSymbolAsync_ptsz", Submits::kCopy},
+    {232, "cudaMemcpyFromSymbolAsync_ptsz", Submits::kCopy},
+    {234, "cudaMemset2D_ptds", Submits::kCopy},
+    {236, "cudaMemset2DAsync_ptsz", Submits::kCopy},
+    {243, "cudaMemset3D_ptds", Submits::kCopy},
+    {244, "cudaMemset3DAsync_ptsz", Submits::kCopy},
+    {245, "cudaMemcpy3D_ptds", Submits::kCopy},
+    {246, "cudaMemcpy3DAsync_ptsz", Submits::kCopy},
+    {249, "cudaMemcpy3DPeer_ptds", Submits::kCopy},
+    {250, "cudaMemcpy3DPeerAsync_ptsz", Submits::kCopy},
+    {482, "cudaMemcpyBatchAsync", Submits::kCopies},
+    {483, "cudaMemcpyBatchAsync_ptsz", Submits::kCopies},
+    {484, "cudaMemcpy3DBatchAsync", Submits::kCopies},
+    {485, "cudaMemcpy3DBatchAsync_ptsz", Submits::kCopies},
+    {509, "cudaMemcpyBatchAsync", Submits::kCopies},
+    {510, "cudaMemcpyBatchAsync_ptsz", Submits::kCopies},
+    {511, "cudaMemcpy3DBatchAsync", Submits::kCopies},
+    {512, "cudaMemcpy3DBatchAsync_ptsz", Submits::kCopies},
+    {-43, "cuMemcpyHtoD", Submits::kCopy},
+    {-45, "cuMemcpyDtoH", Submits::kCopy},
+    {-47, "cuMemcpyDtoD", Submits::kCopy},
+    {-49, "cuMemcpyDtoA", Submits::kCopy},
+    {-51, "cuMemcpyAtoD", Submits::kCopy},
+    {-53, "cuMemcpyHtoA", Submits::kCopy},
+    {-54, "cuMemcpyAtoH", Submits::kCopy},
+    {-55, "cuMemcpyAtoA", Submits::kCopy},
+    {-56, "cuMemcpy2D", Submits::kCopy},
+    {-57, "cuMemcpy2DUnaligned", Submits::kCopy},
+    {-58, "cuMemcpy3D", Submits::kCopy},
+    {-60, "cuMemcpyHtoDAsync", Submits::kCopy},
+    {-62, "cuMemcpyDtoHAsync", Submits::kCopy},
+    {-64, "cuMemcpyDtoDAsync", Submits::kCopy},
+    {-66, "cuMemcpyHtoAAsync", Submits::kCopy},
+    {-67, "cuMemcpyAtoHAsync", Submits::kCopy},
+    {-68, "cuMemcpy2DAsync", Submits::kCopy},
+    {-69, "cuMemcpy3DAsync", Submits::kCopy},
+    {-71, "cuMemsetD8", Submits::kCopy},
+    {-73, "cuMemsetD16", Submits::kCopy},
+    {-75, "cuMemsetD32", Submits::kCopy},
+    {-77, "cuMemsetD2D8", Submits::kCopy},
+    {-79, "cuMemsetD2D16", Submits::kCopy},
+    {-81, "cuMemsetD2D32", Submits::kCopy},
+    {-216, "cuMemsetD8Async", Submits::kCopy},
+    {-218, "cuMemsetD16Async", Submits::kCopy},
+    {-220, "cuMemsetD32Async", Submits::kCopy},
+    {-222, "cuMemsetD2D8Async", Submits::kCopy},
+    {-224, "cuMemsetD2D16Async", Submits::kCopy},
+    {-226, "cuMemsetD2D32Async", Submits::kCopy},
+    {-248, "cuMemcpy", Submits::kCopy},
+    {-250, "cuMemsetD16", Submits::kCopy},
+    {-251, "cuMemsetD32", Submits::kCopy},
+    {-252, "cuMemsetD2D8", Submits::kCopy},
+    {-253, "cuMemsetD2D16", Submits::kCopy},
+    {-254, "cuMemsetD2D32", Submits::kCopy},
+    {-280, "cuMemcpyDtoD", Submits::kCopy},
+    {-281, "cuMemcpyDtoDAsync", Submits::kCopy},
+    {-282, "cuMemcpyAtoH", Submits::kCopy},
+    {-283, "cuMemcpyAtoHAsync", Submits::kCopy},
+    {-284, "cuMemcpyAtoD", Submits::kCopy},
+    {-285, "cuMemcpyDtoA", Submits::kCopy},
+    {-286, "cuMemcpyAtoA", Submits::kCopy},
+    {-287, "cuMemcpy2D", Submits::kCopy},
+    {-288, "cuMemcpy2DUnaligned", Submits::kCopy},
+    {-289, "cuMemcpy2DAsync", Submits::kCopy},
+    {-290, "cuMemcpy3D", Submits::kCopy},
+    {-291, "cuMemcpy3DAsync", Submits::kCopy},
+    {-292, "cuMemcpyHtoA", Submits::kCopy},
+    {-293, "cuMemcpyHtoAAsync", Submits::kCopy},
+    {-318, "cuMemcpyPeer", Submits::kCopy},
+    {-319, "cuMemcpyPeerAsync", Submits::kCopy},
+    {-320, "cuMemcpy3DPeer", Submits::kCopy},
+    {-321, "cuMemcpy3DPeerAsync", Submits::kCopy},
+    {-397, "cuMemcpyHtoD_ptds", Submits::kCopy},
+    {-398, "cuMemcpyDtoH_ptds", Submits::kCopy},
+    {-399, "cuMemcpyDtoD_ptds", Submits::kCopy},
+    {-400, "cuMemcpyDtoA_ptds", Submits::kCopy},
+    {-401, "cuMemcpyAtoD_ptds", Submits::kCopy},
+    {-402, "cuMemcpyHtoA_ptds", Submits::kCopy},
+    {-403, "cuMemcpyAtoH_ptds", Submits::kCopy},
+    {-404, "cuMemcpyAtoA_ptds", Submits::kCopy},
+    {-405, "cuMemcpy2D_ptds", Submits::kCopy},
+    {-406, "cuMemcpy2DUnaligned_ptds", Submits::kCopy},
+    {-407, "cuMemcpy3D_ptds", Submits::kCopy},
+    {-408, "cuMemcpy_ptds", Submits::kCopy},
+    {-409, "cuMemcpyPeer_ptds", Submits::kCopy},
+    {-410, "cuMemcpy3DPeer_ptds", Submits::kCopy},
+    {-411, "cuMemsetD8_ptds", Submits::kCopy},
+    {-412, "cuMemsetD16_ptds", Submits::kCopy},
+    {-413, "cuMemsetD32_ptds", Submits::kCopy},
+    {-414, "cuMemsetD2D8_ptds", Submits::kCopy},
+    {-415, "cuMemsetD2D16_ptds", Submits::kCopy},
+    {-416, "cuMemsetD2D32_ptds", Submits::kCopy},
+    {-418, "cuMemcpyAsync_ptsz", Submits::kCopy},
+    {-419, "cuMemcpyHtoAAsync_ptsz", Submits::kCopy},
+    {-420, "cuMemcpyAtoHAsync_ptsz", Submits::kCopy},
+    {-421, "cuMemcpyHtoDAsync_ptsz", Submits::kCopy},
+    {-422, "cuMemcpyDtoHAsync_ptsz", Submits::kCopy},
+    {-423, "cuMemcpyDtoDAsync_ptsz", Submits::kCopy},
+    {-424, "cuMemcpy2DAsync_ptsz", Submits::kCopy},
+    {-425, "cuMemcpy3DAsync_ptsz", Submits::kCopy},
+    {-426, "cuMemcpyPeerAsync_ptsz", Submits::kCopy},
+    {-427, "cuMemcpy3DPeerAsync_ptsz", Submits::kCopy},
+    {-428, "cuMemsetD8Async_ptsz", Submits::kCopy},
+    {-429, "cuMemsetD16Async_ptsz", Submits::kCopy},
+    {-430, "cuMemsetD32Async_ptsz", Submits::kCopy},
+    {-431, "cuMemsetD2D8Async_ptsz", Submits::kCopy},
+    {-432, "cuMemsetD2D16Async_ptsz", Submits::kCopy},
+    {-433, "cuMemsetD2D32Async_ptsz", Submits::kCopy},
+    {-776, "cuMemcpyBatchAsync", Submits::kCopies},
+    {-777, "cuMemcpyBatchAsync_ptsz", Submits::kCopies},
+    {-778, "cuMemcpy3DBatchAsync", Submits::kCopies},
+    {-779, "cuMemcpy3DBatchAsync_ptsz", Submits::kCopies},
+    {-796, "cuMemcpyBatchAsync", Submits::kCopies},
+    {-797, "cuMemcpyBatchAsync_ptsz", Submits::kCopies},
+    {-798, "cuMemcpy3DBatchAsync", Submits::kCopies},
+    {-799, "cuMemcpy3DBatchAsync_ptsz", Submits::kCopies},
 };
+
+inline constexpr int32_t kMaxLaunchApiId = 1023;  // either sign: past every id of the table
 
 // The API of a launch probe's cbid; null for one not in the table.
 inline const LaunchApi* find_launch_api(int32_t cbid) {
-  for (const LaunchApi& api : kLaunchApis) {
-    if (api.cbid == cbid) return &api;
-  }
-  return nullptr;
+  static const auto by_id = [] {
+    std::array<const LaunchApi*, 2 * kMaxLaunchApiId + 1> table{};
+    for (const LaunchApi& api : kLaunchApis) table[api.cbid + kMaxLaunchApiId] = &api;
+    return table;
+  }();
+  if (cbid < -kMaxLaunchApiId || cbid > kMaxLaunchApiId) return nullptr;
+  return by_id[cbid + kMaxLaunchApiId];
+}
+
+// Whether the API may submit more than one piece of work under its correlation id.
+inline bool submits_many(const LaunchApi& api) {
+  return api.submits == Submits::kGraph || api.submits == Submits::kCopies;
 }
 
 }  // namespace dormant::cupti
