@@ -185,7 +185,10 @@ enum class FrameKind {
 // V8's tiers in the names its perf maps give JavaScript functions.
 FrameKind kind_of_frame(std::string_view name) {
   if (name.ends_with("_[k]")) return FrameKind::kKernel;
-  if (name.starts_with("[GPU] ")) return FrameKind::kGpu;  // kernels, copies (profilers/gpu)
+  // Kernels and copies, their streams and graphs, their devices (profilers/gpu).
+  for (std::string_view gpu : {"[GPU", "[stream ", "[graph "}) {
+    if (name.starts_with(gpu)) return FrameKind::kGpu;
+  }
   if (name.ends_with("_[p]")) return FrameKind::kPython;
   for (std::string_view java : {"_[j]", "_[i]", "_[0]", "_[1]"}) {
     if (name.ends_with(java)) return FrameKind::kJava;

@@ -26,6 +26,8 @@ struct GpuCounts {
   uint64_t processes_attached = 0;      // named and followed ones; 0: every one that maps it
   uint64_t processes_not_attached = 0;  // followed past the bound
   uint64_t library_files_refused = 0;   // mapped files not trusted (cuda_processes.h)
+  uint64_t records_outside_session = 0;  // GPU work that ended before it or began after it
+  uint64_t devices_past_bound = 0;       // pieces of work on devices past DeviceTimes' bound
   // At the last snapshot: launches whose GPU work had not come yet, and work whose launch had not;
   // carried to the next snapshot.
   uint64_t pending_launches = 0;

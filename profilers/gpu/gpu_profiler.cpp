@@ -1,6 +1,7 @@
 #include "profilers/gpu/gpu_profiler.h"
 
 #include <cstring>
+#include <ctime>
 
 #include <pthread.h>
 #include <spdlog/spdlog.h>
@@ -60,6 +61,18 @@ std::string gpu_frame(const dormant_cupti_activity& activity, const char* name) 
     default:
       return "[GPU] unknown work";
   }
+}
+
+// CUPTI's clock on Linux.
+uint64_t cupti_clock_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return uint64_t(now.tv_sec) * 1'000'000'000 + uint64_t(now.tv_nsec);
+}
+
+std::string place_frame(uint32_t stream, uint32_t graph) {
+  return graph != 0 ? "[graph " + std::to_string(graph) + "]"
+                    : "[stream " + std::to_string(stream) + "]";
 }
 
 }  // namespace
@@ -128,6 +141,7 @@ void GpuProfiler::attach_followed() {
 
 Result<void> GpuProfiler::start() {
   if (!wake_reader_) return Error::from_errno("eventfd for the GPU reader");
+  session_start_ns_ = last_snapshot_ns_ = cupti_clock_ns();  // before recording can begin
   auto files = library_files();
   if (!files) return files.error();
   auto probes = GpuProbes::make(options_.pids);
@@ -172,10 +186,11 @@ void GpuProfiler::read_events() {
 
 void GpuProfiler::take_events() {
   auto now = JoinClock::now();
+  uint64_t now_ns = cupti_clock_ns();
   std::lock_guard lock(mutex_);  // once for all the events there are
-  auto consumed = probes_->consume([this, now](const GpuEvent& event) {
+  auto consumed = probes_->consume([this, now, now_ns](const GpuEvent& event) {
     try {  // under libbpf's C frames: nothing may unwind through them
-      on_event(event, now);
+      on_event(event, now, now_ns);
     } catch (const std::exception& thrown) {
       spdlog::warn("gpu: an event was not taken: {}", thrown.what());
     }
@@ -244,7 +259,19 @@ uint32_t GpuProfiler::intern_name(const dormant_cupti_activity& activity, const 
   return id;
 }
 
-void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now) {
+uint32_t GpuProfiler::intern_place(const dormant_cupti_activity& activity) {
+  Place place{activity.device_id, activity.stream_id, activity.graph_id};
+  auto found = place_ids_.find(place);
+  if (found != place_ids_.end()) return found->second;
+  if (places_.empty()) places_.push_back({UINT32_MAX, UINT32_MAX, 0});
+  if (places_.size() > kMaxPlaces) return 0;
+  auto id = static_cast<uint32_t>(places_.size());
+  places_.push_back(place);
+  place_ids_.emplace(place, id);
+  return id;
+}
+
+void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now, uint64_t now_ns) {
   if (event.launch) {
     const dormant_cupti_launch& launch = *event.launch;
     auto [known, added] = known_pids_.try_emplace(event.pid);
@@ -270,10 +297,16 @@ void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now) {
     join_.add_launch(joined, now);
   } else if (event.activity) {
     const dormant_cupti_activity& activity = *event.activity;
-    uint64_t start = activity.start_ns;
-    uint64_t end = activity.end_ns;
+    uint64_t latest = now_ns + kClockSlackNs;
+    if (activity.end_ns <= session_start_ns_ || activity.start_ns >= latest) {
+      ++counts_.records_outside_session;
+      return;
+    }
+    uint64_t start = std::max<uint64_t>(activity.start_ns, session_start_ns_);
+    uint64_t end = std::min<uint64_t>(std::max<uint64_t>(activity.end_ns, start), latest);
+    device_times_.add(activity.device_id, activity.kind == DORMANT_CUPTI_KERNEL, start, end);
     join_.add_work({event.pid, activity.correlation_id, intern_name(activity, event.name),
-                    end > start ? end - start : 0},
+                    intern_place(activity), end - start},
                    now);
   } else {
     counts_.dropped_records += event.dropped;
@@ -331,8 +364,14 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     if (first) {
       for (const std::string& frame : launch_frames(joined)) named->second += kKeySeparator + frame;
     }
+    const Place& place = places_.at(joined.work.where);
+    bool known_place = joined.work.where != 0;
     std::string key = process->second.first + kKeySeparator + process->second.second +
-                      named->second + kKeySeparator + names_.at(joined.work.what);
+                      kKeySeparator +
+                      (known_place ? "[GPU " + std::to_string(place.device) + "]" : "[GPU ?]") +
+                      named->second + kKeySeparator +
+                      (known_place ? place_frame(place.stream, place.graph) : "[stream ?]") +
+                      kKeySeparator + names_.at(joined.work.what);
     weights_.add(key, joined.work.duration_ns);
     counts_.gpu_ns += joined.work.duration_ns;
   }
@@ -347,6 +386,7 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     std::vector<std::string_view> parts = split(key, kKeySeparator);
     table.add(parts[0], parts[1], std::span(parts).subspan(2), samples);
   }
+  last_snapshot_ns_ = cupti_clock_ns();
   GpuLosses lost = probes_->take_losses();
   counts_.lost.launches_lost += lost.launches_lost;
   counts_.lost.activities_lost += lost.activities_lost;
@@ -379,6 +419,7 @@ GpuCounts GpuProfiler::counts() const {
   std::lock_guard lock(mutex_);
   GpuCounts counts = counts_;
   counts.join = join_.counts();
+  counts.devices_past_bound = device_times_.devices_past_bound();
   return counts;
 }
 
@@ -403,7 +444,26 @@ nlohmann::json GpuProfiler::header_facts() const {
           {"launches_with_python", counts.launches_with_python},
           {"processes_attached", counts.processes_attached},
           {"processes_not_attached", counts.processes_not_attached},
-          {"library_files_refused", counts.library_files_refused}};
+          {"library_files_refused", counts.library_files_refused},
+          {"gpu_records_outside_session", counts.records_outside_session},
+          {"gpu_devices", device_facts()},
+          {"gpu_devices_past_bound", counts.devices_past_bound}};
+}
+
+// Each device's time in the session so far: idle is its wall time less its busy time.
+nlohmann::json GpuProfiler::device_facts() const {
+  std::lock_guard lock(mutex_);
+  uint64_t wall = last_snapshot_ns_ - session_start_ns_;
+  auto devices = nlohmann::json::object();
+  for (const auto& [id, time] : device_times_.totals()) {
+    uint64_t busy = std::min(time.busy_ns, wall);
+    devices[std::to_string(id)] = {{"kernel_ns", time.kernel_ns},
+                                   {"copy_ns", time.copy_ns},
+                                   {"busy_ns", busy},
+                                   {"idle_ns", wall - busy},
+                                   {"wall_ns", wall}};
+  }
+  return devices;
 }
 
 void GpuProfiler::abort() {

@@ -1,7 +1,8 @@
 // The GPU profiler: GpuProbes brings each launch (with its stack) and each kernel, memcpy and
 // memset of the programs that load libdormant_cupti.so; a reader thread joins them (LaunchJoin);
 // each snapshot names the launch stacks with the Symbolizer and turns GPU time into samples
-// (GpuTimeWeights). Stacks read `…;launch site;cudaLaunchKernel;[GPU] kernel name`; a CPython
+// (GpuTimeWeights). Stacks read `[GPU 0];…;launch site;cudaLaunchKernel;[stream 7];[GPU] kernel
+// name` (`[graph 3]` for a graph's kernels), so that a flamegraph splits by device; a CPython
 // program's have the launching thread's Python frames where its evaluation loops were
 // (`train_step (train.py:12)_[p]`, its native frames `_[pn]`), named as the eBPF sampler names
 // them.
@@ -22,6 +23,7 @@
 
 #include "common/unique_fd.h"
 #include "profilers/gpu/cuda_processes.h"
+#include "profilers/gpu/device_times.h"
 #include "profilers/gpu/gpu_counts.h"
 #include "profilers/gpu/gpu_time_weights.h"
 #include "profilers/gpu/launch_join.h"
@@ -65,6 +67,21 @@ class GpuProfiler final : public Profiler {
   static constexpr size_t kMaxStacks = 65536;
   static constexpr size_t kMaxAttachedProcesses = 256;
   static constexpr size_t kMaxNames = 65536;
+  static constexpr size_t kMaxPlaces = 4096;
+  // GPU times may run this far past the agent's clock (CUPTI interpolates them onto it).
+  static constexpr uint64_t kClockSlackNs = 1'000'000'000;
+  struct Place {
+    uint32_t device;
+    uint32_t stream;
+    uint32_t graph;
+    bool operator==(const Place&) const = default;
+  };
+  struct PlaceHash {
+    size_t operator()(const Place& place) const {
+      return std::hash<uint64_t>()((uint64_t{place.device} << 32 | place.stream) ^
+                                   (uint64_t{place.graph} * 0x9e3779b97f4a7c15ull));
+    }
+  };
   struct LaunchStack {
     int pid;
     std::vector<uint64_t> frames;  // innermost first
@@ -76,13 +93,17 @@ class GpuProfiler final : public Profiler {
   void attach_followed();
   void read_events();
   void take_events();
-  void on_event(const GpuEvent& event, JoinClock::time_point now);  // with mutex_ held
+  // With mutex_ held; `now_ns` on CUPTI's clock.
+  void on_event(const GpuEvent& event, JoinClock::time_point now, uint64_t now_ns);
+  // A piece of work's device, stream and graph, as an id into places_.
+  uint32_t intern_place(const dormant_cupti_activity& activity);
   uint32_t intern_stack(int pid, const dormant_cupti_launch& launch);
   void find_python(int pid);
   void name_python_frames(int pid, const std::vector<uint64_t>& python);
   uint32_t intern_name(const dormant_cupti_activity& activity, const char* name);
   // The frames of a piece of work's launch, root first, to its API frame.
   std::vector<std::string> launch_frames(const JoinedWork& joined);
+  nlohmann::json device_facts() const;
 
   GpuProfilerOptions options_;
   inventory::ContainerNames container_names_;
@@ -109,6 +130,12 @@ class GpuProfiler final : public Profiler {
   std::string key_;                 // the look-ups' keys are put together here
   std::vector<std::string> names_;  // GPU frames, "[GPU] ..."
   std::unordered_map<std::string, uint32_t> name_ids_;
+  std::vector<Place> places_;  // places_[0] stands for every one beyond kMaxPlaces
+  std::unordered_map<Place, uint32_t, PlaceHash> place_ids_;
+  // The session on CUPTI's clock: GPU work outside it is dropped, and cut to it.
+  uint64_t session_start_ns_ = 0;
+  uint64_t last_snapshot_ns_ = 0;
+  mutable DeviceTimes device_times_;  // totals() merges what it holds
   GpuCounts counts_;
 };
 

@@ -31,7 +31,8 @@ struct Launch {
 struct GpuWork {
   int pid = 0;
   uint32_t correlation_id = 0;
-  uint32_t what = 0;  // the caller's id for the GPU frame (a kernel's name, "memcpy HtoD")
+  uint32_t what = 0;   // the caller's id for the GPU frame (a kernel's name, "memcpy HtoD")
+  uint32_t where = 0;  // the caller's id for its device, stream and graph
   uint64_t duration_ns = 0;
 };
 

@@ -168,9 +168,10 @@ class GpuLaunchTest : public ::testing::Test {
       std::string_view leaf = stacks.string(stack.frame_ids.back());
       if (!leaf.starts_with("[GPU] ")) return;
       result.gpu_samples += stack.count;
+      // [GPU n];…;API;[stream s] or [graph g];[GPU] kernel
       std::string api =
-          stack.frame_ids.size() >= 2
-              ? std::string(stacks.string(stack.frame_ids[stack.frame_ids.size() - 2]))
+          stack.frame_ids.size() >= 3
+              ? std::string(stacks.string(stack.frame_ids[stack.frame_ids.size() - 3]))
               : "";
       result.by_api[api] += stack.count;
     });
@@ -195,8 +196,8 @@ struct LaunchCallers {
 LaunchCallers launch_callers(const profile::StackTable& stacks) {
   LaunchCallers callers;
   stacks.for_each([&](const profile::StackView& stack) {
-    if (stack.frame_ids.size() < 3) return;
-    std::string_view caller = stacks.string(stack.frame_ids[stack.frame_ids.size() - 3]);
+    if (stack.frame_ids.size() < 4) return;
+    std::string_view caller = stacks.string(stack.frame_ids[stack.frame_ids.size() - 4]);
     if (caller.find("launch_site_") != std::string_view::npos) callers.named += stack.count;
     if (caller == "[unknown]") callers.unknown += stack.count;
   });
@@ -237,13 +238,15 @@ TEST_F(GpuLaunchTest, EveryLaunchApiIsJoinedToItsStackAndGpuTimeIsConserved) {
   stacks.for_each([&](const profile::StackView& stack) {
     std::vector<std::string_view> frames;
     for (auto id : stack.frame_ids) frames.push_back(stacks.string(id));
-    if (frames.size() < 3 || !frames.back().starts_with("[GPU] ")) return;
+    if (frames.size() < 5 || !frames.back().starts_with("[GPU] ")) return;
     std::string_view kernel = frames.back();
-    std::string_view caller = frames[frames.size() - 3];
+    std::string_view api = frames[frames.size() - 3];
+    std::string_view caller = frames[frames.size() - 4];
+    bool graph = api == "cudaGraphLaunch" || api == "cuGraphLaunch";
+    EXPECT_EQ(frames.front(), "[GPU 0]");
+    EXPECT_EQ(frames[frames.size() - 2].substr(0, 7), graph ? "[graph " : "[stream") << kernel;
     for (const char* site : {"alpha", "beta", "gamma"}) {
-      if (kernel.starts_with(std::string("[GPU] ") + site + "Kernel(float*)") &&
-          frames[frames.size() - 2] != "cudaGraphLaunch" &&
-          frames[frames.size() - 2] != "cuGraphLaunch") {
+      if (kernel.starts_with(std::string("[GPU] ") + site + "Kernel(float*)") && !graph) {
         EXPECT_NE(caller.find(std::string("launch_site_") + site), std::string_view::npos)
             << caller << " launched " << kernel;
         ++checked;
@@ -310,6 +313,39 @@ TEST_F(GpuLaunchTest, EightThreadsOfTenThousandMicrosecondKernelsLoseNoTime) {
   EXPECT_EQ(gpu["unmatched_launches"], gpu["over_capacity"]) << gpu.dump();
   EXPECT_NEAR(static_cast<double>(run.gpu_samples), expected_samples(run.program), 1.0);
   EXPECT_GT(run.gpu_samples, 150u);
+}
+
+// Two threads on two fake GPUs, each busy 7 ms of every ~27: each device has its own tree, its
+// own stream, and its busy and idle time in the header, time conserved per device.
+TEST_F(GpuLaunchTest, EachDeviceHasItsOwnTreeAndItsBusyAndIdleTime) {
+  GpuRun run = this->run({"--gpu-mode", "gpu-only"},
+                         {"--threads", "2", "--rounds", "60", "--pause-us", "20000"},
+                         {"FAKE_CUDA_DEVICES=2"});
+  ASSERT_TRUE(run.status.success()) << run.log;
+  const json& devices = run.profile.header["gpu"]["gpu_devices"];
+  ASSERT_EQ(devices.size(), 2u) << devices.dump();
+  // 60 rounds of 1 + 2 + 4 ms kernels per thread, and so per device.
+  const double per_device_ns = 60 * 7e6;
+  std::map<std::string, uint64_t> samples;  // by device frame
+  run.profile.stacks.for_each([&](const profile::StackView& stack) {
+    const profile::StackTable& stacks = run.profile.stacks;
+    if (stack.frame_ids.size() < 3) return;
+    std::string device(stacks.string(stack.frame_ids.front()));
+    std::string stream(stacks.string(stack.frame_ids[stack.frame_ids.size() - 2]));
+    EXPECT_EQ(stream, "[stream " + std::to_string(7 + (device == "[GPU 1]")) + "]") << device;
+    samples[device] += stack.count;
+  });
+  for (const char* id : {"0", "1"}) {
+    const json& device = devices[id];
+    uint64_t wall = device["wall_ns"], busy = device["busy_ns"], idle = device["idle_ns"];
+    EXPECT_NEAR(device["kernel_ns"].get<double>(), per_device_ns, per_device_ns * 1e-3) << id;
+    EXPECT_NEAR(static_cast<double>(busy), per_device_ns, per_device_ns * 1e-3) << id;
+    EXPECT_EQ(busy + idle, wall) << id;
+    EXPECT_GT(idle, busy) << id;  // 20 ms pauses between 7 ms of work
+    EXPECT_NEAR(static_cast<double>(samples["[GPU " + std::string(id) + "]"]),
+                per_device_ns * 1000 / 1e9, 2.0)
+        << id;
+  }
 }
 
 TEST_F(GpuLaunchTest, RecordsCuptiDroppedAreCountedAndTheirLaunchesUnmatched) {
@@ -612,7 +648,7 @@ TEST_P(GpuPythonLaunchTest, KernelsLaunchedFromPythonHaveTheirPythonFramesInOrde
     }
     bool native_after = last_python + 2 < frames.size() &&
                         frames[last_python + 1].ends_with("_[pn]") &&
-                        frames[frames.size() - 2] == "cudaLaunchKernel";
+                        frames[frames.size() - 3] == "cudaLaunchKernel";
     std::string line;
     for (auto frame : frames) line += std::string(frame) + ";";
     if (next == expected.size() && native_after) {

@@ -13,7 +13,7 @@ Launch launch(uint32_t id, uint32_t stack, bool graph = false, int pid = 7) {
   return Launch{pid, pid, id, 0, 211, stack, graph};
 }
 
-GpuWork work(uint32_t id, uint64_t ns, int pid = 7) { return GpuWork{pid, id, 1, ns}; }
+GpuWork work(uint32_t id, uint64_t ns, int pid = 7) { return GpuWork{pid, id, 1, 0, ns}; }
 
 bool never_gone(int) { return false; }
 

@@ -9,15 +9,23 @@
 //   FAKE_CUPTI_STATE_FILE=PATH     on SIGUSR1, writes "callbacks=C kinds=K buffers=B" there: the
 //                                  callbacks and activity kinds enabled, the buffers the client
 //                                  has given and not had back
+//   FAKE_CUDA_DEVICES=N            the work of the program's threads goes to N fake GPUs: that of
+//                                  its i-th thread to submit any to device i % N, stream 7 + i
+//                                  (default: one GPU, every thread's work on stream 7)
+// Each fake GPU runs its work back to back, on CUPTI's clock (CLOCK_REALTIME); as on a real one,
+// a launch waits while its GPU has more than kQueuedNs of work queued.
 #include "fake_cupti.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -45,7 +53,7 @@ struct State {
   std::vector<std::vector<uint8_t>> queued;  // records, each of its kind's size
   size_t dropped = 0;
   uint64_t made = 0;
-  uint64_t gpu_clock = 0;
+  std::vector<uint64_t> gpu_clocks;  // by device: when its queued work ends
   std::set<std::string> names;  // records point at these, as CUPTI's point at its own
 };
 
@@ -155,14 +163,52 @@ void queue(CUpti_ActivityKind kind, const Record& record) {
   if (at_once) deliver_locked(lock);
 }
 
-// Start and end of the next piece of work on the fake GPU: back to back, on CUPTI's clock.
+constexpr uint64_t kQueuedNs = 100'000'000;
+
+struct Placement {
+  uint32_t device;
+  uint32_t stream;
+};
+
+// The device and stream of the calling thread's work.
+Placement placement() {
+  static const uint32_t devices = [] {
+    const char* value = std::getenv("FAKE_CUDA_DEVICES");
+    long count = value ? std::strtol(value, nullptr, 10) : 0;
+    return static_cast<uint32_t>(std::clamp(count, 0L, 64L));
+  }();
+  static std::atomic<uint32_t> threads{0};
+  thread_local const uint32_t thread = threads.fetch_add(1);
+  if (devices == 0) return {0, 7};
+  return {thread % devices, 7 + thread};
+}
+
+// Start and end of the next piece of work on the thread's fake GPU, and its device and stream.
+// Returns how long the launch waits for room in the GPU's queue.
 template <typename Record>
-void schedule_locked(Record& record, uint64_t duration_ns) {
+std::chrono::nanoseconds schedule_locked(Record& record, uint64_t duration_ns) {
   State& s = state();
-  uint64_t start = std::max(s.gpu_clock, realtime_ns());
-  s.gpu_clock = start + duration_ns;
+  Placement where = placement();
+  if (s.gpu_clocks.size() <= where.device) s.gpu_clocks.resize(where.device + 1);
+  uint64_t& clock = s.gpu_clocks[where.device];
+  uint64_t now = realtime_ns();
+  uint64_t start = std::max(clock, now);
+  clock = start + duration_ns;
   record.start = start;
   record.end = start + duration_ns;
+  record.deviceId = where.device;
+  record.streamId = where.stream;
+  return std::chrono::nanoseconds(clock > now + kQueuedNs ? clock - now - kQueuedNs : 0);
+}
+
+template <typename Record>
+void schedule_and_wait(Record& record, uint64_t duration_ns) {
+  std::chrono::nanoseconds wait;
+  {
+    std::lock_guard lock(state().mutex);
+    wait = schedule_locked(record, duration_ns);
+  }
+  if (wait.count() > 0) std::this_thread::sleep_for(wait);
 }
 
 }  // namespace
@@ -201,12 +247,10 @@ void fake_cupti_kernel(uint32_t correlation_id, const char* name, uint64_t durat
   record.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   {
     std::lock_guard lock(state().mutex);
-    schedule_locked(record, duration_ns);
     record.name = state().names.insert(name).first->c_str();
   }
+  schedule_and_wait(record, duration_ns);
   record.correlationId = correlation_id;
-  record.deviceId = 0;
-  record.streamId = 7;
   record.graphId = graph_id;
   queue(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, record);
 }
@@ -217,12 +261,8 @@ void fake_cupti_memcpy(uint32_t correlation_id, uint32_t copy_kind, uint64_t byt
   record.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
   record.copyKind = static_cast<uint8_t>(copy_kind);
   record.bytes = bytes;
-  {
-    std::lock_guard lock(state().mutex);
-    schedule_locked(record, duration_ns);
-  }
+  schedule_and_wait(record, duration_ns);
   record.correlationId = correlation_id;
-  record.streamId = 7;
   queue(CUPTI_ACTIVITY_KIND_MEMCPY, record);
 }
 
@@ -230,12 +270,8 @@ void fake_cupti_memset(uint32_t correlation_id, uint64_t bytes, uint64_t duratio
   CUpti_ActivityMemset4 record{};
   record.kind = CUPTI_ACTIVITY_KIND_MEMSET;
   record.bytes = bytes;
-  {
-    std::lock_guard lock(state().mutex);
-    schedule_locked(record, duration_ns);
-  }
+  schedule_and_wait(record, duration_ns);
   record.correlationId = correlation_id;
-  record.streamId = 7;
   queue(CUPTI_ACTIVITY_KIND_MEMSET, record);
 }
 
