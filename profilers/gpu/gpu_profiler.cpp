@@ -336,6 +336,27 @@ std::vector<std::string> GpuProfiler::launch_frames(const JoinedWork& joined) {
   return frames;
 }
 
+uint64_t GpuProfiler::process_device(const GpuWork& work) const {
+  return (uint64_t(uint32_t(work.pid)) << 32) | places_.at(work.where).device;
+}
+
+std::unordered_map<uint64_t, double> GpuProfiler::shares_within_wall_time(
+    const std::vector<JoinedWork>& joined, uint64_t flood_ns) {
+  uint64_t allowed = kMaxOverlap * (last_snapshot_ns_ - session_start_ns_ + kClockSlackNs);
+  std::unordered_map<uint64_t, uint64_t> sums;
+  for (const JoinedWork& one : joined) sums[process_device(one.work)] += one.work.duration_ns;
+  if (flood_ns > 0) sums[kFloodKey] += flood_ns;
+  std::unordered_map<uint64_t, double> shares;
+  for (const auto& [key, sum] : sums) {
+    uint64_t& handed = handed_ns_[key];
+    uint64_t kept = std::min(sum, allowed > handed ? allowed - handed : 0);
+    handed += kept;
+    counts_.gpu_ns_past_wall += sum - kept;
+    shares[key] = sum == 0 ? 1.0 : static_cast<double>(kept) / static_cast<double>(sum);
+  }
+  return shares;
+}
+
 Result<profile::StackTable> GpuProfiler::snapshot() {
   if (!probes_) return Error(ErrorKind::kUnavailable, "gpu is not running");
   take_events();
@@ -348,10 +369,14 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     return known->second;
   });
   if (last_snapshot_) join_.finish();
+  last_snapshot_ns_ = cupti_clock_ns();
+  std::vector<JoinedWork> all_joined = join_.take_joined();
+  uint64_t flood_ns = join_.take_ns_past_bound();
+  auto shares = shares_within_wall_time(all_joined, flood_ns);
   std::unordered_map<int, std::pair<std::string, std::string>> processes;  // container, comm
   // Many pieces of work share a launch stack: each is named once a snapshot, by stack and API.
   std::unordered_map<uint64_t, std::string> launches;
-  for (const JoinedWork& joined : join_.take_joined()) {
+  for (const JoinedWork& joined : all_joined) {
     int pid = joined.work.pid;
     auto [process, added] = processes.try_emplace(pid);
     if (added) {
@@ -366,16 +391,18 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     }
     const Place& place = places_.at(joined.work.where);
     bool known_place = joined.work.where != 0;
-    std::string key = process->second.first + kKeySeparator + process->second.second +
-                      kKeySeparator +
-                      (known_place ? "[GPU " + std::to_string(place.device) + "]" : "[GPU ?]") +
-                      named->second + kKeySeparator +
-                      (known_place ? place_frame(place.stream, place.graph) : "[stream ?]") +
-                      kKeySeparator + names_.at(joined.work.what);
-    weights_.add(key, joined.work.duration_ns);
-    counts_.gpu_ns += joined.work.duration_ns;
+    auto ns = static_cast<uint64_t>(static_cast<double>(joined.work.duration_ns) *
+                                    shares[process_device(joined.work)]);
+    std::string key =
+        process->second.first + kKeySeparator + process->second.second + kKeySeparator +
+        (known_place ? "[GPU " + std::to_string(place.device) + "]" : "[GPU ?]") + named->second +
+        kKeySeparator + (known_place ? place_frame(place.stream, place.graph) : "[stream ?]") +
+        kKeySeparator + names_.at(joined.work.what);
+    weights_.add(key, ns);
+    counts_.gpu_ns += ns;
   }
-  if (uint64_t ns = join_.take_ns_past_bound(); ns > 0) {  // a flood: its time, as one frame
+  if (auto ns = static_cast<uint64_t>(static_cast<double>(flood_ns) * shares[kFloodKey]);
+      ns > 0) {  // a flood: its time, as one frame
     weights_.add(std::string(1, kKeySeparator) + "[unknown]" + kKeySeparator +
                      "[GPU work past the bound of records a snapshot]",
                  ns);
@@ -386,7 +413,6 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     std::vector<std::string_view> parts = split(key, kKeySeparator);
     table.add(parts[0], parts[1], std::span(parts).subspan(2), samples);
   }
-  last_snapshot_ns_ = cupti_clock_ns();
   GpuLosses lost = probes_->take_losses();
   counts_.lost.launches_lost += lost.launches_lost;
   counts_.lost.activities_lost += lost.activities_lost;
@@ -402,6 +428,9 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     known_pids_.erase(pid);
     python_images_.erase(pid);
   }
+  std::erase_if(handed_ns_, [&exited](const auto& entry) {
+    return std::find(exited.begin(), exited.end(), int(entry.first >> 32)) != exited.end();
+  });
   python_names_.end_snapshot(exited);
   if (join_.pending_launches() == 0) {  // no launch refers to a stack: start the table again
     stacks_.clear();
@@ -446,6 +475,7 @@ nlohmann::json GpuProfiler::header_facts() const {
           {"processes_not_attached", counts.processes_not_attached},
           {"library_files_refused", counts.library_files_refused},
           {"gpu_records_outside_session", counts.records_outside_session},
+          {"gpu_ns_past_wall_time", counts.gpu_ns_past_wall},
           {"gpu_devices", device_facts()},
           {"gpu_devices_past_bound", counts.devices_past_bound}};
 }

@@ -70,6 +70,10 @@ class GpuProfiler final : public Profiler {
   static constexpr size_t kMaxPlaces = 4096;
   // GPU times may run this far past the agent's clock (CUPTI interpolates them onto it).
   static constexpr uint64_t kClockSlackNs = 1'000'000'000;
+  // A process's work on one device may overlap itself this many times over (compute, NCCL and
+  // copy engines at once): its GPU time there is at most this times the session's wall time.
+  static constexpr uint64_t kMaxOverlap = 4;
+  static constexpr uint64_t kFloodKey = UINT64_MAX;  // work past JoinLimits::max_handed_out
   struct Place {
     uint32_t device;
     uint32_t stream;
@@ -104,6 +108,13 @@ class GpuProfiler final : public Profiler {
   // The frames of a piece of work's launch, root first, to its API frame.
   std::vector<std::string> launch_frames(const JoinedWork& joined);
   nlohmann::json device_facts() const;
+  // A process and device, as handed_ns_ keys them.
+  uint64_t process_device(const GpuWork& work) const;
+  // By process and device, the share of the snapshot's GPU time that keeps its total within
+  // kMaxOverlap × the session's wall time (1 but for forged or flooding processes); the flood's
+  // under kFloodKey.
+  std::unordered_map<uint64_t, double> shares_within_wall_time(
+      const std::vector<JoinedWork>& joined, uint64_t flood_ns);
 
   GpuProfilerOptions options_;
   inventory::ContainerNames container_names_;
@@ -135,7 +146,8 @@ class GpuProfiler final : public Profiler {
   // The session on CUPTI's clock: GPU work outside it is dropped, and cut to it.
   uint64_t session_start_ns_ = 0;
   uint64_t last_snapshot_ns_ = 0;
-  mutable DeviceTimes device_times_;  // totals() merges what it holds
+  mutable DeviceTimes device_times_;                  // totals() merges what it holds
+  std::unordered_map<uint64_t, uint64_t> handed_ns_;  // GPU time handed out, by pid and device
   GpuCounts counts_;
 };
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "dormant_cupti/launch_apis.h"
 #include "fake_cupti_state.h"
 #include "heartbeat_fixture.h"
 
@@ -95,8 +96,8 @@ TEST_F(GpuHeartbeatTest, AStartAttachesToARunningProgramAndAStopLeavesItDormant)
   std::string start = start_gpu("gpu-only", 2);
   ASSERT_TRUE(command_reaches(start, "completed", 30s)) << command_status(start) << agent_log();
   // Attached: the launch callbacks and kernel, memcpy and memset recording are on.
-  EXPECT_TRUE(eventually([&] { return cupti_state().starts_with("callbacks=38 kinds=3"); }, 10s))
-      << cupti_state();
+  const std::string on = "callbacks=" + std::to_string(std::size(cupti::kLaunchApis)) + " kinds=3";
+  EXPECT_TRUE(eventually([&] { return cupti_state().starts_with(on); }, 10s)) << cupti_state();
   ASSERT_TRUE(eventually([&] { return fs::exists(root_ / "out" / "last_profile.col"); }, 30s))
       << agent_log();
   auto profile = profile::read_collapsed(read_file(root_ / "out" / "last_profile.col").value());

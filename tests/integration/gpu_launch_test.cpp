@@ -110,13 +110,16 @@ class GpuLaunchTest : public ::testing::Test {
   }
 
   // The fake program launching in the background until the test ends, the library injected and
-  // dormant; `name` keeps its files apart from another's.
+  // dormant; `name` keeps its files apart from another's. `executable`: the fake program under
+  // another name (a link to it), for its frames to be told apart.
   std::unique_ptr<Subprocess> start_program(std::vector<std::string> args,
                                             std::vector<std::string> env,
                                             const std::string& name = "program",
-                                            const fs::path& out = {}) {
+                                            const fs::path& out = {},
+                                            const fs::path& executable = FAKE_CUDA_DIR
+                                            "/fake_cuda_app") {
     SpawnOptions options;
-    options.argv = {FAKE_CUDA_DIR "/fake_cuda_app", "--until-file", (root_ / "stop").string()};
+    options.argv = {executable.string(), "--until-file", (root_ / "stop").string()};
     options.argv.insert(options.argv.end(), args.begin(), args.end());
     options.env = std::move(env);
     options.env.insert(options.env.end(),
@@ -470,6 +473,35 @@ TEST_F(GpuLaunchTest, AStopInsideARuntimeLaunchLeavesTheThreadsLaterLaunchesWhol
 
 // Profiling one program switches recording on in that program alone: another that maps the same
 // library file stays dormant.
+// A process whose GPU records all lie (half claim 2^62 ns, half to have run in 1970) beside an
+// honest one: the lies are dropped or cut to the session, the liar's GPU time stays within
+// kMaxOverlap (4) times the session's wall time, and the honest program's is untouched.
+TEST_F(GpuLaunchTest, ForgedGpuRecordsWeighNoMoreThanTheSessionsWallTime) {
+  fs::create_symlink(FAKE_CUDA_DIR "/fake_cuda_app", root_ / "liar");
+  auto honest = start_program({"--pause-us", "3000"}, {}, "honest");
+  auto liar = start_program({"--pause-us", "3000"}, {"FAKE_CUPTI_FORGE_EVERY=2"}, "liar", {},
+                            root_ / "liar");
+  ASSERT_TRUE(honest && liar);
+  GpuRun run = profile_running({honest->pid(), liar->pid()}, 3);
+  ASSERT_TRUE(run.status.success()) << run.log;
+  const json& gpu = run.profile.header["gpu"];
+  EXPECT_GT(gpu["gpu_records_outside_session"].get<uint64_t>(), 0u) << gpu.dump();
+  EXPECT_GT(gpu["gpu_ns_past_wall_time"].get<uint64_t>(), 0u) << gpu.dump();
+  double wall_s = gpu["gpu_devices"]["0"]["wall_ns"].get<double>() / 1e9;
+  uint64_t honest_samples = 0, liar_samples = 0;
+  run.profile.stacks.for_each([&](const profile::StackView& stack) {
+    std::string_view leaf = run.profile.stacks.string(stack.frame_ids.back());
+    if (!leaf.starts_with("[GPU] ")) return;
+    (stack.comm == "liar" ? liar_samples : honest_samples) += stack.count;
+  });
+  std::cout << "honest " << honest_samples << " liar " << liar_samples << " samples in " << wall_s
+            << " s\n";
+  EXPECT_LE(static_cast<double>(liar_samples), 4 * (wall_s + 1) * 1000) << gpu.dump();
+  // 7 ms of kernels and a 3 ms pause a round: busy most of the session.
+  EXPECT_GT(static_cast<double>(honest_samples), 0.3 * wall_s * 1000) << gpu.dump();
+  EXPECT_LE(static_cast<double>(honest_samples), 1.0 * (wall_s + 1) * 1000) << gpu.dump();
+}
+
 TEST_F(GpuLaunchTest, AttachingToOneProgramLeavesAnotherOfTheSameLibraryDormant) {
   auto target = start_program({"--pause-us", "200"}, {}, "target");
   auto bystander = start_program({"--pause-us", "200"}, {}, "bystander");

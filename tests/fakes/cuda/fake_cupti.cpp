@@ -9,6 +9,8 @@
 //   FAKE_CUPTI_STATE_FILE=PATH     on SIGUSR1, writes "callbacks=C kinds=K buffers=B" there: the
 //                                  callbacks and activity kinds enabled, the buffers the client
 //                                  has given and not had back
+//   FAKE_CUPTI_FORGE_EVERY=N       of every N kernel records, one claims to last 2^62 ns and the
+//                                  next to have run in 1970, as a hostile process's could
 //   FAKE_CUDA_DEVICES=N            the work of the program's threads goes to N fake GPUs: that of
 //                                  its i-th thread to submit any to device i % N, stream 7 + i
 //                                  (default: one GPU, every thread's work on stream 7)
@@ -54,7 +56,7 @@ struct State {
   size_t dropped = 0;
   uint64_t made = 0;
   std::vector<uint64_t> gpu_clocks;  // by device: when its queued work ends
-  std::set<std::string> names;  // records point at these, as CUPTI's point at its own
+  std::set<std::string> names;       // records point at these, as CUPTI's point at its own
 };
 
 State& state() {
@@ -252,6 +254,18 @@ void fake_cupti_kernel(uint32_t correlation_id, const char* name, uint64_t durat
   schedule_and_wait(record, duration_ns);
   record.correlationId = correlation_id;
   record.graphId = graph_id;
+  static const long forge_every = [] {
+    const char* value = std::getenv("FAKE_CUPTI_FORGE_EVERY");
+    return value ? std::strtol(value, nullptr, 10) : 0;
+  }();
+  static std::atomic<uint64_t> kernels{0};
+  uint64_t kernel = kernels.fetch_add(1);
+  if (forge_every > 1 && kernel % static_cast<uint64_t>(forge_every) == 0) {
+    record.end = record.start + (uint64_t{1} << 62);
+  } else if (forge_every > 1 && kernel % static_cast<uint64_t>(forge_every) == 1) {
+    record.start = 1'000'000'000;
+    record.end = record.start + duration_ns;
+  }
   queue(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, record);
 }
 
