@@ -3,6 +3,7 @@
 // into a launch probe. Nothing here throws into CUPTI or the program.
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 
 #include <cupti.h>
@@ -10,6 +11,7 @@
 
 #include "cupti_lib/src/attachment.h"
 #include "cupti_lib/src/launch_batch.h"
+#include "cupti_lib/src/launch_sampler.h"
 #include "cupti_lib/src/launch_stacks.h"
 #include "cupti_lib/src/probes.h"
 #include "cupti_lib/src/quiet_log.h"
@@ -22,6 +24,7 @@ struct ThreadLaunch {
   int runtime_depth = 0;               // inside a runtime launch API
   uint32_t nested_correlation_id = 0;  // of the driver call inside it
   dormant_cupti_launch launch;
+  LaunchSampler sampler{launch_rate(), reinterpret_cast<uintptr_t>(&launch) ^ uint64_t(gettid())};
 };
 thread_local ThreadLaunch t_launch;
 
@@ -35,7 +38,14 @@ void emit_launch(int32_t cbid, uint32_t correlation_id, uint32_t nested_correlat
       nested_correlation_id != correlation_id ? nested_correlation_id : 0;
   launch.cbid = cbid;
   if (launch.tid == 0) launch.tid = static_cast<uint32_t>(gettid());  // the thread's own record
-  capture_launch_stack(launch);
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  if (t_launch.sampler.take(uint64_t(now.tv_sec) * 1'000'000'000 + uint64_t(now.tv_nsec))) {
+    capture_launch_stack(launch);
+  } else {
+    launch.depth = DORMANT_CUPTI_STACK_NOT_TAKEN;
+    launch.python_depth = 0;
+  }
   add_launch(launch);
 }
 

@@ -27,7 +27,8 @@ void hand_over_locked() {
 }  // namespace
 
 void add_launch(const dormant_cupti_launch& launch) {
-  size_t native = kHeaderBytes + launch.depth * sizeof(launch.frames[0]);
+  uint32_t depth = launch.depth == DORMANT_CUPTI_STACK_NOT_TAKEN ? 0 : launch.depth;
+  size_t native = kHeaderBytes + depth * sizeof(launch.frames[0]);
   size_t python = launch.python_depth * sizeof(launch.python[0]);
   std::lock_guard lock(g_mutex);
   std::memcpy(g_batch.data + g_batch.bytes, &launch, native);

@@ -19,7 +19,8 @@ struct GpuCounts {
   uint64_t gpu_ns = 0;           // GPU time handed out as samples, joined or not
   uint64_t dropped_records = 0;  // by CUPTI
   GpuLosses lost;
-  uint64_t stacks_not_kept = 0;  // launch stacks beyond the table's room
+  uint64_t stacks_not_kept = 0;          // launch stacks beyond the table's room
+  uint64_t launch_stacks_not_taken = 0;  // launches past the library's rate bound
   // Launches of processes that had exited before their mappings were read: frames "[unknown]".
   uint64_t launches_without_mappings = 0;
   uint64_t launches_with_python = 0;     // launches whose stacks have the thread's Python frames

@@ -211,7 +211,7 @@ uint32_t GpuProfiler::intern_stack(int pid, const dormant_cupti_launch& launch) 
   if (found != stack_ids_.end()) return found->second;
   if (stacks_.size() >= kMaxStacks) {
     ++counts_.stacks_not_kept;
-    return UINT32_MAX;
+    return kStackNotKept;
   }
   auto id = static_cast<uint32_t>(stacks_.size());
   stacks_.push_back({pid, std::vector<uint64_t>(frames, frames + launch.depth),
@@ -291,7 +291,12 @@ void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now, uin
     joined.correlation_id = launch.correlation_id;
     joined.nested_correlation_id = launch.nested_correlation_id;
     joined.cbid = launch.cbid;
-    joined.stack = intern_stack(event.pid, launch);
+    if (launch.depth == DORMANT_CUPTI_STACK_NOT_TAKEN) {
+      joined.stack = kStackNotTaken;
+      ++counts_.launch_stacks_not_taken;
+    } else {
+      joined.stack = intern_stack(event.pid, launch);
+    }
     const cupti::LaunchApi* api = cupti::find_launch_api(joined.cbid);
     joined.graph = api != nullptr && cupti::submits_many(*api);
     join_.add_launch(joined, now);
@@ -317,8 +322,10 @@ std::vector<std::string> GpuProfiler::launch_frames(const JoinedWork& joined) {
   std::vector<std::string> frames;
   if (!joined.launched) {
     frames.push_back("[GPU work whose launch was not seen]");
-  } else if (joined.stack == UINT32_MAX) {
+  } else if (joined.stack == kStackNotKept) {
     frames.push_back("[launch stack not kept]");
+  } else if (joined.stack == kStackNotTaken) {
+    frames.push_back("[launch stack not taken]");
   } else {
     const LaunchStack& stack = stacks_[joined.stack];
     symbolizer_->append_user_frames(stack.pid, 0, stack.frames, frames);
@@ -376,6 +383,9 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
   std::unordered_map<int, std::pair<std::string, std::string>> processes;  // container, comm
   // Many pieces of work share a launch stack: each is named once a snapshot, by stack and API.
   std::unordered_map<uint64_t, std::string> launches;
+  bool any_untaken = std::any_of(all_joined.begin(), all_joined.end(), [](const JoinedWork& one) {
+    return one.launched && one.stack == kStackNotTaken;
+  });
   for (const JoinedWork& joined : all_joined) {
     int pid = joined.work.pid;
     auto [process, added] = processes.try_emplace(pid);
@@ -398,9 +408,16 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
         (known_place ? "[GPU " + std::to_string(place.device) + "]" : "[GPU ?]") + named->second +
         kKeySeparator + (known_place ? place_frame(place.stream, place.graph) : "[stream ?]") +
         kKeySeparator + names_.at(joined.work.what);
-    weights_.add(key, ns);
     counts_.gpu_ns += ns;
+    WorkGroup group{pid, joined.tid, joined.work.what, joined.work.where};
+    if (joined.launched && joined.stack == kStackNotTaken) {
+      untaken_stacks_.untaken(group, std::move(key), ns);
+      continue;
+    }
+    if (any_untaken && joined.launched) untaken_stacks_.taken(group, key, ns);
+    weights_.add(key, ns);
   }
+  for (const auto& [key, ns] : untaken_stacks_.share_out()) weights_.add(key, ns);
   if (auto ns = static_cast<uint64_t>(static_cast<double>(flood_ns) * shares[kFloodKey]);
       ns > 0) {  // a flood: its time, as one frame
     weights_.add(std::string(1, kKeySeparator) + "[unknown]" + kKeySeparator +
@@ -469,6 +486,7 @@ nlohmann::json GpuProfiler::header_facts() const {
           {"lost_launches", counts.lost.launches_lost},
           {"lost_gpu_records", counts.lost.activities_lost + counts.lost.unreadable},
           {"launch_stacks_not_kept", counts.stacks_not_kept},
+          {"launch_stacks_not_taken", counts.launch_stacks_not_taken},
           {"launches_without_mappings", counts.launches_without_mappings},
           {"launches_with_python", counts.launches_with_python},
           {"processes_attached", counts.processes_attached},

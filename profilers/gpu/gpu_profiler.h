@@ -27,6 +27,7 @@
 #include "profilers/gpu/gpu_counts.h"
 #include "profilers/gpu/gpu_time_weights.h"
 #include "profilers/gpu/launch_join.h"
+#include "profilers/gpu/untaken_stacks.h"
 #include "profilers/profiler.h"
 #include "profilers/system/python_frames.h"
 #include "profilers/system/python_interpreters.h"
@@ -68,6 +69,9 @@ class GpuProfiler final : public Profiler {
   static constexpr size_t kMaxAttachedProcesses = 256;
   static constexpr size_t kMaxNames = 65536;
   static constexpr size_t kMaxPlaces = 4096;
+  // LaunchStack ids that are not ids: past kMaxStacks, and a launch the library took no stack of.
+  static constexpr uint32_t kStackNotKept = UINT32_MAX;
+  static constexpr uint32_t kStackNotTaken = UINT32_MAX - 1;
   // GPU times may run this far past the agent's clock (CUPTI interpolates them onto it).
   static constexpr uint64_t kClockSlackNs = 1'000'000'000;
   // A process's work on one device may overlap itself this many times over (compute, NCCL and
@@ -148,6 +152,7 @@ class GpuProfiler final : public Profiler {
   uint64_t last_snapshot_ns_ = 0;
   mutable DeviceTimes device_times_;                  // totals() merges what it holds
   std::unordered_map<uint64_t, uint64_t> handed_ns_;  // GPU time handed out, by pid and device
+  UntakenStacks untaken_stacks_;
   GpuCounts counts_;
 };
 

@@ -16,7 +16,7 @@ void LaunchJoin::hand_out(const JoinedWork& joined) {
 }
 
 void LaunchJoin::join(const PendingLaunch& pending, const GpuWork& work) {
-  hand_out({work, true, pending.launch.cbid, pending.launch.stack});
+  hand_out({work, true, pending.launch.cbid, pending.launch.stack, pending.launch.tid});
   ++counts_.joined;
 }
 
@@ -28,7 +28,7 @@ void LaunchJoin::forget_launch(Launch launch) {
 }
 
 void LaunchJoin::give_up_work(const GpuWork& work) {
-  hand_out({work, false, 0, 0});
+  hand_out({work, false, 0, 0, 0});
   ++counts_.unmatched_work;
 }
 

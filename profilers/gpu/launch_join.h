@@ -41,6 +41,7 @@ struct JoinedWork {
   bool launched = false;  // false: its launch was never seen
   int32_t cbid = 0;
   uint32_t stack = 0;
+  int tid = 0;  // the launching thread
 };
 
 struct JoinCounts {

@@ -3,8 +3,11 @@
 # the fake program's tight launch loop (one thread, cudaLaunchKernel, ROUNDS × 3 launches) run
 #   plain     without the library,
 #   dormant   with the library injected and no agent attached,
-#   attached  with the library under `dormant-agent gpu --gpu-mode gpu-only` (stack unwinding,
-#             probe and BPF program included: they run in the launching thread),
+#   attached  with the library under `dormant-agent gpu --gpu-mode gpu-only`, every launch's
+#             stack taken (DORMANT_CUPTI_LAUNCH_RATE=0: stack unwinding, probe and BPF program
+#             included, as they run in the launching thread),
+#   bounded   the same at the library's default rate bound (20,000 launch stacks a second per
+#             thread; the loop launches far faster, so most launches go without their stacks),
 # each RUNS times, interleaved; the medians of the program's own timing of its loop give the cost
 # per launch against plain. The same for a Python program launching through ctypes
 # (tests/fakes/cuda/train.py, Debian's python3.11, ROUNDS steps of two launches), whose launches
@@ -31,24 +34,29 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 for ((run = 0; run < runs; ++run)); do
   "$app" --rounds "$rounds" | elapsed_ns >>"$work/plain"
   CUDA_INJECTION64_PATH=$library "$app" --rounds "$rounds" | elapsed_ns >>"$work/dormant"
+  DORMANT_CUPTI_LAUNCH_RATE=0 "$agent" gpu -o "$work/out" --gpu-mode gpu-only --log-level warn \
+    "${own_state[@]}" -- "$app" --rounds "$rounds" | elapsed_ns >>"$work/attached"
   "$agent" gpu -o "$work/out" --gpu-mode gpu-only --log-level warn "${own_state[@]}" -- \
-    "$app" --rounds "$rounds" | elapsed_ns >>"$work/attached"
+    "$app" --rounds "$rounds" | elapsed_ns >>"$work/bounded"
 done
 train="$(dirname "$(realpath "$0")")/../fakes/cuda/train.py"
 for ((run = 0; run < runs; ++run)); do
   /usr/bin/python3.11 "$train" "$fakes" "$rounds" | elapsed_ns >>"$work/python_plain"
-  "$agent" gpu -o "$work/out" --gpu-mode gpu-only --log-level warn "${own_state[@]}" -- \
-    /usr/bin/python3.11 "$train" "$fakes" "$rounds" | elapsed_ns >>"$work/python_attached"
+  DORMANT_CUPTI_LAUNCH_RATE=0 "$agent" gpu -o "$work/out" --gpu-mode gpu-only --log-level warn \
+    "${own_state[@]}" -- /usr/bin/python3.11 "$train" "$fakes" "$rounds" |
+    elapsed_ns >>"$work/python_attached"
 done
 launches=$((rounds * 3))
 plain=$(median <"$work/plain")
 dormant=$(median <"$work/dormant")
 attached=$(median <"$work/attached")
+bounded=$(median <"$work/bounded")
 echo "launch loop, $launches launches, median of $runs runs (ns per launch):"
-awk -v p="$plain" -v d="$dormant" -v a="$attached" -v n="$launches" 'BEGIN {
+awk -v p="$plain" -v d="$dormant" -v a="$attached" -v b="$bounded" -v n="$launches" 'BEGIN {
   printf "  plain     %8.1f\n", p / n
   printf "  dormant   %8.1f   (+%.1f ns per launch)\n", d / n, (d - p) / n
-  printf "  attached  %8.1f   (+%.1f ns per launch)\n", a / n, (a - p) / n
+  printf "  attached  %8.1f   (+%.1f ns per launch, every stack taken)\n", a / n, (a - p) / n
+  printf "  bounded   %8.1f   (+%.1f ns per launch, 20,000 stacks a second)\n", b / n, (b - p) / n
 }'
 python_plain=$(median <"$work/python_plain")
 python_attached=$(median <"$work/python_attached")

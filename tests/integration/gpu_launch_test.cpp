@@ -351,6 +351,40 @@ TEST_F(GpuLaunchTest, EachDeviceHasItsOwnTreeAndItsBusyAndIdleTime) {
   }
 }
 
+// Two threads launching far past a rate of 2,000 stacks a second: most launches come without
+// their stacks, their GPU time goes to the stacks of the same kernel's taken launches, and the
+// profile's GPU time is whole, each kernel under its own launch site.
+TEST_F(GpuLaunchTest, PastTheLaunchRateStacksAreSampledAndGpuTimeIsConserved) {
+  GpuRun run = this->run({"--gpu-mode", "gpu-only"},
+                         {"--threads", "2", "--rounds", "40000", "--kernel-ns", "1000"},
+                         {"DORMANT_CUPTI_LAUNCH_RATE=2000"});
+  ASSERT_TRUE(run.status.success()) << run.log;
+  const json& gpu = run.profile.header["gpu"];
+  const uint64_t launches = 2 * 40000 * 3;
+  EXPECT_EQ(gpu["launches"], launches) << gpu.dump();
+  uint64_t not_taken = gpu["launch_stacks_not_taken"];
+  double seconds = run.program["elapsed_ns"].get<double>() / 1e9;
+  std::cout << launches - not_taken << " of " << launches << " launches taken in " << seconds
+            << " s\n";
+  // Per thread: the rate, and at most a window's worth (200) more at each burst's start.
+  EXPECT_LE(static_cast<double>(launches - not_taken), 2 * (2000 * seconds * 1.5 + 400))
+      << gpu.dump() << " in " << seconds << " s";
+  EXPECT_GT(not_taken, launches / 2) << gpu.dump();
+  EXPECT_NEAR(static_cast<double>(run.gpu_samples), expected_samples(run.program), 1.0);
+  uint64_t under_site = 0, elsewhere = 0;
+  run.profile.stacks.for_each([&](const profile::StackView& stack) {
+    const profile::StackTable& stacks = run.profile.stacks;
+    std::string_view kernel = stacks.string(stack.frame_ids.back());
+    if (!kernel.starts_with("[GPU] ") || stack.frame_ids.size() < 4) return;
+    std::string_view caller = stacks.string(stack.frame_ids[stack.frame_ids.size() - 4]);
+    std::string site(kernel.substr(6, kernel.find("Kernel") - 6));
+    (caller.find("launch_site_" + site) != std::string_view::npos ? under_site : elsewhere) +=
+        stack.count;
+  });
+  EXPECT_EQ(elsewhere, 0u);
+  EXPECT_NEAR(static_cast<double>(under_site), expected_samples(run.program), 1.0);
+}
+
 TEST_F(GpuLaunchTest, RecordsCuptiDroppedAreCountedAndTheirLaunchesUnmatched) {
   GpuRun run =
       this->run({"--gpu-mode", "gpu-only"}, {"--rounds", "100"}, {"FAKE_CUPTI_DROP_EVERY=10"});
@@ -496,7 +530,8 @@ TEST_F(GpuLaunchTest, ForgedGpuRecordsWeighNoMoreThanTheSessionsWallTime) {
   });
   std::cout << "honest " << honest_samples << " liar " << liar_samples << " samples in " << wall_s
             << " s\n";
-  EXPECT_LE(static_cast<double>(liar_samples), 4 * (wall_s + 1) * 1000) << gpu.dump();
+  // Within a sample of rounding for each of its stacks.
+  EXPECT_LE(static_cast<double>(liar_samples), 4 * (wall_s + 1) * 1000 + 3) << gpu.dump();
   // 7 ms of kernels and a 3 ms pause a round: busy most of the session.
   EXPECT_GT(static_cast<double>(honest_samples), 0.3 * wall_s * 1000) << gpu.dump();
   EXPECT_LE(static_cast<double>(honest_samples), 1.0 * (wall_s + 1) * 1000) << gpu.dump();

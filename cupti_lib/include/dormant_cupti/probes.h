@@ -20,6 +20,7 @@
 // The longest kernel name the activity probe passes on whole, without its NUL; a longer one comes
 // cut, ending in '#' and 16 hex digits of a hash of the whole name.
 #define DORMANT_CUPTI_MAX_NAME_BYTES 511
+#define DORMANT_CUPTI_STACK_NOT_TAKEN 0x80000000u
 
 // One launch, as the library records it at the API's exit, in the launching thread.
 struct dormant_cupti_launch {
@@ -27,6 +28,9 @@ struct dormant_cupti_launch {
   // A driver call inside a runtime launch whose correlation id differs (0: none, or the same).
   __u32 nested_correlation_id;
   __s32 cbid;  // the API: a runtime callback id, or minus a driver one
+  // The frames that follow, or DORMANT_CUPTI_STACK_NOT_TAKEN: the thread was past its rate of
+  // launches with stacks (the library's DORMANT_CUPTI_LAUNCH_RATE), no frames follow, and the
+  // launch's work takes the stacks of the thread's taken launches of the same kernel.
   __u32 depth;
   __u32 tid;  // the launching thread
   __u32 python_depth;
