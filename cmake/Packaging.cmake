@@ -17,7 +17,8 @@ install(TARGETS dormant_profiler_module LIBRARY DESTINATION lib/dormant COMPONEN
 if(TARGET dormant_cupti)
   install(TARGETS dormant_cupti LIBRARY DESTINATION lib/dormant COMPONENT agent
     PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
-  # Its RUNPATH names CUDA's library folder: libcupti is there, outside the loader's own path.
+  # Its RUNPATH names CUDA's library folder, where it looks for libcupti when the program has not
+  # loaded one, outside the loader's own path.
   file(WRITE ${PROJECT_BINARY_DIR}/packaging/lintian/dormant-agent
     "dormant-agent: custom-library-search-path RUNPATH ${DORMANT_CUPTI_LIBRARY_DIR} "
     "[usr/lib/dormant/libdormant_cupti.so]\n")
@@ -60,10 +61,6 @@ set(CPACK_PACKAGE_CONTACT ${DORMANT_PACKAGE_MAINTAINER})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# libdormant_cupti.so needs NVIDIA's libcupti, which no Debian package provides: dpkg-shlibdeps
-# finds it in CUDA's folders and adds no dependency for it.
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${DORMANT_CUDA_ROOT}/lib64
-  ${DORMANT_CUDA_ROOT}/extras/CUPTI/lib64)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 set(CPACK_DEBIAN_AGENT_PACKAGE_NAME dormant-agent)

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cupti_lib/src/cupti_api.h"
 #include "cupti_lib/src/kernel_names.h"
 #include "cupti_lib/src/probes.h"
 #include "cupti_lib/src/quiet_log.h"
@@ -98,7 +99,8 @@ void set_buffers_wanted(bool wanted) { g_wanted.store(wanted, std::memory_order_
 void hand_over_dropped() {
   size_t dropped = 0;
   if (quiet() || !agent_attached() ||
-      cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) != CUPTI_SUCCESS || dropped == 0) {
+      cupti().activity_get_num_dropped_records(nullptr, 0, &dropped) != CUPTI_SUCCESS ||
+      dropped == 0) {
     return;
   }
   static dormant_cupti_batch batch;  // under the attachment's lock
@@ -133,7 +135,7 @@ void CUPTIAPI complete_buffer(CUcontext context, uint32_t stream_id, uint8_t* bu
   batch.dropped = 0;
   if (!quiet() && agent_attached()) {
     CUpti_Activity* record = nullptr;
-    while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+    while (cupti().activity_get_next_record(buffer, valid_size, &record) == CUPTI_SUCCESS) {
       if (!to_wire(record, batch.records[batch.count])) continue;
       if (++batch.count == DORMANT_CUPTI_BATCH_RECORDS) {
         fire_activity_probe(&batch);
@@ -141,7 +143,7 @@ void CUPTIAPI complete_buffer(CUcontext context, uint32_t stream_id, uint8_t* bu
       }
     }
     size_t dropped = 0;
-    if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) {
+    if (cupti().activity_get_num_dropped_records(context, stream_id, &dropped) == CUPTI_SUCCESS) {
       batch.dropped = dropped;
     }
     if (batch.count > 0 || batch.dropped > 0) fire_activity_probe(&batch);

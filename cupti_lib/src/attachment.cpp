@@ -8,6 +8,7 @@
 #include "dormant_cupti/launch_apis.h"
 
 #include "cupti_lib/src/activity_buffers.h"
+#include "cupti_lib/src/cupti_api.h"
 #include "cupti_lib/src/launch_batch.h"
 #include "cupti_lib/src/launch_stacks.h"
 #include "cupti_lib/src/probes.h"
@@ -29,12 +30,13 @@ std::thread g_watcher;
 CUpti_CallbackFunc g_on_api = nullptr;
 CUpti_SubscriberHandle g_subscriber = nullptr;  // while recording
 
+// The launch APIs this CUPTI knows: a CUDA 12 one refuses the ids CUDA 13 added.
 bool enable_launch_callbacks(bool enable) {
   for (const LaunchApi& api : kLaunchApis) {
     auto domain = api.cbid > 0 ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
     auto id = static_cast<CUpti_CallbackId>(api.cbid > 0 ? api.cbid : -api.cbid);
-    if (!cupti_ok(cuptiEnableCallback(enable ? 1 : 0, g_subscriber, domain, id),
-                  "cuptiEnableCallback")) {
+    CUptiResult result = cupti().enable_callback(enable ? 1 : 0, g_subscriber, domain, id);
+    if (result != CUPTI_ERROR_INVALID_PARAMETER && !cupti_ok(result, "cuptiEnableCallback")) {
       return false;
     }
   }
@@ -48,18 +50,23 @@ void turn_off_locked() {
   g_recording.store(false, std::memory_order_release);
   (void)enable_launch_callbacks(false);
   hand_over_launches();
-  for (CUpti_ActivityKind kind : kRecorded) (void)cuptiActivityDisable(kind);
-  (void)cupti_ok(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+  for (CUpti_ActivityKind kind : kRecorded) (void)cupti().activity_disable(kind);
+  (void)cupti_ok(cupti().activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
+                 "cuptiActivityFlushAll");
   hand_over_dropped();
   set_buffers_wanted(false);
-  (void)cupti_ok(cuptiUnsubscribe(g_subscriber), "cuptiUnsubscribe");
+  (void)cupti_ok(cupti().unsubscribe(g_subscriber), "cuptiUnsubscribe");
   g_subscriber = nullptr;
 }
 
-// With g_mutex held. False while another client has CUPTI (tried again at the next look), or
-// on an error (the library goes quiet).
+// With g_mutex held; CUPTI is loaded the first time. False while another client has CUPTI (tried
+// again at the next look), or on an error (the library goes quiet).
 bool subscribe_locked() {
-  CUptiResult result = cuptiSubscribe(&g_subscriber, g_on_api, nullptr);
+  if (!load_cupti()) {
+    go_quiet();
+    return false;
+  }
+  CUptiResult result = cupti().subscribe(&g_subscriber, g_on_api, nullptr);
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     log_once(
         "another CUPTI client (Nsight, torch.profiler) has this process: GPU recording "
@@ -68,12 +75,12 @@ bool subscribe_locked() {
     return false;
   }
   if (cupti_ok(result, "cuptiSubscribe") &&
-      cupti_ok(cuptiActivityRegisterCallbacks(request_buffer, complete_buffer),
+      cupti_ok(cupti().activity_register_callbacks(request_buffer, complete_buffer),
                "cuptiActivityRegisterCallbacks")) {
     return true;
   }
   go_quiet();
-  if (result == CUPTI_SUCCESS) (void)cuptiUnsubscribe(g_subscriber);
+  if (result == CUPTI_SUCCESS) (void)cupti().unsubscribe(g_subscriber);
   g_subscriber = nullptr;
   return false;
 }
@@ -88,7 +95,7 @@ void turn_on_locked() {
   g_recording.store(true, std::memory_order_release);
   bool on = true;
   for (CUpti_ActivityKind kind : kRecorded) {
-    on = on && cupti_ok(cuptiActivityEnable(kind), "cuptiActivityEnable");
+    on = on && cupti_ok(cupti().activity_enable(kind), "cuptiActivityEnable");
   }
   on = on && enable_launch_callbacks(true);
   if (!on) {
@@ -117,7 +124,7 @@ void watch() {
     if (!recording()) continue;
     lock.unlock();
     hand_over_launches();
-    if (!cupti_ok(cuptiActivityFlushAll(0), "cuptiActivityFlushAll")) go_quiet();
+    if (!cupti_ok(cupti().activity_flush_all(0), "cuptiActivityFlushAll")) go_quiet();
     lock.lock();
   }
   turn_off_locked();

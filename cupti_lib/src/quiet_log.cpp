@@ -5,6 +5,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "cupti_lib/src/cupti_api.h"
+
 namespace dormant::cupti {
 namespace {
 
@@ -33,7 +35,7 @@ bool cupti_ok(CUptiResult result, const char* what) {
   if (result == CUPTI_SUCCESS) return true;
   if (first_time(what)) {
     const char* reason = nullptr;
-    if (cuptiGetResultString(result, &reason) != CUPTI_SUCCESS || reason == nullptr) {
+    if (cupti().get_result_string(result, &reason) != CUPTI_SUCCESS || reason == nullptr) {
       reason = "unknown error";
     }
     std::fprintf(stderr,

@@ -385,6 +385,34 @@ TEST_F(GpuLaunchTest, PastTheLaunchRateStacksAreSampledAndGpuTimeIsConserved) {
   EXPECT_NEAR(static_cast<double>(under_site), expected_samples(run.program), 1.0);
 }
 
+// A CUDA 12 program (libcudart.so.12 and libcupti.so.12, as with PyTorch's cu12 wheels): the one
+// library file takes the program's CUPTI 12, leaves out the launch APIs CUDA 13 added, and joins
+// every launch as on CUDA 13.
+TEST_F(GpuLaunchTest, ACuda12ProgramIsProfiledThroughItsOwnCupti) {
+  std::vector<std::string> argv = {
+      DORMANT_AGENT, "gpu",      "-o",      (root_ / "out").string(),         "-f",    "1000",
+      "--gpu-mode",  "gpu-only", "--",      FAKE_CUDA12_DIR "/fake_cuda_app", "--api", "all",
+      "--rounds",    "30",       "--copies"};
+  Ran ran = run_program(std::move(argv), {"LD_LIBRARY_PATH=" FAKE_CUDA12_DIR});
+  GpuRun run;
+  run.status = ran.status;
+  run.log = ran.err;
+  run.program = json::parse(program_output(ran.out));
+  read_profile(run);
+  ASSERT_TRUE(run.status.success()) << run.log;
+  const json& gpu = run.profile.header["gpu"];
+  // CUDA 12's CUPTI has no callback for CUDA 13's __cudaLaunchKernel: those launches are seen
+  // through the driver call inside them (cuLaunchKernelEx). Every launch is joined as on 13.
+  EXPECT_EQ(gpu["launches"], 2 * (13 * 3 + 2) + 30 * 2) << gpu.dump();
+  EXPECT_EQ(gpu["joined"], gpu["gpu_records"]) << gpu.dump();
+  EXPECT_EQ(gpu["unmatched_gpu_records"], 0) << gpu.dump();
+  EXPECT_EQ(run.by_api["__cudaLaunchKernel"], 0u);
+  EXPECT_GT(run.by_api["cuLaunchKernelEx"], 0u);
+  EXPECT_NEAR(static_cast<double>(run.gpu_samples), expected_samples(run.program), 1.0);
+  EXPECT_GT(run.by_api["cudaLaunchKernel"], 0u);
+  EXPECT_GT(run.by_api["cuGraphLaunch"], 0u);
+}
+
 TEST_F(GpuLaunchTest, RecordsCuptiDroppedAreCountedAndTheirLaunchesUnmatched) {
   GpuRun run =
       this->run({"--gpu-mode", "gpu-only"}, {"--rounds", "100"}, {"FAKE_CUPTI_DROP_EVERY=10"});

@@ -1,5 +1,6 @@
-// A libcupti.so.13 for machines without a GPU, built against CUPTI's real headers: callbacks go to
-// one subscriber for the (domain, cbid) it enabled, and records of enabled kinds wait in a queue
+// A libcupti.so.13 (or, built with FAKE_CUPTI_MAJOR=12, a libcupti.so.12 that refuses the launch
+// APIs CUDA 13 added) for machines without a GPU, built against CUPTI's real headers: callbacks go
+// to one subscriber for the (domain, cbid) it enabled, and records of enabled kinds wait in a queue
 // until a flush hands them over in buffers the client gives, as CUPTI does. Environment:
 //   FAKE_CUPTI_SUBSCRIBE_FAILS=1   cuptiSubscribe fails as with another subscriber (Nsight)
 //   FAKE_CUPTI_DELIVER_AT_ONCE=1   each record is handed over as it is made, before the API exits
@@ -314,6 +315,13 @@ CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) {
 
 CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle,
                                 CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+#if FAKE_CUPTI_MAJOR == 12
+  // CUDA 12's runtime ids end where CUDA 13's new ones begin.
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+      cbid >= CUPTI_RUNTIME_TRACE_CBID_cudaMemPrefetchBatchAsync_v13000) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+#endif
   State& s = state();
   std::lock_guard lock(s.mutex);
   if (enable) {
