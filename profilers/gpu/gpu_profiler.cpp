@@ -63,6 +63,15 @@ std::string gpu_frame(const dormant_cupti_activity& activity, const char* name) 
   }
 }
 
+// Whether a launch stack's frame is of CUDA's runtime linked into the program (nvcc's default):
+// its internal namespace, or an API of the launch table (whose frame the stack ends with anyway).
+bool in_static_runtime(std::string_view frame) {
+  if (frame.starts_with("cudart::") || frame.starts_with("__cudart")) return true;
+  std::string_view name = frame.substr(0, frame.find_first_of("(<"));
+  return std::any_of(std::begin(cupti::kLaunchApis), std::end(cupti::kLaunchApis),
+                     [name](const cupti::LaunchApi& api) { return api.name == name; });
+}
+
 // CUPTI's clock on Linux.
 uint64_t cupti_clock_ns() {
   timespec now{};
@@ -329,6 +338,7 @@ std::vector<std::string> GpuProfiler::launch_frames(const JoinedWork& joined) {
   } else {
     const LaunchStack& stack = stacks_[joined.stack];
     symbolizer_->append_user_frames(stack.pid, 0, stack.frames, frames);
+    while (!frames.empty() && in_static_runtime(frames.back())) frames.pop_back();
     auto python = python_images_.find(stack.pid);
     if (!stack.python.empty() && python != python_images_.end()) {
       std::vector<uint64_t> pairs;  // as the sampler's Python stacks are: code, instruction

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What libdormant_cupti.so costs a CUDA program per launch, on the fake CUDA stack (issue 17):
-# the fake program's tight launch loop (one thread, cudaLaunchKernel, ROUNDS × 3 launches) run
+# the fake program's tight launch loop (one thread, cudaLaunchKernel, ROUNDS × 3 launches of
+# kernels of a few ns, so that the fake GPU never holds a launch back) run
 #   plain     without the library,
 #   dormant   with the library injected and no agent attached,
 #   attached  with the library under `dormant-agent gpu --gpu-mode gpu-only`, every launch's
@@ -32,18 +33,18 @@ elapsed_ns() { sed -n 's/.*"elapsed_ns": \([0-9]*\).*/\1/p'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 for ((run = 0; run < runs; ++run)); do
-  "$app" --rounds "$rounds" | elapsed_ns >>"$work/plain"
-  CUDA_INJECTION64_PATH=$library "$app" --rounds "$rounds" | elapsed_ns >>"$work/dormant"
+  "$app" --rounds "$rounds" --kernel-ns 1 | elapsed_ns >>"$work/plain"
+  CUDA_INJECTION64_PATH=$library "$app" --rounds "$rounds" --kernel-ns 1 | elapsed_ns >>"$work/dormant"
   DORMANT_CUPTI_LAUNCH_RATE=0 "$agent" gpu -o "$work/out" --gpu-mode gpu-only --log-level warn \
-    "${own_state[@]}" -- "$app" --rounds "$rounds" | elapsed_ns >>"$work/attached"
+    "${own_state[@]}" -- "$app" --rounds "$rounds" --kernel-ns 1 | elapsed_ns >>"$work/attached"
   "$agent" gpu -o "$work/out" --gpu-mode gpu-only --log-level warn "${own_state[@]}" -- \
-    "$app" --rounds "$rounds" | elapsed_ns >>"$work/bounded"
+    "$app" --rounds "$rounds" --kernel-ns 1 | elapsed_ns >>"$work/bounded"
 done
 train="$(dirname "$(realpath "$0")")/../fakes/cuda/train.py"
 for ((run = 0; run < runs; ++run)); do
-  /usr/bin/python3.11 "$train" "$fakes" "$rounds" | elapsed_ns >>"$work/python_plain"
+  /usr/bin/python3.11 "$train" "$fakes" "$rounds" 1 | elapsed_ns >>"$work/python_plain"
   DORMANT_CUPTI_LAUNCH_RATE=0 "$agent" gpu -o "$work/out" --gpu-mode gpu-only --log-level warn \
-    "${own_state[@]}" -- /usr/bin/python3.11 "$train" "$fakes" "$rounds" |
+    "${own_state[@]}" -- /usr/bin/python3.11 "$train" "$fakes" "$rounds" 1 |
     elapsed_ns >>"$work/python_attached"
 done
 launches=$((rounds * 3))
@@ -67,7 +68,7 @@ awk -v p="$python_plain" -v a="$python_attached" -v n="$((rounds * 2))" 'BEGIN {
 }'
 
 # About 10,000 launches a second: rounds of three launches, 300 µs apart.
-CUDA_INJECTION64_PATH=$library "$app" --until-file "$work/stop" --pause-us 250 >"$work/program" &
+CUDA_INJECTION64_PATH=$library "$app" --until-file "$work/stop" --pause-us 250 --kernel-ns 1 >"$work/program" &
 program=$!
 sleep 1
 times_line=$(bash -c '"$@" >/dev/null 2>&1; times' _ "$agent" -d 5 -o "$work/out" \

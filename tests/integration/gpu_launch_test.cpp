@@ -413,6 +413,38 @@ TEST_F(GpuLaunchTest, ACuda12ProgramIsProfiledThroughItsOwnCupti) {
   EXPECT_GT(run.by_api["cuGraphLaunch"], 0u);
 }
 
+// nvcc links CUDA's runtime into the program by default: its frames (the API's own, those of
+// namespace cudart) are left out, so that the API frame follows the program's caller.
+TEST_F(GpuLaunchTest, AStaticRuntimesFramesAreLeftOutOfLaunchStacks) {
+  std::vector<std::string> argv = {DORMANT_AGENT, "gpu",
+                                   "-o",          (root_ / "out").string(),
+                                   "-f",          "1000",
+                                   "--gpu-mode",  "gpu-only",
+                                   "--",          FAKE_CUDA_DIR "/fake_cuda_app_static",
+                                   "--api",       "runtime",
+                                   "--rounds",    "100"};
+  Ran ran = run_program(std::move(argv), {"LD_LIBRARY_PATH=" FAKE_CUDA_DIR});
+  GpuRun run;
+  run.status = ran.status;
+  run.log = ran.err;
+  read_profile(run);
+  ASSERT_TRUE(run.status.success()) << run.log;
+  uint64_t checked = 0;
+  run.profile.stacks.for_each([&](const profile::StackView& stack) {
+    const profile::StackTable& stacks = run.profile.stacks;
+    if (stack.frame_ids.size() < 4) return;
+    std::string line;
+    for (auto id : stack.frame_ids) line += std::string(stacks.string(id)) + ";";
+    EXPECT_EQ(line.find("cudart::"), std::string::npos) << line;
+    EXPECT_EQ(stacks.string(stack.frame_ids[stack.frame_ids.size() - 3]), "cudaLaunchKernel");
+    EXPECT_NE(stacks.string(stack.frame_ids[stack.frame_ids.size() - 4]).find("launch_site_"),
+              std::string_view::npos)
+        << line;
+    checked += stack.count;
+  });
+  EXPECT_GT(checked, 0u);
+}
+
 TEST_F(GpuLaunchTest, RecordsCuptiDroppedAreCountedAndTheirLaunchesUnmatched) {
   GpuRun run =
       this->run({"--gpu-mode", "gpu-only"}, {"--rounds", "100"}, {"FAKE_CUPTI_DROP_EVERY=10"});

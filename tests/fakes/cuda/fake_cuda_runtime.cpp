@@ -1,26 +1,28 @@
 // The fake libcudart.so.13: see fake_cuda.h. Each runtime API wraps the driver API that CUDA's
-// runtime calls for it.
+// runtime calls for it, through an internal function of namespace cudart as CUDA's runtime does.
+// Linked into a program (fake_cuda_app_static) it plays nvcc's default static runtime.
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
 #include "fake_cuda.h"
 #include "fake_cupti.h"
 
-namespace {
+namespace cudart {
 
-int launch(CUpti_runtime_api_trace_cbid runtime, CUpti_driver_api_trace_cbid driver,
-           const char* kernel, uint64_t duration_ns) {
+__attribute__((noinline)) int launch(CUpti_runtime_api_trace_cbid runtime,
+                                     CUpti_driver_api_trace_cbid driver, const char* kernel,
+                                     uint64_t duration_ns) {
   FakeWork work{1, &kernel, &duration_ns, 1, 0, 0};
   return fake_cuda_call(static_cast<int32_t>(runtime), -static_cast<int32_t>(driver), &work);
 }
 
-}  // namespace
+}  // namespace cudart
 
 extern "C" {
 
 #define FAKE_RUNTIME_LAUNCH(function, runtime_cbid, driver_cbid)            \
   __attribute__((noinline)) int function(const char* kernel, uint64_t ns) { \
-    return launch(runtime_cbid, driver_cbid, kernel, ns);                   \
+    return cudart::launch(runtime_cbid, driver_cbid, kernel, ns);           \
   }
 FAKE_RUNTIME_LAUNCH(cudaLaunchKernel, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
                     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)

@@ -1,9 +1,10 @@
 """A training loop on the fake CUDA stack (tests/fakes/cuda): Python functions launch kernels
 through ctypes, which lets go of the GIL around each call, as PyTorch does around its CUDA calls.
-Each step's forward pass launches alphaKernel (1 ms on the fake GPU), its backward pass
-betaKernel (2 ms). At its end it prints what it launched, and how long its loop took, as JSON.
+Each step's forward pass launches alphaKernel (KERNEL_NS on the fake GPU, default 1 ms), its
+backward pass betaKernel (twice that). At its end it prints what it launched, and how long its
+loop took, as JSON.
 
-    python3 train.py FAKE_CUDA_DIR STEPS
+    python3 train.py FAKE_CUDA_DIR STEPS [KERNEL_NS]
 """
 import ctypes
 import json
@@ -13,14 +14,15 @@ import time
 
 
 class Model:
-    def __init__(self, runtime):
+    def __init__(self, runtime, kernel_ns):
         self.runtime = runtime
+        self.kernel_ns = kernel_ns
 
     def forward(self):
-        self.launch(b"_Z11alphaKernelPf", 1_000_000)
+        self.launch(b"_Z11alphaKernelPf", self.kernel_ns)
 
     def backward(self):
-        self.launch(b"_Z10betaKernelPf", 2_000_000)
+        self.launch(b"_Z10betaKernelPf", 2 * self.kernel_ns)
 
     def launch(self, kernel, duration_ns):
         if self.runtime.cudaLaunchKernel(kernel, duration_ns) != 0:
@@ -36,7 +38,7 @@ def main():
     runtime = ctypes.CDLL(os.path.join(sys.argv[1], "libcudart.so.13"))
     runtime.cudaLaunchKernel.argtypes = [ctypes.c_char_p, ctypes.c_uint64]
     runtime.cudaLaunchKernel.restype = ctypes.c_int
-    model = Model(runtime)
+    model = Model(runtime, int(sys.argv[3]) if len(sys.argv) > 3 else 1_000_000)
     steps = int(sys.argv[2])
     started = time.monotonic_ns()
     for _ in range(steps):
