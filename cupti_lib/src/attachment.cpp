@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 
@@ -59,6 +60,35 @@ void turn_off_locked() {
   g_subscriber = nullptr;
 }
 
+// With g_mutex held: subscribes under our name where this CUPTI can (CUDA 13), so that another
+// tool can tell who holds it, and says who does when it is not us.
+CUptiResult subscribe_named_locked() {
+  static char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN];
+  other[0] = '\0';
+  CUpti_SubscriberParams params{};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "Dormant";
+  params.oldSubscriberName = other;
+  params.oldSubscriberSize = sizeof(other);
+  CUptiResult result = cupti().subscribe_v2 != nullptr
+                           ? cupti().subscribe_v2(&g_subscriber, g_on_api, nullptr, &params)
+                           : cupti().subscribe(&g_subscriber, g_on_api, nullptr);
+  if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && other[0] != '\0') {
+    static char said[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 96];  // log_once keeps the pointer
+    other[sizeof(other) - 1] = '\0';
+    std::snprintf(said, sizeof(said),
+                  "another CUPTI client (%s) has this process: GPU recording waits until it "
+                  "lets go",
+                  other);
+    log_once(said);
+  } else if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    log_once(
+        "another CUPTI client (Nsight, torch.profiler) has this process: GPU recording "
+        "waits until it lets go");
+  }
+  return result;
+}
+
 // With g_mutex held; CUPTI is loaded the first time. False while another client has CUPTI (tried
 // again at the next look), or on an error (the library goes quiet).
 bool subscribe_locked() {
@@ -66,11 +96,8 @@ bool subscribe_locked() {
     go_quiet();
     return false;
   }
-  CUptiResult result = cupti().subscribe(&g_subscriber, g_on_api, nullptr);
+  CUptiResult result = subscribe_named_locked();
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-    log_once(
-        "another CUPTI client (Nsight, torch.profiler) has this process: GPU recording "
-        "waits until it lets go");
     g_subscriber = nullptr;
     return false;
   }

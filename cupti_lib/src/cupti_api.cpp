@@ -78,6 +78,8 @@ bool load() {
       find(handle, "cuptiActivityGetNumDroppedRecords", api.activity_get_num_dropped_records) &&
       find(handle, "cuptiGetResultString", api.get_result_string);
   if (!found) return false;  // the handle stays open: the program may use that CUPTI itself
+  api.subscribe_v2 =
+      reinterpret_cast<decltype(api.subscribe_v2)>(dlsym(handle, "cuptiSubscribe_v2"));
   g_api = api;
   return true;
 }

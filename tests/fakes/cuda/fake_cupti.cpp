@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -47,6 +48,7 @@ namespace {
 struct State {
   std::mutex mutex;
   bool subscribed = false;
+  std::string subscriber_name;
   CUpti_CallbackFunc callback = nullptr;
   void* userdata = nullptr;
   std::set<std::pair<int, int>> enabled;  // domain, cbid
@@ -290,19 +292,46 @@ void fake_cupti_memset(uint32_t correlation_id, uint64_t bytes, uint64_t duratio
   queue(CUPTI_ACTIVITY_KIND_MEMSET, record);
 }
 
-CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
-                           void* userdata) {
+namespace {
+
+// cuptiSubscribe_v2's `name` ("" for cuptiSubscribe's); on a conflict the current subscriber's
+// name goes to `old_name` (FAKE_CUPTI_SUBSCRIBE_FAILS plays Nsight Systems).
+CUptiResult subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                      void* userdata, const char* name, char* old_name, size_t old_size) {
   State& s = state();
   std::lock_guard lock(s.mutex);
   if (s.subscribed || env_flag("FAKE_CUPTI_SUBSCRIBE_FAILS")) {
+    if (old_name != nullptr && old_size > 0) {
+      std::snprintf(old_name, old_size, "%s",
+                    s.subscribed ? s.subscriber_name.c_str() : "Nsight Systems");
+    }
     return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   }
   s.subscribed = true;
+  s.subscriber_name = name;
   s.callback = callback;
   s.userdata = userdata;
   *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&s);
   return CUPTI_SUCCESS;
 }
+
+}  // namespace
+
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                           void* userdata) {
+  return subscribe(subscriber, callback, userdata, "", nullptr, 0);
+}
+
+#if FAKE_CUPTI_MAJOR != 12  // new in CUDA 13
+CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                              void* userdata, CUpti_SubscriberParams* params) {
+  if (params == nullptr) return subscribe(subscriber, callback, userdata, "", nullptr, 0);
+  if (params->structSize == 0) return CUPTI_ERROR_INVALID_PARAMETER;
+  return subscribe(subscriber, callback, userdata,
+                   params->subscriberName ? params->subscriberName : "", params->oldSubscriberName,
+                   params->oldSubscriberSize);
+}
+#endif
 
 CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) {
   State& s = state();
