@@ -597,6 +597,84 @@ TEST_F(GpuLaunchTest, ForgedGpuRecordsWeighNoMoreThanTheSessionsWallTime) {
   EXPECT_LE(static_cast<double>(honest_samples), 1.0 * (wall_s + 1) * 1000) << gpu.dump();
 }
 
+// A `seconds` session of the running `pid` as the agent's own process: its peak resident memory
+// (VmHWM, read as it runs), how long it took, and what it wrote.
+struct MeasuredSession {
+  uint64_t peak_kb = 0;
+  double seconds = 0;
+  bool succeeded = false;
+  json gpu;
+  std::string log;
+};
+
+MeasuredSession measure_session(const fs::path& root, pid_t pid, int seconds) {
+  fs::remove_all(root / "out");
+  SpawnOptions options;
+  options.argv = {DORMANT_AGENT, "-o",     (root / "out").string(), "-f",
+                  "1000",        "-d",     std::to_string(seconds), "--gpu-mode",
+                  "gpu-only",    "--pids", std::to_string(pid)};
+  options.stdout_to = Redirect::null();
+  options.stderr_to = Redirect::file(root / "agent.log");
+  // Under AddressSanitizer, freed memory is not held back for reuse checks: what is measured is
+  // what the agent holds.
+  const char* asan_options = std::getenv("ASAN_OPTIONS");
+  options.env = {std::string("ASAN_OPTIONS=") + (asan_options ? asan_options : "") +
+                 ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0"};
+  MeasuredSession measured;
+  auto began = std::chrono::steady_clock::now();
+  auto agent = Subprocess::spawn(options);
+  EXPECT_TRUE(agent.ok()) << agent.error().message();
+  if (!agent.ok()) return measured;
+  std::optional<ExitStatus> status;
+  const fs::path status_file = "/proc/" + std::to_string((*agent)->pid()) + "/status";
+  while (!(status = (*agent)->try_wait())) {
+    std::ifstream file(status_file);
+    for (std::string line; std::getline(file, line);) {
+      if (line.starts_with("VmHWM:")) {
+        measured.peak_kb = std::max<uint64_t>(measured.peak_kb, std::stoull(line.substr(6)));
+      }
+    }
+    if (std::chrono::steady_clock::now() - began > std::chrono::seconds(60)) {
+      status = (*agent)->terminate(std::chrono::seconds(1));
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  measured.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  measured.succeeded = status->success();
+  measured.log = read_file(root / "agent.log").value_or("");
+  auto profile = profile::read_collapsed(read_file(root / "out" / "last_profile.col").value_or(""));
+  if (profile.ok()) measured.gpu = profile->header["gpu"];
+  return measured;
+}
+
+// A program whose every kernel record comes with 200 more of no launch (2 million in the session),
+// against the same program without them: the 5 s session ends on time with its profile, and the
+// flood costs the agent at most 64 MiB more at its peak.
+TEST_F(GpuLaunchTest, AFloodOfGpuRecordsCostsTheAgentABoundedPeak) {
+  auto quiet = start_program({"--kernel-ns", "1000", "--pause-us", "100"}, {}, "quiet");
+  ASSERT_TRUE(quiet);
+  MeasuredSession baseline = measure_session(root_, quiet->pid(), 5);
+  std::ofstream(root_ / "stop").put('\n');
+  (void)quiet->wait(deadline_after(std::chrono::seconds(10)));
+  fs::remove(root_ / "stop");
+  auto flooding = start_program({"--kernel-ns", "1000", "--threads", "2"}, {"FAKE_CUPTI_FLOOD=200"},
+                                "flooding");
+  ASSERT_TRUE(flooding);
+  MeasuredSession flood = measure_session(root_, flooding->pid(), 5);
+  std::cout << "peak: " << baseline.peak_kb / 1024 << " MiB quiet, " << flood.peak_kb / 1024
+            << " MiB flooded (" << flood.gpu.value("gpu_records", 0ull) << " records, "
+            << flood.gpu.value("lost_gpu_records", 0ull) << " lost in the ring buffer); "
+            << baseline.seconds << " s quiet, " << flood.seconds << " s flooded\n";
+  ASSERT_TRUE(baseline.succeeded) << baseline.log;
+  ASSERT_TRUE(flood.succeeded) << flood.log;
+  // On time: the flood's session ends as the quiet one does, within a session's length more.
+  EXPECT_LT(flood.seconds, 2 * baseline.seconds);
+  EXPECT_GT(flood.gpu.value("unmatched_gpu_records", 0ull), 1'000'000u) << flood.gpu.dump();
+  EXPECT_LE(flood.peak_kb, baseline.peak_kb + 64 * 1024) << flood.gpu.dump();
+}
+
 TEST_F(GpuLaunchTest, AttachingToOneProgramLeavesAnotherOfTheSameLibraryDormant) {
   auto target = start_program({"--pause-us", "200"}, {}, "target");
   auto bystander = start_program({"--pause-us", "200"}, {}, "bystander");

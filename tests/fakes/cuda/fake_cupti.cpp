@@ -12,6 +12,8 @@
 //                                  has given and not had back
 //   FAKE_CUPTI_FORGE_EVERY=N       of every N kernel records, one claims to last 2^62 ns and the
 //                                  next to have run in 1970, as a hostile process's could
+//   FAKE_CUPTI_FLOOD=N             each kernel record comes with N more of no launch, as a process
+//                                  flooding the agent could send
 //   FAKE_CUDA_DEVICES=N            the work of the program's threads goes to N fake GPUs: that of
 //                                  its i-th thread to submit any to device i % N, stream 7 + i
 //                                  (default: one GPU, every thread's work on stream 7)
@@ -270,6 +272,14 @@ void fake_cupti_kernel(uint32_t correlation_id, const char* name, uint64_t durat
     record.end = record.start + duration_ns;
   }
   queue(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, record);
+  static const long flood = [] {
+    const char* value = std::getenv("FAKE_CUPTI_FLOOD");
+    return value ? std::strtol(value, nullptr, 10) : 0;
+  }();
+  for (long extra = 0; extra < flood; ++extra) {  // of no launch: correlation ids never used
+    record.correlationId = 0x80000000u | static_cast<uint32_t>(kernel * flood + extra);
+    queue(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, record);
+  }
 }
 
 void fake_cupti_memcpy(uint32_t correlation_id, uint32_t copy_kind, uint64_t bytes,
