@@ -353,6 +353,16 @@ std::vector<std::string> GpuProfiler::launch_frames(const JoinedWork& joined) {
   return frames;
 }
 
+std::string GpuProfiler::work_key(const std::pair<std::string, std::string>& process,
+                                  const std::string& launch, const GpuWork& work) const {
+  const Place& place = places_.at(work.where);
+  bool known = work.where != 0;
+  return process.first + kKeySeparator + process.second + kKeySeparator +
+         (known ? "[GPU " + std::to_string(place.device) + "]" : "[GPU ?]") + launch +
+         kKeySeparator + (known ? place_frame(place.stream, place.graph) : "[stream ?]") +
+         kKeySeparator + names_.at(work.what);
+}
+
 uint64_t GpuProfiler::process_device(const GpuWork& work) const {
   return (uint64_t(uint32_t(work.pid)) << 32) | places_.at(work.where).device;
 }
@@ -409,15 +419,9 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     if (first) {
       for (const std::string& frame : launch_frames(joined)) named->second += kKeySeparator + frame;
     }
-    const Place& place = places_.at(joined.work.where);
-    bool known_place = joined.work.where != 0;
     auto ns = static_cast<uint64_t>(static_cast<double>(joined.work.duration_ns) *
                                     shares[process_device(joined.work)]);
-    std::string key =
-        process->second.first + kKeySeparator + process->second.second + kKeySeparator +
-        (known_place ? "[GPU " + std::to_string(place.device) + "]" : "[GPU ?]") + named->second +
-        kKeySeparator + (known_place ? place_frame(place.stream, place.graph) : "[stream ?]") +
-        kKeySeparator + names_.at(joined.work.what);
+    std::string key = work_key(process->second, named->second, joined.work);
     counts_.gpu_ns += ns;
     WorkGroup group{pid, joined.tid, joined.work.what, joined.work.where};
     if (joined.launched && joined.stack == kStackNotTaken) {

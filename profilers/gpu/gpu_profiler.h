@@ -112,6 +112,10 @@ class GpuProfiler final : public Profiler {
   // The frames of a piece of work's launch, root first, to its API frame.
   std::vector<std::string> launch_frames(const JoinedWork& joined);
   nlohmann::json device_facts() const;
+  // A weighted stack's key: the process's container and comm, its device, the launch's frames
+  // (`launch`, each after a separator), the work's stream or graph and its GPU frame.
+  std::string work_key(const std::pair<std::string, std::string>& process,
+                       const std::string& launch, const GpuWork& work) const;
   // A process and device, as handed_ns_ keys them.
   uint64_t process_device(const GpuWork& work) const;
   // By process and device, the share of the snapshot's GPU time that keeps its total within
