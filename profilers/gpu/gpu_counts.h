@@ -29,6 +29,7 @@ struct GpuCounts {
   uint64_t library_files_refused = 0;    // mapped files not trusted (cuda_processes.h)
   uint64_t records_outside_session = 0;  // GPU work that ended before it or began after it
   uint64_t devices_past_bound = 0;       // pieces of work on devices past DeviceTimes' bound
+  uint64_t records_past_bound = 0;       // past JoinedTotals' bound: their time alone kept
   uint64_t gpu_ns_past_wall = 0;  // a process's GPU time on a device past kMaxOverlap × wall time
   // At the last snapshot: launches whose GPU work had not come yet, and work whose launch had not;
   // carried to the next snapshot.

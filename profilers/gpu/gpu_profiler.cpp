@@ -22,6 +22,7 @@ namespace {
 
 constexpr std::chrono::milliseconds kReadEvery{100};
 constexpr char kKeySeparator = '\x1f';  // between a weighted stack's container, comm and frames
+constexpr const char* kPastBoundFrame = "[GPU work past the bound of records a snapshot]";
 
 const char* copy_direction(uint32_t copy_kind) {
   switch (copy_kind) {
@@ -195,17 +196,18 @@ void GpuProfiler::read_events() {
 
 void GpuProfiler::take_events() {
   auto now = JoinClock::now();
-  uint64_t now_ns = cupti_clock_ns();
+  uint64_t latest_ns = cupti_clock_ns() + kClockSlackNs;
   std::lock_guard lock(mutex_);  // once for all the events there are
-  auto consumed = probes_->consume([this, now, now_ns](const GpuEvent& event) {
+  auto consumed = probes_->consume([this, now, &latest_ns](const GpuEvent& event) {
     try {  // under libbpf's C frames: nothing may unwind through them
-      on_event(event, now, now_ns);
+      on_event(event, now, latest_ns);
     } catch (const std::exception& thrown) {
       spdlog::warn("gpu: an event was not taken: {}", thrown.what());
     }
   });
   if (!consumed) spdlog::warn("gpu: {}", consumed.error().message());
   join_.retire_graphs(now);
+  fold_joined();
 }
 
 uint32_t GpuProfiler::intern_stack(int pid, const dormant_cupti_launch& launch) {
@@ -280,7 +282,7 @@ uint32_t GpuProfiler::intern_place(const dormant_cupti_activity& activity) {
   return id;
 }
 
-void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now, uint64_t now_ns) {
+void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now, uint64_t& latest_ns) {
   if (event.launch) {
     const dormant_cupti_launch& launch = *event.launch;
     auto [known, added] = known_pids_.try_emplace(event.pid);
@@ -311,7 +313,10 @@ void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now, uin
     join_.add_launch(joined, now);
   } else if (event.activity) {
     const dormant_cupti_activity& activity = *event.activity;
-    uint64_t latest = now_ns + kClockSlackNs;
+    // The events of one call keep coming while it reads them: the clock is read again for one
+    // that seems to come from the future.
+    if (activity.start_ns >= latest_ns) latest_ns = cupti_clock_ns() + kClockSlackNs;
+    uint64_t latest = latest_ns;
     if (activity.end_ns <= session_start_ns_ || activity.start_ns >= latest) {
       ++counts_.records_outside_session;
       return;
@@ -364,15 +369,13 @@ std::string GpuProfiler::work_key(const std::pair<std::string, std::string>& pro
 }
 
 uint64_t GpuProfiler::process_device(const GpuWork& work) const {
-  return (uint64_t(uint32_t(work.pid)) << 32) | places_.at(work.where).device;
+  uint32_t device = work.where == 0 ? UINT32_MAX : places_.at(work.where).device;
+  return (uint64_t(uint32_t(work.pid)) << 32) | device;
 }
 
 std::unordered_map<uint64_t, double> GpuProfiler::shares_within_wall_time(
-    const std::vector<JoinedWork>& joined, uint64_t flood_ns) {
+    const std::unordered_map<uint64_t, uint64_t>& sums) {
   uint64_t allowed = kMaxOverlap * (last_snapshot_ns_ - session_start_ns_ + kClockSlackNs);
-  std::unordered_map<uint64_t, uint64_t> sums;
-  for (const JoinedWork& one : joined) sums[process_device(one.work)] += one.work.duration_ns;
-  if (flood_ns > 0) sums[kFloodKey] += flood_ns;
   std::unordered_map<uint64_t, double> shares;
   for (const auto& [key, sum] : sums) {
     uint64_t& handed = handed_ns_[key];
@@ -382,6 +385,11 @@ std::unordered_map<uint64_t, double> GpuProfiler::shares_within_wall_time(
     shares[key] = sum == 0 ? 1.0 : static_cast<double>(kept) / static_cast<double>(sum);
   }
   return shares;
+}
+
+void GpuProfiler::fold_joined() {
+  for (const JoinedWork& joined : join_.take_joined()) totals_.add(joined);
+  flood_ns_ += join_.take_ns_past_bound();
 }
 
 Result<profile::StackTable> GpuProfiler::snapshot() {
@@ -397,10 +405,21 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
   });
   if (last_snapshot_) join_.finish();
   last_snapshot_ns_ = cupti_clock_ns();
-  std::vector<JoinedWork> all_joined = join_.take_joined();
-  uint64_t flood_ns = join_.take_ns_past_bound();
-  auto shares = shares_within_wall_time(all_joined, flood_ns);
+  fold_joined();
+  std::vector<JoinedWork> all_joined = totals_.take();
+  auto past_bound = totals_.take_past_bound();  // by process
+  uint64_t flood_ns = std::exchange(flood_ns_, 0);
+  std::unordered_map<uint64_t, uint64_t> sums;  // by process and device, for their shares
+  for (const JoinedWork& one : all_joined) sums[process_device(one.work)] += one.work.duration_ns;
+  for (const auto& [pid, ns] : past_bound) sums[process_device({pid, 0, 0, 0, 0})] += ns;
+  if (flood_ns > 0) sums[kFloodKey] += flood_ns;
+  auto shares = shares_within_wall_time(sums);
   std::unordered_map<int, std::pair<std::string, std::string>> processes;  // container, comm
+  auto process_of = [&](int pid) -> const std::pair<std::string, std::string>& {
+    auto [process, added] = processes.try_emplace(pid);
+    if (added) process->second = {container_names_.of_pid(pid), symbolizer_->comm(pid, 0)};
+    return process->second;
+  };
   // Many pieces of work share a launch stack: each is named once a snapshot, by stack and API.
   std::unordered_map<uint64_t, std::string> launches;
   bool any_untaken = std::any_of(all_joined.begin(), all_joined.end(), [](const JoinedWork& one) {
@@ -408,10 +427,6 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
   });
   for (const JoinedWork& joined : all_joined) {
     int pid = joined.work.pid;
-    auto [process, added] = processes.try_emplace(pid);
-    if (added) {
-      process->second = {container_names_.of_pid(pid), symbolizer_->comm(pid, 0)};
-    }
     uint64_t launch = joined.launched
                           ? (uint64_t{joined.stack} << 32) | static_cast<uint32_t>(joined.cbid)
                           : UINT64_MAX;
@@ -421,7 +436,7 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     }
     auto ns = static_cast<uint64_t>(static_cast<double>(joined.work.duration_ns) *
                                     shares[process_device(joined.work)]);
-    std::string key = work_key(process->second, named->second, joined.work);
+    std::string key = work_key(process_of(pid), named->second, joined.work);
     counts_.gpu_ns += ns;
     WorkGroup group{pid, joined.tid, joined.work.what, joined.work.where};
     if (joined.launched && joined.stack == kStackNotTaken) {
@@ -432,11 +447,16 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     weights_.add(key, ns);
   }
   for (const auto& [key, ns] : untaken_stacks_.share_out()) weights_.add(key, ns);
-  if (auto ns = static_cast<uint64_t>(static_cast<double>(flood_ns) * shares[kFloodKey]);
-      ns > 0) {  // a flood: its time, as one frame
-    weights_.add(std::string(1, kKeySeparator) + "[unknown]" + kKeySeparator +
-                     "[GPU work past the bound of records a snapshot]",
-                 ns);
+  // Floods: their time as one frame, under the process where it is known.
+  for (const auto& [pid, past_ns] : past_bound) {
+    auto ns = static_cast<uint64_t>(static_cast<double>(past_ns) *
+                                    shares[process_device({pid, 0, 0, 0, 0})]);
+    const auto& [container, comm] = process_of(pid);
+    weights_.add(container + kKeySeparator + comm + kKeySeparator + kPastBoundFrame, ns);
+    counts_.gpu_ns += ns;
+  }
+  if (auto ns = static_cast<uint64_t>(static_cast<double>(flood_ns) * shares[kFloodKey]); ns > 0) {
+    weights_.add(std::string(1, kKeySeparator) + "[unknown]" + kKeySeparator + kPastBoundFrame, ns);
     counts_.gpu_ns += ns;
   }
   for (const auto& [key, samples] : weights_.take()) {
@@ -480,6 +500,7 @@ GpuCounts GpuProfiler::counts() const {
   GpuCounts counts = counts_;
   counts.join = join_.counts();
   counts.devices_past_bound = device_times_.devices_past_bound();
+  counts.records_past_bound = totals_.records_past_bound();
   return counts;
 }
 
@@ -492,7 +513,7 @@ nlohmann::json GpuProfiler::header_facts() const {
           {"unmatched_gpu_records", counts.join.unmatched_work},
           {"over_capacity", counts.join.over_capacity},
           {"graph_launches_retired", counts.join.graphs_retired},
-          {"gpu_records_past_bound", counts.join.past_bound},
+          {"gpu_records_past_bound", counts.join.past_bound + counts.records_past_bound},
           {"pending_launches", counts.pending_launches},
           {"pending_gpu_records", counts.pending_work},
           {"gpu_ns", counts.gpu_ns},

@@ -26,6 +26,7 @@
 #include "profilers/gpu/device_times.h"
 #include "profilers/gpu/gpu_counts.h"
 #include "profilers/gpu/gpu_time_weights.h"
+#include "profilers/gpu/joined_totals.h"
 #include "profilers/gpu/launch_join.h"
 #include "profilers/gpu/untaken_stacks.h"
 #include "profilers/profiler.h"
@@ -77,7 +78,7 @@ class GpuProfiler final : public Profiler {
   // A process's work on one device may overlap itself this many times over (compute, NCCL and
   // copy engines at once): its GPU time there is at most this times the session's wall time.
   static constexpr uint64_t kMaxOverlap = 4;
-  static constexpr uint64_t kFloodKey = UINT64_MAX;  // work past JoinLimits::max_handed_out
+  static constexpr uint64_t kFloodKey = UINT64_MAX;  // flood_ns_
   struct Place {
     uint32_t device;
     uint32_t stream;
@@ -101,8 +102,9 @@ class GpuProfiler final : public Profiler {
   void attach_followed();
   void read_events();
   void take_events();
-  // With mutex_ held; `now_ns` on CUPTI's clock.
-  void on_event(const GpuEvent& event, JoinClock::time_point now, uint64_t now_ns);
+  // With mutex_ held. `latest_ns`: the latest time on CUPTI's clock a record may claim, brought
+  // up to date as the call goes on.
+  void on_event(const GpuEvent& event, JoinClock::time_point now, uint64_t& latest_ns);
   // A piece of work's device, stream and graph, as an id into places_.
   uint32_t intern_place(const dormant_cupti_activity& activity);
   uint32_t intern_stack(int pid, const dormant_cupti_launch& launch);
@@ -118,11 +120,12 @@ class GpuProfiler final : public Profiler {
                        const std::string& launch, const GpuWork& work) const;
   // A process and device, as handed_ns_ keys them.
   uint64_t process_device(const GpuWork& work) const;
-  // By process and device, the share of the snapshot's GPU time that keeps its total within
-  // kMaxOverlap × the session's wall time (1 but for forged or flooding processes); the flood's
-  // under kFloodKey.
+  // By process and device (`sums`: the snapshot's GPU time of each), the share that keeps their
+  // session's total within kMaxOverlap × its wall time (1 but for forged or flooding processes).
   std::unordered_map<uint64_t, double> shares_within_wall_time(
-      const std::vector<JoinedWork>& joined, uint64_t flood_ns);
+      const std::unordered_map<uint64_t, uint64_t>& sums);
+  // Moves the work joined so far into totals_.
+  void fold_joined();
 
   GpuProfilerOptions options_;
   inventory::ContainerNames container_names_;
@@ -157,6 +160,8 @@ class GpuProfiler final : public Profiler {
   mutable DeviceTimes device_times_;                  // totals() merges what it holds
   std::unordered_map<uint64_t, uint64_t> handed_ns_;  // GPU time handed out, by pid and device
   UntakenStacks untaken_stacks_;
+  JoinedTotals totals_;    // joined work, summed by stack, until the snapshot
+  uint64_t flood_ns_ = 0;  // past LaunchJoin's bound, of no known process
   GpuCounts counts_;
 };
 

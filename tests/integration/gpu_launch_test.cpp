@@ -445,6 +445,23 @@ TEST_F(GpuLaunchTest, AStaticRuntimesFramesAreLeftOutOfLaunchStacks) {
   EXPECT_GT(checked, 0u);
 }
 
+// More records in one snapshot than the join hands out at once (1,000,000), at about 100,000 a
+// second: summed by stack as they come, every one keeps its time under its own launch site.
+TEST_F(GpuLaunchTest, MillionsOfRecordsInOneSnapshotAllKeepTheirStacks) {
+  GpuRun run = this->run({"--gpu-mode", "gpu-only"}, {"--threads", "2", "--rounds", "175000",
+                                                      "--kernel-ns", "100", "--pause-us", "1"});
+  ASSERT_TRUE(run.status.success()) << run.log;
+  const json& gpu = run.profile.header["gpu"];
+  EXPECT_EQ(gpu["gpu_records"], 2 * 175000 * 3) << gpu.dump();
+  EXPECT_EQ(gpu["gpu_records_past_bound"], 0) << gpu.dump();
+  EXPECT_EQ(gpu["gpu_records_outside_session"], 0) << gpu.dump();
+  EXPECT_EQ(gpu["joined"], 2 * 175000 * 3) << gpu.dump();
+  EXPECT_NEAR(static_cast<double>(run.gpu_samples), expected_samples(run.program), 1.0);
+  EXPECT_NEAR(static_cast<double>(launch_callers(run.profile.stacks).named),
+              expected_samples(run.program), expected_samples(run.program) * 0.01 + 1)
+      << gpu.dump();
+}
+
 TEST_F(GpuLaunchTest, RecordsCuptiDroppedAreCountedAndTheirLaunchesUnmatched) {
   GpuRun run =
       this->run({"--gpu-mode", "gpu-only"}, {"--rounds", "100"}, {"FAKE_CUPTI_DROP_EVERY=10"});
@@ -649,8 +666,8 @@ MeasuredSession measure_session(const fs::path& root, pid_t pid, int seconds) {
   return measured;
 }
 
-// A program whose every kernel record comes with 200 more of no launch (2 million in the session),
-// against the same program without them: the 5 s session ends on time with its profile, and the
+// A program whose every kernel record comes with 200 more of no launch, against the same program
+// without them: the 5 s session ends on time with its profile, and the
 // flood costs the agent at most 64 MiB more at its peak.
 TEST_F(GpuLaunchTest, AFloodOfGpuRecordsCostsTheAgentABoundedPeak) {
   auto quiet = start_program({"--kernel-ns", "1000", "--pause-us", "100"}, {}, "quiet");
@@ -671,7 +688,8 @@ TEST_F(GpuLaunchTest, AFloodOfGpuRecordsCostsTheAgentABoundedPeak) {
   ASSERT_TRUE(flood.succeeded) << flood.log;
   // On time: the flood's session ends as the quiet one does, within a session's length more.
   EXPECT_LT(flood.seconds, 2 * baseline.seconds);
-  EXPECT_GT(flood.gpu.value("unmatched_gpu_records", 0ull), 1'000'000u) << flood.gpu.dump();
+  // A flood it was: about 2 million records here, a few hundred thousand on a loaded machine.
+  EXPECT_GT(flood.gpu.value("unmatched_gpu_records", 0ull), 100'000u) << flood.gpu.dump();
   EXPECT_LE(flood.peak_kb, baseline.peak_kb + 64 * 1024) << flood.gpu.dump();
 }
 
