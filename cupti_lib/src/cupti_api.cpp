@@ -12,35 +12,25 @@ CuptiApi g_api;
 struct Candidate {
   const char* cupti;
   const char* runtime;  // the CUDA runtime it goes with
-  int major;
 };
-constexpr Candidate kCandidates[] = {{"libcupti.so.13", "libcudart.so.13", 13},
-                                     {"libcupti.so.12", "libcudart.so.12", 12}};
+constexpr Candidate kCandidates[] = {{"libcupti.so.13", "libcudart.so.13"},
+                                     {"libcupti.so.12", "libcudart.so.12"}};
 
 void* open_loaded(const char* name) { return dlopen(name, RTLD_NOW | RTLD_NOLOAD); }
 
-// The program's libcupti, as a handle, with its major version in `major`.
-void* open_programs_cupti(int& major) {
+// The program's libcupti, as a handle.
+void* open_programs_cupti() {
   for (const Candidate& candidate : kCandidates) {  // loaded already: the program's own
-    if (void* handle = open_loaded(candidate.cupti)) {
-      major = candidate.major;
-      return handle;
-    }
+    if (void* handle = open_loaded(candidate.cupti)) return handle;
   }
   for (const Candidate& candidate : kCandidates) {  // the one of its runtime
     void* runtime = open_loaded(candidate.runtime);
     if (runtime == nullptr) continue;
     dlclose(runtime);
-    if (void* handle = dlopen(candidate.cupti, RTLD_NOW | RTLD_LOCAL)) {
-      major = candidate.major;
-      return handle;
-    }
+    if (void* handle = dlopen(candidate.cupti, RTLD_NOW | RTLD_LOCAL)) return handle;
   }
   for (const Candidate& candidate : kCandidates) {  // a static runtime: the newest there is
-    if (void* handle = dlopen(candidate.cupti, RTLD_NOW | RTLD_LOCAL)) {
-      major = candidate.major;
-      return handle;
-    }
+    if (void* handle = dlopen(candidate.cupti, RTLD_NOW | RTLD_LOCAL)) return handle;
   }
   return nullptr;
 }
@@ -55,8 +45,7 @@ bool find(void* handle, const char* name, Function& function) {
 }
 
 bool load() {
-  int major = 0;
-  void* handle = open_programs_cupti(major);
+  void* handle = open_programs_cupti();
   if (handle == nullptr) {
     std::fprintf(stderr,
                  "dormant_cupti: found neither libcupti.so.13 nor libcupti.so.12 (%s); GPU "
@@ -65,7 +54,6 @@ bool load() {
     return false;
   }
   CuptiApi api;
-  api.major = major;
   bool found =
       find(handle, "cuptiSubscribe", api.subscribe) &&
       find(handle, "cuptiUnsubscribe", api.unsubscribe) &&

@@ -11,7 +11,6 @@
 namespace dormant::cupti {
 
 struct CuptiApi {
-  int major = 0;  // the CUDA version of the CUPTI taken: 12 or 13
   decltype(&cuptiSubscribe) subscribe = nullptr;
   // CUDA 13's: names this subscriber and learns a conflicting one's name. Null where absent.
   decltype(&cuptiSubscribe_v2) subscribe_v2 = nullptr;

@@ -316,13 +316,12 @@ void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now, uin
     // The events of one call keep coming while it reads them: the clock is read again for one
     // that seems to come from the future.
     if (activity.start_ns >= latest_ns) latest_ns = cupti_clock_ns() + kClockSlackNs;
-    uint64_t latest = latest_ns;
-    if (activity.end_ns <= session_start_ns_ || activity.start_ns >= latest) {
+    if (activity.end_ns <= session_start_ns_ || activity.start_ns >= latest_ns) {
       ++counts_.records_outside_session;
       return;
     }
     uint64_t start = std::max<uint64_t>(activity.start_ns, session_start_ns_);
-    uint64_t end = std::min<uint64_t>(std::max<uint64_t>(activity.end_ns, start), latest);
+    uint64_t end = std::min<uint64_t>(std::max<uint64_t>(activity.end_ns, start), latest_ns);
     device_times_.add(activity.device_id, activity.kind == DORMANT_CUPTI_KERNEL, start, end);
     join_.add_work({event.pid, activity.correlation_id, intern_name(activity, event.name),
                     intern_place(activity), end - start},
