@@ -91,15 +91,17 @@ class GpuLaunchTest : public ::testing::Test {
     return run_program_under_agent(std::move(agent_args), std::move(program_args), std::move(env));
   }
 
-  // The agent's `gpu` way in with any program on the fake CUDA stack.
+  // The agent's `gpu` way in with any program on the fake CUDA stack of `fake_dir` (CUDA 13's
+  // or CUDA 12's).
   GpuRun run_program_under_agent(std::vector<std::string> agent_args,
-                                 std::vector<std::string> program, std::vector<std::string> env) {
+                                 std::vector<std::string> program, std::vector<std::string> env,
+                                 const char* fake_dir = FAKE_CUDA_DIR) {
     std::vector<std::string> argv = {DORMANT_AGENT, "gpu", "-o", (root_ / "out").string(),
                                      "-f",          "1000"};
     argv.insert(argv.end(), agent_args.begin(), agent_args.end());
     argv.push_back("--");
     argv.insert(argv.end(), program.begin(), program.end());
-    env.push_back("LD_LIBRARY_PATH=" FAKE_CUDA_DIR);
+    env.push_back(std::string("LD_LIBRARY_PATH=") + fake_dir);
     Ran ran = run_program(std::move(argv), std::move(env));
     GpuRun result;
     result.status = ran.status;
@@ -389,16 +391,10 @@ TEST_F(GpuLaunchTest, PastTheLaunchRateStacksAreSampledAndGpuTimeIsConserved) {
 // library file takes the program's CUPTI 12, leaves out the launch APIs CUDA 13 added, and joins
 // every launch as on CUDA 13.
 TEST_F(GpuLaunchTest, ACuda12ProgramIsProfiledThroughItsOwnCupti) {
-  std::vector<std::string> argv = {
-      DORMANT_AGENT, "gpu",      "-o",      (root_ / "out").string(),         "-f",    "1000",
-      "--gpu-mode",  "gpu-only", "--",      FAKE_CUDA12_DIR "/fake_cuda_app", "--api", "all",
-      "--rounds",    "30",       "--copies"};
-  Ran ran = run_program(std::move(argv), {"LD_LIBRARY_PATH=" FAKE_CUDA12_DIR});
-  GpuRun run;
-  run.status = ran.status;
-  run.log = ran.err;
-  run.program = json::parse(program_output(ran.out));
-  read_profile(run);
+  GpuRun run = run_program_under_agent(
+      {"--gpu-mode", "gpu-only"},
+      {FAKE_CUDA12_DIR "/fake_cuda_app", "--api", "all", "--rounds", "30", "--copies"}, {},
+      FAKE_CUDA12_DIR);
   ASSERT_TRUE(run.status.success()) << run.log;
   const json& gpu = run.profile.header["gpu"];
   // CUDA 12's CUPTI has no callback for CUDA 13's __cudaLaunchKernel: those launches are seen
@@ -416,18 +412,9 @@ TEST_F(GpuLaunchTest, ACuda12ProgramIsProfiledThroughItsOwnCupti) {
 // nvcc links CUDA's runtime into the program by default: its frames (the API's own, those of
 // namespace cudart) are left out, so that the API frame follows the program's caller.
 TEST_F(GpuLaunchTest, AStaticRuntimesFramesAreLeftOutOfLaunchStacks) {
-  std::vector<std::string> argv = {DORMANT_AGENT, "gpu",
-                                   "-o",          (root_ / "out").string(),
-                                   "-f",          "1000",
-                                   "--gpu-mode",  "gpu-only",
-                                   "--",          FAKE_CUDA_DIR "/fake_cuda_app_static",
-                                   "--api",       "runtime",
-                                   "--rounds",    "100"};
-  Ran ran = run_program(std::move(argv), {"LD_LIBRARY_PATH=" FAKE_CUDA_DIR});
-  GpuRun run;
-  run.status = ran.status;
-  run.log = ran.err;
-  read_profile(run);
+  GpuRun run = run_program_under_agent(
+      {"--gpu-mode", "gpu-only"},
+      {FAKE_CUDA_DIR "/fake_cuda_app_static", "--api", "runtime", "--rounds", "100"}, {});
   ASSERT_TRUE(run.status.success()) << run.log;
   uint64_t checked = 0;
   run.profile.stacks.for_each([&](const profile::StackView& stack) {

@@ -111,6 +111,12 @@ bool env_flag(const char* name) {
   return value != nullptr && std::strcmp(value, "1") == 0;
 }
 
+// The number the environment gives `name`; 0 without one.
+long env_number(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? std::strtol(value, nullptr, 10) : 0;
+}
+
 uint64_t realtime_ns() {
   timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
@@ -155,10 +161,7 @@ void queue(CUpti_ActivityKind kind, const Record& record) {
   State& s = state();
   std::unique_lock lock(s.mutex);
   if (!s.kinds.contains(kind)) return;
-  static const long drop_every = [] {
-    const char* value = std::getenv("FAKE_CUPTI_DROP_EVERY");
-    return value ? std::strtol(value, nullptr, 10) : 0;
-  }();
+  static const long drop_every = env_number("FAKE_CUPTI_DROP_EVERY");
   ++s.made;
   if (drop_every > 0 && s.made % static_cast<uint64_t>(drop_every) == 0) {
     ++s.dropped;
@@ -179,11 +182,8 @@ struct Placement {
 
 // The device and stream of the calling thread's work.
 Placement placement() {
-  static const uint32_t devices = [] {
-    const char* value = std::getenv("FAKE_CUDA_DEVICES");
-    long count = value ? std::strtol(value, nullptr, 10) : 0;
-    return static_cast<uint32_t>(std::clamp(count, 0L, 64L));
-  }();
+  static const auto devices =
+      static_cast<uint32_t>(std::clamp(env_number("FAKE_CUDA_DEVICES"), 0L, 64L));
   static std::atomic<uint32_t> threads{0};
   thread_local const uint32_t thread = threads.fetch_add(1);
   if (devices == 0) return {0, 7};
@@ -226,10 +226,7 @@ uint32_t fake_cupti_next_correlation_id() { return g_next_correlation.fetch_add(
 
 void fake_cupti_api(int domain, uint32_t cbid, int site, uint32_t correlation_id,
                     const char* symbol) {
-  static const long unseen_every = [] {
-    const char* value = std::getenv("FAKE_CUPTI_UNSEEN_EVERY");
-    return value ? std::strtol(value, nullptr, 10) : 0;
-  }();
+  static const long unseen_every = env_number("FAKE_CUPTI_UNSEEN_EVERY");
   if (unseen_every > 0 && correlation_id % static_cast<uint64_t>(unseen_every) == 0) return;
   State& s = state();
   CUpti_CallbackFunc callback;
@@ -259,10 +256,7 @@ void fake_cupti_kernel(uint32_t correlation_id, const char* name, uint64_t durat
   schedule_and_wait(record, duration_ns);
   record.correlationId = correlation_id;
   record.graphId = graph_id;
-  static const long forge_every = [] {
-    const char* value = std::getenv("FAKE_CUPTI_FORGE_EVERY");
-    return value ? std::strtol(value, nullptr, 10) : 0;
-  }();
+  static const long forge_every = env_number("FAKE_CUPTI_FORGE_EVERY");
   static std::atomic<uint64_t> kernels{0};
   uint64_t kernel = kernels.fetch_add(1);
   if (forge_every > 1 && kernel % static_cast<uint64_t>(forge_every) == 0) {
@@ -272,10 +266,7 @@ void fake_cupti_kernel(uint32_t correlation_id, const char* name, uint64_t durat
     record.end = record.start + duration_ns;
   }
   queue(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, record);
-  static const long flood = [] {
-    const char* value = std::getenv("FAKE_CUPTI_FLOOD");
-    return value ? std::strtol(value, nullptr, 10) : 0;
-  }();
+  static const long flood = env_number("FAKE_CUPTI_FLOOD");
   for (long extra = 0; extra < flood; ++extra) {  // of no launch: correlation ids never used
     record.correlationId = 0x80000000u | static_cast<uint32_t>(kernel * flood + extra);
     queue(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, record);
