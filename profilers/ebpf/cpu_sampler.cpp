@@ -21,11 +21,11 @@
 #include "cpu_sampler.skel.h"
 
 #include "bpf/cpu_sampler.h"
-#include "bpf/followed_pids.h"
 #include "bpf/python.h"
 #include "bpf/runtime_frames.h"
 #include "bpf/unwind.h"
 #include "common/unique_fd.h"
+#include "profilers/ebpf/followed_pids.h"
 #include "profilers/ebpf/kernel_probes.h"
 #include "profilers/ebpf/libbpf_log.h"
 
@@ -211,6 +211,10 @@ Stacks take_stacks(StackMaps maps, const std::vector<dormant_sample_key>& keys) 
   return stacks;
 }
 
+PidFilter pid_filter(::cpu_sampler& skeleton) {
+  return {skeleton.maps.target_pids, skeleton.progs.follow_child, skeleton.progs.forget_child};
+}
+
 }  // namespace
 
 void CpuSampler::SkeletonDeleter::operator()(::cpu_sampler* skeleton) const {
@@ -238,12 +242,7 @@ Result<CpuSampler::Skeleton> CpuSampler::load_skeleton(const CpuSamplerOptions& 
   for (::bpf_map* map : stack_maps) bpf_map__set_max_entries(map, options.max_stacks);
   for (::bpf_map* map : count_maps) bpf_map__set_max_entries(map, options.max_counted);
   bpf_map__set_max_entries(skeleton->maps.processes, options.max_processes);
-  bool follow = !options.pids.empty();  // and the processes they start
-  bpf_map__set_max_entries(
-      skeleton->maps.target_pids,
-      at_least_one(options.pids.size() + (follow ? DORMANT_MAX_FOLLOWED_PIDS : 0)));
-  bpf_program__set_autoload(skeleton->progs.follow_child, follow);
-  bpf_program__set_autoload(skeleton->progs.forget_child, follow);
+  size_pid_filter(pid_filter(*skeleton), options.pids.size(), !options.pids.empty());
   bpf_map__set_max_entries(skeleton->maps.target_cgroups, at_least_one(options.cgroup_ids.size()));
   bpf_map__set_max_entries(skeleton->maps.unwind_processes,
                            by_tables ? options.max_unwind_processes : 1);
@@ -302,21 +301,11 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::make(const CpuSamplerOptions& op
   sampler->skeleton_ = std::move(*loaded);
   ::cpu_sampler& skeleton = *sampler->skeleton_;
 
-  uint8_t named = DORMANT_NAMED_PID;
-  for (int pid : options.pids) {
-    auto key = static_cast<uint32_t>(pid);
-    if (bpf_map__update_elem(skeleton.maps.target_pids, &key, sizeof(key), &named, sizeof(named),
-                             BPF_ANY) != 0) {
-      return Error::from_errno("filling the eBPF sampler's pid filter");
-    }
-  }
-  if (!options.pids.empty()) {
-    for (::bpf_program* program : {skeleton.progs.follow_child, skeleton.progs.forget_child}) {
-      ::bpf_link* link = bpf_program__attach(program);
-      if (link == nullptr) return Error::from_errno("following the profiled processes' children");
-      sampler->follow_links_.emplace_back(link);
-    }
-  }
+  // The named processes and those they start.
+  auto followed = fill_pid_filter(pid_filter(skeleton), options.pids, !options.pids.empty(),
+                                  "the eBPF sampler's");
+  if (!followed) return followed.error();
+  for (::bpf_link* link : *followed) sampler->follow_links_.emplace_back(link);
   uint8_t yes = 1;
   for (uint64_t cgroup : options.cgroup_ids) {
     if (bpf_map__update_elem(skeleton.maps.target_cgroups, &cgroup, sizeof(cgroup), &yes,

@@ -14,6 +14,7 @@
 #include "gpu_probes.skel.h"
 
 #include "bpf/followed_pids.h"
+#include "profilers/ebpf/followed_pids.h"
 #include "profilers/ebpf/libbpf_log.h"
 #include "profilers/gpu/launch_batches.h"
 
@@ -85,29 +86,15 @@ Result<std::unique_ptr<GpuProbes>> GpuProbes::make(const std::vector<int>& pids)
     spdlog::warn("gpu: the kernel has no BTF: processes the profiled ones start are not followed");
   }
   skeleton.rodata->filter_pids = pids.empty() ? 0 : 1;
-  bpf_map__set_max_entries(skeleton.maps.target_pids,
-                           static_cast<uint32_t>(std::max<size_t>(
-                               pids.size() + (follow ? DORMANT_MAX_FOLLOWED_PIDS : 0), 1)));
-  bpf_program__set_autoload(skeleton.progs.follow_child, follow);
-  bpf_program__set_autoload(skeleton.progs.forget_child, follow);
+  ebpf::PidFilter filter{skeleton.maps.target_pids, skeleton.progs.follow_child,
+                         skeleton.progs.forget_child};
+  ebpf::size_pid_filter(filter, pids.size(), follow);
   auto loaded =
       ebpf::with_libbpf_log("load the GPU probes", [&] { return gpu_probes::load(&skeleton); });
   if (!loaded) return loaded.error();
-  uint8_t named = DORMANT_NAMED_PID;
-  for (int pid : pids) {
-    auto key = static_cast<uint32_t>(pid);
-    if (bpf_map__update_elem(skeleton.maps.target_pids, &key, sizeof(key), &named, sizeof(named),
-                             BPF_ANY) != 0) {
-      return Error::from_errno("filling the GPU probes' pid filter");
-    }
-  }
-  if (follow) {
-    for (::bpf_program* program : {skeleton.progs.follow_child, skeleton.progs.forget_child}) {
-      ::bpf_link* link = bpf_program__attach(program);
-      if (link == nullptr) return Error::from_errno("following the profiled processes' children");
-      probes->follow_links_.emplace_back(link);
-    }
-  }
+  auto followed = ebpf::fill_pid_filter(filter, pids, follow, "the GPU probes'");
+  if (!followed) return followed.error();
+  for (::bpf_link* link : *followed) probes->follow_links_.emplace_back(link);
   probes->ring_.reset(
       ring_buffer__new(bpf_map__fd(skeleton.maps.events), on_ring_event, probes.get(), nullptr));
   if (!probes->ring_) return Error::from_errno("reading the GPU probes' ring buffer");
