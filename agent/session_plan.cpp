@@ -1,6 +1,7 @@
 #include "agent/session_plan.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "agent/run_arguments.h"
 #include "agent/work_directory.h"
@@ -69,6 +70,9 @@ module::SessionSettings profiling_settings(const config::AgentConfig& config) {
     settings.max_runtime_processes = static_cast<uint32_t>(config.max_processes_runtime_profiler);
   }
   settings.ebpf_unwind_table_bytes = static_cast<uint64_t>(config.ebpf_unwind_table_mb) << 20;
+  settings.gpu_start_deadline =
+      std::chrono::milliseconds(std::llround(config.gpu_start_timeout_s * 1000));
+  settings.gpu_records_per_second = static_cast<uint64_t>(config.gpu_max_records_per_second);
   settings.stop_deadline = config.profiler_stop_deadline();
   settings.work_dir = work_directory_of(config.state_dir).string();
   return settings;

@@ -16,7 +16,8 @@
 
 #include "kernel_types.h"
 
-const volatile __u32 filter_pids = 0;  // 1: only the processes in target_pids
+const volatile __u32 filter_pids = 0;         // 1: only the processes in target_pids
+const volatile __u64 records_per_second = 0;  // GPU records a process may pass on; 0: all
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -36,6 +37,13 @@ struct {
   __type(key, __u32);
   __type(value, struct dormant_gpu_losses);
 } losses SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, DORMANT_GPU_RATED_PROCESSES);
+  __type(key, __u32);
+  __type(value, struct dormant_gpu_record_rate);
+} record_rates SEC(".maps");
 
 // Per CPU: where an event is put together before only its used part (the stack's frames, the
 // name's bytes) goes into the ring buffer.
@@ -59,6 +67,48 @@ static __always_inline union scratch_event* scratch_event(void) {
 static __always_inline struct dormant_gpu_losses* loss_counters(void) {
   __u32 zero = 0;
   return bpf_map_lookup_elem(&losses, &zero);
+}
+
+// The process's bucket, topped up for the time since its last top-up (at most a second's worth);
+// null when there is no bound.
+static __always_inline struct dormant_gpu_record_rate* record_rate(__u32 tgid) {
+  if (records_per_second == 0) return 0;
+  __u64 now = bpf_ktime_get_ns();
+  struct dormant_gpu_record_rate* rate = bpf_map_lookup_elem(&record_rates, &tgid);
+  if (!rate) {
+    struct dormant_gpu_record_rate full = {.refilled_ns = now, .tokens = records_per_second};
+    bpf_map_update_elem(&record_rates, &tgid, &full, BPF_NOEXIST);
+    return bpf_map_lookup_elem(&record_rates, &tgid);
+  }
+  __u64 elapsed = now > rate->refilled_ns ? now - rate->refilled_ns : 0;
+  if (elapsed >= 1000000000ULL) {
+    rate->tokens = records_per_second;
+    rate->refilled_ns = now;
+    return rate;
+  }
+  __u64 added = elapsed * records_per_second / 1000000000ULL;
+  if (added > 0) {  // the fraction of a record left over stays owed
+    rate->refilled_ns += added * 1000000000ULL / records_per_second;
+    rate->tokens =
+        rate->tokens + added < records_per_second ? rate->tokens + added : records_per_second;
+  }
+  return rate;
+}
+
+// Whether the process may pass one more record on; if not, the record is counted and its time
+// kept in its bucket.
+static __always_inline int within_rate(struct dormant_gpu_record_rate* rate,
+                                       const struct dormant_cupti_activity* activity) {
+  if (!rate) return 1;
+  if (rate->tokens > 0) {
+    rate->tokens -= 1;
+    return 1;
+  }
+  __u64 ns = activity->end_ns > activity->start_ns ? activity->end_ns - activity->start_ns : 0;
+  if (ns > DORMANT_GPU_MAX_PAST_NS) ns = DORMANT_GPU_MAX_PAST_NS;
+  __sync_fetch_and_add(&rate->past_records, 1);
+  __sync_fetch_and_add(&rate->past_ns, ns);
+  return 0;
 }
 
 static __always_inline int wanted(__u32 tgid) {
@@ -122,6 +172,7 @@ int BPF_USDT(on_activity, void* batch_address) {
   union scratch_event* scratch = scratch_event();
   if (!scratch) return 0;
   struct dormant_gpu_activity_event* event = &scratch->activity;
+  struct dormant_gpu_record_rate* rate = record_rate(tgid);
   for (__u32 i = 0; i < DORMANT_CUPTI_BATCH_RECORDS; ++i) {
     if (i >= count) break;
     event->type = DORMANT_GPU_ACTIVITY;
@@ -130,6 +181,7 @@ int BPF_USDT(on_activity, void* batch_address) {
       if (lost) __sync_fetch_and_add(&lost->unreadable, 1);
       continue;
     }
+    if (!within_rate(rate, &event->activity)) continue;
     long name_bytes = 1;  // with its NUL
     event->name[0] = 0;
     if (event->activity.name != 0) {

@@ -36,6 +36,18 @@ struct dormant_gpu_dropped_event {
   __u64 dropped;  // activity records CUPTI dropped in that process
 };
 
+// Per process: its bound on GPU records a second (a token bucket, rodata records_per_second) and
+// what came past it, kept as a count and a time instead of records.
+struct dormant_gpu_record_rate {
+  __u64 refilled_ns;   // bpf_ktime_get_ns of the tokens' last top-up
+  __u64 tokens;        // records it may still pass on
+  __u64 past_records;  // since the process was first seen
+  __u64 past_ns;       // their durations summed (each at most DORMANT_GPU_MAX_PAST_NS)
+};
+
+#define DORMANT_GPU_MAX_PAST_NS 10000000000ULL
+#define DORMANT_GPU_RATED_PROCESSES 4096
+
 // Per CPU; what the programs could not pass on.
 struct dormant_gpu_losses {
   __u64 launches_lost;    // the ring buffer was full

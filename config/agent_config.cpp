@@ -247,6 +247,16 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
       ->capture_default_str()
       ->check(CLI::IsMember({"merge", "gpu-only", "cpu-only", "disabled"}))
       ->group(kGpu);
+  app.add_option("--gpu-start-timeout", c.gpu_start_timeout_s,
+                 "Seconds the GPU profiler may take to attach when a session starts; past them "
+                 "the session goes on without it")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 3600.0))
+      ->group(kGpu);
+  add_int(app, "--gpu-max-records-per-second", c.gpu_max_records_per_second, 0, INT_MAX,
+          "GPU records (kernels, copies, sets) of one process read a second; past them only "
+          "their time is kept, under the process (0: every record)",
+          kGpu);
   app.add_option("--cupti-library", c.cupti_library,
                  "The injection library `gpu --` starts programs with (default: "
                  "libdormant_cupti.so beside the executable)")

@@ -89,7 +89,9 @@ struct AgentConfig {
 
   // GPU.
   GpuMode gpu_mode = GpuMode::kMerge;
-  std::string cupti_library;  // empty: libdormant_cupti.so beside the executable
+  double gpu_start_timeout_s = 5;            // past it, a session goes on without the GPU profiler
+  int gpu_max_records_per_second = 250'000;  // a process's; past it, their time alone is kept
+  std::string cupti_library;                 // empty: libdormant_cupti.so beside the executable
   // `dormant-agent gpu [options] -- PROGRAM ARGS...`: the program to start and profile; empty
   // in every other mode.
   std::vector<std::string> launch_command;

@@ -63,6 +63,8 @@ std::unique_ptr<profilers::Profiler> gpu_profiler(const SessionSettings& setting
   options.frequency_hz = settings.frequency_hz;
   options.pids = settings.pids;
   options.libraries.assign(settings.gpu_libraries.begin(), settings.gpu_libraries.end());
+  options.start_deadline = settings.gpu_start_deadline;
+  options.records_per_second = settings.gpu_records_per_second;
   return std::make_unique<profilers::gpu::GpuProfiler>(std::move(options));
 }
 #endif

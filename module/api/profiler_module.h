@@ -68,6 +68,8 @@ struct SessionSettings {
   bool gpu = false;
   // The library files to attach to; empty: those the running programs have loaded.
   std::vector<std::string> gpu_libraries;
+  std::chrono::milliseconds gpu_start_deadline{5000};  // past it, the session goes on without it
+  uint64_t gpu_records_per_second = 250'000;           // a process's, read whole; 0: all
 
   // How long each profiler's stop() may take before its processes are killed.
   std::chrono::milliseconds stop_deadline{10'000};

@@ -30,7 +30,8 @@ struct GpuCounts {
   uint64_t records_outside_session = 0;  // GPU work that ended before it or began after it
   uint64_t devices_past_bound = 0;       // pieces of work on devices past DeviceTimes' bound
   uint64_t records_past_bound = 0;       // past JoinedTotals' bound: their time alone kept
-  uint64_t gpu_ns_past_wall = 0;  // a process's GPU time on a device past kMaxOverlap × wall time
+  uint64_t records_past_rate = 0;        // past a process's records a second: their time alone kept
+  uint64_t gpu_ns_past_wall = 0;  // a process's GPU time on a device past the session's wall time
   // At the last snapshot: launches whose GPU work had not come yet, and work whose launch had not;
   // carried to the next snapshot.
   uint64_t pending_launches = 0;

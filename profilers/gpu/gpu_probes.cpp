@@ -71,7 +71,8 @@ void GpuProbes::SkeletonDeleter::operator()(::gpu_probes* skeleton) const {
 void GpuProbes::LinkDeleter::operator()(::bpf_link* link) const { bpf_link__destroy(link); }
 void GpuProbes::RingDeleter::operator()(::ring_buffer* ring) const { ring_buffer__free(ring); }
 
-Result<std::unique_ptr<GpuProbes>> GpuProbes::make(const std::vector<int>& pids) {
+Result<std::unique_ptr<GpuProbes>> GpuProbes::make(const std::vector<int>& pids,
+                                                   uint64_t records_per_second) {
   std::unique_ptr<GpuProbes> probes(new GpuProbes());
   auto opened = ebpf::with_libbpf_log("open the GPU probes", [&] {
     probes->skeleton_.reset(gpu_probes::open());
@@ -86,6 +87,7 @@ Result<std::unique_ptr<GpuProbes>> GpuProbes::make(const std::vector<int>& pids)
     spdlog::warn("gpu: the kernel has no BTF: processes the profiled ones start are not followed");
   }
   skeleton.rodata->filter_pids = pids.empty() ? 0 : 1;
+  skeleton.rodata->records_per_second = records_per_second;
   ebpf::PidFilter filter{skeleton.maps.target_pids, skeleton.progs.follow_child,
                          skeleton.progs.forget_child};
   ebpf::size_pid_filter(filter, pids.size(), follow);
@@ -177,6 +179,35 @@ GpuLosses GpuProbes::take_losses() {
                   total.activities_lost - reported_.activities_lost,
                   total.unreadable - reported_.unreadable};
   reported_ = total;
+  return since;
+}
+
+std::vector<GpuProbes::PastRate> GpuProbes::take_past_rate() {
+  std::vector<PastRate> since;
+  std::unordered_map<int, PastRate> now;
+  int map = bpf_map__fd(skeleton_->maps.record_rates);
+  uint32_t key = 0;
+  const uint32_t* previous = nullptr;
+  while (bpf_map_get_next_key(map, previous, &key) == 0 &&
+         now.size() < DORMANT_GPU_RATED_PROCESSES) {
+    previous = &key;
+    dormant_gpu_record_rate rate{};
+    if (bpf_map_lookup_elem(map, &key, &rate) != 0 || rate.past_records == 0) continue;
+    int pid = static_cast<int>(key);
+    if (now.contains(pid)) continue;  // the walk began again: an entry was evicted meanwhile
+    PastRate total{pid, rate.past_records, rate.past_ns};
+    auto reported = past_rate_reported_.find(pid);
+    // The bucket may be new since (an exited process's, evicted, and its pid reused).
+    PastRate before =
+        reported != past_rate_reported_.end() && reported->second.records <= total.records
+            ? reported->second
+            : PastRate{pid, 0, 0};
+    if (total.records > before.records) {
+      since.push_back({pid, total.records - before.records, total.ns - before.ns});
+    }
+    now.emplace(pid, total);
+  }
+  past_rate_reported_ = std::move(now);
   return since;
 }
 

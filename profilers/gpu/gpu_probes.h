@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "bpf/gpu_probes.h"
@@ -39,8 +40,10 @@ struct GpuEvent {
 class GpuProbes {
  public:
   // Loads the programs; with `pids`, they pass on the events of these processes, and of the
-  // processes they start, only.
-  static Result<std::unique_ptr<GpuProbes>> make(const std::vector<int>& pids);
+  // processes they start, only. A process's GPU records past `records_per_second` (0: no bound)
+  // are not passed on but counted, with their time (take_past_rate).
+  static Result<std::unique_ptr<GpuProbes>> make(const std::vector<int>& pids,
+                                                 uint64_t records_per_second);
   ~GpuProbes();
   GpuProbes(const GpuProbes&) = delete;
   GpuProbes& operator=(const GpuProbes&) = delete;
@@ -60,6 +63,14 @@ class GpuProbes {
 
   // Summed over CPUs since the previous call.
   GpuLosses take_losses();
+
+  // By process, the records past its rate since the previous call, and their time.
+  struct PastRate {
+    int pid;
+    uint64_t records;
+    uint64_t ns;
+  };
+  std::vector<PastRate> take_past_rate();
 
  private:
   GpuProbes() = default;
@@ -85,6 +96,7 @@ class GpuProbes {
   const std::function<void(const GpuEvent&)>* on_event_ = nullptr;  // during consume() only
   uint64_t malformed_ = 0;  // batches of launches that did not parse to their end
   GpuLosses reported_;
+  std::unordered_map<int, PastRate> past_rate_reported_;  // by process, as last read
 };
 
 }  // namespace dormant::profilers::gpu

@@ -12,7 +12,8 @@
 
 #include "common/procfs.h"
 #include "common/text.h"
-#include "profilers/gpu/cuda_processes.h"
+#include "common/within_deadline.h"
+#include "profilers/gpu/gpu_attachment.h"
 #include "profilers/gpu/gpu_probes.h"
 #include "profilers/system/demangle.h"
 #include "profilers/system/processes.h"
@@ -22,7 +23,7 @@ namespace {
 
 constexpr std::chrono::milliseconds kReadEvery{100};
 constexpr char kKeySeparator = '\x1f';  // between a weighted stack's container, comm and frames
-constexpr const char* kPastBoundFrame = "[GPU work past the bound of records a snapshot]";
+constexpr const char* kPastBoundFrame = "[GPU work past the bounds on records: its time alone]";
 
 const char* copy_direction(uint32_t copy_kind) {
   switch (copy_kind) {
@@ -96,34 +97,8 @@ GpuProfiler::GpuProfiler(GpuProfilerOptions options)
 
 GpuProfiler::~GpuProfiler() { stop(); }
 
-Result<std::vector<LibraryFile>> GpuProfiler::library_files() {
-  std::vector<LibraryFile> files;
-  for (const auto& path : options_.libraries) {
-    auto opened = open_library_file(path);
-    if (!opened) return opened.error();
-    files.push_back(std::move(*opened));
-  }
-  if (!options_.libraries.empty()) return files;
-  CudaLibraries found = find_injected_processes();
-  counts_.library_files_refused = found.files_refused;
-  for (const std::string& refused : found.refused) spdlog::warn("gpu: {}", refused);
-  if (found.files.empty()) {
-    return Error(ErrorKind::kUnavailable,
-                 "no running program has " DORMANT_CUPTI_LIBRARY_NAME
-                 " loaded (start CUDA programs with CUDA_INJECTION64_PATH naming it)" +
-                     (found.refused.empty() ? "" : "; " + found.refused.front()));
-  }
-  return std::move(found.files);
-}
-
 void GpuProfiler::attach_in(int pid, std::string& failures) {
-  bool any = false;
-  for (const LibraryFile& file : files_) {
-    auto attached = probes_->attach(file, pid);
-    if (!attached) failures += (failures.empty() ? "" : "; ") + attached.error().message();
-    any = any || attached.ok();
-  }
-  if (pid < 0) return;
+  bool any = attach_files(*probes_, files_, pid, failures);
   attached_pids_.insert(pid);  // tried once, whatever came of it
   std::lock_guard lock(mutex_);
   if (any) ++counts_.processes_attached;
@@ -152,25 +127,18 @@ void GpuProfiler::attach_followed() {
 Result<void> GpuProfiler::start() {
   if (!wake_reader_) return Error::from_errno("eventfd for the GPU reader");
   session_start_ns_ = last_snapshot_ns_ = cupti_clock_ns();  // before recording can begin
-  auto files = library_files();
-  if (!files) return files.error();
-  auto probes = GpuProbes::make(options_.pids);
-  if (!probes) return probes.error();
-  files_ = std::move(*files);
-  probes_ = std::move(*probes);
-  std::string failures;
-  if (options_.pids.empty()) {
-    attach_in(-1, failures);  // every process that maps a library file
-  } else {
-    for (int pid : options_.pids) attach_in(pid, failures);
-  }
-  if (probes_->attachments() == 0) {
-    probes_.reset();
-    files_.clear();
-    return Error(ErrorKind::kUnavailable,
-                 "cannot attach to " DORMANT_CUPTI_LIBRARY_NAME ": " + failures);
-  }
-  if (!failures.empty()) spdlog::warn("gpu: {}", failures);
+  auto attached = within_deadline<GpuAttachment>(
+      options_.start_deadline, "attaching to " DORMANT_CUPTI_LIBRARY_NAME,
+      [libraries = options_.libraries, pids = options_.pids, rate = options_.records_per_second] {
+        return attach_gpu_probes(libraries, pids, rate);
+      });
+  if (!attached) return attached.error();
+  files_ = std::move(attached->files);
+  probes_ = std::move(attached->probes);
+  attached_pids_.insert(attached->pids_tried.begin(), attached->pids_tried.end());
+  counts_.processes_attached = attached->processes_attached;
+  counts_.library_files_refused = attached->files_refused;
+  if (!attached->failures.empty()) spdlog::warn("gpu: {}", attached->failures);
   symbolizer_ = std::make_unique<system::Symbolizer>(std::nullopt);
   stopping_ = false;
   reader_ = std::thread([this] { read_events(); });
@@ -374,7 +342,7 @@ uint64_t GpuProfiler::process_device(const GpuWork& work) const {
 
 std::unordered_map<uint64_t, double> GpuProfiler::shares_within_wall_time(
     const std::unordered_map<uint64_t, uint64_t>& sums) {
-  uint64_t allowed = kMaxOverlap * (last_snapshot_ns_ - session_start_ns_ + kClockSlackNs);
+  uint64_t allowed = last_snapshot_ns_ - session_start_ns_ + kWallSlackNs;
   std::unordered_map<uint64_t, double> shares;
   for (const auto& [key, sum] : sums) {
     uint64_t& handed = handed_ns_[key];
@@ -407,6 +375,10 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
   fold_joined();
   std::vector<JoinedWork> all_joined = totals_.take();
   auto past_bound = totals_.take_past_bound();  // by process
+  for (const GpuProbes::PastRate& past : probes_->take_past_rate()) {
+    counts_.records_past_rate += past.records;
+    past_bound.emplace_back(past.pid, past.ns);
+  }
   uint64_t flood_ns = std::exchange(flood_ns_, 0);
   std::unordered_map<uint64_t, uint64_t> sums;  // by process and device, for their shares
   for (const JoinedWork& one : all_joined) sums[process_device(one.work)] += one.work.duration_ns;
@@ -513,6 +485,7 @@ nlohmann::json GpuProfiler::header_facts() const {
           {"over_capacity", counts.join.over_capacity},
           {"graph_launches_retired", counts.join.graphs_retired},
           {"gpu_records_past_bound", counts.join.past_bound + counts.records_past_bound},
+          {"gpu_records_past_rate", counts.records_past_rate},
           {"pending_launches", counts.pending_launches},
           {"pending_gpu_records", counts.pending_work},
           {"gpu_ns", counts.gpu_ns},

@@ -42,6 +42,12 @@ struct GpuProfilerOptions {
   // The library files to attach to; empty: those the running processes have loaded.
   std::vector<std::filesystem::path> libraries;
   JoinLimits join;
+  // Past it, start() gives up (CPU profiling goes on without the GPU): reading other processes'
+  // mappings and loading the probes may block.
+  std::chrono::milliseconds start_deadline{5000};
+  // GPU records of one process a second, the rest kept as their time alone (0: all): one program
+  // cannot crowd out the others' records, nor cost the agent without bound.
+  uint64_t records_per_second = 250'000;
   std::filesystem::path docker_root = "/var/lib/docker";
 };
 
@@ -75,9 +81,9 @@ class GpuProfiler final : public Profiler {
   static constexpr uint32_t kStackNotTaken = UINT32_MAX - 1;
   // GPU times may run this far past the agent's clock (CUPTI interpolates them onto it).
   static constexpr uint64_t kClockSlackNs = 1'000'000'000;
-  // A process's work on one device may overlap itself this many times over (compute, NCCL and
-  // copy engines at once): its GPU time there is at most this times the session's wall time.
-  static constexpr uint64_t kMaxOverlap = 4;
+  // A process's GPU time on a device may pass the session's wall time by this much (the two
+  // clocks' disagreement) before it is cut.
+  static constexpr uint64_t kWallSlackNs = 50'000'000;
   static constexpr uint64_t kFloodKey = UINT64_MAX;  // flood_ns_
   struct Place {
     uint32_t device;
@@ -97,7 +103,7 @@ class GpuProfiler final : public Profiler {
     std::vector<uint64_t> python;  // innermost first: code objects, probes.h's entry bit
   };
 
-  Result<std::vector<LibraryFile>> library_files();
+  // Attaches in a process the named ones started.
   void attach_in(int pid, std::string& failures);
   void attach_followed();
   void read_events();
@@ -121,7 +127,8 @@ class GpuProfiler final : public Profiler {
   // A process and device, as handed_ns_ keys them.
   uint64_t process_device(const GpuWork& work) const;
   // By process and device (`sums`: the snapshot's GPU time of each), the share that keeps their
-  // session's total within kMaxOverlap × its wall time (1 but for forged or flooding processes).
+  // session's total within its wall time: a process's share of a device is at most the whole of
+  // it (1 but for forged or flooding records, and work overlapping itself on several streams).
   std::unordered_map<uint64_t, double> shares_within_wall_time(
       const std::unordered_map<uint64_t, uint64_t>& sums);
   // Moves the work joined so far into totals_.
