@@ -15,6 +15,7 @@
 #include "common/within_deadline.h"
 #include "profilers/gpu/gpu_attachment.h"
 #include "profilers/gpu/gpu_probes.h"
+#include "profilers/gpu/nccl_rank.h"
 #include "profilers/system/demangle.h"
 #include "profilers/system/processes.h"
 
@@ -259,6 +260,9 @@ void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now, uin
       known->second = symbolizer_->remember(event.pid, 0,
                                             stat && !stat->comm.empty() ? stat->comm : "[unknown]");
       find_python(event.pid);
+      if (auto rank = nccl_rank(event.pid, symbolizer_->mappings(event.pid, 0))) {
+        ranks_[event.pid] = *rank;
+      }
     }
     if (!known->second) counts_.launches_without_mappings += 1;
     if (launch.python_depth > 0 && python_images_.contains(event.pid)) {
@@ -329,9 +333,12 @@ std::string GpuProfiler::work_key(const std::pair<std::string, std::string>& pro
                                   const std::string& launch, const GpuWork& work) const {
   const Place& place = places_.at(work.where);
   bool known = work.where != 0;
+  auto rank = ranks_.find(work.pid);
   return process.first + kKeySeparator + process.second + kKeySeparator +
-         (known ? "[GPU " + std::to_string(place.device) + "]" : "[GPU ?]") + launch +
-         kKeySeparator + (known ? place_frame(place.stream, place.graph) : "[stream ?]") +
+         (known ? "[GPU " + std::to_string(place.device) + "]" : "[GPU ?]") +
+         (rank != ranks_.end() ? kKeySeparator + ("[rank " + std::to_string(rank->second) + "]")
+                               : "") +
+         launch + kKeySeparator + (known ? place_frame(place.stream, place.graph) : "[stream ?]") +
          kKeySeparator + names_.at(work.what);
 }
 
@@ -449,6 +456,7 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
   for (int pid : exited) {
     known_pids_.erase(pid);
     python_images_.erase(pid);
+    ranks_.erase(pid);
   }
   std::erase_if(handed_ns_, [&exited](const auto& entry) {
     return std::find(exited.begin(), exited.end(), int(entry.first >> 32)) != exited.end();

@@ -2,7 +2,8 @@
 // memset of the programs that load libdormant_cupti.so; a reader thread joins them (LaunchJoin);
 // each snapshot names the launch stacks with the Symbolizer and turns GPU time into samples
 // (GpuTimeWeights). Stacks read `[GPU 0];…;launch site;cudaLaunchKernel;[stream 7];[GPU] kernel
-// name` (`[graph 3]` for a graph's kernels), so that a flamegraph splits by device; a CPython
+// name` (`[graph 3]` for a graph's kernels; `[rank r]` after the device where the process is
+// an NCCL rank), so that a flamegraph splits by device; a CPython
 // program's have the launching thread's Python frames where its evaluation loops were
 // (`train_step (train.py:12)_[p]`, its native frames `_[pn]`), named as the eBPF sampler names
 // them.
@@ -155,6 +156,7 @@ class GpuProfiler final : public Profiler {
   std::unordered_map<int, bool> known_pids_;
   system::PythonInterpreters python_interpreters_;
   std::unordered_map<int, system::PythonImage> python_images_;  // the CPython processes
+  std::unordered_map<int, uint32_t> ranks_;                     // the NCCL ranks' (nccl_rank.h)
   system::PythonFrameNames python_names_;
   std::string key_;                 // the look-ups' keys are put together here
   std::vector<std::string> names_;  // GPU frames, "[GPU] ..."

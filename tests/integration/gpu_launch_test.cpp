@@ -773,6 +773,27 @@ TEST_F(GpuLaunchTest, AGpuStartPastItsDeadlineLeavesTheCpuProfile) {
   EXPECT_TRUE(marked) << run.log;
 }
 
+// A program that loads NCCL has its launcher's rank after its device; another, with the same
+// environment but no NCCL, has none.
+TEST_F(GpuLaunchTest, AnNcclRanksStacksCarryItsRankAfterTheDevice) {
+  for (bool nccl : {true, false}) {
+    std::vector<std::string> args = {"--rounds", "3000",       "--kernel-ns",
+                                     "1000",     "--pause-us", "200"};
+    if (nccl) args.push_back("--nccl");
+    GpuRun run = this->run({"--gpu-mode", "gpu-only"}, args, {"RANK=3"});
+    ASSERT_TRUE(run.status.success()) << run.log;
+    uint64_t ranked = 0, unranked = 0;
+    run.profile.stacks.for_each([&](const profile::StackView& stack) {
+      if (stack.frame_ids.size() < 2) return;
+      bool has_rank = run.profile.stacks.string(stack.frame_ids[1]) == "[rank 3]";
+      EXPECT_TRUE(run.profile.stacks.string(stack.frame_ids[0]).starts_with("[GPU "));
+      (has_rank ? ranked : unranked) += stack.count;
+    });
+    EXPECT_EQ(nccl ? unranked : ranked, 0u) << "nccl: " << nccl;
+    EXPECT_GT(nccl ? ranked : unranked, 0u) << "nccl: " << nccl;
+  }
+}
+
 TEST_F(GpuLaunchTest, AttachingToOneProgramLeavesAnotherOfTheSameLibraryDormant) {
   auto target = start_program({"--pause-us", "200"}, {}, "target");
   auto bystander = start_program({"--pause-us", "200"}, {}, "bystander");

@@ -5,11 +5,12 @@
 // succeeded.
 //   fake_cuda_app [--api NAME] [--threads N] [--rounds N] [--kernel-ns NS] [--until-file PATH]
 //                 [--pause-us US] [--copies] [--then-api NAME --once-file PATH] [--long-names]
-//                 [--own-client-file PATH]
+//                 [--own-client-file PATH] [--nccl]
 // With --then-api, rounds use that API once PATH exists. With --long-names the kernels' names are
 // 600 bytes, the same but for their last bytes (as CUTLASS's template instances are). With
 // --own-client-file the program is a CUPTI client of its own while PATH exists (own_cupti_client.h)
-// and says how that went.
+// and says how that went. With --nccl it loads libnccl.so.2 (tests/fakes/cuda/fake_nccl.c), as
+// an NCCL rank does.
 // NAME: runtime, runtime_ptsz, exc, exc_ptsz, cooperative, cooperative_ptsz, multi_device,
 // internal (CUDA 13's __cudaLaunchKernel), internal_ptsz, driver, driver_ptsz, driver_ex,
 // driver_cooperative, graph, driver_graph, or all (each in turn).
@@ -22,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include "fake_cuda.h"
@@ -40,6 +42,7 @@ struct Options {
   std::string then_api;
   std::string once_file;
   std::string own_client_file;
+  bool nccl = false;
 };
 
 const char* const kApis[] = {"runtime",
@@ -174,10 +177,16 @@ int main(int argc, char** argv) {
       use_long_names();
     else if (arg == "--own-client-file")
       options.own_client_file = next();
+    else if (arg == "--nccl")
+      options.nccl = true;
     else {
       std::fprintf(stderr, "fake_cuda_app: unknown argument %s\n", arg.c_str());
       return 2;
     }
+  }
+  if (options.nccl && dlopen("libnccl.so.2", RTLD_NOW) == nullptr) {
+    std::fprintf(stderr, "fake_cuda_app: %s\n", dlerror());
+    return 2;
   }
   cuInit(0);
   auto began = std::chrono::steady_clock::now();
