@@ -73,6 +73,7 @@ module::SessionSettings profiling_settings(const config::AgentConfig& config) {
   settings.gpu_start_deadline =
       std::chrono::milliseconds(std::llround(config.gpu_start_timeout_s * 1000));
   settings.gpu_records_per_second = static_cast<uint64_t>(config.gpu_max_records_per_second);
+  settings.gpu_kernel_name_bytes = static_cast<uint32_t>(config.gpu_kernel_name_bytes);
   settings.stop_deadline = config.profiler_stop_deadline();
   settings.work_dir = work_directory_of(config.state_dir).string();
   return settings;

@@ -45,6 +45,21 @@ struct {
   __type(value, struct dormant_gpu_record_rate);
 } record_rates SEC(".maps");
 
+// The kernel names passed on, by process and address: a name goes once with the first of its
+// records; the others carry its address only (CUPTI's name of a kernel is shared by its records).
+struct name_key {
+  __u32 tgid;
+  __u32 pad;
+  __u64 address;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, DORMANT_GPU_NAMES_SENT);
+  __type(key, struct name_key);
+  __type(value, __u8);
+} names_sent SEC(".maps");
+
 // Per CPU: where an event is put together before only its used part (the stack's frames, the
 // name's bytes) goes into the ring buffer.
 union scratch_event {
@@ -184,9 +199,11 @@ int BPF_USDT(on_activity, void* batch_address) {
     if (!within_rate(rate, &event->activity)) continue;
     long name_bytes = 1;  // with its NUL
     event->name[0] = 0;
-    if (event->activity.name != 0) {
-      name_bytes = bpf_probe_read_user_str(event->name, sizeof(event->name),
-                                           (const void*)event->activity.name);
+    struct name_key name = {.tgid = tgid, .address = event->activity.name};
+    int new_name = name.address != 0 && !bpf_map_lookup_elem(&names_sent, &name);
+    if (new_name) {
+      name_bytes =
+          bpf_probe_read_user_str(event->name, sizeof(event->name), (const void*)name.address);
       if (name_bytes <= 0) {
         event->name[0] = 0;
         name_bytes = 1;
@@ -196,6 +213,9 @@ int BPF_USDT(on_activity, void* batch_address) {
     __u64 size = offsetof(struct dormant_gpu_activity_event, name) + name_bytes;
     if (bpf_ringbuf_output(&events, event, size, 0) != 0) {
       if (lost) __sync_fetch_and_add(&lost->activities_lost, 1);
+    } else if (new_name && name_bytes > 1) {
+      __u8 sent = 1;
+      bpf_map_update_elem(&names_sent, &name, &sent, BPF_ANY);
     }
   }
   return 0;

@@ -23,6 +23,10 @@ struct dormant_gpu_launch_event {
   struct dormant_cupti_launch_batch launches;  // as the library's batch holds them
 };
 
+// A kernel's name comes with the first of its records only (per process and name address, while
+// it is remembered); the others' `name` is empty and their activity's `name` address says whose.
+#define DORMANT_GPU_NAMES_SENT 65536
+
 struct dormant_gpu_activity_event {
   __u32 type;
   __u32 tgid;

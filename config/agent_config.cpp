@@ -257,6 +257,10 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
           "GPU records (kernels, copies, sets) of one process read a second; past them only "
           "their time is kept, under the process (0: every record)",
           kGpu);
+  add_int(app, "--gpu-kernel-name-bytes", c.gpu_kernel_name_bytes, 64, 65536,
+          "Bytes of a kernel's (demangled) name kept in its frame; a longer one is cut and ends "
+          "in '#' and a hash of the whole name, so that names never merge",
+          kGpu);
   app.add_option("--cupti-library", c.cupti_library,
                  "The injection library `gpu --` starts programs with (default: "
                  "libdormant_cupti.so beside the executable)")

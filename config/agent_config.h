@@ -91,6 +91,7 @@ struct AgentConfig {
   GpuMode gpu_mode = GpuMode::kMerge;
   double gpu_start_timeout_s = 5;            // past it, a session goes on without the GPU profiler
   int gpu_max_records_per_second = 250'000;  // a process's; past it, their time alone is kept
+  int gpu_kernel_name_bytes = 4096;          // a kernel's demangled name past it is cut and hashed
   std::string cupti_library;                 // empty: libdormant_cupti.so beside the executable
   // `dormant-agent gpu [options] -- PROGRAM ARGS...`: the program to start and profile; empty
   // in every other mode.

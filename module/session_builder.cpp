@@ -65,6 +65,7 @@ std::unique_ptr<profilers::Profiler> gpu_profiler(const SessionSettings& setting
   options.libraries.assign(settings.gpu_libraries.begin(), settings.gpu_libraries.end());
   options.start_deadline = settings.gpu_start_deadline;
   options.records_per_second = settings.gpu_records_per_second;
+  options.kernel_name_bytes = settings.gpu_kernel_name_bytes;
   return std::make_unique<profilers::gpu::GpuProfiler>(std::move(options));
 }
 #endif

@@ -8,7 +8,7 @@
 namespace dormant::cupti {
 
 // At most this many long names are kept cut; past it (or without memory) they read kNotKept.
-inline constexpr size_t kMaxLongNames = 4096;
+inline constexpr size_t kMaxLongNames = 1024;
 inline constexpr const char* kNotKept = "[a long kernel name the library could not keep]";
 
 // `name` itself, or its cut form, kept for the library's life (CUPTI's name of a kernel stays

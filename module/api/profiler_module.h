@@ -70,6 +70,7 @@ struct SessionSettings {
   std::vector<std::string> gpu_libraries;
   std::chrono::milliseconds gpu_start_deadline{5000};  // past it, the session goes on without it
   uint64_t gpu_records_per_second = 250'000;           // a process's, read whole; 0: all
+  uint32_t gpu_kernel_name_bytes = 4096;  // a kernel's frame's name, past which it is cut
 
   // How long each profiler's stop() may take before its processes are killed.
   std::chrono::milliseconds stop_deadline{10'000};

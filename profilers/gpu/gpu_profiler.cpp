@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "dormant_cupti/launch_apis.h"
+#include "dormant_cupti/name_hash.h"
 
 #include "common/procfs.h"
 #include "common/text.h"
@@ -17,6 +18,7 @@
 #include "profilers/gpu/gpu_probes.h"
 #include "profilers/gpu/nccl_rank.h"
 #include "profilers/system/demangle.h"
+#include "profilers/system/process_memory.h"
 #include "profilers/system/processes.h"
 
 namespace dormant::profilers::gpu {
@@ -24,6 +26,7 @@ namespace {
 
 constexpr std::chrono::milliseconds kReadEvery{100};
 constexpr char kKeySeparator = '\x1f';  // between a weighted stack's container, comm and frames
+constexpr const char* kNameNotRead = "kernel name not read";
 constexpr const char* kPastBoundFrame = "[GPU work past the bounds on records: its time alone]";
 
 const char* copy_direction(uint32_t copy_kind) {
@@ -53,10 +56,13 @@ const char* copy_direction(uint32_t copy_kind) {
   }
 }
 
-std::string gpu_frame(const dormant_cupti_activity& activity, const char* name) {
+// A kernel's name is cut past `name_bytes`, ending in the hash of the name as it came.
+std::string gpu_frame(const dormant_cupti_activity& activity, const char* name, size_t name_bytes) {
   switch (activity.kind) {
     case DORMANT_CUPTI_KERNEL:
-      return std::string("[GPU] ") + (name[0] != 0 ? system::demangle(name) : "unnamed kernel");
+      return std::string("[GPU] ") +
+             (name[0] != 0 ? cupti::cut_name(system::demangle(name), name, name_bytes)
+                           : "unnamed kernel");
     case DORMANT_CUPTI_MEMCPY:
       return std::string("[GPU] memcpy ") + copy_direction(activity.copy_kind);
     case DORMANT_CUPTI_MEMSET:
@@ -231,11 +237,38 @@ uint32_t GpuProfiler::intern_name(const dormant_cupti_activity& activity, const 
   }
   auto found = name_ids_.find(raw);
   if (found != name_ids_.end()) return found->second;
-  if (names_.size() >= kMaxNames) return 0;  // names_[0] stands for every name beyond
+  // names_[0] stands for every name beyond
+  if (names_.size() >= kMaxNames || names_bytes_ >= kMaxNameBytes) return 0;
   if (names_.empty()) names_.push_back("[GPU] more kernel names than kept");
   auto id = static_cast<uint32_t>(names_.size());
-  names_.push_back(gpu_frame(activity, name));
+  names_.push_back(gpu_frame(activity, name, options_.kernel_name_bytes));
+  names_bytes_ += names_.back().size() + raw.size();
   name_ids_.emplace(raw, id);
+  return id;
+}
+
+uint32_t GpuProfiler::work_name(int pid, const dormant_cupti_activity& activity, const char* name) {
+  if (activity.kind != DORMANT_CUPTI_KERNEL || activity.name == 0) {
+    return intern_name(activity, name);
+  }
+  std::pair key{pid, activity.name};
+  if (name[0] != 0) {
+    uint32_t id = intern_name(activity, name);
+    if (kernel_names_.size() < kMaxNameAddresses) kernel_names_[key] = id;
+    return id;
+  }
+  auto found = kernel_names_.find(key);
+  if (found != kernel_names_.end()) return found->second;
+  // The record that brought the name was lost (or it was not kept): the name is read from the
+  // program, a bounded number of times a snapshot.
+  std::optional<std::string> read;
+  if (name_reads_left_ > 0) {
+    --name_reads_left_;
+    read = system::read_process_string(pid, activity.name, DORMANT_CUPTI_MAX_NAME_BYTES);
+  }
+  if (!read || read->empty()) return intern_name(activity, kNameNotRead);
+  uint32_t id = intern_name(activity, read->c_str());
+  if (kernel_names_.size() < kMaxNameAddresses) kernel_names_[key] = id;
   return id;
 }
 
@@ -295,7 +328,7 @@ void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now, uin
     uint64_t start = std::max<uint64_t>(activity.start_ns, session_start_ns_);
     uint64_t end = std::min<uint64_t>(std::max<uint64_t>(activity.end_ns, start), latest_ns);
     device_times_.add(activity.device_id, activity.kind == DORMANT_CUPTI_KERNEL, start, end);
-    join_.add_work({event.pid, activity.correlation_id, intern_name(activity, event.name),
+    join_.add_work({event.pid, activity.correlation_id, work_name(event.pid, activity, event.name),
                     intern_place(activity), end - start},
                    now);
   } else {
@@ -458,6 +491,10 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     python_images_.erase(pid);
     ranks_.erase(pid);
   }
+  std::erase_if(kernel_names_, [&exited](const auto& entry) {
+    return std::find(exited.begin(), exited.end(), entry.first.first) != exited.end();
+  });
+  name_reads_left_ = kMaxNameReads;
   std::erase_if(handed_ns_, [&exited](const auto& entry) {
     return std::find(exited.begin(), exited.end(), int(entry.first >> 32)) != exited.end();
   });

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -49,6 +50,8 @@ struct GpuProfilerOptions {
   // GPU records of one process a second, the rest kept as their time alone (0: all): one program
   // cannot crowd out the others' records, nor cost the agent without bound.
   uint64_t records_per_second = 250'000;
+  // A kernel's name in its frame, demangled, past which it is cut and ends in a hash of it.
+  size_t kernel_name_bytes = 4096;
   std::filesystem::path docker_root = "/var/lib/docker";
 };
 
@@ -76,6 +79,9 @@ class GpuProfiler final : public Profiler {
   static constexpr size_t kMaxStacks = 65536;
   static constexpr size_t kMaxAttachedProcesses = 256;
   static constexpr size_t kMaxNames = 65536;
+  static constexpr size_t kMaxNameBytes = 32u << 20;
+  static constexpr size_t kMaxNameAddresses = 65536;
+  static constexpr size_t kMaxNameReads = 1024;  // a snapshot, of names whose record was lost
   static constexpr size_t kMaxPlaces = 4096;
   // LaunchStack ids that are not ids: past kMaxStacks, and a launch the library took no stack of.
   static constexpr uint32_t kStackNotKept = UINT32_MAX;
@@ -118,6 +124,9 @@ class GpuProfiler final : public Profiler {
   void find_python(int pid);
   void name_python_frames(int pid, const std::vector<uint64_t>& python);
   uint32_t intern_name(const dormant_cupti_activity& activity, const char* name);
+  // A piece of work's GPU frame, as an id into names_: a kernel's name is the one that came with
+  // its first record of `pid` at that address (bpf/gpu_probes.h); `name` if it is this one.
+  uint32_t work_name(int pid, const dormant_cupti_activity& activity, const char* name);
   // The frames of a piece of work's launch, root first, to its API frame.
   std::vector<std::string> launch_frames(const JoinedWork& joined);
   nlohmann::json device_facts() const;
@@ -161,6 +170,9 @@ class GpuProfiler final : public Profiler {
   std::string key_;                 // the look-ups' keys are put together here
   std::vector<std::string> names_;  // GPU frames, "[GPU] ..."
   std::unordered_map<std::string, uint32_t> name_ids_;
+  size_t names_bytes_ = 0;
+  std::map<std::pair<int, uint64_t>, uint32_t> kernel_names_;  // by process and name address
+  size_t name_reads_left_ = kMaxNameReads;
   std::vector<Place> places_;  // places_[0] stands for every one beyond kMaxPlaces
   std::unordered_map<Place, uint32_t, PlaceHash> place_ids_;
   // The session on CUPTI's clock: GPU work outside it is dropped, and cut to it.

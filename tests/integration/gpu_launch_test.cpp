@@ -844,26 +844,42 @@ TEST_F(GpuLaunchTest, TheProcessesALaunchedProgramStartsAreProfiled) {
 
 // Kernel names past what the probe carries (CUTLASS's run to kilobytes) come cut and hashed:
 // three 600-byte names that differ only in their last bytes stay three frames.
+// Names as long as CUTLASS's come whole; past the library's 4,095 bytes, or the agent's
+// --gpu-kernel-name-bytes, they are cut and end in a hash, so that names that differ only past
+// the cut stay apart.
 TEST_F(GpuLaunchTest, LongKernelNamesThatDifferPastTheCutStayApart) {
-  GpuRun run = this->run({"--gpu-mode", "gpu-only"}, {"--long-names", "--rounds", "100"});
-  ASSERT_TRUE(run.status.success()) << run.log;
-  std::map<std::string, uint64_t> kernels;
-  const profile::StackTable& stacks = run.profile.stacks;
-  stacks.for_each([&](const profile::StackView& stack) {
-    std::string_view leaf = stacks.string(stack.frame_ids.back());
-    if (leaf.starts_with("[GPU] ")) kernels[std::string(leaf)] += stack.count;
-  });
-  ASSERT_EQ(kernels.size(), 3u) << run.profile.header.dump();
-  std::vector<uint64_t> samples;
-  for (const auto& [name, count] : kernels) {
-    EXPECT_EQ(name.size(), std::string("[GPU] ").size() + 511) << name;
-    EXPECT_TRUE(name.starts_with("[GPU] cutlass_kernel_xxx")) << name;
-    EXPECT_EQ(name[name.size() - 17], '#') << name;
-    samples.push_back(count);
+  struct Case {
+    const char* name_bytes;
+    std::vector<std::string> agent_args;
+    size_t frame_bytes;
+    bool cut;
+  };
+  const Case cases[] = {{"600", {}, 600, false},
+                        {"5000", {}, 4095, true},
+                        {"600", {"--gpu-kernel-name-bytes", "300"}, 300, true}};
+  for (const Case& one : cases) {
+    std::vector<std::string> agent_args = {"--gpu-mode", "gpu-only"};
+    agent_args.insert(agent_args.end(), one.agent_args.begin(), one.agent_args.end());
+    GpuRun run = this->run(agent_args, {"--long-names", one.name_bytes, "--rounds", "100"});
+    ASSERT_TRUE(run.status.success()) << run.log;
+    std::map<std::string, uint64_t> kernels;
+    const profile::StackTable& stacks = run.profile.stacks;
+    stacks.for_each([&](const profile::StackView& stack) {
+      std::string_view leaf = stacks.string(stack.frame_ids.back());
+      if (leaf.starts_with("[GPU] ")) kernels[std::string(leaf)] += stack.count;
+    });
+    ASSERT_EQ(kernels.size(), 3u) << one.name_bytes << " " << one.frame_bytes;
+    std::vector<uint64_t> samples;
+    for (const auto& [name, count] : kernels) {
+      EXPECT_EQ(name.size(), std::string("[GPU] ").size() + one.frame_bytes) << name;
+      EXPECT_TRUE(name.starts_with("[GPU] cutlass_kernel_xxx")) << name;
+      EXPECT_EQ(name[name.size() - 17] == '#', one.cut) << name;
+      samples.push_back(count);
+    }
+    std::sort(samples.begin(), samples.end());  // 1, 2 and 4 ms a round
+    EXPECT_NEAR(static_cast<double>(samples[1]) / static_cast<double>(samples[0]), 2.0, 0.05);
+    EXPECT_NEAR(static_cast<double>(samples[2]) / static_cast<double>(samples[0]), 4.0, 0.1);
   }
-  std::sort(samples.begin(), samples.end());  // 1, 2 and 4 ms a round
-  EXPECT_NEAR(static_cast<double>(samples[1]) / static_cast<double>(samples[0]), 2.0, 0.05);
-  EXPECT_NEAR(static_cast<double>(samples[2]) / static_cast<double>(samples[0]), 4.0, 0.1);
 }
 
 // With another CUPTI client holding the program (Nsight, torch.profiler), the library says so once

@@ -19,7 +19,7 @@
 #define DORMANT_CUPTI_LAUNCH_BATCH_BYTES 16384
 // The longest kernel name the activity probe passes on whole, without its NUL; a longer one comes
 // cut, ending in '#' and 16 hex digits of a hash of the whole name.
-#define DORMANT_CUPTI_MAX_NAME_BYTES 511
+#define DORMANT_CUPTI_MAX_NAME_BYTES 4095
 #define DORMANT_CUPTI_STACK_NOT_TAKEN 0x80000000u
 
 // One launch, as the library records it at the API's exit, in the launching thread.
@@ -62,7 +62,9 @@ enum dormant_cupti_activity_kind {
 struct dormant_cupti_activity {
   __u64 start_ns;
   __u64 end_ns;
-  __u64 name;   // kernels: the address of the (mangled) name, NUL-terminated; else 0
+  // Kernels: the address of the (mangled) name, NUL-terminated, the same for each of a kernel's
+  // records while the program runs; else 0.
+  __u64 name;
   __u64 bytes;  // memcpy, memset
   __u32 correlation_id;
   __u32 kind;  // dormant_cupti_activity_kind

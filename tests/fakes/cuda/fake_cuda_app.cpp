@@ -4,16 +4,18 @@
 // what it launched as JSON (with the time its launching took), and exits 0 only if every call
 // succeeded.
 //   fake_cuda_app [--api NAME] [--threads N] [--rounds N] [--kernel-ns NS] [--until-file PATH]
-//                 [--pause-us US] [--copies] [--then-api NAME --once-file PATH] [--long-names]
+//                 [--pause-us US] [--copies] [--then-api NAME --once-file PATH] [--long-names
+//                 BYTES]
 //                 [--own-client-file PATH] [--nccl]
 // With --then-api, rounds use that API once PATH exists. With --long-names the kernels' names are
-// 600 bytes, the same but for their last bytes (as CUTLASS's template instances are). With
+// BYTES long, the same but for their last bytes (as CUTLASS's template instances are). With
 // --own-client-file the program is a CUPTI client of its own while PATH exists (own_cupti_client.h)
 // and says how that went. With --nccl it loads libnccl.so.2 (tests/fakes/cuda/fake_nccl.c), as
 // an NCCL rank does.
 // NAME: runtime, runtime_ptsz, exc, exc_ptsz, cooperative, cooperative_ptsz, multi_device,
 // internal (CUDA 13's __cudaLaunchKernel), internal_ptsz, driver, driver_ptsz, driver_ex,
 // driver_cooperative, graph, driver_graph, or all (each in turn).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -68,11 +70,12 @@ std::atomic<uint64_t> g_copy_ns{0};
 
 const char* kKernels[] = {"_Z11alphaKernelPf", "_Z10betaKernelPf", "_Z11gammaKernelPf"};
 
-void use_long_names() {
+void use_long_names(size_t bytes) {
   static std::string names[3];
   const char* const sites[] = {"alpha", "beta_", "gamma"};
+  bytes = std::max<size_t>(bytes, 32);
   for (int site = 0; site < 3; ++site) {
-    names[site] = "cutlass_kernel_" + std::string(580, 'x') + sites[site];
+    names[site] = "cutlass_kernel_" + std::string(bytes - 20, 'x') + sites[site];
     kKernels[site] = names[site].c_str();
   }
 }
@@ -174,7 +177,7 @@ int main(int argc, char** argv) {
     else if (arg == "--once-file")
       options.once_file = next();
     else if (arg == "--long-names")
-      use_long_names();
+      use_long_names(std::strtoull(next().c_str(), nullptr, 10));
     else if (arg == "--own-client-file")
       options.own_client_file = next();
     else if (arg == "--nccl")
