@@ -196,6 +196,7 @@ const std::vector<Api::Route>& Api::routes() {
       {verb::get, "/api/profiles/{}/collapsed", Auth::kBearer, kRead, &Api::download_profile},
       {verb::get, "/api/profiles/{}/flamegraph", Auth::kBearer, kRead, &Api::profile_flamegraph},
       {verb::get, "/api/profiles/{}/pprof", Auth::kBearer, kRead, &Api::profile_pprof},
+      {verb::get, "/api/profiles/{}/gpus", Auth::kBearer, kRead, &Api::profile_gpus},
       {verb::get, "/api/flamegraph", Auth::kBearer, kRead, &Api::merged_flamegraph},
       {verb::get, "/api/flamegraph/diff", Auth::kBearer, kRead, &Api::diff_flamegraph},
       {verb::get, "/metrics", Auth::kBearer, kRead, &Api::prometheus_metrics},
@@ -302,7 +303,7 @@ void Api::finish(http::Response& response, const http::RequestHeader& header, co
 const Api::Route* Api::render_route(const http::Request& request) const {
   if (render_pool_ == nullptr || request.method() != verb::get) return nullptr;
   static const std::vector<http::Response (Api::*)(const Call&)> kRenders = {
-      &Api::profile_flamegraph, &Api::profile_pprof, &Api::merged_flamegraph,
+      &Api::profile_flamegraph, &Api::profile_pprof, &Api::profile_gpus, &Api::merged_flamegraph,
       &Api::diff_flamegraph};
   std::string_view target(request.target().data(), request.target().size());
   Routing routing = route_of(request, parse_query(target));

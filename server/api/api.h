@@ -115,8 +115,9 @@ class Api {
   http::Response get_profile(const Call& call);
   http::Response download_profile(const Call& call);
   // flamegraphs.cpp: one profile or the merge of many as an SVG flamegraph, collapsed text or
-  // pprof; the differential flamegraph of two time ranges.
+  // pprof; the differential flamegraph of two time ranges; a profile's GPU devices, each apart.
   http::Response profile_flamegraph(const Call& call);
+  http::Response profile_gpus(const Call& call);
   http::Response profile_pprof(const Call& call);
   http::Response merged_flamegraph(const Call& call);
   http::Response diff_flamegraph(const Call& call);

@@ -8,6 +8,7 @@
 #include "common/text.h"
 #include "profile/collapsed.h"
 #include "profile/flamegraph.h"
+#include "profile/gpu_devices.h"
 #include "profile/pprof/pprof.h"
 #include "server/api/api.h"
 #include "server/api/api_requests.h"
@@ -240,20 +241,31 @@ Result<storage::StoredProfile> profile_row(storage::Store& store, const Api::Cal
   return store.get_profile(*gpid);
 }
 
+Result<profile::CollapsedProfile> parsed_profile(storage::Store& store, int64_t gpid) {
+  auto text = store.read_profile(gpid);  // freed once parsed
+  if (!text) return std::move(text).take_error();
+  auto read = profile::read_collapsed(*text);
+  if (!read) {
+    return Error::invalid_argument(
+        "profile " + std::to_string(gpid) +
+        " is stored but is not a valid collapsed profile: " + read.error().message());
+  }
+  return read;
+}
+
+// "gpu=N": the stacks of device N alone; nullopt without it.
+Result<std::optional<uint32_t>> chosen_gpu(const Api::Call& call) {
+  std::string_view text = call.query_value("gpu");
+  if (text.empty()) return std::optional<uint32_t>();
+  auto device = profile::gpu_device_of_frame("[GPU " + std::string(text) + "]");
+  if (!device) return Error::invalid_argument("gpu: a device's number, such as 0");
+  return std::optional<uint32_t>(*device);
+}
+
 Result<OneProfile> one_profile(storage::Store& store, storage::StoredProfile stored,
                                const Api::Call& call) {
-  std::optional<profile::CollapsedProfile> parsed;
-  {
-    auto text = store.read_profile(stored.gpid);  // freed once parsed
-    if (!text) return std::move(text).take_error();
-    auto read = profile::read_collapsed(*text);
-    if (!read) {
-      return Error::invalid_argument(
-          "profile " + std::to_string(stored.gpid) +
-          " is stored but is not a valid collapsed profile: " + read.error().message());
-    }
-    parsed = std::move(*read);
-  }
+  auto parsed = parsed_profile(store, stored.gpid);
+  if (!parsed) return std::move(parsed).take_error();
   MergeSelection selection;
   selection.keep_idle = keeps_idle(call);
   OneProfile one{std::move(stored), {}};
@@ -268,10 +280,13 @@ Result<OneProfile> one_profile(storage::Store& store, storage::StoredProfile sto
 
 // The row is read first, so that a profile deleted since it was drawn is not served.
 http::Response Api::profile_flamegraph(const Call& call) {
+  auto gpu = chosen_gpu(call);
+  if (!gpu) return error_response(status::bad_request, gpu.error().message());
   auto stored = profile_row(store_, call);
   if (!stored) return store_failure(stored.error());
   const std::string cache_key = std::to_string(stored->gpid) + (keeps_idle(call) ? " idle" : "") +
-                                " frames " + std::to_string(options_.svg_max_frames);
+                                (*gpu ? " gpu " + std::to_string(**gpu) : "") + " frames " +
+                                std::to_string(options_.svg_max_frames);
   std::shared_ptr<const CachedSvg> cached = svg_cache_.find(cache_key);
   const bool hit = cached != nullptr;
   if (!hit) {
@@ -280,6 +295,10 @@ http::Response Api::profile_flamegraph(const Call& call) {
     profile::FlamegraphOptions options;
     options.max_frames = options_.svg_max_frames;
     options.title = one->stored.service_name + ": " + one->stored.hostname;
+    if (*gpu) {
+      one->merged.stacks = profile::stacks_of_gpu_device(one->merged.stacks, **gpu);
+      options.title += ", GPU " + std::to_string(**gpu) + " alone";
+    }
     options.subtitle = iso_time(one->stored.start_time) + " to " + iso_time(one->stored.end_time) +
                        "; " + idle_note(one->merged);
     options.nonce = new_nonce();
@@ -292,6 +311,14 @@ http::Response Api::profile_flamegraph(const Call& call) {
   response.set("X-Dormant-Idle-Samples-Left-Out", std::to_string(cached->idle_samples));
   if (hit) response.set("X-Dormant-Cached", "1");
   return response;
+}
+
+http::Response Api::profile_gpus(const Call& call) {
+  auto stored = profile_row(store_, call);
+  if (!stored) return store_failure(stored.error());
+  auto parsed = parsed_profile(store_, stored->gpid);
+  if (!parsed) return store_failure(parsed.error());
+  return json_ok({{"gpid", stored->gpid}, {"devices", profile::gpu_devices(*parsed)}});
 }
 
 http::Response Api::profile_pprof(const Call& call) {

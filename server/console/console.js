@@ -702,11 +702,43 @@
     navigate("flamegraph");
   }
 
+  function seconds(ns) {
+    return ns === undefined ? "" : (ns / 1e9).toFixed(3);
+  }
+
+  function busyShare(device) {
+    if (device.busy_ns === undefined || !device.wall_ns) return "";
+    return (100 * device.busy_ns / device.wall_ns).toFixed(1) + "%";
+  }
+
+  async function showGpus(profile) {
+    await reporting(byId("notice"), async () => {
+      const devices = (await apiJson("/api/profiles/" + profile.gpid + "/gpus")).devices;
+      const where = "profile " + profile.gpid + " of " + profile.service_name + " on " +
+          profile.hostname;
+      byId("gpus-title").textContent = devices.length === 0
+        ? "No GPU work in " + where : "GPUs of " + where;
+      fillTable(byId("gpu-devices"), devices, (device) => {
+        const caption = "GPU " + device.device + " of " + where;
+        const numbers = [seconds(device.kernel_ns), seconds(device.copy_ns),
+          seconds(device.busy_ns), seconds(device.idle_ns), busyShare(device), device.samples]
+            .map((text) => element("td", text, "number"));
+        return row(["GPU " + device.device, ...numbers, button("Flamegraph", async () => {
+          navigate("flamegraph");
+          await showFlamegraph("/api/profiles/" + profile.gpid + "/flamegraph?gpu=" +
+              device.device, caption);
+        })]);
+      }, "This profile has no GPU work.");
+      byId("gpus").hidden = false;
+    });
+  }
+
   async function refreshProfiles() {
     const profiles = (await apiJson("/api/profiles?limit=100")).profiles;
     fillTable(byId("profiles"), profiles, (profile) => {
       const actions = document.createElement("td");
       actions.append(button("Flamegraph", () => openProfileFlamegraph(profile)), " ",
+          button("GPUs", () => showGpus(profile)), " ",
           button("Merge the service", () => openMerged(profile)), " ",
           button("Download", () => downloadCollapsed(profile.gpid)));
       const tr = row([profile.gpid, profile.service_name, profile.hostname,

@@ -93,20 +93,39 @@ def plant_markup(server):
             "agent_health": {"state": HEALTH_MARKUP}}
     reply = server.request("/api/metrics/heartbeat", body=beat)
     assert reply.status == 200, reply.body
+    return plant_profile(server, SERVICE_MARKUP, HOST_MARKUP,
+                         f"0;;evil;{FRAME_MARKUP};leaf 5\n0;;evil;other 3\n")
+
+
+def plant_gpu_profile(server):
+    """A profile of a program on two GPUs, as the agent's GPU profiler writes one."""
+    devices = {"0": {"kernel_ns": 2_000_000_000, "copy_ns": 100_000_000,
+                     "busy_ns": 2_050_000_000, "idle_ns": 57_950_000_000,
+                     "wall_ns": 60_000_000_000},
+               "1": {"kernel_ns": 500_000_000, "copy_ns": 0, "busy_ns": 500_000_000,
+                     "idle_ns": 59_500_000_000, "wall_ns": 60_000_000_000}}
+    return plant_profile(
+        server, "gpu-console-it", "gpu-host",
+        "0;;python;[GPU 0];main;cudaLaunchKernel;[stream 7];[GPU] gemm 22\n"
+        "0;;python;[GPU 1];main;cudaLaunchKernel;[stream 9];[GPU] softmax 5\n",
+        {"gpu": {"gpu_devices": devices}})
+
+
+def plant_profile(server, service, hostname, stacks, more_header=None):
     metadata = {
-        "hostname": HOST_MARKUP, "current_time": "2026-01-01T10:00:00", "spawn_time": "2026-07-25T17:20:00",
+        "hostname": hostname, "current_time": "2026-01-01T10:00:00", "spawn_time": "2026-07-25T17:20:00",
         "spawn_uptime_ms": 1000, "private_ip": "10.0.0.7", "cloud_provider": "Unknown",
         "processors": 2, "memory_capacity_mb": 1024, "system_name": "Linux",
         "os_name": "Debian GNU/Linux", "os_release": "12", "kernel_release": "6.1.0",
         "kernel_version": "#1 SMP", "hardware_type": "x86_64", "pid": 42,
         "mac_address": "02:00:00:00:00:01", "agent_version": "test", "libc_type": "glibc",
         "libc_version": "2.36", "python_version": "", "run_mode": "standalone_executable",
-        "deployment_type": "instances", "run_arguments": {"service_name": SERVICE_MARKUP},
+        "deployment_type": "instances", "run_arguments": {"service_name": service},
         "profiling_mode": "cpu"}
-    header = json.dumps({"containers": [], "metadata": metadata,
-                         "metrics": {"cpu_avg": 1.0, "mem_avg": 1.0}})
-    collapsed = f"# {header}\n0;;evil;{FRAME_MARKUP};leaf 5\n0;;evil;other 3\n"
-    reply = server.upload_profile(SERVICE_MARKUP, HOST_MARKUP, collapsed)
+    header = {"containers": [], "metadata": metadata, "metrics": {"cpu_avg": 1.0, "mem_avg": 1.0}}
+    header.update(more_header or {})
+    collapsed = f"# {json.dumps(header)}\n{stacks}"
+    reply = server.upload_profile(service, hostname, collapsed)
     assert reply.status == 200, reply.body
     return reply.json()["gpid"]
 
@@ -378,6 +397,25 @@ def check_markup_shows_as_text(console, gpid):
     console.screenshot("markup-flamegraph")
 
 
+def check_gpu_view(console, gpid):
+    """Each GPU of a profile apart: its figures, then its flamegraph alone."""
+    console.go("profiles")
+    console.click_in_row("profiles", str(gpid), "GPUs")
+    console.wait("the profile's GPUs", lambda: len(console.find_all("#gpu-devices tbody tr")) == 2)
+    first = [cell.text for cell in console.row_with("gpu-devices", "GPU 0").find_elements(
+        "css selector", "td")]
+    assert first[1:7] == ["2.000", "0.100", "2.050", "57.950", "3.4%", "22"], first
+    console.screenshot("gpus")
+    console.click_in_row("gpu-devices", "GPU 1", "Flamegraph")
+    console.wait("the GPU's flamegraph", lambda: "GPU 1 of profile" in console.find(
+        "#flamegraph-caption").text)
+    enter_flamegraph(console)
+    names = [f["name"] for f in frame_facts(console)]
+    assert "[GPU] softmax" in names and "[GPU] gemm" not in names, names
+    console.driver.switch_to.default_content()
+    console.screenshot("gpu-flamegraph")
+
+
 def main():
     args = arguments()
     output = Path(args.output)
@@ -389,6 +427,7 @@ def main():
     try:
         server = ServerProcess(args.server, args.gen_certs, root, TOKEN)
         markup_gpid = plant_markup(server)
+        gpu_gpid = plant_gpu_profile(server)
         check_served_headers(server, markup_gpid)
         available, reason = browser_or_skip_reason()
         if os.geteuid() != 0:
@@ -408,6 +447,7 @@ def main():
         open_diff_flamegraph(console)
         stop_profiling(console, hostname)
         check_markup_shows_as_text(console, markup_gpid)
+        check_gpu_view(console, gpu_gpid)
         console.no_dialog_open()
     except BaseException:
         for process, name in ((server, "server"), (agent, "agent")):

@@ -32,13 +32,15 @@ class FlamegraphApiTest : public ServerFixture {
  protected:
   FlamegraphApiTest() : ServerFixture("dormant-flamegraph-it-") {}
 
-  // Uploads a profile of `service` from `hostname` covering [start, end] (ISO times).
+  // Uploads a profile of `service` from `hostname` covering [start, end] (ISO times), its header
+  // `more` added.
   void upload(const std::string& service, const std::string& hostname, const std::string& stacks,
               const std::string& start = "2026-11-22T10:00:00",
-              const std::string& end = "2026-11-22T10:01:00") {
+              const std::string& end = "2026-11-22T10:01:00", const json& more = json::object()) {
     std::string collapsed = collapsed_profile(hostname, stacks);
     json header = json::parse(collapsed.substr(1, collapsed.find('\n') - 1));
     header["metadata"]["run_arguments"]["frequency"] = 11;
+    header.update(more);
     collapsed = "# " + header.dump() + collapsed.substr(collapsed.find('\n'));
     json body = upload_body(hostname, collapsed);
     body["start_time"] = start;
@@ -206,6 +208,43 @@ TEST_F(FlamegraphApiTest, MergesAndProfilesExportAsPprofThatProtocReads) {
   EXPECT_EQ(drawn.body.find("do_idle"), std::string::npos);
   EXPECT_NE(get("/api/profiles/" + gpid + "/flamegraph?idle=1").body.find("do_idle"),
             std::string::npos);
+}
+
+// A GPU profile's devices each apart: the agent's figures of each beside its samples, and its
+// flamegraph alone; a header that lies in its figures gives none of them.
+TEST_F(FlamegraphApiTest, AProfilesGpusAreShownEachApart) {
+  start();
+  json devices = {{"0",
+                   {{"kernel_ns", 2'000'000'000},
+                    {"copy_ns", 100'000'000},
+                    {"busy_ns", 2'050'000'000},
+                    {"idle_ns", 57'950'000'000},
+                    {"wall_ns", 60'000'000'000}}},
+                  {"1", {{"kernel_ns", "lots"}, {"busy_ns", -5}, {"wall_ns", 60'000'000'000}}},
+                  {"x", {{"kernel_ns", 1}}}};
+  upload("train", "gpu-01",
+         "0;;python;[GPU 0];main;cudaLaunchKernel;[stream 7];[GPU] gemm 22\n"
+         "0;;python;[GPU 1];main;cudaLaunchKernel;[stream 9];[GPU] softmax 5\n"
+         "0;;python;main;step 40\n",
+         "2026-11-22T10:00:00", "2026-11-22T10:01:00", {{"gpu", {{"gpu_devices", devices}}}});
+  json listed = server_->get("/api/profiles?hostname=gpu-01").json();
+  ASSERT_EQ(listed["profiles"].size(), 1u) << listed.dump();
+  std::string gpid = std::to_string(listed["profiles"][0]["gpid"].get<int64_t>());
+  Answer gpus = get("/api/profiles/" + gpid + "/gpus");
+  ASSERT_EQ(gpus.status, 200) << gpus.body;
+  EXPECT_EQ(json::parse(gpus.body)["devices"],
+            json::parse(R"([{"device": 0, "samples": 22, "kernel_ns": 2000000000,
+                             "copy_ns": 100000000, "busy_ns": 2050000000,
+                             "idle_ns": 57950000000, "wall_ns": 60000000000},
+                            {"device": 1, "samples": 5, "wall_ns": 60000000000}])"));
+  Answer one = get("/api/profiles/" + gpid + "/flamegraph?gpu=1");
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_NE(one.body.find("softmax"), std::string::npos);
+  EXPECT_EQ(one.body.find("gemm"), std::string::npos);
+  EXPECT_EQ(one.body.find(">step"), std::string::npos);
+  EXPECT_NE(get("/api/profiles/" + gpid + "/flamegraph").body.find("gemm"), std::string::npos)
+      << "the whole profile is not the one device's, cached";
+  EXPECT_EQ(get("/api/profiles/" + gpid + "/flamegraph?gpu=one").status, 400);
 }
 
 // Issue 22, server 1: 12 MiB of distinct stacks 2,048 frames deep (6 M frames) drew a 1 GB SVG
