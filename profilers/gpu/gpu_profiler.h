@@ -11,7 +11,6 @@
 
 #include <atomic>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -104,6 +103,11 @@ class GpuProfiler final : public Profiler {
                                    (uint64_t{place.graph} * 0x9e3779b97f4a7c15ull));
     }
   };
+  struct NameAddressHash {
+    size_t operator()(const std::pair<int, uint64_t>& key) const {
+      return std::hash<uint64_t>()(key.second * 0x9e3779b97f4a7c15ull ^ uint32_t(key.first));
+    }
+  };
   struct LaunchStack {
     int pid;
     std::vector<uint64_t> frames;  // innermost first
@@ -171,7 +175,8 @@ class GpuProfiler final : public Profiler {
   std::vector<std::string> names_;  // GPU frames, "[GPU] ..."
   std::unordered_map<std::string, uint32_t> name_ids_;
   size_t names_bytes_ = 0;
-  std::map<std::pair<int, uint64_t>, uint32_t> kernel_names_;  // by process and name address
+  std::unordered_map<std::pair<int, uint64_t>, uint32_t, NameAddressHash>
+      kernel_names_;  // by process and name address
   size_t name_reads_left_ = kMaxNameReads;
   std::vector<Place> places_;  // places_[0] stands for every one beyond kMaxPlaces
   std::unordered_map<Place, uint32_t, PlaceHash> place_ids_;
