@@ -38,23 +38,22 @@ struct {
   __type(value, struct dormant_gpu_losses);
 } losses SEC(".maps");
 
+// Not preallocated, as an LRU map would be: a session that meets few processes and few long names
+// pays for those alone. Full, a process past them goes unbounded and a long name is sent each time.
 struct {
-  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
   __uint(max_entries, DORMANT_GPU_RATED_PROCESSES);
   __type(key, __u32);
   __type(value, struct dormant_gpu_record_rate);
 } record_rates SEC(".maps");
 
-// The kernel names passed on, by process and address: a name goes once with the first of its
-// records; the others carry its address only (CUPTI's name of a kernel is shared by its records).
-struct name_key {
-  __u32 tgid;
-  __u32 pad;
-  __u64 address;
-};
-
+// The long kernel names passed on, by process and address: such a name goes once with the first
+// of its records; the others carry its address only (CUPTI's name of a kernel is shared by its
+// records).
 struct {
-  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
   __uint(max_entries, DORMANT_GPU_NAMES_SENT);
   __type(key, struct name_key);
   __type(value, __u8);
@@ -200,10 +199,16 @@ int BPF_USDT(on_activity, void* batch_address) {
     long name_bytes = 1;  // with its NUL
     event->name[0] = 0;
     struct name_key name = {.tgid = tgid, .address = event->activity.name};
-    int new_name = name.address != 0 && !bpf_map_lookup_elem(&names_sent, &name);
-    if (new_name) {
-      name_bytes =
-          bpf_probe_read_user_str(event->name, sizeof(event->name), (const void*)name.address);
+    int new_name = 0;
+    if (name.address != 0) {
+      name_bytes = bpf_probe_read_user_str(event->name, DORMANT_GPU_SHORT_NAME_BYTES + 1,
+                                           (const void*)name.address);
+      if (name_bytes > DORMANT_GPU_SHORT_NAME_BYTES) {  // a long one: sent once
+        new_name = !bpf_map_lookup_elem(&names_sent, &name);
+        name_bytes = new_name ? bpf_probe_read_user_str(event->name, sizeof(event->name),
+                                                        (const void*)name.address)
+                              : 0;
+      }
       if (name_bytes <= 0) {
         event->name[0] = 0;
         name_bytes = 1;

@@ -23,8 +23,15 @@ struct dormant_gpu_launch_event {
   struct dormant_cupti_launch_batch launches;  // as the library's batch holds them
 };
 
-// A kernel's name comes with the first of its records only (per process and name address, while
-// it is remembered); the others' `name` is empty and their activity's `name` address says whose.
+// A kernel's name comes with each of its records while it is short; a longer one with the first
+// of its records only (per process and name address, while there is room to remember it), the
+// others' `name` empty and their activity's `name` address saying whose. names_sent's key.
+struct name_key {
+  __u32 tgid;
+  __u32 pad;
+  __u64 address;
+};
+#define DORMANT_GPU_SHORT_NAME_BYTES 255
 #define DORMANT_GPU_NAMES_SENT 65536
 
 struct dormant_gpu_activity_event {

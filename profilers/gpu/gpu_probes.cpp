@@ -182,6 +182,29 @@ GpuLosses GpuProbes::take_losses() {
   return since;
 }
 
+void GpuProbes::forget_processes(const std::vector<int>& exited) {
+  if (exited.empty()) return;
+  int rates = bpf_map__fd(skeleton_->maps.record_rates);
+  for (int pid : exited) {
+    auto key = static_cast<uint32_t>(pid);
+    (void)bpf_map_delete_elem(rates, &key);
+    past_rate_reported_.erase(pid);
+  }
+  int names = bpf_map__fd(skeleton_->maps.names_sent);
+  std::vector<name_key> gone;
+  name_key key{};
+  const name_key* previous = nullptr;
+  for (size_t walked = 0;
+       walked < DORMANT_GPU_NAMES_SENT && bpf_map_get_next_key(names, previous, &key) == 0;
+       ++walked) {
+    if (std::find(exited.begin(), exited.end(), int(key.tgid)) != exited.end()) {
+      gone.push_back(key);
+    }
+    previous = &key;
+  }
+  for (const name_key& name : gone) (void)bpf_map_delete_elem(names, &name);
+}
+
 std::vector<GpuProbes::PastRate> GpuProbes::take_past_rate() {
   std::vector<PastRate> since;
   std::unordered_map<int, PastRate> now;
@@ -194,10 +217,10 @@ std::vector<GpuProbes::PastRate> GpuProbes::take_past_rate() {
     dormant_gpu_record_rate rate{};
     if (bpf_map_lookup_elem(map, &key, &rate) != 0 || rate.past_records == 0) continue;
     int pid = static_cast<int>(key);
-    if (now.contains(pid)) continue;  // the walk began again: an entry was evicted meanwhile
+    if (now.contains(pid)) continue;  // the walk began again: an entry was deleted meanwhile
     PastRate total{pid, rate.past_records, rate.past_ns};
     auto reported = past_rate_reported_.find(pid);
-    // The bucket may be new since (an exited process's, evicted, and its pid reused).
+    // The bucket may be new since (an exited process's, forgotten, and its pid reused).
     PastRate before =
         reported != past_rate_reported_.end() && reported->second.records <= total.records
             ? reported->second

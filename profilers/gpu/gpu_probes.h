@@ -71,6 +71,9 @@ class GpuProbes {
     uint64_t ns;
   };
   std::vector<PastRate> take_past_rate();
+  // Lets go of what the probes keep for processes that have exited (their rate, their long
+  // names sent), so that their room serves others.
+  void forget_processes(const std::vector<int>& exited);
 
  private:
   GpuProbes() = default;

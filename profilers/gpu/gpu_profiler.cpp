@@ -254,7 +254,9 @@ uint32_t GpuProfiler::work_name(int pid, const dormant_cupti_activity& activity,
   std::pair key{pid, activity.name};
   if (name[0] != 0) {
     uint32_t id = intern_name(activity, name);
-    if (kernel_names_.size() < kMaxNameAddresses) kernel_names_[key] = id;
+    bool sent_once =
+        ::strnlen(name, DORMANT_GPU_SHORT_NAME_BYTES + 1) > DORMANT_GPU_SHORT_NAME_BYTES;
+    if (sent_once && kernel_names_.size() < kMaxNameAddresses) kernel_names_[key] = id;
     return id;
   }
   auto found = kernel_names_.find(key);
@@ -486,6 +488,7 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
                  lost.launches_lost, lost.activities_lost);
   }
   std::vector<pid_t> exited = symbolizer_->forget_exited();
+  probes_->forget_processes(exited);
   for (int pid : exited) {
     known_pids_.erase(pid);
     python_images_.erase(pid);

@@ -128,7 +128,7 @@ class GpuProfiler final : public Profiler {
   void find_python(int pid);
   void name_python_frames(int pid, const std::vector<uint64_t>& python);
   uint32_t intern_name(const dormant_cupti_activity& activity, const char* name);
-  // A piece of work's GPU frame, as an id into names_: a kernel's name is the one that came with
+  // A piece of work's GPU frame, as an id into names_: a long kernel name is the one that came with
   // its first record of `pid` at that address (bpf/gpu_probes.h); `name` if it is this one.
   uint32_t work_name(int pid, const dormant_cupti_activity& activity, const char* name);
   // The frames of a piece of work's launch, root first, to its API frame.

@@ -147,7 +147,10 @@ class GpuLaunchTest : public ::testing::Test {
   GpuRun profile_running(const std::vector<pid_t>& pids, int seconds) {
     fs::remove_all(root_ / "out");
     std::string listed;
-    for (pid_t pid : pids) listed += (listed.empty() ? "" : ",") + std::to_string(pid);
+    for (pid_t pid : pids) {
+      if (!listed.empty()) listed += ',';
+      listed += std::to_string(pid);
+    }
     Ran ran = run_program({DORMANT_AGENT, "-o", (root_ / "out").string(), "-f", "1000", "-d",
                            std::to_string(seconds), "--gpu-mode", "gpu-only", "--pids", listed},
                           {});
