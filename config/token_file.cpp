@@ -21,7 +21,7 @@ Result<std::string> read_token_file(const std::string& path) {
   struct stat status {};
   if (::fstat(fd.get(), &status) != 0) return Error::from_errno(what);
   if (!S_ISREG(status.st_mode)) return Error::invalid_argument(what + ": not a regular file");
-  if (auto private_file = check_owner_only(status, what); !private_file)
+  if (auto private_file = check_secret_file(status, what); !private_file)
     return private_file.error();
   std::string text(kMaxTokenFileBytes, '\0');
   ssize_t got = ::read(fd.get(), text.data(), text.size());

@@ -28,6 +28,9 @@ check_stat() {
   if [[ $actual == "$2" ]]; then echo "ok: $1 is $2"; else fail "$1 is '$actual', not '$2'"; fi
 }
 absent() { [[ ! -e $1 && ! -L $1 ]]; }
+agent_cannot_write() {
+  ! setpriv --reuid dormant-agent --regid dormant-agent --init-groups test -w "$1"
+}
 status_of() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null; }
 run_dpkg() {
   echo "+ dpkg $*"
@@ -55,7 +58,8 @@ fi
 check "/usr/bin/dormant-agent links to ../lib/dormant/dormant-agent" \
   [ "$(readlink /usr/bin/dormant-agent)" == ../lib/dormant/dormant-agent ]
 check_stat /usr/bin/dormant-server "root:root 755"
-check_stat /etc/dormant/agent.conf "dormant-agent:dormant-agent 600"
+check_stat /etc/dormant/agent.conf "root:dormant-agent 640"
+check "the agent's user cannot rewrite its settings" agent_cannot_write /etc/dormant/agent.conf
 check_stat /etc/dormant/server.conf "root:root 644"
 check_stat $unit_dir/dormant-agent.service "root:root 644"
 check_stat $unit_dir/dormant-server.service "root:root 644"
@@ -130,6 +134,9 @@ check "the server's database belongs to its user" \
 echo "== upgrade, with the configuration edited and state kept"
 install -m 0600 /dev/null /etc/dormant/agent-token
 echo "# edited by the admin" >>/etc/dormant/agent.conf
+# As the agent's settings were before: its user's.
+chown dormant-agent:dormant-agent /etc/dormant/agent.conf
+chmod 0600 /etc/dormant/agent.conf
 # As an agent that ran as root (version 0.1.0 did) leaves its state: root's, with a link in it.
 echo "kept" >/var/lib/dormant/state-marker
 chmod 0644 /var/lib/dormant/state-marker
@@ -143,6 +150,7 @@ check "dormant-agent upgraded" [ "$(dpkg-query -W -f='${Version}' dormant-agent)
 check "dormant-server upgraded" [ "$(dpkg-query -W -f='${Version}' dormant-server)" == \
   "$(dpkg-deb -f "$server_next" Version)" ]
 check "the admin's agent.conf is kept" grep -qx "# edited by the admin" /etc/dormant/agent.conf
+check_stat /etc/dormant/agent.conf "root:dormant-agent 640"
 check "the new agent.conf is beside it" grep -q "next version" /etc/dormant/agent.conf.dpkg-dist
 check "the unedited server.conf is the new one" grep -q "next version" /etc/dormant/server.conf
 check "the agent's state is kept" grep -qx kept /var/lib/dormant/state-marker

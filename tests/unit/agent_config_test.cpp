@@ -18,6 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A group no file of the tests belongs to (Debian's nogroup).
+constexpr gid_t kNobodysGroup = 65534;
+
 struct Outcome {
   std::optional<AgentConfig> config;
   int exit_code = 0;
@@ -615,16 +618,21 @@ class TokenFileTest : public ::testing::Test {
 };
 
 // Issue 22, agent 8: a --config file may hold the token; one that group or others may read or
-// write is refused, whether named on the command line or in DORMANT_CONFIG.
+// write is refused, whether named on the command line or in DORMANT_CONFIG. (Its group is
+// nobody's here: root's file that the agent's own group may read is the next test's.)
 TEST_F(AgentConfigTest, AConfigFileGroupOrOthersMayReadIsRefused) {
   for (auto [mode, text] :
        {std::pair{fs::perms::group_read, "0640"}, std::pair{fs::perms::others_read, "0604"},
         std::pair{fs::perms::group_write, "0620"}}) {
     std::string path = write_config("token = s3cret\nprofiling-frequency = 7\n");
     fs::permissions(path, mode, fs::perm_options::add);
-    expect_rejected(
-        {"-o", "/x", "--config", path},
-        "--config " + path + ": group or others may read it (mode " + text + "); chmod 600 it");
+    if (::geteuid() == 0) {
+      ASSERT_EQ(::chown(path.c_str(), 0, kNobodysGroup), 0);
+    }
+    expect_rejected({"-o", "/x", "--config", path},
+                    "--config " + path + ": group or others may read it (mode " + text +
+                        "); chmod 600 it, or make it root's and readable by the agent's group "
+                        "alone (chown root:GROUP, chmod 640)");
     ScopedEnv env;
     env.set("DORMANT_CONFIG", path);
     expect_rejected({"-o", "/x"}, "--config " + path + ": group or others may read it");
@@ -633,6 +641,26 @@ TEST_F(AgentConfigTest, AConfigFileGroupOrOthersMayReadIsRefused) {
   Outcome outcome = parse({"-o", "/x", "--config", path});
   ASSERT_TRUE(outcome.config) << outcome.text;
   EXPECT_EQ(outcome.config->frequency_hz, 7);
+}
+
+// Issue 40: the package makes agent.conf root's and readable by the agent's group, so that the
+// agent cannot rewrite its own settings (its module and perf paths); that file is taken, one its
+// group may also write, or of another group, or not root's, is not.
+TEST_F(AgentConfigTest, RootsConfigFileTheAgentsGroupMayReadIsTaken) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: the file must be root's";
+  std::string path = write_config("profiling-frequency = 7\n");
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  ASSERT_EQ(::chown(path.c_str(), 0, ::getegid()), 0);
+  Outcome taken = parse({"-o", "/x", "--config", path});
+  ASSERT_TRUE(taken.config) << taken.text;
+  EXPECT_EQ(taken.config->frequency_hz, 7);
+  fs::permissions(path, fs::perms::group_write, fs::perm_options::add);
+  expect_rejected({"-o", "/x", "--config", path}, "group or others may read it (mode 0660)");
+  fs::permissions(path, fs::perms::group_write, fs::perm_options::remove);
+  ASSERT_EQ(::chown(path.c_str(), 0, kNobodysGroup), 0);
+  expect_rejected({"-o", "/x", "--config", path}, "group or others may read it (mode 0640)");
+  ASSERT_EQ(::chown(path.c_str(), kNobodysGroup, ::getegid()), 0);
+  expect_rejected({"-o", "/x", "--config", path}, "group or others may read it (mode 0640)");
 }
 
 TEST_F(TokenFileTest, TheFirstLineIsTheToken) {
@@ -646,6 +674,9 @@ TEST_F(TokenFileTest, TheFirstLineIsTheToken) {
 TEST_F(TokenFileTest, AFileOthersMayReadOrWithoutATokenIsRefused) {
   using std::filesystem::perms;
   write("s3cret\n", perms::owner_read | perms::owner_write | perms::group_read);
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(path_.c_str(), 0, kNobodysGroup), 0);
+  }
   Outcome readable = parse_with_file();
   EXPECT_FALSE(readable.config);
   EXPECT_NE(readable.text.find("group or others may read it (mode 0640); chmod 600 it"),
