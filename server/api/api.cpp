@@ -15,6 +15,7 @@
 #include "profile/collapsed.h"
 #include "profile/flamegraph.h"
 #include "profile/metadata_validation.h"
+#include "profile/sample_plausibility.h"
 #include "server/api/api_requests.h"
 #include "server/api/content_policy.h"
 #include "server/api/profiling_status.h"
@@ -139,8 +140,11 @@ Result<storage::ProfileUpload> to_stored_upload(heartbeat::ProfileUpload&& uploa
     return Error::invalid_argument("profile header: " + valid.error().message());
   }
   // Every line, now: a profile stored as it came would fail each time it is drawn or merged.
-  if (auto parsed = profile::read_collapsed(upload.profile); !parsed) {
-    return Error::invalid_argument("profile: " + parsed.error().message());
+  auto parsed = profile::read_collapsed(upload.profile);
+  if (!parsed) return Error::invalid_argument("profile: " + parsed.error().message());
+  double duration_s = std::chrono::duration<double>(*end - *start).count();
+  if (auto plausible = profile::check_plausible_samples(*parsed, duration_s); !plausible) {
+    return plausible.error();
   }
   storage::ProfileUpload stored;
   stored.service_name = std::string(service);

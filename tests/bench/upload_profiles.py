@@ -2,9 +2,10 @@
 """Uploads COUNT synthetic profiles of a busy host to a dormant-server, over one kept-alive TLS
 connection, as gProfiler agents upload them (gzip'd JSON, POST /api/v2/profiles).
 
-Each profile is a minute of a 2-CPU host at 99 Hz: about 12,000 samples over STACKS distinct
-stacks drawn (Zipf-like) from a pool of POOL stacks 10 to 40 frames deep, so that consecutive
-profiles share most stacks as a real service's do.
+Each profile is a minute of a half-busy 4-CPU host at 99 Hz: about 12,000 samples (of 23,760
+possible: the server refuses more than a session could take) over STACKS distinct stacks drawn
+(Zipf-like) from a pool of POOL stacks 10 to 40 frames deep, so that consecutive profiles share
+most stacks as a real service's do.
 Usage: upload_profiles.py PORT CA TOKEN SERVICE COUNT [STACKS] [POOL]"""
 import gzip
 import http.client
@@ -35,7 +36,7 @@ def profile_text(host, pool, stacks, rng):
     header = {"containers": [], "metrics": {"cpu_avg": 50.0, "mem_avg": 40.0}, "metadata": {
         "python_version": "", "run_mode": "standalone_executable", "deployment_type": "instances",
         "kernel_release": "6.1.0", "kernel_version": "#1 SMP", "system_name": "Linux",
-        "processors": 2, "cpu_model_name": "bench", "memory_capacity_mb": 1024, "hostname": host,
+        "processors": 4, "cpu_model_name": "bench", "memory_capacity_mb": 1024, "hostname": host,
         "os_name": "Debian GNU/Linux", "os_release": "12", "libc_type": "glibc",
         "libc_version": "2.36", "hardware_type": "x86_64", "pid": 42,
         "mac_address": "02:00:00:00:00:01", "private_ip": "10.0.0.1", "spawn_uptime_ms": 1000,

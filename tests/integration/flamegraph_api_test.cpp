@@ -37,6 +37,13 @@ class FlamegraphApiTest : public ServerFixture {
   void upload(const std::string& service, const std::string& hostname, const std::string& stacks,
               const std::string& start = "2026-11-22T10:00:00",
               const std::string& end = "2026-11-22T10:01:00", const json& more = json::object()) {
+    HttpReply reply = upload_reply(service, hostname, stacks, start, end, more);
+    ASSERT_EQ(reply.status, 200) << reply.body;
+  }
+
+  HttpReply upload_reply(const std::string& service, const std::string& hostname,
+                         const std::string& stacks, const std::string& start,
+                         const std::string& end, const json& more = json::object()) {
     std::string collapsed = collapsed_profile(hostname, stacks);
     json header = json::parse(collapsed.substr(1, collapsed.find('\n') - 1));
     header["metadata"]["run_arguments"]["frequency"] = 11;
@@ -53,7 +60,7 @@ class FlamegraphApiTest : public ServerFixture {
                        "Content-Type: application/json", "--data-binary", "@" + file.string(),
                        server_->url("/api/v2/profiles")},
                       /*with_token=*/false);
-    ASSERT_EQ(reply.status, 200) << reply.body;
+    return reply;
   }
 
   Answer get(const std::string& path) {
@@ -247,6 +254,23 @@ TEST_F(FlamegraphApiTest, AProfilesGpusAreShownEachApart) {
   EXPECT_EQ(get("/api/profiles/" + gpid + "/flamegraph?gpu=one").status, 400);
 }
 
+// Issue 40: an upload claiming 1e9 samples for 60 s at 11 Hz on 2 processors (about 1,320
+// possible) made its service's merged flamegraph 99.9999% fake. Refused now, saying why; the
+// service's honest profiles are all the merge holds.
+TEST_F(FlamegraphApiTest, AnUploadClaimingMoreSamplesThanItsSessionCouldTakeIsRefused) {
+  start();
+  upload("web", "web-01", kWeb01);
+  HttpReply forged = upload_reply("web", "web-02", "0;;nginx;main;forged 1000000000\n",
+                                  "2026-11-22T10:00:00", "2026-11-22T10:01:00");
+  EXPECT_EQ(forged.status, 422) << forged.body;
+  EXPECT_NE(forged.body.find("1000000000 samples of CPU in 60 s at 11 Hz on 2 processors"),
+            std::string::npos)
+      << forged.body;
+  Answer merged = get("/api/flamegraph?service=web&format=collapsed");
+  ASSERT_EQ(merged.status, 200) << merged.body;
+  EXPECT_EQ(stacks_of(merged.body).count(";nginx;main;forged"), 0u);
+}
+
 // Issue 22, server 1: 12 MiB of distinct stacks 2,048 frames deep (6 M frames) drew a 1 GB SVG
 // on the thread serving the connection. Drawn now within 16 MB, with boxes for the frames left
 // out, whether alone, merged or from the cache.
@@ -258,7 +282,8 @@ TEST_F(FlamegraphApiTest, AHostileProfileIsDrawnWithinTheBoundsEveryWay) {
   for (int i = 0; stacks.size() < (12 << 20); ++i) {
     stacks += "0;;app;root" + std::to_string(i) + tail + " 1\n";
   }
-  upload("web", "web-01", stacks);
+  // An hour: its ~3,000 samples are ones a session could take, at 11 Hz on 2 processors.
+  upload("web", "web-01", stacks, "2026-11-22T10:00:00", "2026-11-22T11:00:00");
   json listed = server_->get("/api/profiles?hostname=web-01").json();
   ASSERT_EQ(listed["profiles"].size(), 1u) << listed.dump();
   const std::string one = "/api/profiles/" +
