@@ -1,8 +1,9 @@
 #include "profile/gpu_devices.h"
 
-#include <charconv>
 #include <map>
 #include <string>
+
+#include "common/text.h"
 
 namespace dormant::profile {
 namespace {
@@ -10,12 +11,9 @@ namespace {
 constexpr const char* kFigures[] = {"kernel_ns", "copy_ns", "busy_ns", "idle_ns", "wall_ns"};
 
 std::optional<uint32_t> decimal(std::string_view text) {
-  uint32_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    return std::nullopt;
-  }
-  return value;
+  auto value = parse_integer(text);
+  if (!value || *value < 0 || *value > UINT32_MAX) return std::nullopt;
+  return static_cast<uint32_t>(*value);
 }
 
 }  // namespace

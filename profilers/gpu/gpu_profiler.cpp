@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <ctime>
+#include <unordered_set>
 
 #include <pthread.h>
 #include <spdlog/spdlog.h>
@@ -208,8 +209,8 @@ uint32_t GpuProfiler::intern_stack(int pid, const dormant_cupti_launch& launch) 
 }
 
 // Whether a process newly seen runs CPython, from the mappings the symbolizer read.
-void GpuProfiler::find_python(int pid) {
-  auto found = python_interpreters_.find(pid, symbolizer_->mappings(pid, 0));
+void GpuProfiler::find_python(int pid, const std::vector<system::Mapping>& mappings) {
+  auto found = python_interpreters_.find(pid, mappings);
   if (!found) {
     spdlog::info("gpu: process {} runs {}", pid, found.error().message());
   } else if (*found) {
@@ -294,10 +295,9 @@ void GpuProfiler::on_event(const GpuEvent& event, JoinClock::time_point now, uin
       auto stat = procfs::process_stat(event.pid);
       known->second = symbolizer_->remember(event.pid, 0,
                                             stat && !stat->comm.empty() ? stat->comm : "[unknown]");
-      find_python(event.pid);
-      if (auto rank = nccl_rank(event.pid, symbolizer_->mappings(event.pid, 0))) {
-        ranks_[event.pid] = *rank;
-      }
+      std::vector<system::Mapping> mappings = symbolizer_->mappings(event.pid, 0);
+      find_python(event.pid, mappings);
+      if (auto rank = nccl_rank(event.pid, mappings)) ranks_[event.pid] = *rank;
     }
     if (!known->second) counts_.launches_without_mappings += 1;
     if (launch.python_depth > 0 && python_images_.contains(event.pid)) {
@@ -494,13 +494,12 @@ Result<profile::StackTable> GpuProfiler::snapshot() {
     python_images_.erase(pid);
     ranks_.erase(pid);
   }
-  std::erase_if(kernel_names_, [&exited](const auto& entry) {
-    return std::find(exited.begin(), exited.end(), entry.first.first) != exited.end();
-  });
+  std::unordered_set<int> ended(exited.begin(), exited.end());
+  std::erase_if(kernel_names_,
+                [&ended](const auto& entry) { return ended.contains(entry.first.first); });
   name_reads_left_ = kMaxNameReads;
-  std::erase_if(handed_ns_, [&exited](const auto& entry) {
-    return std::find(exited.begin(), exited.end(), int(entry.first >> 32)) != exited.end();
-  });
+  std::erase_if(handed_ns_,
+                [&ended](const auto& entry) { return ended.contains(int(entry.first >> 32)); });
   python_names_.end_snapshot(exited);
   if (join_.pending_launches() == 0) {  // no launch refers to a stack: start the table again
     stacks_.clear();

@@ -125,7 +125,7 @@ class GpuProfiler final : public Profiler {
   // A piece of work's device, stream and graph, as an id into places_.
   uint32_t intern_place(const dormant_cupti_activity& activity);
   uint32_t intern_stack(int pid, const dormant_cupti_launch& launch);
-  void find_python(int pid);
+  void find_python(int pid, const std::vector<system::Mapping>& mappings);
   void name_python_frames(int pid, const std::vector<uint64_t>& python);
   uint32_t intern_name(const dormant_cupti_activity& activity, const char* name);
   // A piece of work's GPU frame, as an id into names_: a long kernel name is the one that came with

@@ -1,11 +1,11 @@
 #include "profilers/gpu/nccl_rank.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include <fcntl.h>
 
 #include "common/atomic_file.h"
+#include "common/text.h"
 #include "common/unique_fd.h"
 
 namespace dormant::profilers::gpu {
@@ -17,13 +17,9 @@ constexpr uint32_t kMaxRank = 1u << 24;
 constexpr size_t kMaxEnvironmentBytes = 4u << 20;
 
 std::optional<uint32_t> plain_number(std::string_view text) {
-  uint32_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() ||
-      value >= kMaxRank) {
-    return std::nullopt;
-  }
-  return value;
+  auto value = parse_integer(text);
+  if (!value || *value < 0 || *value >= kMaxRank) return std::nullopt;
+  return static_cast<uint32_t>(*value);
 }
 
 }  // namespace
