@@ -140,6 +140,7 @@ int serve(const dormant::config::ServerConfig& config) {
   api::ServerMetrics metrics;
   api::ApiOptions api_options;
   api_options.long_poll_max = std::chrono::seconds(config.long_poll_max_s);
+  api_options.long_poll_limits.max_held = std::max<size_t>(1, options.max_connections / 2);
   api_options.active_window = std::chrono::seconds(config.active_window_s);
   api_options.bind_hostname_to_certificate = config.bind_hostname_to_certificate;
   api_options.merge_max_stacks = static_cast<size_t>(config.merge_max_stacks);

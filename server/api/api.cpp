@@ -165,7 +165,11 @@ std::string_view Api::Call::query_value(std::string_view name) const {
 }
 
 Api::Api(storage::Store& store, Tokens tokens, ServerMetrics& metrics, ApiOptions options)
-    : store_(store), tokens_(std::move(tokens)), metrics_(metrics), options_(options) {
+    : store_(store),
+      tokens_(std::move(tokens)),
+      metrics_(metrics),
+      options_(options),
+      long_polls_(options.long_poll_limits) {
   if (options_.render_threads > 0) {
     render_pool_ = std::make_unique<RenderPool>(options_.render_threads, options_.render_queue);
   }
@@ -225,7 +229,10 @@ Api::Routing Api::route_of(const http::RequestHeader& header,
     allowed += (allowed.empty() ? "" : ", ") + std::string(bhttp::to_string(candidate.method));
   }
   const Route* route = routing.route;
-  Roles roles = route != nullptr ? presented_roles(header, query, route->auth) : 0;
+  Tokens::Presented presented;
+  if (route != nullptr) presented = presented_token(header, query, route->auth);
+  Roles roles = presented.roles;
+  routing.credential = std::move(presented.credential);
   if (route == nullptr && !allowed.empty()) {
     routing.refusal =
         error_response(status::method_not_allowed, "this endpoint takes " + allowed + ", not " +
@@ -259,12 +266,14 @@ http::Admission Api::admit(const http::RequestHeader& header, const http::Client
     return admission;
   }
   admission.authenticated = routing.route->auth != Auth::kNone;
+  admission.credential = std::move(routing.credential);
   switch (routing.route->body) {
     case Body::kNone:
       admission.max_body_bytes = 0;
       break;
     case Body::kMessage:
       admission.max_body_bytes = kMessageBodyBytes;
+      admission.reserved = true;  // what keeps the fleet's agents in touch
       break;
     case Body::kBulk:
       admission.max_body_bytes = std::numeric_limits<size_t>::max();  // the server's own limit
@@ -385,7 +394,9 @@ void Api::handle(const http::Request& request, const http::Client& client,
   auto beat = heartbeat_body(request);
   if (!beat) return responder->reply(handle(request, client));
   // Watched before the store is read: a command committed after that read wakes it.
-  auto poll = long_polls_.watch(LongPolls::key_of(beat->hostname, beat->service_name));
+  auto poll =
+      long_polls_.watch(LongPolls::key_of(beat->hostname, beat->service_name), client.address);
+  if (!poll) return responder->reply(handle(request, client));
   bool news = true;
   http::Response response = handle(request, client, &news);
   if (news || response.result() != status::ok) {
@@ -398,23 +409,24 @@ void Api::handle(const http::Request& request, const http::Client& client,
     metrics_.add(woken ? Counter::kLongPollsWoken : Counter::kLongPollsExpired);
     responder->reply(handle(*held, client));
   });
+  responder->on_reclaim([poll] { poll->end_now(); });
 }
 
-Roles Api::presented_roles(const http::RequestHeader& request,
-                           const std::vector<std::pair<std::string, std::string>>& query,
-                           Auth auth) const {
+Tokens::Presented Api::presented_token(
+    const http::RequestHeader& request,
+    const std::vector<std::pair<std::string, std::string>>& query, Auth auth) const {
   switch (auth) {
     case Auth::kNone:
-      return kAllRoles;
+      return {kAllRoles, ""};
     case Auth::kBearer: {
       std::string_view value = header(request, "Authorization");
       constexpr std::string_view kScheme = "Bearer ";  // case-insensitive (RFC 7235)
       if (value.size() <= kScheme.size() ||
           !boost::beast::iequals(boost::beast::string_view(value.data(), kScheme.size()),
                                  boost::beast::string_view(kScheme.data(), kScheme.size()))) {
-        return 0;
+        return {};
       }
-      return tokens_.roles_of(value.substr(kScheme.size()));
+      return tokens_.check(value.substr(kScheme.size()));
     }
     case Auth::kApiKey: {
       // gProfiler sends the token both as a header and as the `key` query parameter.
@@ -422,10 +434,10 @@ Roles Api::presented_roles(const http::RequestHeader& request,
       for (const auto& [name, value] : query) {
         if (key.empty() && name == "key") key = value;
       }
-      return tokens_.roles_of(key);
+      return tokens_.check(key);
     }
   }
-  return 0;
+  return {};
 }
 
 http::Response Api::store_failure(const Error& error) {

@@ -28,6 +28,9 @@ struct ApiOptions {
   // The longest a heartbeat may ask to be held (?wait=N) until its host has a new command; every
   // heartbeat answer advertises it in X-Dormant-Long-Poll. 0: no long-polls, no advertisement.
   std::chrono::seconds long_poll_max{0};
+  // How many heartbeats may be held at once, and from one address (--max-connections / 2, 8):
+  // past them a heartbeat is answered at once.
+  LongPollLimits long_poll_limits;
   // A host heard from within it is active (Studio: 2 minutes): selectors resolve against the
   // inventories of such hosts only, and the profiling status views show only them.
   std::chrono::seconds active_window{120};
@@ -150,6 +153,7 @@ class Api {
     const Route* route = nullptr;
     std::vector<std::string> params;
     std::optional<http::Response> refusal;
+    std::string credential;  // Tokens::Presented
   };
   Routing route_of(const http::RequestHeader& header,
                    const std::vector<std::pair<std::string, std::string>>& query) const;
@@ -172,9 +176,9 @@ class Api {
   std::chrono::milliseconds long_poll_wait(const http::Request& request) const;
 
   // The roles of the token the request presents the way `auth` says; 0: none the server knows.
-  Roles presented_roles(const http::RequestHeader& header,
-                        const std::vector<std::pair<std::string, std::string>>& query,
-                        Auth auth) const;
+  Tokens::Presented presented_token(const http::RequestHeader& header,
+                                    const std::vector<std::pair<std::string, std::string>>& query,
+                                    Auth auth) const;
 
   storage::Store& store_;
   Tokens tokens_;

@@ -58,9 +58,13 @@ std::string LongPolls::key_of(const std::string& hostname, const std::string& se
   return hostname + '\n' + service;
 }
 
-std::shared_ptr<LongPoll> LongPolls::watch(const std::string& key) {
-  auto poll = std::make_shared<LongPoll>(*this, key);
+std::shared_ptr<LongPoll> LongPolls::watch(const std::string& key, const std::string& address) {
   std::lock_guard lock(mutex_);
+  if (polls_.size() >= limits_.max_held) return nullptr;
+  size_t& from_address = held_by_address_[address];
+  if (from_address >= limits_.max_held_per_address) return nullptr;
+  ++from_address;
+  auto poll = std::make_shared<LongPoll>(*this, key, address);
   polls_.emplace(key, poll);
   return poll;
 }
@@ -97,8 +101,13 @@ void LongPolls::forget(const LongPoll* poll) {
   std::lock_guard lock(mutex_);
   auto [it, end] = polls_.equal_range(poll->key());
   while (it != end) {
-    auto held = it->second.lock();
-    it = !held || held.get() == poll ? polls_.erase(it) : std::next(it);
+    if (it->second.lock().get() != poll) {
+      ++it;
+      continue;
+    }
+    it = polls_.erase(it);
+    auto count = held_by_address_.find(poll->address_);
+    if (count != held_by_address_.end() && --count->second == 0) held_by_address_.erase(count);
   }
 }
 

@@ -27,12 +27,15 @@ class LongPolls;
 // (woken true), or when the wait runs out (false).
 class LongPoll : public std::enable_shared_from_this<LongPoll> {
  public:
-  LongPoll(LongPolls& hub, std::string key) : hub_(hub), key_(std::move(key)) {}
+  LongPoll(LongPolls& hub, std::string key, std::string address)
+      : hub_(hub), key_(std::move(key)), address_(std::move(address)) {}
   // Starts the wait; runs `then` at once (posted) if a wake came since watch().
   using Then = std::function<void(bool woken)>;
   void arm(boost::asio::any_io_executor executor, std::chrono::milliseconds wait, Then then);
   // Not needed after all (instead of arm()): unregisters without running anything.
   void cancel();
+  // Runs `then` now, as if the wait had run out (the server needs the connection back).
+  void end_now() { fire(false); }
   const std::string& key() const { return key_; }
 
  private:
@@ -42,6 +45,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll> {
 
   LongPolls& hub_;
   const std::string key_;
+  const std::string address_;
   std::mutex mutex_;
   bool woken_ = false;
   std::atomic<bool> fired_{false};
@@ -50,13 +54,22 @@ class LongPoll : public std::enable_shared_from_this<LongPoll> {
   std::unique_ptr<boost::asio::steady_timer> timer_;
 };
 
+// Held heartbeats hold connections: at most `max_held` at once, and `max_held_per_address` from
+// one client address, so that long-polls leave room for everything else.
+struct LongPollLimits {
+  size_t max_held = 8192;
+  size_t max_held_per_address = 8;
+};
+
 class LongPolls {
  public:
+  explicit LongPolls(LongPollLimits limits = {}) : limits_(limits) {}
   // The key of a host's heartbeats.
   static std::string key_of(const std::string& hostname, const std::string& service);
 
-  // Registers a heartbeat of `key`; arm() or cancel() it.
-  std::shared_ptr<LongPoll> watch(const std::string& key);
+  // Registers a heartbeat of `key` from `address`; arm() or cancel() it. Null when the limits
+  // are reached: that heartbeat is answered at once.
+  std::shared_ptr<LongPoll> watch(const std::string& key, const std::string& address);
   // A command for the host was committed.
   void wake(const std::string& hostname, const std::string& service);
   // Notifications may have been lost (the database connection broke), or the server stops:
@@ -68,8 +81,10 @@ class LongPolls {
   friend class LongPoll;
   void forget(const LongPoll* poll);
 
+  const LongPollLimits limits_;
   mutable std::mutex mutex_;
   std::unordered_multimap<std::string, std::weak_ptr<LongPoll>> polls_;
+  std::unordered_map<std::string, size_t> held_by_address_;
 };
 
 }  // namespace dormant::server::api

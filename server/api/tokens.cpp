@@ -70,15 +70,22 @@ Tokens Tokens::of(const std::vector<std::pair<std::string_view, Roles>>& tokens)
   return result;
 }
 
-Roles Tokens::roles_of(std::string_view presented) const {
-  if (presented.empty()) return 0;
+Tokens::Presented Tokens::check(std::string_view presented) const {
+  Presented result;
+  if (presented.empty()) return result;
   Digest digest = digest_of(presented);
-  Roles roles = 0;
   for (const auto& [known, its_roles] : known_) {  // no early exit: every token costs the same
     bool same = CRYPTO_memcmp(known.data(), digest.data(), digest.size()) == 0;
-    roles |= same ? its_roles : 0;
+    result.roles |= same ? its_roles : 0;
   }
-  return roles;
+  if (result.roles != 0) {
+    constexpr char kHex[] = "0123456789abcdef";
+    for (size_t i = 0; i < 8; ++i) {
+      result.credential += kHex[digest[i] >> 4];
+      result.credential += kHex[digest[i] & 0xf];
+    }
+  }
+  return result;
 }
 
 Tokens::Digest Tokens::digest_of(std::string_view token) {

@@ -37,8 +37,15 @@ class Tokens {
   static Tokens of(const std::vector<std::string_view>& tokens);  // every role
   static Tokens of(const std::vector<std::pair<std::string_view, Roles>>& tokens);
 
-  // The roles of the presented token: 0 when the server does not know it.
-  Roles roles_of(std::string_view presented) const;
+  // A presented token as the server knows it: its roles (0 when it does not know it), and a
+  // name for it that gives nothing of the secret away (its digest's first 8 bytes in hex; empty
+  // when unknown), to count what it holds.
+  struct Presented {
+    Roles roles = 0;
+    std::string credential;
+  };
+  Presented check(std::string_view presented) const;
+  Roles roles_of(std::string_view presented) const { return check(presented).roles; }
   bool accepts(std::string_view presented) const { return roles_of(presented) != 0; }
   size_t size() const { return known_.size(); }
 

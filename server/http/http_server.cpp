@@ -16,6 +16,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "server/http/body_budget.h"
+
 namespace dormant::server::http {
 namespace {
 
@@ -37,10 +39,16 @@ class SessionBase {
   virtual ~SessionBase() = default;
   virtual void close_if_idle() = 0;
   virtual void close_now() = 0;
+  // Answers the request held for later at once (Responder::on_reclaim); false with none.
+  virtual bool answer_now() = 0;
 
   // When the connection began to wait for its next request (steady clock, ns); 0 while a
   // request is being read or answered.
   std::atomic<int64_t> idle_since{0};
+  // When the request being read began, until its headers are all in; 0 otherwise.
+  std::atomic<int64_t> header_since{0};
+  // When the handler began to hold its request for a later answer; 0 when none is held.
+  std::atomic<int64_t> held_since{0};
   std::atomic<bool> evicted{false};
 };
 
@@ -70,7 +78,6 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   };
   std::unordered_map<uint64_t, OpenSession> sessions;
   std::unordered_map<std::string, size_t> connections_by_address;
-  size_t inflight_body_bytes = 0;
   uint64_t refused_by_address = 0;  // since the last one logged
   std::chrono::steady_clock::time_point refusal_logged{};
 
@@ -82,19 +89,10 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   void accept_later(const beast::error_code& error);
   // Counts a new connection from `address`; false when that address has its share already.
   bool admit_connection(const std::string& address);
-  // At the connection cap: closes the connection idle the longest and returns true, or returns
-  // false (accepts then wait for a connection to end).
-  bool make_room();
-  bool reserve_body(size_t bytes) {
-    std::lock_guard lock(mutex);
-    if (bytes > options.max_inflight_body_bytes - inflight_body_bytes) return false;
-    inflight_body_bytes += bytes;
-    return true;
-  }
-  void release_body(size_t bytes) {
-    std::lock_guard lock(mutex);
-    inflight_body_bytes -= bytes;
-  }
+  // At the connection cap: makes room (HttpServerOptions::max_connections) for the connection
+  // `newcomer` and returns true, or returns false (accepts then wait for a connection to end).
+  bool make_room(uint64_t newcomer);
+  std::unique_ptr<BodyBudget> bodies;
   uint64_t session_started(std::weak_ptr<SessionBase> session, std::string address) {
     std::lock_guard lock(mutex);
     sessions.emplace(next_session_id, OpenSession{std::move(session), std::move(address)});
@@ -159,13 +157,15 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       : stream_(std::move(stream)),
         deadline_(stream_.get_executor()),
         state_(std::move(state)),
-        client_{std::move(remote), {}} {}
+        client_{std::move(remote), {}, {}} {}
   ~Session() override {
     release_body();
     state_->session_ended(id_);
   }
 
-  void run(std::string address) {
+  // Starts serving the connection; its id among the server's sessions.
+  uint64_t run(std::string address) {
+    client_.address = address;
     id_ = state_->session_started(this->weak_from_this(), std::move(address));
     idle_since = steady_now_ns();
     if constexpr (kTls) {
@@ -179,6 +179,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     } else {
       read();
     }
+    return id_;
   }
 
   void close_now() override {
@@ -189,6 +190,18 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     net::post(stream_.get_executor(), [self = this->shared_from_this()] {
       if (self->idle_since != 0) beast::get_lowest_layer(self->stream_).cancel();
     });
+  }
+
+  bool answer_now() override {
+    std::function<void()> answer;
+    {
+      std::lock_guard lock(reclaim_mutex_);
+      answer = std::move(reclaim_);
+      reclaim_ = nullptr;
+    }
+    if (!answer) return false;
+    answer();
+    return true;
   }
 
  private:
@@ -222,6 +235,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void read_header() {
     idle_since = 0;
+    header_since = steady_now_ns();
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(state_->options.max_header_bytes));
     body_limit_ = state_->options.max_body_bytes;
@@ -236,12 +250,18 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void on_header() {
+    header_since = 0;
     const auto& header = parser_->get();
     version_ = header.version();
     keep_alive_ = header.keep_alive();
     const auto& options = state_->options;
-    Admission admission = options.admit ? options.admit(header, client_)
-                                        : Admission{std::nullopt, options.max_body_bytes, true};
+    Admission admission;
+    if (options.admit) {
+      admission = options.admit(header, client_);
+    } else {
+      admission.max_body_bytes = options.max_body_bytes;
+      admission.authenticated = true;
+    }
     bool body_pending = !parser_->is_done();
     if (admission.refusal) return refuse(std::move(*admission.refusal), body_pending);
     authenticated_ = authenticated_ || admission.authenticated;
@@ -253,14 +273,16 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       return reply_and_close(bhttp::status::payload_too_large,
                              "request body larger than " + std::to_string(limit) + " bytes");
     }
-    size_t reserved = length ? static_cast<size_t>(*length) : limit;
-    if (!state_->reserve_body(reserved)) {
+    BodyBudget::Claim claim{length ? static_cast<size_t>(*length) : limit, client_.address,
+                            std::move(admission.credential), admission.reserved};
+    if (!state_->bodies->take(claim)) {
       set_error_reply(bhttp::status::service_unavailable,
-                      "the server is receiving too many request bodies; try again later");
+                      "the server is receiving too many request bodies from this client or in "
+                      "all; try again later");
       response_.set(bhttp::field::retry_after, std::to_string(kBusyRetryAfterS));
       return close_after_reply();
     }
-    reserved_body_ = reserved;
+    claim_ = std::move(claim);
     body_limit_ = limit;
     parser_->body_limit(limit);
     body_deadline_ = std::chrono::steady_clock::now() + options.read_timeout;
@@ -323,6 +345,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void on_read_error(beast::error_code error) {
     disarm_deadline();
+    header_since = 0;
     if (timed_out_) {
       return reply_and_close(bhttp::status::request_timeout,
                              "the request did not arrive in time (at least " +
@@ -367,7 +390,16 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void release_body() {
-    if (reserved_body_ > 0) state_->release_body(std::exchange(reserved_body_, 0));
+    if (claim_) state_->bodies->give_back(*claim_);
+    claim_.reset();
+  }
+
+  // Under the lock that respond() takes to forget it: a reply that comes first wins.
+  void hold(std::function<void()> answer_now, const std::atomic<bool>& replied) {
+    std::lock_guard lock(reclaim_mutex_);
+    if (replied) return;
+    reclaim_ = std::move(answer_now);
+    held_since = steady_now_ns();
   }
 
   // Answers the request read last, once, on the connection's strand.
@@ -383,17 +415,26 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
                 });
     }
     net::any_io_executor executor() const override { return executor_; }
+    void on_reclaim(std::function<void()> answer_now) override {
+      holder_->hold(std::move(answer_now), replied_);
+    }
 
    private:
     std::shared_ptr<Session> session_;
+    Session* holder_ = session_.get();  // session_ is given up at the reply
     net::any_io_executor executor_ = session_->stream_.get_executor();
     std::atomic<bool> replied_{false};
   };
 
   void respond(Response response) {
+    {
+      std::lock_guard lock(reclaim_mutex_);
+      reclaim_ = nullptr;
+      held_since = 0;
+    }
     response_ = std::move(response);
     response_.version(version_);
-    response_.keep_alive(keep_alive_ && !state_->stopping);
+    response_.keep_alive(keep_alive_ && !state_->stopping && !evicted);
     write();
   }
 
@@ -492,9 +533,11 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   Deadline body_deadline_{};
   uint64_t deadline_generation_ = 0;
   uint64_t id_ = 0;
-  size_t body_limit_ = 0;     // of the request being read
-  size_t reserved_body_ = 0;  // of the server's in-flight body budget
-  unsigned version_ = 11;     // of the request being answered
+  size_t body_limit_ = 0;                   // of the request being read
+  std::optional<BodyBudget::Claim> claim_;  // of the server's in-flight body budget
+  std::mutex reclaim_mutex_;
+  std::function<void()> reclaim_;  // answers the request held for later
+  unsigned version_ = 11;          // of the request being answered
   bool keep_alive_ = false;
   bool request_unread_ = false;
   bool authenticated_ = false;
@@ -556,33 +599,52 @@ bool HttpServer::State::admit_connection(const std::string& address) {
   return false;
 }
 
-bool HttpServer::State::make_room() {
+bool HttpServer::State::make_room(uint64_t newcomer) {
   // Released after the lock: a session's last reference ends it, and its end takes the lock.
   std::vector<std::shared_ptr<SessionBase>> open;
-  SessionBase* longest_idle = nullptr;
+  struct Oldest {
+    SessionBase* session = nullptr;
+    int64_t since = 0;
+    void consider(SessionBase* candidate, int64_t candidate_since) {
+      if (candidate_since != 0 && (session == nullptr || candidate_since < since)) {
+        session = candidate;
+        since = candidate_since;
+      }
+    }
+  };
+  Oldest idle, held, header;
   {
     std::lock_guard lock(mutex);
     // The connection just accepted is counted: one past the cap makes room or stops accepts.
     if (connections <= options.max_connections) return true;
     open.reserve(sessions.size());
-    int64_t oldest = 0;
     for (auto& [id, entry] : sessions) {
       auto session = entry.session.lock();
-      if (!session || session->evicted) continue;
-      int64_t since = session->idle_since;
-      if (since != 0 && (oldest == 0 || since < oldest)) {
-        oldest = since;
-        longest_idle = session.get();
-      }
+      if (!session || session->evicted || id == newcomer) continue;
+      idle.consider(session.get(), session->idle_since);
+      held.consider(session.get(), session->held_since);
+      header.consider(session.get(), session->header_since);
       open.push_back(std::move(session));
     }
-    if (longest_idle == nullptr) {
+    if (idle.session == nullptr && held.session == nullptr && header.session == nullptr) {
       accept_paused = true;  // resumed by the session that ends next
       return false;
     }
-    longest_idle->evicted = true;
+    for (SessionBase* chosen : {idle.session, held.session, header.session}) {
+      if (chosen != nullptr) {
+        chosen->evicted = true;
+        break;
+      }
+    }
   }
-  longest_idle->close_now();
+  if (idle.session != nullptr) {
+    idle.session->close_now();
+  } else if (held.session != nullptr) {
+    // Its reply goes out without keep-alive; one sent meanwhile leaves the connection idle.
+    if (!held.session->answer_now()) held.session->close_if_idle();
+  } else {
+    header.session->close_now();
+  }
   return true;
 }
 
@@ -607,17 +669,18 @@ void HttpServer::State::accept() {
     beast::error_code no_delay_refused;  // the connection works as well without
     socket.set_option(tcp::no_delay(true), no_delay_refused);
     std::string remote = address + ":" + std::to_string(peer.port());
+    uint64_t newcomer = 0;
     if (self->options.tls) {
       using TlsStream = beast::ssl_stream<beast::tcp_stream>;
-      std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *self->options.tls), self,
-                                           std::move(remote))
-          ->run(std::move(address));
+      newcomer = std::make_shared<Session<TlsStream>>(
+                     TlsStream(std::move(socket), *self->options.tls), self, std::move(remote))
+                     ->run(std::move(address));
     } else {
-      std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), self,
-                                                   std::move(remote))
-          ->run(std::move(address));
+      newcomer = std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)),
+                                                              self, std::move(remote))
+                     ->run(std::move(address));
     }
-    if (self->make_room()) self->accept();
+    if (self->make_room(newcomer)) self->accept();
   });
 }
 
@@ -679,6 +742,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options,
   auto state = std::make_shared<State>();
   state->options = std::move(options);
   state->handler = std::move(handler);
+  state->bodies = std::make_unique<BodyBudget>(state->options.max_inflight_body_bytes,
+                                               state->options.max_body_bytes);
   beast::error_code error;
   auto address = net::ip::make_address(state->options.address, error);
   if (error) {
@@ -713,10 +778,7 @@ size_t HttpServer::open_connections() const {
   return state_->connections;
 }
 
-size_t HttpServer::inflight_body_bytes() const {
-  std::lock_guard lock(state_->mutex);
-  return state_->inflight_body_bytes;
-}
+size_t HttpServer::inflight_body_bytes() const { return state_->bodies->in_use(); }
 
 void HttpServer::stop(std::chrono::milliseconds drain) {
   if (state_->stopping.exchange(true)) return;
@@ -724,7 +786,7 @@ void HttpServer::stop(std::chrono::milliseconds drain) {
     beast::error_code ignored;
     state->acceptor.close(ignored);
   });
-  auto for_each_session = [this](void (SessionBase::*action)()) {
+  auto for_each_session = [this](const std::function<void(SessionBase&)>& action) {
     std::vector<std::shared_ptr<SessionBase>> open;
     {
       std::lock_guard lock(state_->mutex);
@@ -732,7 +794,7 @@ void HttpServer::stop(std::chrono::milliseconds drain) {
         if (auto session = entry.session.lock()) open.push_back(std::move(session));
       }
     }
-    for (auto& session : open) (session.get()->*action)();
+    for (auto& session : open) action(*session);
   };
   auto wait_for_no_connections = [this](std::chrono::milliseconds limit) {
     auto deadline = std::chrono::steady_clock::now() + limit;
@@ -740,9 +802,11 @@ void HttpServer::stop(std::chrono::milliseconds drain) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   };
-  for_each_session(&SessionBase::close_if_idle);  // requests in flight finish, then close
+  // Requests held for later are answered now; requests in flight finish, then close.
+  for_each_session([](SessionBase& session) { session.answer_now(); });
+  for_each_session([](SessionBase& session) { session.close_if_idle(); });
   wait_for_no_connections(drain);
-  for_each_session(&SessionBase::close_now);
+  for_each_session([](SessionBase& session) { session.close_now(); });
   wait_for_no_connections(kShutdownTimeout);
   // With the acceptor and every connection closed the threads run out of work and end; stop()
   // is the fallback for an operation that will not finish.

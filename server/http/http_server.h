@@ -35,12 +35,17 @@ class Responder {
   virtual void reply(Response response) = 0;
   // The connection's strand: timers and later work for this request run there.
   virtual boost::asio::any_io_executor executor() const = 0;
+  // A request held for later says how to answer it at once. At the connection cap, with no
+  // connection idle, the server calls it for the request held the longest and closes that
+  // connection after its reply, to make room for a new one.
+  virtual void on_reclaim(std::function<void()> answer_now) = 0;
 };
 // Who sent a request: "ip:port", and with mutual TLS the DNS names of its certificate (its
 // subjectAltName entries, or its CN where it has none).
 struct Client {
   std::string remote;
   std::vector<std::string> certificate_names;
+  std::string address;  // the remote's IP address alone
 };
 using AsyncHandler = std::function<void(const Request& request, const Client& client,
                                         std::shared_ptr<Responder> responder)>;
@@ -53,6 +58,12 @@ struct Admission {
   size_t max_body_bytes = 0;
   // Whether the request proved who sent it: a connection that has not waits a short time only.
   bool authenticated = false;
+  // Heartbeats and completions: their bodies may use the part of the in-flight budget that
+  // uploads cannot take (BodyBudget).
+  bool reserved = false;
+  // Who the credential is (not the secret itself): the bodies it sends share one part of the
+  // budget, from whatever address. Empty: none.
+  std::string credential;
 };
 using Admit = std::function<Admission(const RequestHeader& header, const Client& client)>;
 
@@ -64,8 +75,9 @@ struct HttpServerOptions {
   Admit admit;
   size_t max_body_bytes = 4 << 20;
   size_t max_header_bytes = 16 << 10;
-  // Request bodies being received, all connections together: past it a request is refused with
-  // 503 before its body is read.
+  // Request bodies being received, all connections together: past it, or past the part of it one
+  // address or credential may hold (body_budget.h), a request is refused with 503 before its
+  // body is read.
   size_t max_inflight_body_bytes = 256 << 20;
   // To send a request's headers, from their first byte; and for its body, this plus one second
   // for each min_body_bytes_per_second received (a slower body gets 408).
@@ -74,7 +86,10 @@ struct HttpServerOptions {
   std::chrono::seconds idle_timeout{120};  // a kept-alive connection between requests
   // Until one of its requests is authenticated, a connection waits this long for the next.
   std::chrono::seconds unauthenticated_idle_timeout{5};
-  // At the cap a new connection closes the one idle the longest; with none idle, accepts wait.
+  // At the cap a new connection makes room: the connection idle the longest is closed, or else the
+  // request held the longest (a long-poll) is answered and its connection closed, or else the
+  // connection that has been sending its headers the longest is closed. With none of these,
+  // accepts wait. A new connection is never the one closed.
   size_t max_connections = 16384;
   size_t max_connections_per_address = 64;  // 0: no cap
   int threads = 1;

@@ -87,6 +87,7 @@ class RecordingResponder final : public http::Responder {
     changed_.wait(lock, [&] { return !hold_; });
   }
   boost::asio::any_io_executor executor() const override { return executor_; }
+  void on_reclaim(std::function<void()>) override {}  // renders are never held for later
 
   http::Response wait() {
     std::unique_lock lock(mutex_);
@@ -148,7 +149,7 @@ class FlamegraphRenderTest : public ::testing::Test {
     http::Request request(bhttp::verb::get, target, 11);
     request.set(bhttp::field::authorization, "Bearer " + token);
     auto responder = std::make_shared<RecordingResponder>(io_, hold);
-    api_->handle(request, http::Client{"127.0.0.1:1", {}}, responder);
+    api_->handle(request, http::Client{"127.0.0.1:1", {}, "127.0.0.1"}, responder);
     return responder;
   }
   // The one render thread counts as busy until its job has returned, a moment after it answered:

@@ -12,12 +12,19 @@
 #include <unistd.h>
 
 #include "tests/support/eventually.h"
+#include "tests/support/raw_http.h"
 
 #include "common/subprocess.h"
 #include "common/unique_fd.h"
+#include "server/http/body_budget.h"
 
 namespace dormant::server::http {
 namespace {
+
+using testing::closed_by_server;
+using testing::connect_from;
+using testing::read_head;
+using testing::send_text;
 
 namespace fs = std::filesystem;
 namespace bhttp = boost::beast::http;
@@ -178,48 +185,7 @@ TEST_F(HttpServerTest, GarbageIsABadRequest) {
   EXPECT_EQ(std::string(reply).rfind("HTTP/1.1 400", 0), 0u) << reply;
 }
 
-// A socket connected from `source` (a loopback address) to the plain HTTP server on `port`;
-// reads on it give up after 6 s.
-UniqueFd connect_from(const char* source, uint16_t port) {
-  UniqueFd socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in local{};
-  local.sin_family = AF_INET;
-  ::inet_pton(AF_INET, source, &local.sin_addr);
-  EXPECT_EQ(::bind(socket.get(), reinterpret_cast<sockaddr*>(&local), sizeof(local)), 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(socket.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  timeval limit{6, 0};  // a read that waits longer fails, instead of passing late
-  ::setsockopt(socket.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
-  return socket;
-}
-
 UniqueFd connect_to(uint16_t port) { return connect_from("127.0.0.1", port); }
-
-bool send_text(const UniqueFd& socket, std::string_view text) {
-  return ::send(socket.get(), text.data(), text.size(), MSG_NOSIGNAL) ==
-         static_cast<ssize_t>(text.size());
-}
-
-// What the server sends up to the end of one answer's head; "" when it closed first.
-std::string read_head(const UniqueFd& socket) {
-  std::string head;
-  char c;
-  while (!head.ends_with("\r\n\r\n") && ::read(socket.get(), &c, 1) == 1) head += c;
-  return head.ends_with("\r\n\r\n") ? head : "";
-}
-
-// Whether the server closes the connection (within the socket's 6 s), whatever it sends first.
-bool closed_by_server(const UniqueFd& socket) {
-  char buffer[4096];
-  for (;;) {
-    ssize_t n = ::read(socket.get(), buffer, sizeof(buffer));
-    if (n == 0) return true;
-    if (n < 0) return errno == ECONNRESET;
-  }
-}
 
 // Issue 22, server 7: a request that stops halfway is answered 408, then closed.
 TEST_F(HttpServerTest, SlowClientIsCutOffWith408WhileOthersAreServed) {
@@ -414,6 +380,94 @@ TEST_F(HttpServerTest, AtTheConnectionCapTheLongestIdleMakesRoom) {
   EXPECT_EQ(exchange(ninth), "HTTP/1.1 200 OK") << "the ninth client is served";
   EXPECT_TRUE(closed_by_server(idle.front())) << "the longest idle made room";
   EXPECT_EQ(exchange(idle[1]), "HTTP/1.1 200 OK") << "the others stay";
+}
+
+// Issue 40: with a request held (a long-poll) on every connection, nothing was idle to close at the
+// cap and new clients waited in the backlog. Now the request held the longest is answered, its
+// connection closed after its reply, and the newcomer served; with nothing held, the connection
+// that has sent only part of its headers the longest makes room.
+TEST_F(HttpServerTest, AtTheConnectionCapAHeldRequestOrAHalfSentHeaderMakesRoom) {
+  HttpServerOptions options;
+  options.max_connections = 4;
+  options.max_connections_per_address = 0;
+  options.threads = 2;
+  std::atomic<int> held{0};
+  auto server = HttpServer::start(options, [&held](const Request& request, const Client&,
+                                                   std::shared_ptr<Responder> responder) {
+    if (request.target() != "/hold") {
+      return responder->reply(json_response(bhttp::status::ok, R"({"held":false})"));
+    }
+    responder->on_reclaim([responder] {
+      responder->reply(json_response(bhttp::status::ok, R"({"released":true})"));
+    });
+    ++held;
+  });
+  ASSERT_TRUE(server.ok()) << server.error().message();
+  const uint16_t port = (*server)->port();
+  std::vector<UniqueFd> holders;
+  for (int i = 0; i < 4; ++i) {
+    holders.push_back(connect_to(port));
+    ASSERT_TRUE(send_text(holders.back(), "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_TRUE(wait_until([&] { return held == i + 1; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  // Served long before the header deadline (10 s) could have freed a connection.
+  UniqueFd newcomer = connect_from("127.0.0.1", port, std::chrono::seconds(5));
+  EXPECT_EQ(exchange(newcomer), "HTTP/1.1 200 OK") << "the newcomer is served";
+  std::string released = read_head(holders.front());
+  EXPECT_TRUE(released.starts_with("HTTP/1.1 200 ")) << released;
+  EXPECT_NE(released.find("Connection: close"), std::string::npos) << released;
+  EXPECT_TRUE(closed_by_server(holders.front())) << "the oldest held request made room";
+
+  (*server)->stop(std::chrono::milliseconds(0));
+  server = HttpServer::start(
+      options, [](const Request&, const Client&, std::shared_ptr<Responder> responder) {
+        responder->reply(json_response(bhttp::status::ok, "{}"));
+      });
+  ASSERT_TRUE(server.ok()) << server.error().message();
+  std::vector<UniqueFd> half_sent;
+  for (int i = 0; i < 4; ++i) {
+    half_sent.push_back(connect_to((*server)->port()));
+    ASSERT_TRUE(send_text(half_sent.back(), "GET / HTTP/1.1\r\nHost: x\r\n"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  UniqueFd second = connect_from("127.0.0.1", (*server)->port(), std::chrono::seconds(5));
+  EXPECT_EQ(exchange(second), "HTTP/1.1 200 OK") << "a newcomer is served among half-sent headers";
+  EXPECT_TRUE(closed_by_server(half_sent.front())) << "the oldest half-sent header made room";
+}
+
+// Issue 40: 64 connections from one address, each announcing 4 MiB and trickling it, took the
+// whole budget and every other client's request got 503. Now an address holds a sixteenth of it,
+// a credential as much wherever it comes from, and a quarter is kept for reserved requests.
+TEST(BodyBudget, AnAddressOrACredentialHoldsItsShareAndUploadsLeaveTheReserve) {
+  constexpr size_t kMiB = 1 << 20;
+  BodyBudget budget(256 * kMiB, 4 * kMiB);
+  EXPECT_EQ(budget.share(), 16 * kMiB);
+  EXPECT_EQ(budget.reserve(), 64 * kMiB);
+  auto upload = [](std::string address, std::string credential) {
+    return BodyBudget::Claim{4 * kMiB, std::move(address), std::move(credential), false};
+  };
+  int admitted = 0;
+  for (int i = 0; i < 64; ++i) admitted += budget.take(upload("10.0.0.1", "agents")) ? 1 : 0;
+  EXPECT_EQ(admitted, 4) << "one address: 16 MiB";
+  EXPECT_FALSE(budget.take(upload("10.0.0.2", "agents"))) << "the same token from elsewhere";
+  EXPECT_TRUE(budget.take(upload("10.0.0.2", "other"))) << "another token from elsewhere";
+  // Uploads from many addresses and tokens fill what is not reserved, and no more.
+  int others = 0;
+  for (int i = 0; i < 64; ++i) {
+    std::string name = "host-" + std::to_string(i);
+    others += budget.take(upload(name, name)) ? 1 : 0;
+  }
+  EXPECT_EQ(4 + 1 + others, 48) << "192 MiB of uploads";
+  BodyBudget::Claim heartbeat{1 * kMiB, "10.0.0.9", "agents", true};
+  for (int i = 0; i < 16; ++i) {
+    heartbeat.address = "beat-" + std::to_string(i);
+    EXPECT_TRUE(budget.take(heartbeat)) << "a heartbeat takes the reserve, token or not";
+  }
+  EXPECT_FALSE(budget.take(upload("10.0.0.3", "third")));
+  budget.give_back(upload("10.0.0.1", "agents"));
+  EXPECT_TRUE(budget.take(upload("10.0.0.3", "third"))) << "what is given back is taken again";
+  EXPECT_EQ(budget.in_use(), 192 * kMiB + 16 * kMiB);
 }
 
 // Issue 22, server 5: until a request on it authenticates, a connection waits a short time for

@@ -136,7 +136,7 @@ class ApiTest : public ::testing::Test {
     request.set(bhttp::field::authorization, "Bearer " + token);
     request.body() = std::move(body);
     request.prepare_payload();
-    return api_->handle(request, http::Client{"127.0.0.1:1", {}});
+    return api_->handle(request, http::Client{"127.0.0.1:1", {}, "127.0.0.1"});
   }
 
   TempDir dir_;
@@ -218,7 +218,7 @@ TEST_F(ApiTest, TheBearerSchemeIsCaseInsensitive) {
   for (const char* scheme : {"Bearer ", "bearer ", "BEARER "}) {
     http::Request request(bhttp::verb::get, "/api/hosts", 11);
     request.set(bhttp::field::authorization, std::string(scheme) + "t0k3n");
-    auto reply = api_->handle(request, http::Client{"127.0.0.1:1", {}});
+    auto reply = api_->handle(request, http::Client{"127.0.0.1:1", {}, "127.0.0.1"});
     EXPECT_EQ(reply.result_int(), 200u) << scheme;
   }
 }
@@ -242,7 +242,7 @@ TEST_F(ApiTest, HeadersAloneDecideWhetherABodyIsRead) {
     header.method(method);
     header.target(target);
     if (!token.empty()) header.set(bhttp::field::authorization, "Bearer " + token);
-    return api_->admit(header, http::Client{"127.0.0.1:1", {}});
+    return api_->admit(header, http::Client{"127.0.0.1:1", {}, "127.0.0.1"});
   };
   auto no_token = admit(bhttp::verb::post, "/api/metrics/heartbeat", "");
   ASSERT_TRUE(no_token.refusal);
@@ -284,7 +284,7 @@ TEST_F(ApiTest, AnUploadInflatingPastTheProfileLimitIs413) {
     http::Request request(bhttp::verb::post, "/api/v2/profiles?key=k&service=web", 11);
     request.body() = gzip_compress(json).value();
     request.prepare_payload();
-    return api.handle(request, http::Client{"127.0.0.1:1", {}});
+    return api.handle(request, http::Client{"127.0.0.1:1", {}, "127.0.0.1"});
   };
   auto bomb = upload(1 << 20);
   EXPECT_EQ(bomb.result_int(), 413u) << bomb.body();
