@@ -56,6 +56,10 @@ void define_options(CLI::App& app, ServerConfig& c) {
       ->group(kStorage);
   add_int(app, "--database-connections", c.database_connections, 0, 1024,
           "Connections to PostgreSQL (0: one per worker thread)", kStorage);
+  add_int(app, "--database-wait-ms", c.database_wait_ms, 1, 600000,
+          "How long a request waits for a database connection before it is answered 503 "
+          "with Retry-After",
+          kStorage);
   add_int(app, "--retention-days", c.retention_days, 0, 100000,
           "Delete profiles and command history older than this many days (0: keep them)", kStorage);
   add_int(app, "--host-expiry-days", c.host_expiry_days, 0, 100000,
@@ -106,6 +110,10 @@ void define_options(CLI::App& app, ServerConfig& c) {
   add_int(app, "--merge-max-stacks", c.merge_max_stacks, 1, 1 << 26,
           "Distinct stacks a merged flamegraph keeps (its memory); the samples of stacks beyond "
           "them are shown as one",
+          kLimits);
+  add_int(app, "--merge-max-mb", c.merge_max_mb, 1, 1 << 20,
+          "Profile text (MiB, uncompressed) one merged flamegraph or diff may read; a selection "
+          "holding more is refused with 413 before any is read",
           kLimits);
   add_int(app, "--svg-max-frames", c.svg_max_frames, 100, 10'000'000,
           "Frames a flamegraph draws at most (and 16 MB): past them the narrowest are left out, "

@@ -15,6 +15,7 @@ struct ServerConfig {
   std::string data_dir = "/var/lib/dormant-server";
   std::string database;            // PostgreSQL URL; empty: SQLite in data_dir
   int database_connections = 0;    // to PostgreSQL; 0: as many as threads
+  int database_wait_ms = 2000;     // a request's wait for a database connection, then 503
   int retention_days = 0;          // profiles and command history; 0: kept forever
   int host_expiry_days = 30;       // hosts not heard from for longer are deleted; 0: never
   int max_storage_mb = 0;          // profiles' compressed bytes; 0: no cap
@@ -22,6 +23,7 @@ struct ServerConfig {
   int long_poll_max_s = 30;        // longest hold of a heartbeat waiting for a command; 0: none
   int active_window_s = 120;       // a host heard from this recently is active: selectors pick it
   int merge_max_stacks = 1 << 20;  // distinct stacks a merged flamegraph keeps
+  int merge_max_mb = 1024;         // profile text a merged flamegraph reads
   int svg_max_frames = 50000;      // frames a flamegraph draws; the rest become boxes
   int svg_cache_mb = 64;           // per-profile flamegraphs kept as drawn; 0: none
   std::string tls_cert;

@@ -98,6 +98,7 @@ int serve(const dormant::config::ServerConfig& config) {
   storage::StoreOptions store_options;
   store_options.connections =
       static_cast<size_t>(config.database_connections > 0 ? config.database_connections : threads);
+  store_options.connection_wait = std::chrono::milliseconds(config.database_wait_ms);
   store_options.max_profile_bytes = int64_t{config.max_storage_mb} << 20;
   store_options.min_free_bytes = uint64_t(config.min_free_disk_mb) << 20;
   auto store = config.database.empty()
@@ -144,6 +145,7 @@ int serve(const dormant::config::ServerConfig& config) {
   api_options.active_window = std::chrono::seconds(config.active_window_s);
   api_options.bind_hostname_to_certificate = config.bind_hostname_to_certificate;
   api_options.merge_max_stacks = static_cast<size_t>(config.merge_max_stacks);
+  api_options.merge_max_text_bytes = uint64_t(config.merge_max_mb) << 20;
   api_options.max_profile_bytes = static_cast<size_t>(config.max_profile_mb) << 20;
   api_options.concurrent_merges = std::max(1, threads / 2);
   api_options.svg_max_frames = static_cast<size_t>(config.svg_max_frames);
@@ -152,6 +154,12 @@ int serve(const dormant::config::ServerConfig& config) {
   // a second and 256 MB.
   api_options.render_threads = std::clamp(threads / 2, 1, 8);
   api_options.render_queue = 4 * api_options.render_threads;
+  // What uses the database waits for it on threads of its own: those that serve connections
+  // stay free for the rest (the health check above all). Bodies waiting count in the in-flight
+  // budget until they are answered, so the queue's memory has that bound too.
+  api_options.store_threads = threads;
+  api_options.store_queue = 1024;
+  api_options.store_wait = std::chrono::milliseconds(config.database_wait_ms);
   api::Api handler(**store, std::move(*tokens), metrics, api_options);
   (*store)->on_commands(
       [&handler](const std::string& host, const std::string& service) {

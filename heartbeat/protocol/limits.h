@@ -13,6 +13,9 @@ inline constexpr int kMaxCommandDuration = 24 * 3600;      // seconds per snapsh
 inline constexpr int kMaxPid = 4 * 1024 * 1024;            // the kernel's PID_MAX_LIMIT
 // Longest list (or map) accepted anywhere: more than a fleet needs, few enough to bound memory.
 inline constexpr std::size_t kMaxListItems = 10'000;
+// Selectors in one request's target_entities: each is resolved against every active host's
+// inventory, and a subscription's again on each heartbeat of its service.
+inline constexpr std::size_t kMaxSelectors = 100;
 // Deepest nesting kept from a message. Copying or dumping JSON recurses once per level, so a
 // body of a million '[' must be refused before anything copies it.
 inline constexpr int kMaxNesting = 64;

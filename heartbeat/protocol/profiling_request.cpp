@@ -79,7 +79,7 @@ Result<nlohmann::json> read_entity(const nlohmann::json& entity, const std::stri
 }
 
 Result<nlohmann::json> read_target_entities(const nlohmann::json& value, const std::string& path) {
-  auto items = list_of(read_entity, kMaxListItems)(value, path);
+  auto items = list_of(read_entity, kMaxSelectors)(value, path);
   if (!items) return std::move(items).take_error();
   return nlohmann::json(std::move(*items));
 }

@@ -18,6 +18,7 @@
 #include "profile/sample_plausibility.h"
 #include "server/api/api_requests.h"
 #include "server/api/content_policy.h"
+#include "server/api/listing_writer.h"
 #include "server/api/profiling_status.h"
 #include "server/api/wire_mapping.h"
 #include "server/api/workload_status.h"
@@ -32,6 +33,8 @@ using bhttp::verb;
 constexpr std::string_view kServiceHeader = "GPROFILER-SERVICE-NAME";
 constexpr std::string_view kApiKeyHeader = "GPROFILER-API-KEY";
 constexpr int64_t kMaxListLimit = 10000;
+// Rows a listing reads from the store at once, between which it writes them.
+constexpr int64_t kListingBatch = 25;
 // A heartbeat or a completion: its named fields are small, and the rest is capped at 64 KiB.
 constexpr size_t kMessageBodyBytes = 1 << 20;
 // When a client refused for a full or read-only data directory should try again. Agents keep
@@ -121,6 +124,11 @@ std::variant<heartbeat::ProfileUpload, http::Response> read_upload_body(
   return std::move(*upload);
 }
 
+// Where a listing of commands goes on: after the one at `position`.
+std::string command_cursor(const storage::CommandPosition& position) {
+  return encode_cursor(std::to_string(position.created_ms) + '.' + std::to_string(position.row));
+}
+
 Result<storage::ProfileUpload> to_stored_upload(heartbeat::ProfileUpload&& upload,
                                                 std::string_view service) {
   auto start = parse_iso_time(upload.start_time);
@@ -171,7 +179,11 @@ Api::Api(storage::Store& store, Tokens tokens, ServerMetrics& metrics, ApiOption
       options_(options),
       long_polls_(options.long_poll_limits) {
   if (options_.render_threads > 0) {
-    render_pool_ = std::make_unique<RenderPool>(options_.render_threads, options_.render_queue);
+    render_pool_ =
+        std::make_unique<JobPool>("render", options_.render_threads, options_.render_queue);
+  }
+  if (options_.store_threads > 0) {
+    store_pool_ = std::make_unique<JobPool>("store", options_.store_threads, options_.store_queue);
   }
 }
 
@@ -313,43 +325,61 @@ void Api::finish(http::Response& response, const http::RequestHeader& header, co
   }
 }
 
-const Api::Route* Api::render_route(const http::Request& request) const {
-  if (render_pool_ == nullptr || request.method() != verb::get) return nullptr;
+JobPool* Api::pool_of(const http::Request& request) const {
   static const std::vector<http::Response (Api::*)(const Call&)> kRenders = {
       &Api::profile_flamegraph, &Api::profile_pprof, &Api::profile_gpus, &Api::merged_flamegraph,
       &Api::diff_flamegraph};
+  static const std::vector<http::Response (Api::*)(const Call&)> kWithoutStore = {
+      &Api::health_check, &Api::console_page, &Api::prometheus_metrics};
   std::string_view target(request.target().data(), request.target().size());
   Routing routing = route_of(request, parse_query(target));
-  // Without a token that may read it, the request is answered at once.
-  if (routing.refusal ||
-      std::find(kRenders.begin(), kRenders.end(), routing.route->serve) == kRenders.end()) {
+  // Refused on its headers (no route, no token that may call it): answered at once.
+  if (routing.refusal) return nullptr;
+  auto serve = routing.route->serve;
+  if (std::find(kRenders.begin(), kRenders.end(), serve) != kRenders.end()) {
+    return render_pool_.get();
+  }
+  if (std::find(kWithoutStore.begin(), kWithoutStore.end(), serve) != kWithoutStore.end()) {
     return nullptr;
   }
-  return routing.route;
+  return store_pool_.get();
 }
 
-void Api::render_later(const Route& route, const http::Request& request, const http::Client& client,
-                       std::shared_ptr<http::Responder> responder) {
-  auto held = std::make_shared<const http::Request>(request);
-  bool posted = render_pool_->try_post([this, held, client, responder] {
-    http::Response response;
+void Api::serve_on(JobPool& pool, http::Request request, const http::Client& client,
+                   std::shared_ptr<http::Responder> responder) {
+  auto held = std::make_shared<const http::Request>(std::move(request));
+  const bool waits_for_store = &pool == store_pool_.get();
+  auto queued_at = std::chrono::steady_clock::now();
+  bool posted = pool.try_post([this, held, client, responder, waits_for_store, queued_at] {
     try {
-      response = handle(*held, client);
+      if (waits_for_store && std::chrono::steady_clock::now() - queued_at > options_.store_wait) {
+        return responder->reply(busy_response(*held, client, "the database is slow"));
+      }
+      serve(*held, client, responder);
     } catch (const std::exception& error) {
       // The path only: a query string may carry a token.
       std::string_view target(held->target().data(), held->target().size());
-      spdlog::error("GET {}: internal error: {}", target.substr(0, target.find('?')), error.what());
-      response = error_response(status::internal_server_error, "internal server error");
+      spdlog::error("{} {}: internal error: {}", std::string(held->method_string()),
+                    target.substr(0, target.find('?')), error.what());
+      responder->reply(error_response(status::internal_server_error, "internal server error"));
     }
-    responder->reply(std::move(response));
   });
   if (posted) return;
-  http::Response busy = error_response(
-      status::service_unavailable,
-      "as many flamegraphs as the server draws at once are being drawn; try again shortly");
+  responder->reply(busy_response(
+      *held, client,
+      waits_for_store ? "as many requests as the server serves at once are waiting"
+                      : "as many flamegraphs as the server draws at once are being drawn"));
+}
+
+http::Response Api::busy_response(const http::Request& request, const http::Client& client,
+                                  std::string_view why) {
+  std::string_view target(request.target().data(), request.target().size());
+  Routing routing = route_of(request, parse_query(target));
+  http::Response busy =
+      error_response(status::service_unavailable, std::string(why) + "; try again shortly");
   busy.set(bhttp::field::retry_after, "5");
-  finish(busy, request, &route, client.remote);
-  responder->reply(std::move(busy));
+  finish(busy, request, routing.route, client.remote);
+  return busy;
 }
 
 std::optional<http::Response> Api::refuse_other_host(const Call& call,
@@ -380,11 +410,16 @@ std::chrono::milliseconds Api::long_poll_wait(const http::Request& request) cons
   return {};
 }
 
-void Api::handle(const http::Request& request, const http::Client& client,
+void Api::handle(http::Request request, const http::Client& client,
                  std::shared_ptr<http::Responder> responder) {
-  if (const Route* route = render_route(request)) {
-    return render_later(*route, request, client, std::move(responder));
+  if (JobPool* pool = pool_of(request)) {
+    return serve_on(*pool, std::move(request), client, std::move(responder));
   }
+  serve(request, client, std::move(responder));
+}
+
+void Api::serve(const http::Request& request, const http::Client& client,
+                std::shared_ptr<http::Responder> responder) {
   std::chrono::milliseconds wait = long_poll_wait(request);
   // A held heartbeat keeps a copy of its request: only ordinary ones are held.
   constexpr size_t kLargestHeldBody = 64 << 10;
@@ -407,7 +442,10 @@ void Api::handle(const http::Request& request, const http::Client& client,
   auto held = std::make_shared<const http::Request>(request);
   poll->arm(responder->executor(), wait, [this, held, client, responder](bool woken) {
     metrics_.add(woken ? Counter::kLongPollsWoken : Counter::kLongPollsExpired);
-    responder->reply(handle(*held, client));
+    auto answer = [this, held, client, responder] { responder->reply(handle(*held, client)); };
+    // Held heartbeats are bounded (LongPollLimits): their answers queue whatever the count.
+    if (store_pool_ != nullptr) return store_pool_->post(std::move(answer));
+    answer();
   });
   responder->on_reclaim([poll] { poll->end_now(); });
 }
@@ -446,9 +484,11 @@ http::Response Api::store_failure(const Error& error) {
   if (error.kind() == ErrorKind::kInvalidArgument) {
     return error_response(status::unprocessable_entity, error.message());
   }
-  if (storage::is_storage_refusal(error) || error.kind() == ErrorKind::kUnavailable) {
+  if (storage::is_storage_refusal(error) || error.kind() == ErrorKind::kUnavailable ||
+      error.kind() == ErrorKind::kTimeout) {
     // The store logged it when the refusals began; each refused request is only counted. A
-    // database that cannot be reached is waited out the same way.
+    // database that cannot be reached, or is too slow (a lock held, every connection busy), is
+    // waited out the same way.
     metrics_.add(Counter::kStorageRefusals);
     http::Response response = error_response(status::service_unavailable, error.message());
     response.set(bhttp::field::retry_after, std::to_string(kStorageRetryAfterS));
@@ -579,15 +619,36 @@ http::Response Api::list_hosts(const Call& call) {
   storage::HostFilter filter;
   filter.hostname = optional_parameter(call, "hostname");
   filter.service_name = optional_parameter(call, "service");
-  filter.limit = *limit;
-  auto hosts = store_.list_hosts(filter);
-  if (!hosts) return store_failure(hosts.error());
-  nlohmann::json list = nlohmann::json::array();
-  for (auto& host : *hosts) {
-    list.push_back(to_json(host));
-    host = {};  // one copy of each host at a time
+  if (auto cursor = call.query_value("after"); !cursor.empty()) {
+    auto key = decode_cursor(cursor);
+    size_t split = key ? key->find('\n') : std::string::npos;
+    if (split == std::string::npos) {
+      return error_response(status::bad_request, "after: not a cursor this server gave");
+    }
+    filter.after.emplace(key->substr(0, split), key->substr(split + 1));
   }
-  return json_ok({{"hosts", std::move(list)}});
+  // Read a batch at a time and written as read: a page holds one batch of rows besides its text.
+  ListingWriter page("hosts");
+  std::optional<std::string> next;
+  for (int64_t left = *limit; left > 0 && !next;) {
+    filter.limit = std::min<int64_t>(left, kListingBatch);
+    auto hosts = store_.list_hosts(filter);
+    if (!hosts) return store_failure(hosts.error());
+    for (auto& host : *hosts) {
+      const auto& beat = host.last_heartbeat;
+      if (!page.add(to_json(host))) {  // a page holds one at least: `after` is set
+        next = encode_cursor(filter.after->first + '\n' + filter.after->second);
+        break;
+      }
+      filter.after.emplace(beat.service_name, beat.hostname);
+      host = {};  // one copy of each host at a time
+    }
+    if (hosts->size() < static_cast<size_t>(filter.limit)) break;
+    left -= static_cast<int64_t>(hosts->size());
+    // As many as asked for: the next page starts after the last.
+    if (left == 0) next = encode_cursor(filter.after->first + '\n' + filter.after->second);
+  }
+  return json_text_ok(page.finish(next));
 }
 
 http::Response Api::list_commands(const Call& call) {
@@ -597,12 +658,35 @@ http::Response Api::list_commands(const Call& call) {
   filter.hostname = optional_parameter(call, "hostname");
   filter.service_name = optional_parameter(call, "service");
   filter.include_history = call.query_value("current") != "true";
-  filter.limit = *limit;
-  auto commands = store_.list_commands(filter);
-  if (!commands) return store_failure(commands.error());
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& command : *commands) list.push_back(to_json(command));
-  return json_ok({{"commands", list}});
+  if (auto cursor = call.query_value("before"); !cursor.empty()) {
+    auto key = decode_cursor(cursor);
+    size_t split = key ? key->find('.') : std::string::npos;
+    auto created_ms =
+        split == std::string::npos ? std::nullopt : parse_integer(key->substr(0, split));
+    auto row = split == std::string::npos ? std::nullopt : parse_integer(key->substr(split + 1));
+    if (!created_ms || !row) {
+      return error_response(status::bad_request, "before: not a cursor this server gave");
+    }
+    filter.before = storage::CommandPosition{*created_ms, *row};
+  }
+  ListingWriter page("commands");
+  std::optional<std::string> next;
+  for (int64_t left = *limit; left > 0 && !next;) {
+    filter.limit = std::min<int64_t>(left, kListingBatch);
+    auto commands = store_.list_commands(filter);
+    if (!commands) return store_failure(commands.error());
+    for (const auto& command : *commands) {
+      if (!page.add(to_json(command))) {  // a page holds one at least: `before` is set
+        next = command_cursor(*filter.before);
+        break;
+      }
+      filter.before = command.position;
+    }
+    if (commands->size() < static_cast<size_t>(filter.limit)) break;
+    left -= static_cast<int64_t>(commands->size());
+    if (left == 0) next = command_cursor(*filter.before);
+  }
+  return json_text_ok(page.finish(next));
 }
 
 http::Response Api::get_command(const Call& call) {

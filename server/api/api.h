@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "heartbeat/protocol/profiling_request.h"
+#include "server/api/job_pool.h"
 #include "server/api/long_polls.h"
 #include "server/api/merge_slots.h"
-#include "server/api/render_pool.h"
 #include "server/api/server_metrics.h"
 #include "server/api/svg_cache.h"
 #include "server/api/tokens.h"
@@ -41,16 +41,25 @@ struct ApiOptions {
   size_t max_profile_bytes = 16 << 20;
   // Distinct stacks a merged flamegraph keeps: its memory, whatever the profiles hold.
   size_t merge_max_stacks = 1 << 20;
+  // Profile text one merge reads at most (--merge-max-mb): past it, 413 before any is read.
+  uint64_t merge_max_text_bytes = uint64_t{1} << 30;
   // Merged flamegraphs made at once (merge_slots.h): fewer than the server's threads.
   int concurrent_merges = 1;
   // Frames a flamegraph draws at most (profile/flamegraph.h); those past it become boxes.
   size_t svg_max_frames = 50000;
   // Per-profile flamegraphs kept as drawn for the next request (svg_cache.h), in bytes; 0: none.
   size_t svg_cache_bytes = 64 << 20;
-  // Flamegraphs and pprof files are made on threads of their own (render_pool.h), with as many
+  // Flamegraphs and pprof files are made on threads of their own (job_pool.h), with as many
   // more waiting; past them, 503 with Retry-After. 0: made on the thread that handles the request.
   int render_threads = 0;
   int render_queue = 0;
+  // Every other request that uses the database, likewise: the threads that serve connections
+  // (and the health check) never wait for it. 0: on the thread that handles the request.
+  int store_threads = 0;
+  int store_queue = 0;
+  // A request that waited this long for a store thread is answered 503 instead (--database-wait-ms,
+  // as for a connection).
+  std::chrono::milliseconds store_wait{2000};
 };
 
 class Api {
@@ -61,9 +70,10 @@ class Api {
   // not acknowledged); true for everything else.
   http::Response handle(const http::Request& request, const http::Client& client,
                         bool* news = nullptr);
-  // The server's handler: as above, but a heartbeat that asks to wait (?wait=N, long-polls on)
-  // and has nothing new is held until its host gets a command or the wait runs out.
-  void handle(const http::Request& request, const http::Client& client,
+  // The server's handler: as above, on the render or store pool where the request needs it; and
+  // a heartbeat that asks to wait (?wait=N, long-polls on) and has nothing new is held until its
+  // host gets a command or the wait runs out.
+  void handle(http::Request request, const http::Client& client,
               std::shared_ptr<http::Responder> responder);
 
   // The server's Admit: a request for no route, or without a token its route takes, is answered
@@ -133,6 +143,9 @@ class Api {
   // (is_storage_refusal) or the database cannot be reached (kUnavailable), 500 (counted, logged)
   // for the rest.
   http::Response store_failure(const Error& error);
+  // A merge's: 413 past its budget of text, 503 for one stopped because its client left (counted),
+  // store_failure's for the rest.
+  http::Response merge_failure(const Error& error);
 
   enum class Auth { kNone, kBearer, kApiKey };
   // kNone: no body; kMessage: a heartbeat or completion (kMessageBodyBytes); kBulk: the server's
@@ -165,12 +178,19 @@ class Api {
   std::optional<http::Response> refuse_other_host(const Call& call,
                                                   std::string_view hostname) const;
 
-  // The route of a request that makes a flamegraph or a pprof file with a token that may read
-  // it, to be served on the render pool; nullptr for any other.
-  const Route* render_route(const http::Request& request) const;
-  // Serves a render route on the render pool, or answers 503 when the pool is full.
-  void render_later(const Route& route, const http::Request& request, const http::Client& client,
-                    std::shared_ptr<http::Responder> responder);
+  // The pool that serves a request: renders for the routes that make a flamegraph or a pprof
+  // file, the store's for the others that use the database; null for those that do not, and
+  // for a request refused on its headers.
+  JobPool* pool_of(const http::Request& request) const;
+  // Serves the request on `pool`, or answers 503 when the pool is full.
+  void serve_on(JobPool& pool, http::Request request, const http::Client& client,
+                std::shared_ptr<http::Responder> responder);
+  // 503 with Retry-After, saying why.
+  http::Response busy_response(const http::Request& request, const http::Client& client,
+                               std::string_view why);
+  // Answers the request now, or holds it (a long-poll).
+  void serve(const http::Request& request, const http::Client& client,
+             std::shared_ptr<http::Responder> responder);
 
   // The wait a heartbeat asks for, within the server's maximum; 0 for any other request.
   std::chrono::milliseconds long_poll_wait(const http::Request& request) const;
@@ -187,8 +207,9 @@ class Api {
   LongPolls long_polls_;
   MergeSlots merge_slots_{options_.concurrent_merges};
   SvgCache svg_cache_{options_.svg_cache_bytes};
-  // Last: destroyed first, it waits for the renders running, which use the members above.
-  std::unique_ptr<RenderPool> render_pool_;
+  // Last: destroyed first, they wait for the jobs running, which use the members above.
+  std::unique_ptr<JobPool> render_pool_;
+  std::unique_ptr<JobPool> store_pool_;
 };
 
 }  // namespace dormant::server::api

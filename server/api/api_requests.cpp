@@ -80,6 +80,10 @@ http::Response json_ok(const nlohmann::json& body) {
                              body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
+http::Response json_text_ok(std::string body) {
+  return http::json_response(status::ok, std::move(body));
+}
+
 http::Response text_response(std::string content_type, std::string body) {
   http::Response response(status::ok, 11);
   response.set(bhttp::field::content_type, content_type);

@@ -26,6 +26,8 @@ http::Response invalid_request(const Error& error, std::string_view part = "body
 // "pod_name"]; nothing to say where: [part, "__root__"].
 nlohmann::json problem_location(std::string_view where, std::string_view part);
 http::Response json_ok(const nlohmann::json& body);
+// JSON already written (a listing's page).
+http::Response json_text_ok(std::string body);
 http::Response text_response(std::string content_type, std::string body);
 
 // The request's path without its query, split at '/': "/api/x/1" → {"api", "x", "1"}. Empty

@@ -40,9 +40,11 @@ bool keeps_idle(const Api::Call& call) {
 // The profiles and stacks a merge takes, from the query; the time range from `since_name` and
 // `until_name`.
 Result<MergeSelection> merge_selection(const Api::Call& call, std::string_view since_name,
-                                       std::string_view until_name, size_t max_stacks) {
+                                       std::string_view until_name, size_t max_stacks,
+                                       uint64_t max_text_bytes) {
   MergeSelection selection;
   selection.max_stacks = max_stacks;
+  selection.max_text_bytes = max_text_bytes;
   selection.profiles.service_name = optional_parameter(call, "service");
   if (!selection.profiles.service_name) {
     return Error::invalid_argument("service: the service whose profiles to merge is required");
@@ -60,6 +62,7 @@ Result<MergeSelection> merge_selection(const Api::Call& call, std::string_view s
   auto limit = integer_parameter(call, "limit", kMostProfiles, 1, kMostProfiles);
   if (!limit) return std::move(limit).take_error();
   selection.profiles.limit = *limit;
+  selection.stop_when = [gone = call.client.gone] { return gone != nullptr && gone->load(); };
   return selection;
 }
 
@@ -166,15 +169,27 @@ std::string file_stem(std::string_view name) {
 
 }  // namespace
 
+http::Response Api::merge_failure(const Error& error) {
+  if (error.kind() == ErrorKind::kInvalidArgument) {
+    return error_response(status::payload_too_large, error.message());
+  }
+  if (error.kind() == ErrorKind::kCancelled) {
+    metrics_.add(Counter::kMergesAbandoned);
+    return error_response(status::service_unavailable, error.message());  // read by no one
+  }
+  return store_failure(error);
+}
+
 http::Response Api::merged_flamegraph(const Call& call) {
   auto format = format_parameter(call);
   if (!format) return error_response(status::bad_request, format.error().message());
-  auto selection = merge_selection(call, "since", "until", options_.merge_max_stacks);
+  auto selection = merge_selection(call, "since", "until", options_.merge_max_stacks,
+                                   options_.merge_max_text_bytes);
   if (!selection) return error_response(status::bad_request, selection.error().message());
   auto slot = merge_slots_.try_take();
   if (!slot) return busy_merging();
   auto merged = merge_profiles(store_, *selection);
-  if (!merged) return store_failure(merged.error());
+  if (!merged) return merge_failure(merged.error());
   http::Response response;
   if (*format == Format::kPprof) {
     response = pprof_response(*merged, file_stem(*selection->profiles.service_name));
@@ -203,19 +218,21 @@ http::Response Api::diff_flamegraph(const Call& call) {
     return error_response(status::bad_request,
                           "baseline_since, baseline_until: the baseline's time range is required");
   }
-  auto selection = merge_selection(call, "since", "until", options_.merge_max_stacks);
+  auto selection = merge_selection(call, "since", "until", options_.merge_max_stacks,
+                                   options_.merge_max_text_bytes);
   if (!selection) return error_response(status::bad_request, selection.error().message());
   auto baseline_selection =
-      merge_selection(call, "baseline_since", "baseline_until", options_.merge_max_stacks);
+      merge_selection(call, "baseline_since", "baseline_until", options_.merge_max_stacks,
+                      options_.merge_max_text_bytes);
   if (!baseline_selection) {
     return error_response(status::bad_request, baseline_selection.error().message());
   }
   auto slot = merge_slots_.try_take();
   if (!slot) return busy_merging();
   auto merged = merge_profiles(store_, *selection);
-  if (!merged) return store_failure(merged.error());
+  if (!merged) return merge_failure(merged.error());
   auto baseline = merge_profiles(store_, *baseline_selection);
-  if (!baseline) return store_failure(baseline.error());
+  if (!baseline) return merge_failure(baseline.error());
   profile::FlamegraphOptions options;
   options.max_frames = options_.svg_max_frames;
   options.title = selection_title(*selection) + ": change from the baseline";

@@ -65,7 +65,21 @@ Result<MergedProfile> merge_profiles(storage::Store& store, const MergeSelection
     merged.more_profiles = true;
     listed->resize(static_cast<size_t>(selection.profiles.limit));
   }
+  uint64_t text_bytes = 0;
   for (const storage::StoredProfile& stored : *listed) {
+    text_bytes += static_cast<uint64_t>(std::max<int64_t>(0, stored.raw_size));
+  }
+  if (text_bytes > selection.max_text_bytes) {
+    return Error::invalid_argument("the " + std::to_string(listed->size()) +
+                                   " profiles selected hold " + std::to_string(text_bytes >> 20) +
+                                   " MiB of text; a merge reads at most " +
+                                   std::to_string(selection.max_text_bytes >> 20) +
+                                   " MiB: choose a shorter time range, a host or a lower limit");
+  }
+  for (const storage::StoredProfile& stored : *listed) {
+    if (selection.stop_when && selection.stop_when()) {
+      return Error(ErrorKind::kCancelled, "the merge stopped: its client went away");
+    }
     auto text = store.read_profile(stored.gpid);
     if (!text && text.error().kind() != ErrorKind::kNotFound) return std::move(text).take_error();
     auto parsed = text ? profile::read_collapsed(*text)

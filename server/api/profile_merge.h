@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,6 +26,11 @@ struct MergeSelection {
   // beyond either are counted under one stack named kStacksBeyondLimit.
   size_t max_stacks = 1 << 20;
   size_t max_bytes = 128 << 20;
+  // Profile text read, all profiles together (their sizes as stored, uncompressed): a selection
+  // that holds more is refused before any is read (kInvalidArgument, answered 413).
+  uint64_t max_text_bytes = uint64_t{1} << 30;
+  // Asked between profiles: true stops the merge (kCancelled), its client gone.
+  std::function<bool()> stop_when;
 };
 
 inline constexpr std::string_view kStacksBeyondLimit = "[stacks beyond the merge's limit]";
@@ -51,6 +57,7 @@ struct MergedProfile {
   bool frequency_seen_ = false;
 };
 
+// The merge, or kInvalidArgument past max_text_bytes, or kCancelled when stop_when said so.
 Result<MergedProfile> merge_profiles(storage::Store& store, const MergeSelection& selection);
 
 }  // namespace dormant::server::api

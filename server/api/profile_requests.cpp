@@ -8,6 +8,7 @@
 #include "server/api/api_requests.h"
 #include "server/api/perf_event_check.h"
 #include "server/api/wire_mapping.h"
+#include "server/storage/request_checks.h"
 
 namespace dormant::server::api {
 namespace {
@@ -129,6 +130,19 @@ http::Response Api::bulk_profile_request(const Call& call) {
     }
   }
   if (unsupported) return invalid_request(*unsupported);
+  // One cap on hosts for the whole body, as for one request: not that cap per request.
+  size_t hosts = 0;
+  for (const Prepared& ready : prepared) {
+    if (const auto* request = std::get_if<PreparedRequest>(&ready)) {
+      hosts += request->request.target_hosts.size();
+    }
+  }
+  if (hosts > storage::kMaxTargetHosts) {
+    return invalid_request(Error::problem(ErrorKind::kInvalidArgument, "requests",
+                                          "name " + std::to_string(hosts) +
+                                              " hosts in all; a bulk request may name at most " +
+                                              std::to_string(storage::kMaxTargetHosts)));
+  }
   nlohmann::json results = nlohmann::json::array();
   size_t successes = 0;
   for (size_t index = 0; index < requests->size(); ++index) {

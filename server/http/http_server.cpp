@@ -157,7 +157,8 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       : stream_(std::move(stream)),
         deadline_(stream_.get_executor()),
         state_(std::move(state)),
-        client_{std::move(remote), {}, {}} {}
+        gone_(std::make_shared<std::atomic<bool>>(false)),
+        client_{std::move(remote), {}, {}, gone_} {}
   ~Session() override {
     release_body();
     state_->session_ended(id_);
@@ -217,12 +218,15 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     read_header();
   }
 
-  void wait_for_next_request() {
+  std::chrono::seconds idle_timeout() const {
     const auto& options = state_->options;
+    return authenticated_ ? options.idle_timeout
+                          : std::min(options.idle_timeout, options.unauthenticated_idle_timeout);
+  }
+
+  void wait_for_next_request() {
     idle_since = steady_now_ns();
-    beast::get_lowest_layer(stream_).expires_after(
-        authenticated_ ? options.idle_timeout
-                       : std::min(options.idle_timeout, options.unauthenticated_idle_timeout));
+    beast::get_lowest_layer(stream_).expires_after(idle_timeout());
     stream_.async_read_some(buffer_.prepare(kFirstRead),
                             [self = this->shared_from_this()](beast::error_code error, size_t n) {
                               self->idle_since = 0;
@@ -283,6 +287,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       return close_after_reply();
     }
     claim_ = std::move(claim);
+    ++claims_;
     body_limit_ = limit;
     parser_->body_limit(limit);
     body_deadline_ = std::chrono::steady_clock::now() + options.read_timeout;
@@ -375,18 +380,19 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   void on_request() {
     disarm_deadline();
     Request request = parser_->release();
+    watch_for_close();
+    // The path only, for the log: a query string may carry a token (gProfiler sends key=<token>).
+    std::string method(request.method_string());
+    std::string_view target(request.target().data(), request.target().size());
+    std::string path(target.substr(0, target.find('?')));
     auto responder = std::make_shared<SessionResponder>(this->shared_from_this());
     try {
-      state_->handler(request, client_, responder);
+      state_->handler(std::move(request), client_, responder);
     } catch (const std::exception& exception) {
-      // The path only: a query string may carry a token (gProfiler sends key=<token>).
-      std::string_view target(request.target().data(), request.target().size());
-      spdlog::error("{} {}: internal error: {}", std::string(request.method_string()),
-                    target.substr(0, target.find('?')), exception.what());
+      spdlog::error("{} {}: internal error: {}", method, path, exception.what());
       responder->reply(json_response(bhttp::status::internal_server_error,
                                      R"({"success":false,"message":"internal server error"})"));
     }
-    release_body();
   }
 
   void release_body() {
@@ -394,12 +400,18 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     claim_.reset();
   }
 
-  // Under the lock that respond() takes to forget it: a reply that comes first wins.
+  // Under the lock that respond() takes to forget it: a reply that comes first wins. A held
+  // request's body no longer counts as in flight: the handler keeps what it needs of it.
   void hold(std::function<void()> answer_now, const std::atomic<bool>& replied) {
-    std::lock_guard lock(reclaim_mutex_);
-    if (replied) return;
-    reclaim_ = std::move(answer_now);
-    held_since = steady_now_ns();
+    {
+      std::lock_guard lock(reclaim_mutex_);
+      if (replied) return;
+      reclaim_ = std::move(answer_now);
+      held_since = steady_now_ns();
+    }
+    net::post(stream_.get_executor(), [self = this->shared_from_this(), claim = claims_.load()] {
+      if (self->claims_ == claim) self->release_body();  // not a later request's
+    });
   }
 
   // Answers the request read last, once, on the connection's strand.
@@ -432,6 +444,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       reclaim_ = nullptr;
       held_since = 0;
     }
+    release_body();
     response_ = std::move(response);
     response_.version(version_);
     response_.keep_alive(keep_alive_ && !state_->stopping && !evicted);
@@ -477,13 +490,49 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   void write() {
     response_.prepare_payload();
     beast::get_lowest_layer(stream_).expires_after(kWriteTimeout);
-    bhttp::async_write(stream_, response_,
-                       [self = this->shared_from_this()](beast::error_code error, size_t) {
-                         if (error) return self->drop();
-                         if (self->request_unread_) return self->discard_until_closed();
-                         if (!self->response_.keep_alive()) return self->close();
-                         self->read();
-                       });
+    bhttp::async_write(
+        stream_, response_, [self = this->shared_from_this()](beast::error_code error, size_t) {
+          if (error) return self->drop();
+          if (self->request_unread_) return self->discard_until_closed();
+          if (self->watching_) {
+            // The watch's read goes on as the wait for the next request.
+            self->after_watch_ =
+                self->response_.keep_alive() ? AfterWatch::kNext : AfterWatch::kClose;
+            if (self->after_watch_ == AfterWatch::kClose) {
+              return beast::get_lowest_layer(self->stream_).cancel();
+            }
+            // The stream's own timeout is for operations begun after it is set.
+            self->idle_since = steady_now_ns();
+            return self->arm_deadline(std::chrono::steady_clock::now() + self->idle_timeout());
+          }
+          if (!self->response_.keep_alive()) return self->close();
+          self->read();
+        });
+  }
+
+  // While the handler works, a read waits on the connection: a client that closes it is marked
+  // gone (Client::gone), so that long work for it can stop. What it reads of a next request is
+  // kept for it. One read and one write may be outstanding at once, with TLS too.
+  void watch_for_close() {
+    if (buffer_.size() > 0) return;  // a next request is here already: nothing to watch
+    watching_ = true;
+    after_watch_ = AfterWatch::kNothing;
+    stream_.async_read_some(buffer_.prepare(kFirstRead),
+                            [self = this->shared_from_this()](beast::error_code error, size_t n) {
+                              self->watching_ = false;
+                              if (!error) self->buffer_.commit(n);
+                              switch (self->after_watch_) {
+                                case AfterWatch::kNothing:
+                                  if (error) *self->gone_ = true;
+                                  return;  // the reply reads on from the buffer
+                                case AfterWatch::kClose:
+                                  return self->close();
+                                case AfterWatch::kNext:
+                                  self->idle_since = 0;
+                                  if (error || self->state_->stopping) return self->close();
+                                  return self->read_header();
+                              }
+                            });
   }
 
   void close() {
@@ -525,6 +574,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   Stream stream_;
   net::steady_timer deadline_;
   std::shared_ptr<HttpServer::State> state_;
+  std::shared_ptr<std::atomic<bool>> gone_;  // Client::gone
   Client client_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
@@ -533,8 +583,12 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   Deadline body_deadline_{};
   uint64_t deadline_generation_ = 0;
   uint64_t id_ = 0;
-  size_t body_limit_ = 0;                   // of the request being read
+  size_t body_limit_ = 0;  // of the request being read
+  enum class AfterWatch { kNothing, kNext, kClose };
+  bool watching_ = false;  // watch_for_close()'s read is outstanding
+  AfterWatch after_watch_ = AfterWatch::kNothing;
   std::optional<BodyBudget::Claim> claim_;  // of the server's in-flight body budget
+  std::atomic<uint64_t> claims_{0};         // taken on this connection
   std::mutex reclaim_mutex_;
   std::function<void()> reclaim_;  // answers the request held for later
   unsigned version_ = 11;          // of the request being answered
@@ -731,7 +785,7 @@ Response json_response(bhttp::status status, const std::string& body) {
 
 Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options, Handler handler) {
   return start(std::move(options),
-               [handler = std::move(handler)](const Request& request, const Client& client,
+               [handler = std::move(handler)](Request request, const Client& client,
                                               std::shared_ptr<Responder> responder) {
                  responder->reply(handler(request, client.remote));
                });

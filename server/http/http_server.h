@@ -3,6 +3,7 @@
 // size, a deadline for each request to arrive, a cap on connections, and a drain on stop.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -46,8 +47,15 @@ struct Client {
   std::string remote;
   std::vector<std::string> certificate_names;
   std::string address;  // the remote's IP address alone
+  // Set once the client has closed its connection (or the server has): work still being done
+  // for it may stop. Null for a request made by the server's own code.
+  std::shared_ptr<const std::atomic<bool>> gone;
+
+  bool has_gone() const { return gone != nullptr && gone->load(); }
 };
-using AsyncHandler = std::function<void(const Request& request, const Client& client,
+// The request is the handler's. Its body counts in the in-flight budget until the reply, or
+// until the handler holds it for later (Responder::on_reclaim).
+using AsyncHandler = std::function<void(Request request, const Client& client,
                                         std::shared_ptr<Responder> responder)>;
 
 // What becomes of a request once its headers are read, before any of its body is.

@@ -20,7 +20,8 @@ SELECT command_id, hostname, service_name, command_type, pids, stop_level, conti
        replaced_by, replaced_ms,
        (SELECT )sql" +
          request_ids + R"sql( FROM command_requests
-        WHERE command_requests.command_id = commands.command_id)
+        WHERE command_requests.command_id = commands.command_id),
+       rowid
 FROM commands
 )sql";
 }
@@ -85,6 +86,7 @@ Result<CommandRow> read_row(const Statement& row) {
   auto requests = strings_from_json(row.text(20), "command_requests.request_id");
   if (!requests) return std::move(requests).take_error();
   command.request_ids = std::move(*requests);
+  command.position = {row.int64(12), row.int64(21)};
   return out;
 }
 
@@ -166,11 +168,17 @@ Result<std::vector<Command>> find_commands(Database& db, const CommandFilter& fi
 WHERE (CAST(?1 AS TEXT) IS NULL OR hostname = ?1)
   AND (CAST(?2 AS TEXT) IS NULL OR service_name = ?2)
   AND (?3 = 1 OR replaced_by IS NULL)
+  AND (CAST(?5 AS BIGINT) IS NULL OR created_ms < ?5 OR (created_ms = ?5 AND rowid < ?6))
 ORDER BY created_ms DESC, rowid DESC
 LIMIT ?4)sql");
   if (!statement) return std::move(statement).take_error();
+  std::optional<int64_t> before_ms, before_row;
+  if (filter.before) {
+    before_ms = filter.before->created_ms;
+    before_row = filter.before->row;
+  }
   statement->bind_all(filter.hostname, filter.service_name, filter.include_history,
-                      sql_limit(filter.limit));
+                      sql_limit(filter.limit), before_ms, before_row);
   return read_commands(*statement);
 }
 

@@ -1,12 +1,15 @@
 #include "server/storage/connection_pool.h"
 
 #include <algorithm>
+#include <string>
 
 namespace dormant::server::storage {
 
-ConnectionPool::ConnectionPool(Connect connect, size_t size, std::unique_ptr<Database> first)
+ConnectionPool::ConnectionPool(Connect connect, size_t size, std::unique_ptr<Database> first,
+                               std::chrono::milliseconds max_wait)
     : connect_(std::move(connect)),
       size_(std::max<size_t>(size, 1)),
+      max_wait_(max_wait),
       dialect_(first->dialect()),
       location_(first->location()) {
   idle_.push_back(std::move(first));
@@ -21,9 +24,20 @@ Result<ConnectionPool::Lease> ConnectionPool::lease() {
   {
     std::unique_lock lock(mutex_);
     const uint64_t ticket = next_ticket_++;
-    idle_changed_.wait(lock,
-                       [&] { return ticket == serving_ && (!idle_.empty() || open_ < size_); });
-    ++serving_;
+    bool turn = idle_changed_.wait_for(
+        lock, max_wait_, [&] { return ticket == serving_ && (!idle_.empty() || open_ < size_); });
+    if (!turn) {
+      if (ticket == serving_) {
+        next_ticket();
+      } else {
+        given_up_.insert(ticket);
+      }
+      idle_changed_.notify_all();
+      return Error(ErrorKind::kUnavailable, "every connection to " + location_ +
+                                                " stayed busy for " +
+                                                std::to_string(max_wait_.count()) + " ms");
+    }
+    next_ticket();
     idle_changed_.notify_all();  // the next ticket may go too
     if (!idle_.empty()) {
       std::unique_ptr<Database> db = std::move(idle_.back());
@@ -41,6 +55,11 @@ Result<ConnectionPool::Lease> ConnectionPool::lease() {
     return std::move(opened).take_error();
   }
   return Lease(this, std::move(*opened));
+}
+
+void ConnectionPool::next_ticket() {
+  ++serving_;
+  while (given_up_.erase(serving_) > 0) ++serving_;
 }
 
 void ConnectionPool::give_back(std::unique_ptr<Database> db) {

@@ -2,17 +2,22 @@
 // one (its writers take turns anyway); PostgreSQL as many as the server has threads, so that
 // requests on different threads run side by side.
 //
+// A lease waits `max_wait` at most: past it, it fails (kUnavailable), and the request that asked
+// is answered 503 instead of holding a server thread for as long as the database is slow.
+//
 // A connection found broken when its lease ends (the database restarted, the network dropped it)
 // is closed; the next lease opens a new one. While the database cannot be reached, leases fail
 // with connect()'s error (kUnavailable) and the pool tries again at each lease.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "common/result.h"
@@ -25,7 +30,8 @@ class ConnectionPool {
   using Connect = std::function<Result<std::unique_ptr<Database>>()>;
 
   // `first` is a connection already open (the one the schema was migrated on).
-  ConnectionPool(Connect connect, size_t size, std::unique_ptr<Database> first);
+  ConnectionPool(Connect connect, size_t size, std::unique_ptr<Database> first,
+                 std::chrono::milliseconds max_wait = std::chrono::seconds(2));
 
   ConnectionPool(const ConnectionPool&) = delete;
   ConnectionPool& operator=(const ConnectionPool&) = delete;
@@ -56,9 +62,11 @@ class ConnectionPool {
 
  private:
   void give_back(std::unique_ptr<Database> db);
+  void next_ticket();  // under the lock: serving_ moves past the tickets given up
 
   Connect connect_;
   const size_t size_;
+  const std::chrono::milliseconds max_wait_;
   const Dialect dialect_;
   const std::string location_;
   std::mutex mutex_;
@@ -68,6 +76,7 @@ class ConnectionPool {
   // Tickets: the lease to grant next, and the next to hand out.
   uint64_t serving_ = 0;
   uint64_t next_ticket_ = 0;
+  std::set<uint64_t> given_up_;  // tickets whose wait ran out before their turn
 };
 
 }  // namespace dormant::server::storage

@@ -41,10 +41,17 @@ SELECT hostname, service_name, ip_address, agent_version, run_mode, status, firs
        executed_command_ids, supported_perf_events, agent_health, extra
 FROM hosts
 WHERE (CAST(?1 AS TEXT) IS NULL OR hostname = ?1) AND (CAST(?2 AS TEXT) IS NULL OR service_name = ?2)
+  AND (CAST(?4 AS TEXT) IS NULL OR service_name > ?4 OR (service_name = ?4 AND hostname > ?5))
 ORDER BY service_name, hostname
 LIMIT ?3)sql");
   if (!select) return std::move(select).take_error();
-  select->bind_all(filter.hostname, filter.service_name, sql_limit(filter.limit));
+  std::optional<std::string> after_service, after_host;
+  if (filter.after) {
+    after_service = filter.after->first;
+    after_host = filter.after->second;
+  }
+  select->bind_all(filter.hostname, filter.service_name, sql_limit(filter.limit), after_service,
+                   after_host);
   std::vector<HostRecord> hosts;
   for (;;) {
     auto row = select->step();

@@ -16,6 +16,10 @@ class MigrationLock {
  public:
   static Result<MigrationLock> take(Database& db) {
     if (db.dialect() != Dialect::kPostgres) return MigrationLock(nullptr);
+    // Another server may be migrating, and the schema's changes wait for every reader: as long
+    // as they take.
+    auto unbounded = db.execute("SET lock_timeout = 0");
+    if (!unbounded) return std::move(unbounded).take_error();
     auto locked = db.execute("SELECT pg_advisory_lock(" + std::string(kMigrationLockKey) + ")");
     if (!locked) return std::move(locked).take_error().with_context("taking the migration lock");
     auto table = db.execute("CREATE TABLE IF NOT EXISTS dormant_schema (version INTEGER NOT NULL)");
@@ -27,6 +31,7 @@ class MigrationLock {
   ~MigrationLock() {
     if (db_ != nullptr && !db_->broken()) {
       (void)db_->execute("SELECT pg_advisory_unlock(" + std::string(kMigrationLockKey) + ")");
+      (void)db_->execute("RESET lock_timeout");
     }
   }
 

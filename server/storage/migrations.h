@@ -28,6 +28,14 @@ CREATE INDEX profiling_requests_by_time ON profiling_requests (created_ms);
 CREATE INDEX profiles_by_received ON profiles (received_ms);
 )sql";
 
+// Migration 5, the same SQL on both: a command inserted while the one it replaces names it
+// (replaced_by, a deferred foreign key) is checked against the rows that name it, and so is a
+// command deleted by retention: by this index, not by a scan of every command (each start merged
+// into a standing one scanned them all, so repeated starts cost quadratic time).
+inline constexpr std::string_view kReplacementIndex = R"sql(
+CREATE INDEX commands_by_replacement ON commands (replaced_by);
+)sql";
+
 // Migration 4, the same SQL on both: each host's latest inventory (the heartbeat's containers[])
 // as rows, rewritten only when it changes (inventory_digest); and subscriptions, the continuous
 // starts by selector that enroll hosts as their heartbeats come, with the hosts opted out of each.

@@ -188,7 +188,7 @@ Result<std::unique_ptr<PostgresDatabase>> PostgresDatabase::connect(const std::s
   const std::string statement_timeout =
       "-c statement_timeout=" + std::to_string(kStatementTimeoutMs) +
       " -c idle_in_transaction_session_timeout=" + std::to_string(kStatementTimeoutMs) +
-      " -c client_min_messages=warning";
+      " -c lock_timeout=" + std::to_string(kLockTimeoutMs) + " -c client_min_messages=warning";
   const std::string connect_timeout = std::to_string(kConnectTimeoutS);
   // The defaults come first: settings in `url` (expanded in place of dbname) override them.
   const char* keywords[] = {"connect_timeout",

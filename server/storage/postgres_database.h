@@ -23,6 +23,10 @@ class PostgresDatabase final : public Database {
  public:
   static constexpr int kConnectTimeoutS = 5;
   static constexpr int kStatementTimeoutMs = 30'000;
+  // A lock another session holds (a table locked by hand, a long transaction) is waited for
+  // this long; past it the statement fails (kTimeout: 503) and its server thread goes on. The
+  // migrations, which may wait for another server's, wait without it.
+  static constexpr int kLockTimeoutMs = 3'000;
 
   // `url`: "postgresql://user@host:port/dbname?..." or libpq's "key=value" form. Its own settings
   // win over the timeouts above.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <sys/types.h>
@@ -176,6 +177,12 @@ struct StopRequest {
   bool opt_out = false;
 };
 
+// Where a command stands in a listing (newest first): when it was made, then its row.
+struct CommandPosition {
+  int64_t created_ms = 0;
+  int64_t row = 0;
+};
+
 struct Command {
   std::string command_id;
   std::string hostname;
@@ -192,6 +199,7 @@ struct Command {
   std::optional<std::string> results_path;
   std::optional<std::string> replaced_by;  // nullopt: the host's current command
   std::optional<TimePoint> replaced_at;
+  CommandPosition position;  // as read, for a listing's cursor
 
   bool is_current() const { return !replaced_by; }
 };
@@ -271,10 +279,12 @@ struct HostRecord {
 };
 
 // Hosts in (service_name, hostname) order, the first `limit` of them.
+// Hosts in order of service, then hostname.
 struct HostFilter {
   std::optional<std::string> hostname;
   std::optional<std::string> service_name;
   int64_t limit = 1000;
+  std::optional<std::pair<std::string, std::string>> after;  // (service, hostname): a next page
 };
 
 struct CommandFilter {
@@ -282,6 +292,7 @@ struct CommandFilter {
   std::optional<std::string> service_name;
   bool include_history = true;  // false: current commands only
   int64_t limit = 1000;
+  std::optional<CommandPosition> before;  // a next page: the commands listed after this one
 };
 
 struct ProfileUpload {

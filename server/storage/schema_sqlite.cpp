@@ -134,6 +134,7 @@ constexpr std::array kMigrations = {
     Migration{3, "additional_args stored once; hosts expired by their last heartbeat", kSqliteV3,
               move_args_to_their_table},
     Migration{4, "host inventories as rows; subscriptions", kWorkloadTables},
+    Migration{5, "commands found by their replacement", kReplacementIndex},
 };
 
 }  // namespace

@@ -64,7 +64,13 @@ PlannedHost plan_host(const std::string& hostname, const std::string& service_na
   command.status = CommandStatus::kPending;
   command.created_at = now;
   if (change.continues_current_requests && current) {
-    command.request_ids = current->command.request_ids;
+    // A bounded share: starts merged again and again must not copy a growing list each time.
+    const auto& carried = current->command.request_ids;
+    size_t skipped = carried.size() > Store::kMaxRequestsPerCommand - 1
+                         ? carried.size() - (Store::kMaxRequestsPerCommand - 1)
+                         : 0;
+    command.request_ids.assign(carried.begin() + static_cast<std::ptrdiff_t>(skipped),
+                               carried.end());
   }
   if (std::find(command.request_ids.begin(), command.request_ids.end(), request_id) ==
       command.request_ids.end()) {
@@ -226,7 +232,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& data_dir
         if (!reopened) return std::move(reopened).take_error();
         return std::unique_ptr<Database>(std::move(*reopened));
       },
-      1, std::move(*db));
+      1, std::move(*db), options.connection_wait);
   std::unique_ptr<Store> store(new Store(std::move(*dir), std::move(pool), options));
   store->bodies_ = std::make_unique<FileBodies>(store->dir_->profiles_dir());
   store->gate_ = std::make_unique<WriteGate>(store->dir_->root());
@@ -246,7 +252,7 @@ Result<std::unique_ptr<Store>> Store::open_postgres(const std::string& url, Stor
         if (!connected) return std::move(connected).take_error();
         return std::unique_ptr<Database>(std::move(*connected));
       },
-      options.connections, std::move(*db));
+      options.connections, std::move(*db), options.connection_wait);
   std::unique_ptr<Store> store(new Store(std::nullopt, std::move(pool), options));
   store->bodies_ = std::make_unique<TableBodies>(*store->pool_);
   store->postgres_url_ = url;
@@ -703,11 +709,11 @@ Result<std::map<std::string, std::vector<std::string>>> Store::perf_events_of(
       });
 }
 
-Result<std::vector<Subscription>> Store::list_subscriptions(int64_t limit) {
+Result<std::vector<Subscription>> Store::list_subscriptions(int64_t limit, int64_t offset) {
   return with_connection([&](Database& db) -> Result<std::vector<Subscription>> {
     auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
     if (!transaction) return std::move(transaction).take_error();
-    return storage::list_subscriptions(db, limit);
+    return storage::list_subscriptions(db, limit, offset);
   });
 }
 

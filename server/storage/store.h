@@ -43,6 +43,8 @@ namespace dormant::server::storage {
 struct StoreOptions {
   Clock clock = [] { return std::chrono::system_clock::now(); };  // the server's clock
   size_t connections = 4;  // to PostgreSQL, used at once by as many threads; SQLite has one
+  // How long an operation waits for a connection before it fails (kUnavailable: 503).
+  std::chrono::milliseconds connection_wait{2000};
   // Room for profiles (profile_room): the most their compressed bodies may take, 0 for no cap;
   // and the free space uploads leave on the data directory's file system (SQLite only), so that
   // heartbeats, requests and completions still find room when uploads no longer do.
@@ -71,6 +73,9 @@ class Store {
                                                       StoreOptions options = {});
 
   static constexpr size_t kHostsPerTransaction = 500;
+  // Requests one command carries out, at most: a start merged into a host's standing one carries
+  // the new request and up to this many less one of those it replaces.
+  static constexpr size_t kMaxRequestsPerCommand = 32;
   // About what the rows of one host of a request take, for the space check before a request.
   static constexpr uint64_t kBytesPerTargetHost = 512;
 
@@ -123,7 +128,8 @@ class Store {
   Result<void> read_processes(WorkloadSnapshot& snapshot, const std::vector<size_t>& containers);
 
   // Subscriptions, active first, newest first.
-  Result<std::vector<Subscription>> list_subscriptions(int64_t limit = 1000);
+  // Active first, newest first; `offset` of them skipped (a next page).
+  Result<std::vector<Subscription>> list_subscriptions(int64_t limit = 1000, int64_t offset = 0);
 
   // The hosts that sent a heartbeat, with their current commands.
   Result<std::vector<HostRecord>> list_hosts(const HostFilter& filter = {});

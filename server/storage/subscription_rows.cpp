@@ -86,6 +86,18 @@ Result<std::vector<Selector>> selectors_from_json(std::string_view text) {
 }
 
 Result<void> insert_subscription(Database& db, const Subscription& subscription) {
+  auto count =
+      db.prepare("SELECT COUNT(*) FROM subscriptions WHERE service_name = ?1 AND ended_ms IS NULL");
+  if (!count) return std::move(count).take_error();
+  count->bind_all(subscription.service_name);
+  auto row = count->step();
+  if (!row) return std::move(row).take_error();
+  if (*row && count->int64(0) >= static_cast<int64_t>(kMaxActiveSubscriptions)) {
+    return Error::invalid_argument(
+        "service " + subscription.service_name + " has " + std::to_string(kMaxActiveSubscriptions) +
+        " active subscriptions, the most it may have: stop one before subscribing again");
+  }
+  count->reset();
   auto insert = db.prepare(R"sql(
 INSERT INTO subscriptions (subscription_id, request_id, service_name, target_scope,
                            target_entities, created_ms)
@@ -141,11 +153,11 @@ ORDER BY s.created_ms, s.subscription_id)sql");
   return read_all(*select);
 }
 
-Result<std::vector<Subscription>> list_subscriptions(Database& db, int64_t limit) {
+Result<std::vector<Subscription>> list_subscriptions(Database& db, int64_t limit, int64_t offset) {
   auto select = db.prepare(std::string(kColumns) + R"sql(
-ORDER BY (s.ended_ms IS NULL) DESC, s.created_ms DESC, s.subscription_id LIMIT ?1)sql");
+ORDER BY (s.ended_ms IS NULL) DESC, s.created_ms DESC, s.subscription_id LIMIT ?1 OFFSET ?2)sql");
   if (!select) return std::move(select).take_error();
-  select->bind_all(sql_limit(limit));
+  select->bind_all(sql_limit(limit), offset);
   auto subscriptions = read_all(*select);
   if (!subscriptions) return subscriptions;
   auto opted = db.prepare(

@@ -18,6 +18,9 @@ Selector selector_from_json(const nlohmann::json& item);
 nlohmann::json selectors_to_json(const std::vector<Selector>& selectors);
 Result<std::vector<Selector>> selectors_from_json(std::string_view text);
 
+// Each heartbeat of a service resolves its active subscriptions: a service has this many at most.
+inline constexpr size_t kMaxActiveSubscriptions = 1000;
+// Refused (kInvalidArgument) when the service has kMaxActiveSubscriptions already.
 Result<void> insert_subscription(Database& db, const Subscription& subscription);
 // Ends the active subscriptions of `service` that `spec` names (a service scope: all of them).
 Result<void> end_subscriptions(Database& db, const std::string& service,
@@ -30,6 +33,6 @@ Result<void> opt_out_of_subscriptions(Database& db, const std::string& service,
 Result<std::vector<Subscription>> subscriptions_for_host(Database& db, const std::string& service,
                                                          const std::string& hostname);
 // Every subscription, active first, newest first; with their opt-outs.
-Result<std::vector<Subscription>> list_subscriptions(Database& db, int64_t limit);
+Result<std::vector<Subscription>> list_subscriptions(Database& db, int64_t limit, int64_t offset);
 
 }  // namespace dormant::server::storage

@@ -361,5 +361,25 @@ TEST_F(FlamegraphApiTest, AMergeIsBoundedInStacksAndLosesNoSample) {
   EXPECT_EQ(header["merge"]["samples_beyond_stack_limit"], 2000 - 10 * 4);
 }
 
+// Issue 40: a merge had no budget of text (at the limits, some 0.2 h of parsing). One that would
+// read more than --merge-max-mb is refused with 413 and says what to do; a narrower one is drawn.
+TEST_F(FlamegraphApiTest, AMergeOverItsTextBudgetIsRefusedBeforeAnyIsRead) {
+  start({"--merge-max-mb", "1"});
+  std::string wide;
+  for (int i = 0; i < 1000; ++i) {
+    wide += "0;;app;main;" + std::string(400, 'f') + std::to_string(i) + " 1\n";
+  }
+  for (const char* host : {"web-01", "web-02", "web-03"}) upload("web", host, wide);
+  Answer refused = get("/api/flamegraph?service=web&format=collapsed");
+  EXPECT_EQ(refused.status, 413) << refused.body;
+  EXPECT_NE(refused.body.find("a merge reads at most 1 MiB"), std::string::npos) << refused.body;
+  Answer one_host = get("/api/flamegraph?service=web&hostname=web-02&format=collapsed");
+  EXPECT_EQ(one_host.status, 200) << one_host.body;
+  EXPECT_EQ(get("/api/flamegraph/diff?service=web&baseline_since=2026-11-22T09:00:00Z"
+                "&baseline_until=2026-11-22T11:00:00Z")
+                .status,
+            413);
+}
+
 }  // namespace
 }  // namespace dormant::testing

@@ -2,13 +2,18 @@
 // the bodies being received. The real binary on plain HTTP, raw sockets from several loopback
 // addresses (each another host to the server).
 #include <atomic>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <unistd.h>
 
 #include "server_fixture.h"
+#include "tests/support/postgres_cluster.h"
 #include "tests/support/raw_http.h"
 
 namespace dormant::testing {
@@ -45,6 +50,39 @@ class ServerExhaustionTest : public ServerFixture {
   }
 
   static std::string loopback(int n) { return "127.0.0." + std::to_string(n); }
+
+  // One request with the operator's token on a connection of its own; the answer's status and
+  // body (read to its Content-Length).
+  std::pair<int, std::string> call(const std::string& method, const std::string& path,
+                                   const std::string& body = "") {
+    UniqueFd socket = connect_from("127.0.0.1", server_->port(), std::chrono::seconds(120));
+    std::string request =
+        method + " " + path + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + kToken +
+        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+        "\r\n\r\n" + body;
+    if (!send_text(socket, request)) return {0, ""};
+    std::string head = read_head(socket);
+    size_t at = head.find("Content-Length: ");
+    size_t length = at == std::string::npos ? 0 : std::stoul(head.substr(at + 16));
+    std::string text(length, '\0');
+    size_t got = 0;
+    while (got < length) {
+      ssize_t n = ::read(socket.get(), text.data() + got, length - got);
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    text.resize(got);
+    return {status_of(head), text};
+  }
+
+  // A line of /proc/PID/status, in kB.
+  static int64_t status_kb(pid_t pid, const std::string& name) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.starts_with(name + ":")) return std::stoll(line.substr(name.size() + 1));
+    }
+    return -1;
+  }
 };
 
 // 64 connections from one address, each announcing a 4 MiB upload and trickling it, took the whole
@@ -133,6 +171,119 @@ TEST_F(ServerExhaustionTest, LongPollsCannotTakeEveryConnection) {
   std::string released = read_head(polls.front());
   EXPECT_EQ(status_of(released), 200) << "the oldest held poll was answered: " << released;
   EXPECT_NE(released.find("Connection: close"), std::string::npos) << released;
+}
+
+// GET /api/commands?limit=10000 after one 10,000-host request with 64 kB of arguments was 624 MB
+// of JSON and +3.2 GB of server memory; two at once +5.1 GB while a heartbeat waited 13.9 s. A
+// listing is now written a batch of rows at a time into pages of 16 MiB at most, each with the
+// cursor of the next: two maximal listings at once cost at most +256 MB, and a heartbeat is
+// answered meanwhile.
+TEST_F(ServerExhaustionTest, TwoMaximalListingsAtOnceStayWithinTheirBoundInMemory) {
+  // ASan's quarantine would hold every freed byte for a while: off, the peak is what is live.
+  const char* inherited = std::getenv("ASAN_OPTIONS");
+  std::string asan = std::string(inherited ? inherited : "") +
+                     ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0";
+  ASSERT_TRUE(server_->start({"--insecure-http", "--threads", "4"}, 0, {"ASAN_OPTIONS=" + asan}))
+      << server_->log();
+  nlohmann::json request = {{"service_name", "web"},
+                            {"request_type", "start"},
+                            {"continuous", true},
+                            {"additional_args", {{"junk", std::string(60000, 'j')}}},
+                            {"target_hosts", nlohmann::json::object()}};
+  for (int i = 0; i < 10000; ++i) request["target_hosts"]["host-" + std::to_string(i)] = nullptr;
+  auto [made, made_body] = call("POST", "/api/metrics/profile_request", request.dump());
+  ASSERT_EQ(made, 200) << made_body.substr(0, 300);
+
+  const pid_t pid = server_->pid();
+  {
+    std::ofstream reset("/proc/" + std::to_string(pid) + "/clear_refs");
+    reset << "5";  // VmHWM from now (root only; else it counts from the start, a harder bound)
+  }
+  const int64_t before_kb = status_kb(pid, "VmRSS");
+  std::vector<std::pair<int, std::string>> pages(2);
+  std::vector<std::thread> readers;
+  for (auto& page : pages) {
+    readers.emplace_back([&page, this] { page = call("GET", "/api/commands?limit=10000"); });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto begun = std::chrono::steady_clock::now();
+  UniqueFd agent = connect_from("127.0.0.2", server_->port(), std::chrono::seconds(60));
+  ASSERT_TRUE(send_text(agent, heartbeat_request("host-7")));
+  EXPECT_EQ(status_of(read_head(agent)), 200);
+  double heartbeat_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count();
+  for (auto& reader : readers) reader.join();
+  const int64_t peak_kb = status_kb(pid, "VmHWM");
+
+  for (const auto& [status, body] : pages) {
+    ASSERT_EQ(status, 200);
+    EXPECT_LE(body.size(), size_t{16} << 20);
+    auto page = nlohmann::json::parse(body);
+    EXPECT_GT(page["commands"].size(), 100u);
+    EXPECT_LT(page["commands"].size(), 10000u) << "16 MiB hold fewer than 10,000 of these";
+    ASSERT_TRUE(page["next"].is_string()) << "a cursor to the rest";
+  }
+  std::printf(
+      "two listings of %zu and %zu bytes: server peak +%lld MB over %lld MB; a heartbeat "
+      "meanwhile answered in %.3f s\n",
+      pages[0].second.size(), pages[1].second.size(),
+      static_cast<long long>((peak_kb - before_kb) / 1024),
+      static_cast<long long>(before_kb / 1024), heartbeat_s);
+  EXPECT_LE(peak_kb - before_kb, 256 * 1024);
+}
+
+// A table locked for 20 s held every heartbeat 19.1 s and the health check 18.1 s. Now a lock is
+// waited for 3 s and a connection 2 s, then the request is answered 503 with Retry-After; the
+// health check, which needs no database, answers meanwhile. Both while the lock is still held.
+TEST_F(ServerExhaustionTest, ALockedTableGets503InBoundedTimeWhileTheHealthCheckAnswers) {
+  if (std::string why = PostgresCluster::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  auto cluster = PostgresCluster::start();
+  ASSERT_TRUE(cluster.ok()) << cluster.error().message();
+  auto url = (*cluster)->create_database();
+  ASSERT_TRUE(url.ok()) << url.error().message();
+  start({"--insecure-http", "--database", *url, "--threads", "2", "--database-connections", "2"});
+  auto heartbeat = [&](const std::string& host) {
+    UniqueFd agent = connect_from("127.0.0.2", server_->port(), std::chrono::seconds(60));
+    send_text(agent, heartbeat_request(host));
+    return read_head(agent);
+  };
+  ASSERT_EQ(status_of(heartbeat("web-01")), 200);
+
+  std::unique_ptr<PGconn, decltype(&PQfinish)> locker(PQconnectdb(url->c_str()), PQfinish);
+  ASSERT_EQ(PQstatus(locker.get()), CONNECTION_OK) << PQerrorMessage(locker.get());
+  PQclear(PQexec(locker.get(), "BEGIN; LOCK TABLE hosts IN ACCESS EXCLUSIVE MODE"));
+  std::atomic<bool> locked{true};
+
+  // Four agents at once on two threads and two connections: each waits for the lock or for a
+  // connection, a bounded time.
+  std::vector<std::string> answers(4);
+  std::vector<double> seconds(4);
+  std::vector<std::thread> agents;
+  for (size_t i = 0; i < answers.size(); ++i) {
+    agents.emplace_back([&, i] {
+      auto begun = std::chrono::steady_clock::now();
+      answers[i] = heartbeat("web-0" + std::to_string(i + 2));
+      seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count();
+      EXPECT_TRUE(locked) << "answered only once the lock was let go";
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  UniqueFd probe = connect_from("127.0.0.3", server_->port(), std::chrono::seconds(60));
+  auto begun = std::chrono::steady_clock::now();
+  ASSERT_TRUE(send_text(probe, "GET /api/v1/health_check HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_EQ(status_of(read_head(probe)), 200);
+  double health_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count();
+  EXPECT_TRUE(locked);
+  for (auto& agent : agents) agent.join();
+  locked = false;
+  PQclear(PQexec(locker.get(), "COMMIT"));
+  for (size_t i = 0; i < answers.size(); ++i) {
+    EXPECT_EQ(status_of(answers[i]), 503) << answers[i];
+    EXPECT_NE(answers[i].find("Retry-After:"), std::string::npos) << answers[i];
+    std::printf("heartbeat %zu answered %d after %.2f s\n", i, status_of(answers[i]), seconds[i]);
+  }
+  std::printf("health check answered after %.2f s with the table locked\n", health_s);
+  EXPECT_EQ(status_of(heartbeat("web-01")), 200) << "served again once the lock is let go";
 }
 
 }  // namespace

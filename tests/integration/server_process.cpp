@@ -15,7 +15,8 @@ nlohmann::json HttpReply::json() const {
   return nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
 }
 
-bool ServerProcess::start(const std::vector<std::string>& extra_args, uint16_t port) {
+bool ServerProcess::start(const std::vector<std::string>& extra_args, uint16_t port,
+                          const std::vector<std::string>& env) {
   auto certs = run_command({GEN_CERTS, (root_ / "certs").string()},
                            deadline_after(std::chrono::seconds(60)));
   if (!certs.ok() || !certs->status.success()) return false;
@@ -38,6 +39,7 @@ bool ServerProcess::start(const std::vector<std::string>& extra_args, uint16_t p
                   cert("server.key").string()};
   options.argv.insert(options.argv.end(), extra_args.begin(), extra_args.end());
   options.stderr_to = Redirect::file(root_ / "server.log");
+  options.env = env;
   auto process = Subprocess::spawn(options);
   if (!process.ok()) return false;
   process_ = std::move(*process);

@@ -31,13 +31,15 @@ class ServerProcess {
 
   // Starts dormant-server with these extra flags on `port` (0: a free one); false when it did
   // not come up.
-  bool start(const std::vector<std::string>& extra_args = {}, uint16_t port = 0);
+  bool start(const std::vector<std::string>& extra_args = {}, uint16_t port = 0,
+             const std::vector<std::string>& env = {});
   // SIGTERM, then waits; the exit status.
   ExitStatus stop();
   // SIGKILL, no goodbye.
   void kill();
 
   uint16_t port() const { return port_; }
+  pid_t pid() const { return process_ ? process_->pid() : 0; }
   std::string url(const std::string& path) const;
   std::filesystem::path cert(const std::string& name) const { return root_ / "certs" / name; }
   std::string log() const;

@@ -17,8 +17,8 @@
 
 #include "profile/collapsed.h"
 #include "server/api/api.h"
+#include "server/api/job_pool.h"
 #include "server/api/profile_merge.h"
-#include "server/api/render_pool.h"
 #include "server/api/svg_cache.h"
 
 namespace dormant::server::api {
@@ -48,8 +48,8 @@ TEST(SvgCache, KeepsTheMostRecentlyUsedWithinItsBytes) {
   EXPECT_EQ(cache.bytes(), 800u);
 }
 
-TEST(RenderPool, AJobPastTheThreadsAndTheQueueIsRefusedUntilOneEnds) {
-  RenderPool pool(1, 1);
+TEST(JobPool, AJobPastTheThreadsAndTheQueueIsRefusedUntilOneEnds) {
+  JobPool pool("test", 1, 1);
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
   std::promise<void> first_started;
@@ -149,7 +149,7 @@ class FlamegraphRenderTest : public ::testing::Test {
     http::Request request(bhttp::verb::get, target, 11);
     request.set(bhttp::field::authorization, "Bearer " + token);
     auto responder = std::make_shared<RecordingResponder>(io_, hold);
-    api_->handle(request, http::Client{"127.0.0.1:1", {}, "127.0.0.1"}, responder);
+    api_->handle(request, http::Client{"127.0.0.1:1", {}, "127.0.0.1", nullptr}, responder);
     return responder;
   }
   // The one render thread counts as busy until its job has returned, a moment after it answered:
@@ -225,6 +225,42 @@ TEST_F(FlamegraphRenderTest, AProfilesSvgIsDrawnOnceAndServedWithANonceOfItsOwn)
   // Another rendering of the same profile is another entry.
   http::Response with_idle = get_once_free(flamegraph() + "?idle=1");
   EXPECT_EQ(with_idle.find("X-Dormant-Cached"), with_idle.end());
+}
+
+// Issue 40: a merge went on reading profiles after its client had left, and had no budget of
+// text. It stops between profiles once its client is gone, and refuses a selection that holds
+// more text than its budget before reading any.
+TEST_F(FlamegraphRenderTest, AMergeStopsWhenItsClientGoesAndKeepsToItsTextBudget) {
+  for (int i = 0; i < 9; ++i) {
+    storage::ProfileUpload upload;
+    upload.service_name = "web";
+    upload.hostname = "web-0" + std::to_string(i + 2);
+    upload.start_time = storage::TimePoint(std::chrono::seconds(1763805600));
+    upload.end_time = upload.start_time + std::chrono::seconds(60);
+    upload.collapsed = "# {}\n0;;nginx;main;serve;write 3\n";
+    ASSERT_TRUE(store_->store_profile(upload).ok());
+  }
+  MergeSelection selection;
+  selection.profiles.service_name = "web";
+  selection.profiles.limit = 100;
+  auto whole = merge_profiles(*store_, selection);
+  ASSERT_TRUE(whole.ok()) << whole.error().message();
+  EXPECT_EQ(whole->profiles, 10);
+
+  int asked = 0;
+  selection.stop_when = [&asked] { return ++asked > 3; };  // the client leaves after 3 profiles
+  auto stopped = merge_profiles(*store_, selection);
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.error().kind(), ErrorKind::kCancelled);
+  EXPECT_EQ(asked, 4) << "not one profile read after the client left";
+
+  selection.stop_when = nullptr;
+  selection.max_text_bytes = 10 * 30;  // ten profiles of some 40 bytes each
+  auto refused = merge_profiles(*store_, selection);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind(), ErrorKind::kInvalidArgument);
+  EXPECT_NE(refused.error().message().find("a merge reads at most"), std::string::npos)
+      << refused.error().message();
 }
 
 // Profiles of distinct stacks 2,048 frames deep, merged: a million such stacks (the stack limit)

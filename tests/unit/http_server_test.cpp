@@ -1,6 +1,7 @@
 #include "server/http/http_server.h"
 
 #include <filesystem>
+#include <future>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -434,6 +435,43 @@ TEST_F(HttpServerTest, AtTheConnectionCapAHeldRequestOrAHalfSentHeaderMakesRoom)
   UniqueFd second = connect_from("127.0.0.1", (*server)->port(), std::chrono::seconds(5));
   EXPECT_EQ(exchange(second), "HTTP/1.1 200 OK") << "a newcomer is served among half-sent headers";
   EXPECT_TRUE(closed_by_server(half_sent.front())) << "the oldest half-sent header made room";
+}
+
+// Issue 40: work for a client that had left went on to its end (a merge for 0.2 h). While its
+// request is served the connection is watched: the handler sees Client::gone once the client
+// closes it. Kept-alive and pipelined requests are served as before.
+TEST_F(HttpServerTest, AClientThatLeavesWhileItsRequestIsServedIsSeenGone) {
+  HttpServerOptions options;
+  options.threads = 2;
+  std::promise<bool> saw_gone;
+  std::atomic<bool> told{false};
+  auto server = HttpServer::start(
+      options, [&](Request request, const Client& client, std::shared_ptr<Responder> responder) {
+        if (request.target() != "/long") {
+          return responder->reply(json_response(bhttp::status::ok, "{}"));
+        }
+        std::thread([&, client, responder] {
+          bool gone = wait_until([&] { return client.has_gone(); });
+          if (!told.exchange(true)) saw_gone.set_value(gone);
+          responder->reply(json_response(bhttp::status::ok, "{}"));
+        }).detach();
+      });
+  ASSERT_TRUE(server.ok()) << server.error().message();
+  {
+    UniqueFd leaving = connect_to((*server)->port());
+    ASSERT_TRUE(send_text(leaving, "GET /long HTTP/1.1\r\nHost: x\r\n\r\n"));
+  }  // closed before the answer
+  auto gone = saw_gone.get_future();
+  ASSERT_EQ(gone.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_TRUE(gone.get()) << "the handler saw its client gone";
+
+  UniqueFd kept = connect_to((*server)->port());
+  EXPECT_EQ(exchange(kept), "HTTP/1.1 200 OK");
+  EXPECT_EQ(exchange(kept), "HTTP/1.1 200 OK") << "the watch's read serves the next request";
+  ASSERT_TRUE(
+      send_text(kept, "GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_TRUE(read_head(kept).starts_with("HTTP/1.1 200 "));
+  EXPECT_NE(read_head(kept).find("HTTP/1.1 200 "), std::string::npos) << "pipelined: both answered";
 }
 
 // Issue 40: 64 connections from one address, each announcing 4 MiB and trickling it, took the

@@ -2,6 +2,7 @@
 // with a real store in a temporary directory.
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -136,7 +137,7 @@ class ApiTest : public ::testing::Test {
     request.set(bhttp::field::authorization, "Bearer " + token);
     request.body() = std::move(body);
     request.prepare_payload();
-    return api_->handle(request, http::Client{"127.0.0.1:1", {}, "127.0.0.1"});
+    return api_->handle(request, http::Client{"127.0.0.1:1", {}, "127.0.0.1", nullptr});
   }
 
   TempDir dir_;
@@ -144,6 +145,58 @@ class ApiTest : public ::testing::Test {
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<Api> api_;
 };
+
+// Issue 40: a listing is cut into pages of 16 MiB at most, each with the cursor of the next; the
+// pages join up, every command and host once, however they are cut (by bytes or by limit).
+TEST_F(ApiTest, ListingsComeInPagesThatJoinUp) {
+  nlohmann::json request = {{"service_name", "web"},
+                            {"request_type", "start"},
+                            {"continuous", true},
+                            {"additional_args", {{"junk", std::string(60000, 'j')}}},
+                            {"target_hosts", nlohmann::json::object()}};
+  for (int i = 0; i < 400; ++i) request["target_hosts"]["host-" + std::to_string(i)] = nullptr;
+  ASSERT_EQ(call(bhttp::verb::post, "/api/metrics/profile_request", request.dump()).result_int(),
+            200);
+  for (int i = 0; i < 250; ++i) {
+    nlohmann::json beat = {{"hostname", "host-" + std::to_string(i)},
+                           {"ip_address", "10.0.0.7"},
+                           {"service_name", "web"}};
+    ASSERT_EQ(call(bhttp::verb::post, "/api/metrics/heartbeat", beat.dump()).result_int(), 200);
+  }
+  // Pages of `path`, from the cursor each gives, until none: the ids under `field` and `id`.
+  auto read_all = [&](const std::string& path, const std::string& field, const std::string& id,
+                      const std::string& cursor_name) {
+    std::vector<std::string> ids;
+    std::string cursor;
+    size_t pages = 0;
+    do {
+      http::Response page =
+          call(bhttp::verb::get, path + (cursor.empty() ? "" : "&" + cursor_name + "=" + cursor));
+      EXPECT_EQ(page.result_int(), 200) << page.body().substr(0, 200);
+      EXPECT_LE(page.body().size(), size_t{16} << 20);
+      auto json = nlohmann::json::parse(page.body());
+      for (const auto& item : json[field]) ids.push_back(item.at(id).get<std::string>());
+      cursor = json["next"].is_string() ? json["next"].get<std::string>() : "";
+      ++pages;
+    } while (!cursor.empty() && pages < 1000);
+    std::set<std::string> distinct(ids.begin(), ids.end());
+    EXPECT_EQ(distinct.size(), ids.size()) << path << ": none twice";
+    return std::make_pair(distinct, pages);
+  };
+  auto [by_bytes, byte_pages] =
+      read_all("/api/commands?limit=10000", "commands", "command_id", "before");
+  EXPECT_EQ(by_bytes.size(), 400u);
+  EXPECT_EQ(byte_pages, 2u) << "400 commands of some 60 kB: over 16 MiB";
+  auto [by_limit, limit_pages] =
+      read_all("/api/commands?limit=150", "commands", "command_id", "before");
+  EXPECT_EQ(by_limit, by_bytes);
+  EXPECT_GE(limit_pages, 3u);
+  auto [hosts, host_pages] = read_all("/api/hosts?limit=100", "hosts", "hostname", "after");
+  EXPECT_EQ(hosts.size(), 250u);
+  EXPECT_GE(host_pages, 3u);
+  EXPECT_EQ(call(bhttp::verb::get, "/api/hosts?after=zz").result_int(), 400);
+  EXPECT_EQ(call(bhttp::verb::get, "/api/commands?before=00").result_int(), 400);
+}
 
 // Each role reaches its endpoints and gets 403, saying what is missing, at the others.
 TEST_F(ApiTest, ATokenReachesOnlyWhatItsRolesAllow) {
@@ -218,7 +271,7 @@ TEST_F(ApiTest, TheBearerSchemeIsCaseInsensitive) {
   for (const char* scheme : {"Bearer ", "bearer ", "BEARER "}) {
     http::Request request(bhttp::verb::get, "/api/hosts", 11);
     request.set(bhttp::field::authorization, std::string(scheme) + "t0k3n");
-    auto reply = api_->handle(request, http::Client{"127.0.0.1:1", {}, "127.0.0.1"});
+    auto reply = api_->handle(request, http::Client{"127.0.0.1:1", {}, "127.0.0.1", nullptr});
     EXPECT_EQ(reply.result_int(), 200u) << scheme;
   }
 }
@@ -242,7 +295,7 @@ TEST_F(ApiTest, HeadersAloneDecideWhetherABodyIsRead) {
     header.method(method);
     header.target(target);
     if (!token.empty()) header.set(bhttp::field::authorization, "Bearer " + token);
-    return api_->admit(header, http::Client{"127.0.0.1:1", {}, "127.0.0.1"});
+    return api_->admit(header, http::Client{"127.0.0.1:1", {}, "127.0.0.1", nullptr});
   };
   auto no_token = admit(bhttp::verb::post, "/api/metrics/heartbeat", "");
   ASSERT_TRUE(no_token.refusal);
@@ -284,7 +337,7 @@ TEST_F(ApiTest, AnUploadInflatingPastTheProfileLimitIs413) {
     http::Request request(bhttp::verb::post, "/api/v2/profiles?key=k&service=web", 11);
     request.body() = gzip_compress(json).value();
     request.prepare_payload();
-    return api.handle(request, http::Client{"127.0.0.1:1", {}, "127.0.0.1"});
+    return api.handle(request, http::Client{"127.0.0.1:1", {}, "127.0.0.1", nullptr});
   };
   auto bomb = upload(1 << 20);
   EXPECT_EQ(bomb.result_int(), 413u) << bomb.body();

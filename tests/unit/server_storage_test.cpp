@@ -249,7 +249,7 @@ TEST_P(StoreTest, HeartbeatUpsertsTheHostAndKeepsExtraFields) {
   ASSERT_TRUE(store_->record_heartbeat(second).ok());
   ASSERT_TRUE(store_->record_heartbeat(heartbeat("web-01", "batch")).ok());
 
-  auto hosts = store_->list_hosts({std::nullopt, "web"});
+  auto hosts = store_->list_hosts({std::nullopt, "web", 1000, {}});
   ASSERT_TRUE(hosts.ok()) << hosts.error().message();
   ASSERT_EQ(hosts->size(), 1u);
   const HostRecord& host = hosts->front();
@@ -339,7 +339,7 @@ TEST_P(StoreTest, StartsForOneHostMergeIntoANewCommand) {
   EXPECT_EQ(merged.request_ids.size(), 2u);
 
   // History: the first is replaced by the merged one, which is current.
-  auto history = store_->list_commands({"web-01", "web", true, 10});
+  auto history = store_->list_commands({"web-01", "web", true, 10, {}});
   ASSERT_TRUE(history.ok());
   ASSERT_EQ(history->size(), 2u);
   EXPECT_EQ((*history)[0].command_id, merged.command_id);
@@ -614,15 +614,15 @@ TEST_P(StoreTest, SqlMetacharactersAreStoredVerbatim) {
   auto gpid = store_->store_profile({service, host, now_, now_, "x 1\n"});
   ASSERT_TRUE(gpid.ok());
 
-  auto hosts = store_->list_hosts({std::nullopt, service});
+  auto hosts = store_->list_hosts({std::nullopt, service, 1000, {}});
   ASSERT_TRUE(hosts.ok());
   ASSERT_EQ(hosts->size(), 1u);
   EXPECT_EQ(hosts->front().last_heartbeat.hostname, host);
   EXPECT_EQ(hosts->front().last_heartbeat.extra, odd.extra);
   EXPECT_EQ(hosts->front().current_command->command_id, started.hosts[0].command->command_id);
   EXPECT_EQ(store_->list_hosts().value().size(), 2u);
-  EXPECT_EQ(store_->list_commands({host, service, true, 10}).value().size(), 1u);
-  EXPECT_TRUE(store_->list_commands({"h%", service, true, 10}).value().empty());
+  EXPECT_EQ(store_->list_commands({host, service, true, 10, {}}).value().size(), 1u);
+  EXPECT_TRUE(store_->list_commands({"h%", service, true, 10, {}}).value().empty());
   EXPECT_EQ(store_->list_profiles({service, host, std::nullopt, std::nullopt, 10}).value().size(),
             1u);
 }
@@ -792,7 +792,7 @@ TEST_P(StoreTest, AcknowledgedWritesSurviveSigkill) {
   EXPECT_GE(requests, 40);
   EXPECT_GE(profiles, 10);
   // One current command per host, whatever the moment of the kill.
-  EXPECT_EQ(store_->list_commands({std::nullopt, "crash", false, 100}).value().size(), 7u);
+  EXPECT_EQ(store_->list_commands({std::nullopt, "crash", false, 100, {}}).value().size(), 7u);
 }
 
 // A database made by the first schema, with data in it, opened by this binary: migrated to the

@@ -163,7 +163,7 @@ class StoreTest : public StorageDirTest, public ::testing::WithParamInterface<Di
   }
 
   Command current(const std::string& hostname, const std::string& service = "web") {
-    auto commands = store_->list_commands({hostname, service, false, 10});
+    auto commands = store_->list_commands({hostname, service, false, 10, {}});
     EXPECT_TRUE(commands.ok());
     EXPECT_EQ(commands->size(), 1u);
     return commands->empty() ? Command{} : commands->front();

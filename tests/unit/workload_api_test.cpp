@@ -53,7 +53,8 @@ class WorkloadApiTest : public ::testing::Test {
     request.set(bhttp::field::authorization, "Bearer k");
     request.body() = body;
     request.prepare_payload();
-    http::Response response = api_->handle(request, http::Client{"127.0.0.1:1", {}, "127.0.0.1"});
+    http::Response response =
+        api_->handle(request, http::Client{"127.0.0.1:1", {}, "127.0.0.1", nullptr});
     return {static_cast<int>(response.result_int()),
             json::parse(response.body(), nullptr, /*allow_exceptions=*/false)};
   }

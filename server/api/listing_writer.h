@@ -1,0 +1,39 @@
+// A listing's JSON written as its rows are read, within a bound of bytes: {"<field>":[...],
+// "next":<cursor or null>}. Past the bound the listing ends, and `next` says where the following
+// page starts (the caller's cursor, which a client sends back as a parameter). At least one item
+// goes into each page, whatever its size, so that a listing always moves on.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace dormant::server::api {
+
+// 16 MiB: a page a browser or a script reads at once, and what a listing costs the server.
+inline constexpr size_t kMaxListingBytes = 16 << 20;
+
+class ListingWriter {
+ public:
+  explicit ListingWriter(std::string_view field, size_t max_bytes = kMaxListingBytes);
+
+  // Adds the item, or returns false when the page has no room for it (it starts the next page).
+  bool add(const nlohmann::json& item);
+  size_t items() const { return items_; }
+  // The page's text; `next`: the cursor of the first item left out, nullopt when none was.
+  std::string finish(const std::optional<std::string>& next);
+
+ private:
+  std::string text_;
+  const size_t max_bytes_;
+  size_t items_ = 0;
+};
+
+// A cursor as a query parameter: the key of a row in hex, opaque to clients.
+std::string encode_cursor(std::string_view key);
+std::optional<std::string> decode_cursor(std::string_view cursor);
+
+}  // namespace dormant::server::api
