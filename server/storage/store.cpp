@@ -13,6 +13,7 @@
 #include "server/storage/command_plan.h"
 #include "server/storage/command_rows.h"
 #include "server/storage/host_rows.h"
+#include "server/storage/host_targets.h"
 #include "server/storage/inventory_rows.h"
 #include "server/storage/migrations.h"
 #include "server/storage/postgres_database.h"
@@ -107,30 +108,25 @@ Result<void> notify_command(Database& db, const std::string& hostname, const std
 }
 
 // What the active subscriptions of the host's service pick on it now, merged: nullopt when none
-// picks it, a nullopt pid list when one picks it whole. `chosen`: the oldest that picks it.
+// picks it, a nullopt pid list when one picks it whole. `chosen`: the oldest that picks it. The
+// host's inventory is read once, and every subscription's selectors resolved against it.
 Result<std::optional<std::optional<PidList>>> subscribed_targets(
-    Database& db, const std::vector<Subscription>& subscriptions, const std::string& hostname,
-    TimePoint now, const Subscription*& chosen) {
+    Database& db, const std::vector<HostSubscription>& subscriptions, const std::string& hostname,
+    const std::string& service, TimePoint now, const HostSubscription*& chosen) {
   std::optional<std::optional<PidList>> merged;
-  for (const Subscription& subscription : subscriptions) {
-    TargetQuery query{subscription.service_name, subscription.spec.scope, {}, {}};
-    for (Selector selector : subscription.spec.selectors) {
-      if (selector.hostname && *selector.hostname != hostname) continue;
-      selector.hostname = hostname;
-      query.selectors.push_back(std::move(selector));
-    }
-    if (query.selectors.empty() && subscription.spec.scope != TargetScope::kService) continue;
-    auto targets = resolve_targets(db, query, now);
-    if (!targets) return std::move(targets).take_error();
-    auto found = targets->find(hostname);
-    if (found == targets->end()) continue;
+  auto inventory = HostTargets::read(db, hostname, service, now);
+  if (!inventory) return std::move(inventory).take_error();
+  if (!*inventory) return merged;
+  for (const HostSubscription& subscription : subscriptions) {
+    auto found = (*inventory)->resolve_here(subscription.scope, service, *subscription.selectors);
+    if (!found) continue;
     if (!chosen) chosen = &subscription;
-    if (!found->second || (merged && !*merged)) {
+    if (!*found || (merged && !*merged)) {
       merged = std::optional<PidList>();
       continue;
     }
     PidList pids = merged ? **merged : PidList{};
-    pids.insert(pids.end(), found->second->begin(), found->second->end());
+    pids.insert(pids.end(), (*found)->begin(), (*found)->end());
     std::sort(pids.begin(), pids.end());
     pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
     merged = std::optional<PidList>(std::move(pids));
@@ -143,15 +139,16 @@ Result<std::optional<std::optional<PidList>>> subscribed_targets(
 // pick nothing now), unless a command of its own stands: an explicit start that runs, or an
 // explicit stop made after the subscriptions. Returns whether it issued a command.
 Result<bool> follow_subscriptions(Database& db, const std::string& hostname,
-                                  const std::string& service, TimePoint now) {
-  auto subscriptions = subscriptions_for_host(db, service, hostname);
+                                  const std::string& service, TimePoint now,
+                                  SelectorCache& selectors) {
+  auto subscriptions = subscriptions_for_host(db, service, hostname, selectors);
   if (!subscriptions) return std::move(subscriptions).take_error();
   if (subscriptions->empty()) return false;
   auto current = find_current_command(db, hostname, service);
   if (!current) return std::move(current).take_error();
   std::optional<std::string> owner;
   if (*current) {
-    for (const Subscription& subscription : *subscriptions) {
+    for (const HostSubscription& subscription : *subscriptions) {
       const auto& ids = (*current)->command.request_ids;
       if (std::find(ids.begin(), ids.end(), subscription.request_id) != ids.end()) {
         owner = subscription.request_id;
@@ -167,8 +164,8 @@ Result<bool> follow_subscriptions(Database& db, const std::string& hostname,
       return false;
     }
   }
-  const Subscription* chosen = nullptr;
-  auto wanted = subscribed_targets(db, *subscriptions, hostname, now, chosen);
+  const HostSubscription* chosen = nullptr;
+  auto wanted = subscribed_targets(db, *subscriptions, hostname, service, now, chosen);
   if (!wanted) return std::move(wanted).take_error();
   CommandSpec spec;
   std::string request_id;
@@ -329,7 +326,8 @@ Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat) 
       if (!synced) return std::move(synced).take_error();
       answer.containers_digest = std::move(*synced);
     }
-    auto followed = follow_subscriptions(db, heartbeat.hostname, heartbeat.service_name, now);
+    auto followed =
+        follow_subscriptions(db, heartbeat.hostname, heartbeat.service_name, now, selectors_);
     if (!followed) return std::move(followed).take_error();
     auto current = find_current_command(db, heartbeat.hostname, heartbeat.service_name);
     if (!current) return std::move(current).take_error();

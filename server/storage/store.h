@@ -35,6 +35,7 @@
 #include "server/storage/postgres_listener.h"
 #include "server/storage/profile_bodies.h"
 #include "server/storage/records.h"
+#include "server/storage/subscription_rows.h"
 #include "server/storage/workload_rows.h"
 #include "server/storage/write_gate.h"
 
@@ -188,6 +189,7 @@ class Store {
 
   std::optional<DataDir> dir_;  // SQLite's: locked while the store is open
   std::unique_ptr<ConnectionPool> pool_;
+  SelectorCache selectors_;  // subscriptions' selectors, parsed once
   std::unique_ptr<ProfileBodies> bodies_;
   std::unique_ptr<WriteGate> gate_;  // null on PostgreSQL, whose errors say when its disk is full
   Clock clock_;

@@ -47,6 +47,22 @@ Result<std::vector<Subscription>> read_all(Statement& select) {
 
 }  // namespace
 
+std::shared_ptr<const std::vector<Selector>> SelectorCache::find(
+    const std::string& subscription_id) const {
+  std::lock_guard lock(mutex_);
+  auto found = parsed_.find(subscription_id);
+  return found == parsed_.end() ? nullptr : found->second;
+}
+
+std::shared_ptr<const std::vector<Selector>> SelectorCache::put(const std::string& subscription_id,
+                                                                std::vector<Selector> selectors) {
+  auto parsed = std::make_shared<const std::vector<Selector>>(std::move(selectors));
+  std::lock_guard lock(mutex_);
+  if (parsed_.size() >= kMaxEntries) parsed_.clear();
+  parsed_[subscription_id] = parsed;
+  return parsed;
+}
+
 Selector selector_from_json(const nlohmann::json& item) {
   Selector selector;
   for (const auto& [key, member] : kSelectorTexts) {
@@ -141,16 +157,41 @@ ON CONFLICT (subscription_id, hostname) DO NOTHING)sql");
   return ok();
 }
 
-Result<std::vector<Subscription>> subscriptions_for_host(Database& db, const std::string& service,
-                                                         const std::string& hostname) {
-  auto select = db.prepare(std::string(kColumns) + R"sql(
+Result<std::vector<HostSubscription>> subscriptions_for_host(Database& db,
+                                                             const std::string& service,
+                                                             const std::string& hostname,
+                                                             SelectorCache& cache) {
+  auto select = db.prepare(R"sql(
+SELECT s.subscription_id, s.request_id, s.target_scope, s.created_ms, s.target_entities
+FROM subscriptions s
 WHERE s.service_name = ?1 AND s.ended_ms IS NULL
   AND NOT EXISTS (SELECT 1 FROM subscription_opt_outs o
                   WHERE o.subscription_id = s.subscription_id AND o.hostname = ?2)
 ORDER BY s.created_ms, s.subscription_id)sql");
   if (!select) return std::move(select).take_error();
   select->bind_all(service, hostname);
-  return read_all(*select);
+  std::vector<HostSubscription> found;
+  for (;;) {
+    auto row = select->step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) break;
+    HostSubscription subscription;
+    std::string id = select->text(0);
+    subscription.request_id = select->text(1);
+    auto scope = parse_target_scope(select->text(2));
+    if (!scope) return Error::parse("column subscriptions.target_scope holds " + select->text(2));
+    subscription.scope = *scope;
+    subscription.created_at = from_unix_ms(select->int64(3));
+    // Parsed once: a subscription's selectors never change.
+    subscription.selectors = cache.find(id);
+    if (!subscription.selectors) {
+      auto selectors = selectors_from_json(select->text(4));
+      if (!selectors) return std::move(selectors).take_error();
+      subscription.selectors = cache.put(id, std::move(*selectors));
+    }
+    found.push_back(std::move(subscription));
+  }
+  return found;
 }
 
 Result<std::vector<Subscription>> list_subscriptions(Database& db, int64_t limit, int64_t offset) {

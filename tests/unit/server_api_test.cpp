@@ -198,6 +198,43 @@ TEST_F(ApiTest, ListingsComeInPagesThatJoinUp) {
   EXPECT_EQ(call(bhttp::verb::get, "/api/commands?before=00").result_int(), 400);
 }
 
+// Issue 40: bulk bodies multiplied the 10,000-host cap by their request count, and a request's
+// selectors had no cap of their own. A bulk body names 10,000 hosts in all; a request 100
+// selectors.
+TEST_F(ApiTest, ABulkBodyAndARequestsSelectorsHaveCapsOfTheirOwn) {
+  nlohmann::json bulk = {{"requests", nlohmann::json::array()}};
+  for (int r = 0; r < 2; ++r) {
+    nlohmann::json request = {{"service_name", "web"},
+                              {"request_type", "start"},
+                              {"duration", 30},
+                              {"target_hosts", nlohmann::json::object()}};
+    for (int i = 0; i < 6000; ++i) {
+      request["target_hosts"]["h-" + std::to_string(r) + "-" + std::to_string(i)] = nullptr;
+    }
+    bulk["requests"].push_back(request);
+  }
+  http::Response refused =
+      call(bhttp::verb::post, "/api/metrics/profile_request/bulk", bulk.dump());
+  EXPECT_EQ(refused.result_int(), 422) << refused.body().substr(0, 300);
+  EXPECT_NE(refused.body().find("name 12000 hosts in all"), std::string::npos)
+      << refused.body().substr(0, 300);
+  EXPECT_EQ(store_->list_commands({std::nullopt, std::nullopt, true, 10, {}}).value().size(), 0u);
+
+  nlohmann::json selected = {{"service_name", "web"},
+                             {"request_type", "start"},
+                             {"duration", 30},
+                             {"target_scope", "container"},
+                             {"target_entities", nlohmann::json::array()}};
+  for (int i = 0; i < 101; ++i) {
+    selected["target_entities"].push_back({{"container_name", "c-" + std::to_string(i)}});
+  }
+  http::Response too_many =
+      call(bhttp::verb::post, "/api/metrics/profile_request", selected.dump());
+  EXPECT_GE(too_many.result_int(), 400);
+  EXPECT_NE(too_many.body().find("target_entities"), std::string::npos) << too_many.body();
+  EXPECT_NE(too_many.body().find("100"), std::string::npos) << too_many.body();
+}
+
 // Each role reaches its endpoints and gets 403, saying what is missing, at the others.
 TEST_F(ApiTest, ATokenReachesOnlyWhatItsRolesAllow) {
   std::string request = R"({"service_name":"web","request_type":"start","duration":30,)"
