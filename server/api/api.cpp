@@ -629,25 +629,22 @@ http::Response Api::list_hosts(const Call& call) {
   }
   // Read a batch at a time and written as read: a page holds one batch of rows besides its text.
   ListingWriter page("hosts");
+  auto more = fill_page(
+      *limit, kListingBatch,
+      [&](int64_t rows) {
+        filter.limit = rows;
+        return store_.list_hosts(filter);
+      },
+      [&](storage::HostRecord& host) {
+        if (!page.add(to_json(host))) return false;
+        filter.after.emplace(host.last_heartbeat.service_name, host.last_heartbeat.hostname);
+        host = {};  // one copy of each host at a time
+        return true;
+      });
+  if (!more) return store_failure(more.error());
   std::optional<std::string> next;
-  for (int64_t left = *limit; left > 0 && !next;) {
-    filter.limit = std::min<int64_t>(left, kListingBatch);
-    auto hosts = store_.list_hosts(filter);
-    if (!hosts) return store_failure(hosts.error());
-    for (auto& host : *hosts) {
-      const auto& beat = host.last_heartbeat;
-      if (!page.add(to_json(host))) {  // a page holds one at least: `after` is set
-        next = encode_cursor(filter.after->first + '\n' + filter.after->second);
-        break;
-      }
-      filter.after.emplace(beat.service_name, beat.hostname);
-      host = {};  // one copy of each host at a time
-    }
-    if (hosts->size() < static_cast<size_t>(filter.limit)) break;
-    left -= static_cast<int64_t>(hosts->size());
-    // As many as asked for: the next page starts after the last.
-    if (left == 0) next = encode_cursor(filter.after->first + '\n' + filter.after->second);
-  }
+  if (*more && filter.after)
+    next = encode_cursor(filter.after->first + '\n' + filter.after->second);
   return json_text_ok(page.finish(next));
 }
 
@@ -670,22 +667,20 @@ http::Response Api::list_commands(const Call& call) {
     filter.before = storage::CommandPosition{*created_ms, *row};
   }
   ListingWriter page("commands");
+  auto more = fill_page(
+      *limit, kListingBatch,
+      [&](int64_t rows) {
+        filter.limit = rows;
+        return store_.list_commands(filter);
+      },
+      [&](const storage::Command& command) {
+        if (!page.add(to_json(command))) return false;
+        filter.before = command.position;
+        return true;
+      });
+  if (!more) return store_failure(more.error());
   std::optional<std::string> next;
-  for (int64_t left = *limit; left > 0 && !next;) {
-    filter.limit = std::min<int64_t>(left, kListingBatch);
-    auto commands = store_.list_commands(filter);
-    if (!commands) return store_failure(commands.error());
-    for (const auto& command : *commands) {
-      if (!page.add(to_json(command))) {  // a page holds one at least: `before` is set
-        next = command_cursor(*filter.before);
-        break;
-      }
-      filter.before = command.position;
-    }
-    if (commands->size() < static_cast<size_t>(filter.limit)) break;
-    left -= static_cast<int64_t>(commands->size());
-    if (left == 0) next = command_cursor(*filter.before);
-  }
+  if (*more && filter.before) next = command_cursor(*filter.before);
   return json_text_ok(page.finish(next));
 }
 

@@ -4,12 +4,16 @@
 // goes into each page, whatever its size, so that a listing always moves on.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
+
+#include "common/result.h"
 
 namespace dormant::server::api {
 
@@ -31,6 +35,24 @@ class ListingWriter {
   const size_t max_bytes_;
   size_t items_ = 0;
 };
+
+// Fills a page a batch of rows at a time: `read(n)` gives the next n rows at most (after the last
+// one added), `add(row)` adds one, or returns false when the page has no room for it. Ends when
+// `limit` rows are read or none are left; returns whether the listing goes on past the page.
+template <typename Read, typename Add>
+Result<bool> fill_page(int64_t limit, int64_t batch, Read read, Add add) {
+  for (int64_t left = limit; left > 0;) {
+    int64_t asked = std::min(left, batch);
+    auto rows = read(asked);
+    if (!rows) return std::move(rows).take_error();
+    for (auto& row : *rows) {
+      if (!add(row)) return true;
+    }
+    if (static_cast<int64_t>(rows->size()) < asked) return false;
+    left -= asked;
+  }
+  return true;  // as many as asked for: the next page starts after the last
+}
 
 // A cursor as a query parameter: the key of a row in hex, opaque to clients.
 std::string encode_cursor(std::string_view key);
