@@ -353,7 +353,8 @@ void Api::serve_on(JobPool& pool, http::Request request, const http::Client& cli
   bool posted = pool.try_post([this, held, client, responder, waits_for_store, queued_at] {
     try {
       if (waits_for_store && std::chrono::steady_clock::now() - queued_at > options_.store_wait) {
-        return responder->reply(busy_response(*held, client, "the database is slow"));
+        return responder->reply(busy_response(
+            *held, client, "requests that use the database are waiting longer than they may"));
       }
       serve(*held, client, responder);
     } catch (const std::exception& error) {

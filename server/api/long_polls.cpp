@@ -25,6 +25,10 @@ void LongPoll::arm(boost::asio::any_io_executor executor, std::chrono::milliseco
   if (woken) fire(true);
 }
 
+LongPoll::~LongPoll() {
+  if (!fired_) hub_.forget_expired(key_, address_);
+}
+
 void LongPoll::cancel() {
   fired_ = true;
   hub_.forget(this);
@@ -106,9 +110,25 @@ void LongPolls::forget(const LongPoll* poll) {
       continue;
     }
     it = polls_.erase(it);
-    auto count = held_by_address_.find(poll->address_);
-    if (count != held_by_address_.end() && --count->second == 0) held_by_address_.erase(count);
+    release_address(poll->address_);
   }
+}
+
+void LongPolls::forget_expired(const std::string& key, const std::string& address) {
+  std::lock_guard lock(mutex_);
+  auto [it, end] = polls_.equal_range(key);
+  for (; it != end; ++it) {
+    if (it->second.expired()) {
+      polls_.erase(it);
+      release_address(address);
+      return;
+    }
+  }
+}
+
+void LongPolls::release_address(const std::string& address) {
+  auto count = held_by_address_.find(address);
+  if (count != held_by_address_.end() && --count->second == 0) held_by_address_.erase(count);
 }
 
 }  // namespace dormant::server::api

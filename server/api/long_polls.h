@@ -29,6 +29,8 @@ class LongPoll : public std::enable_shared_from_this<LongPoll> {
  public:
   LongPoll(LongPolls& hub, std::string key, std::string address)
       : hub_(hub), key_(std::move(key)), address_(std::move(address)) {}
+  // One neither armed nor cancelled (its request failed) gives its place back.
+  ~LongPoll();
   // Starts the wait; runs `then` at once (posted) if a wake came since watch().
   using Then = std::function<void(bool woken)>;
   void arm(boost::asio::any_io_executor executor, std::chrono::milliseconds wait, Then then);
@@ -80,6 +82,9 @@ class LongPolls {
  private:
   friend class LongPoll;
   void forget(const LongPoll* poll);
+  // A poll of `key` from `address` that ended without forget(): its entry has expired.
+  void forget_expired(const std::string& key, const std::string& address);
+  void release_address(const std::string& address);  // under mutex_
 
   const LongPollLimits limits_;
   mutable std::mutex mutex_;

@@ -10,6 +10,7 @@
 #include "common/gzip.h"
 #include "server/api/api.h"
 #include "server/api/api_requests.h"
+#include "server/api/long_polls.h"
 #include "server/api/merge_slots.h"
 #include "server/api/wire_mapping.h"
 
@@ -233,6 +234,25 @@ TEST_F(ApiTest, ABulkBodyAndARequestsSelectorsHaveCapsOfTheirOwn) {
   EXPECT_GE(too_many.result_int(), 400);
   EXPECT_NE(too_many.body().find("target_entities"), std::string::npos) << too_many.body();
   EXPECT_NE(too_many.body().find("100"), std::string::npos) << too_many.body();
+}
+
+// Issue 40: held heartbeats are bounded in all and per address; a place comes back when its poll
+// is cancelled, and when one is dropped unarmed (its request failed) as well.
+TEST(LongPolls, HeldHeartbeatsAreBoundedInAllAndPerAddress) {
+  LongPolls hub(LongPollLimits{3, 2});
+  auto first = hub.watch("a", "10.0.0.1");
+  auto second = hub.watch("b", "10.0.0.1");
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(hub.watch("c", "10.0.0.1"), nullptr) << "2 from one address";
+  auto third = hub.watch("c", "10.0.0.2");
+  ASSERT_TRUE(third);
+  EXPECT_EQ(hub.watch("d", "10.0.0.3"), nullptr) << "3 in all";
+  first->cancel();
+  auto fourth = hub.watch("e", "10.0.0.1");
+  EXPECT_TRUE(fourth != nullptr) << "a cancelled poll's place comes back";
+  second.reset();  // dropped without arm() or cancel()
+  EXPECT_EQ(hub.held(), 2u);
+  EXPECT_TRUE(hub.watch("f", "10.0.0.1") != nullptr) << "so does a dropped one's";
 }
 
 // Each role reaches its endpoints and gets 403, saying what is missing, at the others.
