@@ -28,4 +28,15 @@ std::string shortened(std::string text, size_t most) {
   return text + "... (" + std::to_string(size) + " bytes)";
 }
 
+std::string to_hex(std::string_view bytes) {
+  constexpr std::string_view kHex = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(2 * bytes.size());
+  for (unsigned char byte : bytes) {
+    hex += kHex[byte >> 4];
+    hex += kHex[byte & 0xf];
+  }
+  return hex;
+}
+
 }  // namespace dormant

@@ -42,6 +42,9 @@ std::optional<int64_t> parse_integer(std::string_view text);
 // and "... (N bytes)".
 std::string shortened(std::string text, size_t most);
 
+// Each byte of `bytes` as two lower-case hex digits.
+std::string to_hex(std::string_view bytes);
+
 // The parts (strings or string views) with `separator` between them: {"a", "b"}, ", " → "a, b".
 template <typename Parts>
 std::string join(const Parts& parts, std::string_view separator) {

@@ -1,9 +1,10 @@
 #include "server/api/listing_writer.h"
 
+#include "common/text.h"
+
 namespace dormant::server::api {
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
 constexpr size_t kLongestCursor = 4096;
 
 int hex_value(char c) {
@@ -33,15 +34,7 @@ std::string ListingWriter::finish(const std::optional<std::string>& next) {
   return std::move(text_);
 }
 
-std::string encode_cursor(std::string_view key) {
-  std::string cursor;
-  cursor.reserve(key.size() * 2);
-  for (unsigned char c : key) {
-    cursor += kHex[c >> 4];
-    cursor += kHex[c & 0xf];
-  }
-  return cursor;
-}
+std::string encode_cursor(std::string_view key) { return to_hex(key); }
 
 std::optional<std::string> decode_cursor(std::string_view cursor) {
   if (cursor.size() % 2 != 0 || cursor.size() > kLongestCursor) return std::nullopt;

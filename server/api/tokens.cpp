@@ -78,13 +78,8 @@ Tokens::Presented Tokens::check(std::string_view presented) const {
     bool same = CRYPTO_memcmp(known.data(), digest.data(), digest.size()) == 0;
     result.roles |= same ? its_roles : 0;
   }
-  if (result.roles != 0) {
-    constexpr char kHex[] = "0123456789abcdef";
-    for (size_t i = 0; i < 8; ++i) {
-      result.credential += kHex[digest[i] >> 4];
-      result.credential += kHex[digest[i] & 0xf];
-    }
-  }
+  if (result.roles != 0)
+    result.credential = to_hex({reinterpret_cast<const char*>(digest.data()), 8});
   return result;
 }
 

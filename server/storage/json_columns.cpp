@@ -5,19 +5,14 @@
 
 #include <openssl/sha.h>
 
+#include "common/text.h"
+
 namespace dormant::server::storage {
 
 std::string text_digest(std::string_view text) {
   std::array<unsigned char, SHA256_DIGEST_LENGTH> digest{};
   SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest.data());
-  constexpr std::string_view kHex = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * digest.size());
-  for (unsigned char byte : digest) {
-    hex += kHex[byte >> 4];
-    hex += kHex[byte & 0xf];
-  }
-  return hex;
+  return to_hex({reinterpret_cast<const char*>(digest.data()), digest.size()});
 }
 namespace {
 
