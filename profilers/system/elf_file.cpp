@@ -19,6 +19,11 @@ void initialise_libelf() {
   std::call_once(initialised, [] { elf_version(EV_CURRENT); });
 }
 
+// What libelf holds for each section once its headers are read: its own record of the section
+// (about 200 bytes in elfutils 0.188) and the header; and for each program header, the header.
+constexpr uint64_t kBytesPerSection = 256 + sizeof(GElf_Shdr);
+constexpr uint64_t kBytesPerProgramHeader = sizeof(GElf_Phdr);
+
 }  // namespace
 
 void ElfCloser::operator()(Elf* elf) const { elf_end(elf); }
@@ -44,6 +49,13 @@ Result<OpenElf> open_elf_file(const std::filesystem::path& path, const std::stri
     return Error::parse(name + " claims " + std::to_string(counts->sections) + " sections and " +
                         std::to_string(counts->program_headers) +
                         " program headers, more than a real ELF file has; " + consequence);
+  }
+  uint64_t header_bytes =
+      counts->sections * kBytesPerSection + counts->program_headers * kBytesPerProgramHeader;
+  if (limits.grant && !limits.grant(header_bytes)) {
+    return Error::parse(name + "'s " + std::to_string(counts->sections) +
+                        " section headers would take more memory than is given to reading it; " +
+                        consequence);
   }
   file.elf.reset(elf_begin(file.fd.get(), ELF_C_READ, nullptr));
   if (!file.elf || elf_kind(file.elf.get()) != ELF_K_ELF) {

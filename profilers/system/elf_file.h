@@ -34,10 +34,17 @@ struct OpenElf {
   std::vector<char> image;  // what elf reads, for an image in memory
 };
 
+// Asked, before a part of a file is read, for the memory reading it may hold at most (every copy
+// and buffer until the part is done): true when it may be taken now. What was granted is the
+// asker's to give back once the reading is over. Refused, the part is not read.
+using MemoryGrant = std::function<bool(size_t bytes)>;
+
 struct ElfFileLimits {
   uint64_t max_bytes = uint64_t{2} << 30;
   uint64_t max_sections = 1 << 16;
   uint64_t max_program_headers = 1 << 16;
+  // Asked for what libelf holds of the file's headers, before it reads them; none: no bound.
+  MemoryGrant grant;
 };
 
 // Opens `path`, named `name` in errors; `consequence` ends the errors of the checks ("its

@@ -54,12 +54,87 @@ Result<void> read_fully(int fd, char* into, size_t size, uint64_t offset, const 
     ssize_t got = ::pread(fd, into, size, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return Error::from_errno("read(" + name + ")");
-    if (got == 0) return Error::parse(name + " ended inside its string table");
+    if (got == 0) return Error::parse(name + " ends inside its symbol tables");
     into += got;
     size -= static_cast<size_t>(got);
     offset += static_cast<uint64_t>(got);
   }
   return ok();
+}
+
+ElfFileLimits elf_file_limits(const MemoryGrant& grant) {
+  ElfFileLimits limits;
+  limits.max_bytes = kMaxElfBytes;
+  limits.max_sections = ElfSymbols::kMaxSections;
+  limits.max_program_headers = ElfSymbols::kMaxProgramHeaders;
+  limits.grant = grant;
+  return limits;
+}
+
+bool granted(const MemoryGrant& grant, size_t bytes) { return !grant || grant(bytes); }
+
+std::string megabytes(size_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20); }
+
+// A symbol table entry, of either class.
+struct TableEntry {
+  uint64_t name;
+  uint64_t value;
+  uint64_t size;
+  unsigned char info;
+  uint64_t section;
+};
+
+// Calls `visit` with each of the `count` entries of the table at `offset` of `fd`, read a chunk
+// at a time and turned into this host's byte order by libelf (elf_getdata would keep a copy of
+// the whole table until elf_end).
+template <typename Sym, typename Visit>
+Result<void> for_each_entry_as(Elf* elf, int fd, uint64_t offset, uint64_t count,
+                               const std::string& name, Visit&& visit) {
+  constexpr size_t kChunkEntries = 2048;
+  const size_t entry_bytes = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+  const unsigned encoding = static_cast<unsigned char>(elf_getident(elf, nullptr)[EI_DATA]);
+  std::vector<char> raw(kChunkEntries * entry_bytes);
+  std::vector<Sym> entries(kChunkEntries);
+  for (uint64_t first = 0; first < count; first += kChunkEntries) {
+    size_t chunk = std::min<uint64_t>(kChunkEntries, count - first);
+    auto read = read_fully(fd, raw.data(), chunk * entry_bytes, offset + first * entry_bytes, name);
+    if (!read) return read;
+    Elf_Data from{};
+    from.d_buf = raw.data();
+    from.d_type = ELF_T_SYM;
+    from.d_size = chunk * entry_bytes;
+    from.d_version = EV_CURRENT;
+    Elf_Data to = from;
+    to.d_buf = entries.data();
+    to.d_size = chunk * sizeof(Sym);
+    if (gelf_xlatetom(elf, &to, &from, encoding) == nullptr) {
+      return Error::parse(elf_error(name + ": symbol table"));
+    }
+    for (size_t i = 0; i < chunk; ++i) {
+      const Sym& entry = entries[i];
+      visit(
+          TableEntry{entry.st_name, entry.st_value, entry.st_size, entry.st_info, entry.st_shndx});
+    }
+  }
+  return ok();
+}
+
+template <typename Visit>
+Result<void> for_each_entry(Elf* elf, int fd, uint64_t offset, uint64_t count,
+                            const std::string& name, Visit&& visit) {
+  const char* ident = elf_getident(elf, nullptr);
+  if (ident == nullptr) return Error::parse(elf_error(name));
+  if (gelf_getclass(elf) == ELFCLASS64) {
+    return for_each_entry_as<Elf64_Sym>(elf, fd, offset, count, name, visit);
+  }
+  return for_each_entry_as<Elf32_Sym>(elf, fd, offset, count, name, visit);
+}
+
+// Whether an entry is a function defined in the file, with a name in a table of `names_bytes`.
+bool is_function(const TableEntry& entry, uint64_t names_bytes) {
+  int type = GELF_ST_TYPE(entry.info);
+  return (type == STT_FUNC || type == STT_GNU_IFUNC) && entry.value != 0 &&
+         entry.section != SHN_UNDEF && entry.name < names_bytes;
 }
 
 // The build id, from the note section named .note.gnu.build-id (of a size a real note has).
@@ -75,10 +150,12 @@ std::string find_build_id(Elf* elf) {
 
 // The file name a .gnu_debuglink section gives, if it names one a directory could hold.
 std::string debug_link(Elf* elf) {
+  constexpr size_t kMaxLinkBytes = 4096;
   GElf_Shdr header;
   Elf_Scn* link = find_section(elf, ".gnu_debuglink", header);
-  Elf_Data* data = link == nullptr ? nullptr : elf_getdata(link, nullptr);
-  if (data == nullptr || data->d_buf == nullptr || data->d_size > 4096) return "";
+  Elf_Data* data =
+      link == nullptr || header.sh_size > kMaxLinkBytes ? nullptr : elf_getdata(link, nullptr);
+  if (data == nullptr || data->d_buf == nullptr || data->d_size > kMaxLinkBytes) return "";
   const char* text = static_cast<const char*>(data->d_buf);
   std::string name(text, strnlen(text, data->d_size));
   if (name.empty() || name.size() == data->d_size || name.find('/') != std::string::npos ||
@@ -91,12 +168,10 @@ std::string debug_link(Elf* elf) {
 }  // namespace
 
 Result<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::filesystem::path& path,
-                                                     const DebugFileSearch& debug) {
+                                                     const DebugFileSearch& debug,
+                                                     const MemoryGrant& grant) {
   const std::string name = path.string();
-  ElfFileLimits limits;
-  limits.max_bytes = kMaxElfBytes;
-  limits.max_sections = kMaxSections;
-  limits.max_program_headers = kMaxProgramHeaders;
+  ElfFileLimits limits = elf_file_limits(grant);
   auto file = open_elf_file(path, name, "its symbols are not read", limits);
   if (!file) return file.error();
   Elf* elf = file->elf.get();
@@ -129,16 +204,19 @@ Result<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::filesystem::path
     Result<void> read = ok();
     for (Elf_Scn* table : {symtab, dynsym}) {
       if (table == nullptr) continue;
-      read = symbols->read_table(elf, table, file->fd.get(), file->size, name);
+      read = symbols->read_table(elf, table, file->fd.get(), file->size, name, grant);
       if (read) {
         symbols->from_dynsym_ = table == dynsym;
         break;
       }
+      if (table == symtab && dynsym != nullptr) {
+        spdlog::warn("symbols: {}; its exported functions alone are named", read.error().message());
+      }
       symbols->symbols_ = {};
       symbols->names_ = {};
     }
-    if (symbols->from_dynsym_ || symtab == nullptr) symbols->read_debug_file(elf, debug);
-    if (symbols->from_dynsym_) symbols->add_mini_debug_info(elf, name);
+    if (symbols->from_dynsym_ || symtab == nullptr) symbols->read_debug_file(elf, debug, grant);
+    if (symbols->from_dynsym_) symbols->add_mini_debug_info(elf, name, grant);
     if (!read && symbols->debug_file_.empty()) return read.error();
     return symbols;
   } catch (const std::bad_alloc&) {
@@ -146,7 +224,8 @@ Result<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::filesystem::path
   }
 }
 
-void ElfSymbols::read_debug_file(Elf* elf, const DebugFileSearch& search) {
+void ElfSymbols::read_debug_file(Elf* elf, const DebugFileSearch& search,
+                                 const MemoryGrant& grant) {
   if (build_id_.size() < 4) return;  // without one, a debug file cannot be told from another's
   std::vector<std::filesystem::path> candidates = {
       search.root / ".build-id" / build_id_.substr(0, 2) / (build_id_.substr(2) + ".debug")};
@@ -156,10 +235,7 @@ void ElfSymbols::read_debug_file(Elf* elf, const DebugFileSearch& search) {
     candidates.push_back(directory / ".debug" / link);
     candidates.push_back(search.root / directory.relative_path() / link);
   }
-  ElfFileLimits limits;
-  limits.max_bytes = kMaxElfBytes;
-  limits.max_sections = kMaxSections;
-  limits.max_program_headers = kMaxProgramHeaders;
+  ElfFileLimits limits = elf_file_limits(grant);
   for (const auto& candidate : candidates) {
     std::error_code missing;
     if (!std::filesystem::exists(candidate, missing)) continue;
@@ -177,7 +253,7 @@ void ElfSymbols::read_debug_file(Elf* elf, const DebugFileSearch& search) {
     if (symtab == nullptr) continue;
     ElfSymbols from_debug;
     if (!from_debug.read_table(debug->elf.get(), symtab, debug->fd.get(), debug->size,
-                               candidate.string())) {
+                               candidate.string(), grant)) {
       continue;
     }
     symbols_ = std::move(from_debug.symbols_);
@@ -188,27 +264,42 @@ void ElfSymbols::read_debug_file(Elf* elf, const DebugFileSearch& search) {
   }
 }
 
-void ElfSymbols::add_mini_debug_info(Elf* elf, const std::string& name) {
+void ElfSymbols::add_mini_debug_info(Elf* elf, const std::string& name, const MemoryGrant& grant) {
   GElf_Shdr header;
   Elf_Scn* section = find_section(elf, ".gnu_debugdata", header);
-  Elf_Data* data =
-      section == nullptr || header.sh_type == SHT_NOBITS ? nullptr : elf_getdata(section, nullptr);
-  if (data == nullptr || data->d_buf == nullptr || data->d_size == 0) return;
-  auto image = xz_decompress(std::span(static_cast<const uint8_t*>(data->d_buf), data->d_size),
-                             kMaxMiniDebugInfoBytes);
-  if (!image) {
-    spdlog::debug("{}: its .gnu_debugdata is not read: {}", name, image.error().message());
+  if (section == nullptr || header.sh_type == SHT_NOBITS ||
+      header.sh_size > kMaxMiniDebugInfoBytes || !granted(grant, header.sh_size)) {
     return;
   }
-  // Through a file, as every other ELF file is read.
-  UniqueFd memory(::memfd_create("dormant-minidebuginfo", MFD_CLOEXEC));
-  if (!memory ||
-      ::write(memory.get(), image->data(), image->size()) != static_cast<ssize_t>(image->size())) {
+  Elf_Data* data = elf_getdata(section, nullptr);  // libelf's copy, until the file is closed
+  if (data == nullptr || data->d_buf == nullptr || data->d_size == 0) return;
+  std::span compressed(static_cast<const uint8_t*>(data->d_buf), data->d_size);
+  auto declared = xz_declared_size(compressed);
+  if (!declared || *declared > kMaxMiniDebugInfoBytes) {
+    spdlog::debug("{}: its .gnu_debugdata is not read: {}", name,
+                  declared ? "it inflates past " + megabytes(kMaxMiniDebugInfoBytes) + " MB"
+                           : declared.error().message());
     return;
+  }
+  // The image as it grows (to half again its size while the buffer doubles), then its copy in a
+  // memory file.
+  if (!granted(grant, 3 * *declared)) return;
+  UniqueFd memory(::memfd_create("dormant-minidebuginfo", MFD_CLOEXEC));
+  {
+    auto image = xz_decompress(compressed, *declared);
+    if (!image) {
+      spdlog::debug("{}: its .gnu_debugdata is not read: {}", name, image.error().message());
+      return;
+    }
+    // Read through a file, as every other ELF file is.
+    if (!memory || ::write(memory.get(), image->data(), image->size()) !=
+                       static_cast<ssize_t>(image->size())) {
+      return;
+    }
   }
   const std::string inner = name + " (.gnu_debugdata)";
   auto mini = open_elf_file("/proc/self/fd/" + std::to_string(memory.get()), inner,
-                            "its symbols are not read");
+                            "its symbols are not read", elf_file_limits(grant));
   if (!mini) return;
   Elf_Scn* symtab = nullptr;
   for (Elf_Scn* scan = elf_nextscn(mini->elf.get(), nullptr); scan != nullptr;
@@ -218,12 +309,18 @@ void ElfSymbols::add_mini_debug_info(Elf* elf, const std::string& name) {
   }
   ElfSymbols from_mini;
   if (symtab == nullptr ||
-      !from_mini.read_table(mini->elf.get(), symtab, mini->fd.get(), mini->size, inner) ||
+      !from_mini.read_table(mini->elf.get(), symtab, mini->fd.get(), mini->size, inner, grant) ||
       names_.size() + from_mini.names_.size() > kMaxNamesBytes) {
+    return;
+  }
+  // Both tables as they are joined: the names and symbols grown, and the sort's buffer.
+  size_t symbols = symbols_.size() + from_mini.symbols_.size();
+  if (!granted(grant, names_.size() + from_mini.names_.size() + 2 * symbols * sizeof(Symbol))) {
     return;
   }
   const auto shift = static_cast<uint32_t>(names_.size());
   names_ += from_mini.names_;
+  symbols_.reserve(symbols);
   for (Symbol symbol : from_mini.symbols_) {
     symbol.name_offset += shift;
     symbols_.push_back(symbol);
@@ -234,7 +331,7 @@ void ElfSymbols::add_mini_debug_info(Elf* elf, const std::string& name) {
 }
 
 Result<void> ElfSymbols::read_table(Elf* elf, Elf_Scn* table, int fd, uint64_t file_size,
-                                    const std::string& name) {
+                                    const std::string& name, const MemoryGrant& grant) {
   GElf_Shdr header;
   size_t entry_bytes = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
   if (gelf_getshdr(table, &header) == nullptr || entry_bytes == 0) {
@@ -244,6 +341,10 @@ Result<void> ElfSymbols::read_table(Elf* elf, Elf_Scn* table, int fd, uint64_t f
   if (count > kMaxSymbols) {
     return Error::parse(name + " has " + std::to_string(count) + " symbols, more than the " +
                         std::to_string(kMaxSymbols) + " read from one file");
+  }
+  if ((header.sh_flags & SHF_COMPRESSED) != 0 || header.sh_offset > file_size ||
+      header.sh_size > file_size - header.sh_offset) {
+    return Error::parse(name + ": its symbol table is not in the file");
   }
   GElf_Shdr strings;
   Elf_Scn* strings_section = elf_getscn(elf, header.sh_link);
@@ -257,28 +358,34 @@ Result<void> ElfSymbols::read_table(Elf* elf, Elf_Scn* table, int fd, uint64_t f
                         " MB of symbol names, more than the " +
                         std::to_string(kMaxNamesBytes >> 20) + " MB read from one file");
   }
-  // Read here, not through libelf, which would keep a copy of its own until elf_end.
+  // The functions are counted first, so that what reading them costs is known before it is
+  // taken: the names, the symbols and the sort's buffer (half as large, in libstdc++).
+  uint64_t functions = 0;
+  auto counted = for_each_entry(
+      elf, fd, header.sh_offset, count, name,
+      [&](const TableEntry& entry) { functions += is_function(entry, strings.sh_size) ? 1 : 0; });
+  if (!counted) return counted;
+  size_t cost = strings.sh_size + 2 * functions * sizeof(Symbol);
+  if (!granted(grant, cost)) {
+    return Error::parse(name + "'s symbols would take " + megabytes(cost) +
+                        " MB to read, more than the symbol cache can give");
+  }
   names_.resize(strings.sh_size);
   if (auto got = read_fully(fd, names_.data(), names_.size(), strings.sh_offset, name); !got) {
     return got;
   }
-  Elf_Data* data = elf_getdata(table, nullptr);
-  if (data == nullptr) return Error::parse(elf_error(name + ": symbol table"));
-  count = std::min<uint64_t>(count, data->d_size / entry_bytes);
-  symbols_.reserve(count);
-  for (size_t i = 0; i < count; ++i) {
-    GElf_Sym symbol;
-    if (gelf_getsym(data, static_cast<int>(i), &symbol) == nullptr) continue;
-    int type = GELF_ST_TYPE(symbol.st_info);
-    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || symbol.st_value == 0) continue;
-    if (symbol.st_shndx == SHN_UNDEF || symbol.st_name >= names_.size()) continue;
+  symbols_.reserve(functions);
+  auto read = for_each_entry(elf, fd, header.sh_offset, count, name, [&](const TableEntry& entry) {
+    // The file may have changed since the count: no more than were counted.
+    if (!is_function(entry, names_.size()) || symbols_.size() == functions) return;
     size_t length =
-        strnlen(names_.data() + symbol.st_name,
-                std::min(kMaxNameBytes, names_.size() - static_cast<size_t>(symbol.st_name)));
-    if (length == 0) continue;
-    symbols_.push_back({symbol.st_value, symbol.st_size, static_cast<uint32_t>(symbol.st_name),
+        strnlen(names_.data() + entry.name,
+                std::min(kMaxNameBytes, names_.size() - static_cast<size_t>(entry.name)));
+    if (length == 0) return;
+    symbols_.push_back({entry.value, entry.size, static_cast<uint32_t>(entry.name),
                         static_cast<uint32_t>(length)});
-  }
+  });
+  if (!read) return read;
   // Aliases share an address: the sort keeps one order, and lookups take the last of them.
   std::stable_sort(symbols_.begin(), symbols_.end(),
                    [](const Symbol& a, const Symbol& b) { return a.address < b.address; });

@@ -17,9 +17,7 @@
 #include <vector>
 
 #include "common/result.h"
-
-struct Elf;      // libelf.h
-struct Elf_Scn;  // libelf.h
+#include "profilers/system/elf_file.h"
 
 namespace dormant::profilers::system {
 
@@ -43,9 +41,11 @@ class ElfSymbols {
   static constexpr size_t kMaxMiniDebugInfoBytes = 64 << 20;  // .gnu_debugdata, decompressed
 
   // Reads `path` (which may be a /proc/PID/map_files or /proc/PID/root path); where it has no
-  // .symtab, the .symtab of its separate debug file, if `debug` finds one.
+  // .symtab, the .symtab of its separate debug file, if `debug` finds one. Each table is read
+  // only once `grant` allows what reading it costs: a .symtab refused falls back to .dynsym.
   static Result<std::unique_ptr<ElfSymbols>> load(const std::filesystem::path& path,
-                                                  const DebugFileSearch& debug = {});
+                                                  const DebugFileSearch& debug = {},
+                                                  const MemoryGrant& grant = {});
 
   // The function at `file_offset`, an offset into the file as /proc/PID/maps gives it
   // (address - mapping start + mapping offset); nullopt where no symbol covers it. The view is
@@ -74,14 +74,15 @@ class ElfSymbols {
     uint32_t name_length;  // at most kMaxNameBytes
   };
   ElfSymbols() = default;
-  // Reads the symbols of `table` (SHT_SYMTAB or SHT_DYNSYM) and its string table.
+  // Reads the symbols of `table` (SHT_SYMTAB or SHT_DYNSYM) and its string table, once `grant`
+  // allows it.
   Result<void> read_table(Elf* elf, Elf_Scn* table, int fd, uint64_t file_size,
-                          const std::string& name);
+                          const std::string& name, const MemoryGrant& grant);
   // Replaces .dynsym's symbols with the .symtab of the file's separate debug file, if found.
-  void read_debug_file(Elf* elf, const DebugFileSearch& search);
+  void read_debug_file(Elf* elf, const DebugFileSearch& search, const MemoryGrant& grant);
   // Adds to .dynsym's symbols the functions of the file's MiniDebugInfo (.gnu_debugdata: an
   // xz-compressed ELF whose .symtab holds the functions .dynsym lacks), if it has one.
-  void add_mini_debug_info(Elf* elf, const std::string& name);
+  void add_mini_debug_info(Elf* elf, const std::string& name, const MemoryGrant& grant);
 
   std::vector<Segment> segments_;  // PT_LOAD, executable or not
   std::vector<Symbol> symbols_;    // by address

@@ -30,7 +30,8 @@ const Mapping* mapping_at(const std::vector<Mapping>& mappings, uint64_t address
 bool in_jit_code(const Mapping* mapping) { return mapping == nullptr || mapping->path.empty(); }
 
 // The symbols of the file `mapping` of `pid` maps; the first path's error when none can be read.
-Result<std::unique_ptr<ElfSymbols>> load_mapped_file(pid_t pid, const Mapping& mapping) {
+Result<std::unique_ptr<ElfSymbols>> load_mapped_file(pid_t pid, const Mapping& mapping,
+                                                     const MemoryGrant& grant) {
   std::optional<Result<std::unique_ptr<ElfSymbols>>> first;
   for (const std::string& path : mapped_file_paths(pid, mapping)) {
     // Debug files are looked for where the process's own files are: in its mount namespace
@@ -38,7 +39,7 @@ Result<std::unique_ptr<ElfSymbols>> load_mapped_file(pid_t pid, const Mapping& m
     bool live = path.starts_with("/proc/");
     std::string root = live ? "/proc/" + std::to_string(pid) + "/root" : "";
     DebugFileSearch debug{root + "/usr/lib/debug", root + mapping.path};
-    auto loaded = ElfSymbols::load(path, debug);
+    auto loaded = ElfSymbols::load(path, debug, grant);
     if (loaded) return loaded;
     if (!first) first = std::move(loaded);
   }
@@ -87,8 +88,19 @@ void Symbolizer::load_binaries(pid_t pid, const std::vector<Mapping>& mappings) 
     }
   }
   for (const auto& [key, mapping] : missing) {
-    auto loaded = load_mapped_file(pid, *mapping);
+    // What the file's reading holds is counted with the symbols kept, as it is taken.
+    size_t granted = 0;
+    auto grant = [&](size_t bytes) {
+      std::lock_guard lock(mutex_);
+      if (bytes > limits_.max_binary_bytes - loading_bytes_) return false;
+      make_room(bytes);
+      loading_bytes_ += bytes;
+      granted += bytes;
+      return true;
+    };
+    auto loaded = load_mapped_file(pid, *mapping, grant);
     std::lock_guard lock(mutex_);
+    loading_bytes_ -= granted;
     ++binaries_read_;
     if (binaries_.contains(key)) continue;  // read meanwhile for another process
     if (!loaded && loaded.error().kind() == ErrorKind::kParse) {
@@ -109,12 +121,16 @@ void Symbolizer::load_binaries(pid_t pid, const std::vector<Mapping>& mappings) 
   }
 }
 
-void Symbolizer::make_room(size_t room) {
-  while (!binaries_.empty() && (binaries_.size() >= limits_.max_binaries ||
-                                binary_bytes_ + room > limits_.max_binary_bytes)) {
+void Symbolizer::make_room(size_t room, const Binary* kept) {
+  auto over = [&] {
+    return binary_bytes_ + loading_bytes_ + room > limits_.max_binary_bytes ||
+           (kept == nullptr && binaries_.size() >= limits_.max_binaries);
+  };
+  while (!binaries_.empty() && over()) {
     auto oldest = std::min_element(
         binaries_.begin(), binaries_.end(),
         [](const auto& a, const auto& b) { return a.second.last_used < b.second.last_used; });
+    if (&oldest->second == kept) return;
     binary_bytes_ -= oldest->second.bytes;
     binaries_.erase(oldest);
   }
@@ -183,6 +199,7 @@ std::string Symbolizer::user_frame(const Image* image, uint64_t address) {
     size_t bytes = found.symbols->memory_bytes();  // its demangled names come and go
     binary_bytes_ = binary_bytes_ - found.bytes + bytes;
     found.bytes = bytes;
+    make_room(0, &found);
     if (name) return text;
   }
   return "(" + mapping->path + ")";

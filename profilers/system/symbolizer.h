@@ -30,8 +30,9 @@ namespace dormant::profilers::system {
 struct SymbolizerLimits {
   size_t max_images = 32768;   // process images remembered
   size_t max_binaries = 1024;  // ELF files whose symbols are kept
-  // The memory those symbols may take together (ElfSymbols::memory_bytes), each file's own bound
-  // aside: past it, the least recently used files are given up.
+  // The memory those symbols may take together (ElfSymbols::memory_bytes) with what reading files
+  // holds meanwhile (ElfSymbols::load's grants), each file's own bound aside: past it, the least
+  // recently used files are given up, and a file that cannot fit is not read.
   size_t max_binary_bytes = 256 << 20;
 };
 
@@ -95,8 +96,9 @@ class Symbolizer {
   using BinaryKey = std::pair<uint64_t, uint64_t>;  // device, inode
 
   void load_binaries(pid_t pid, const std::vector<Mapping>& mappings);
-  // Gives up the least recently used binaries until `room` more bytes and one more binary fit.
-  void make_room(size_t room);
+  // Gives up the least recently used binaries until `room` more bytes fit beside those kept and
+  // those being read, and one more binary; or, with `kept` (which stays), until the bytes fit.
+  void make_room(size_t room, const Binary* kept = nullptr);
   bool should_read_again(pid_t pid, uint32_t generation, std::span<const uint64_t> user);
   std::string user_frame(const Image* image, uint64_t address);
   // Reads more of the image's perf map, once a snapshot, when a frame is in no file's code.
@@ -108,6 +110,7 @@ class Symbolizer {
   std::map<ImageKey, Image> images_;
   std::map<BinaryKey, Binary> binaries_;  // the least recently used goes first
   size_t binary_bytes_ = 0;
+  size_t loading_bytes_ = 0;  // granted to the files being read
   uint64_t uses_ = 0;
   uint64_t binaries_read_ = 0;
   uint64_t snapshot_ = 1;

@@ -39,4 +39,27 @@ Result<std::string> xz_decompress(std::span<const uint8_t> compressed, size_t ma
   return text;
 }
 
+Result<uint64_t> xz_declared_size(std::span<const uint8_t> compressed) {
+  constexpr uint64_t kIndexMemory = 1 << 20;  // a single stream's index of a few blocks
+  if (compressed.size() < 2 * LZMA_STREAM_HEADER_SIZE) return Error::parse("xz data is too short");
+  lzma_stream_flags footer{};
+  if (lzma_stream_footer_decode(
+          &footer, compressed.data() + compressed.size() - LZMA_STREAM_HEADER_SIZE) != LZMA_OK ||
+      footer.backward_size > compressed.size() - 2 * LZMA_STREAM_HEADER_SIZE) {
+    return Error::parse("xz data ends without a stream footer");
+  }
+  lzma_index* index = nullptr;
+  uint64_t memory = kIndexMemory;
+  size_t position = 0;
+  const uint8_t* at =
+      compressed.data() + compressed.size() - LZMA_STREAM_HEADER_SIZE - footer.backward_size;
+  if (lzma_index_buffer_decode(&index, &memory, nullptr, at, &position, footer.backward_size) !=
+      LZMA_OK) {
+    return Error::parse("xz data has no index that can be read");
+  }
+  uint64_t size = lzma_index_uncompressed_size(index);
+  lzma_index_end(index, nullptr);
+  return size;
+}
+
 }  // namespace dormant::profilers::system

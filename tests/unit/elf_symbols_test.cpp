@@ -3,8 +3,10 @@
 // compared with the file's size.
 #include "profilers/system/elf_symbols.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include <elf.h>
 #include <fcntl.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "tests/support/crafted_elf.h"
+#include "tests/support/memory_meter.h"
 
 #include "common/deadline.h"
 #include "common/subprocess.h"
@@ -173,6 +176,112 @@ TEST_F(ElfSymbolsAttack, ManyCraftedFilesTogetherStayWithinTheSymbolizersBudget)
   EXPECT_LT(bounded.binaries(), unbounded.binaries());
 }
 
+// What reading a file holds is asked for before it is taken: the heap's peak while a file is
+// read stays within what was granted (libelf's headers, the names, the symbols and the sort's
+// buffer), and a refused table is not read.
+TEST_F(ElfSymbolsAttack, AFileIsReadWithinWhatItsReadingWasGranted) {
+  CraftedElf elf;
+  elf.symbols = 400'000;
+  elf.name_bytes = 4 << 20;
+  write(elf);
+  size_t granted = 0;
+  testing::MemoryMeter meter;
+  {
+    auto symbols = ElfSymbols::load(path_, {}, [&](size_t bytes) {
+      granted += bytes;
+      return true;
+    });
+    ASSERT_TRUE(symbols) << symbols.error().message();
+    EXPECT_EQ((*symbols)->size(), elf.symbols);
+    EXPECT_LE((*symbols)->memory_bytes(), granted);
+  }
+  std::printf("reading %u symbols with %u bytes of names: peak +%llu kB (%s), %zu kB granted\n",
+              elf.symbols, elf.name_bytes, static_cast<unsigned long long>(meter.peak_growth_kb()),
+              testing::MemoryMeter::measure(), granted >> 10);
+  EXPECT_LE(meter.peak_growth_kb(), (granted >> 10) + 256) << "the chunks read at once aside";
+
+  std::vector<size_t> asked;
+  auto refused = ElfSymbols::load(path_, {}, [&](size_t bytes) {
+    asked.push_back(bytes);
+    return asked.size() == 1;  // the headers only
+  });
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("more than the symbol cache can give"),
+            std::string::npos)
+      << refused.error().message();
+  EXPECT_EQ(asked.size(), 2u);
+}
+
+// As many section headers as a file may have: what libelf holds for them is granted first.
+TEST_F(ElfSymbolsAttack, TheMostSectionHeadersAFileMayHaveAreGrantedBeforeTheyAreRead) {
+  const uint64_t sections = ElfSymbols::kMaxSections;
+  {
+    UniqueFd fd(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    ASSERT_TRUE(fd);
+    Elf64_Ehdr header = shared_object_header();
+    header.e_shoff = sizeof(header);
+    header.e_shentsize = sizeof(Elf64_Shdr);
+    Elf64_Shdr first{};
+    first.sh_size = sections;  // e_shnum 0: the count is here
+    ASSERT_EQ(::pwrite(fd.get(), &header, sizeof(header), 0), ssize_t{sizeof(header)});
+    ASSERT_EQ(::pwrite(fd.get(), &first, sizeof(first), sizeof(header)), ssize_t{sizeof(first)});
+    ASSERT_EQ(::ftruncate(fd.get(), sizeof(header) + sections * sizeof(Elf64_Shdr)), 0);
+  }
+  size_t granted = 0;
+  testing::MemoryMeter meter;
+  auto symbols = ElfSymbols::load(path_, {}, [&](size_t bytes) {
+    granted += bytes;
+    return true;
+  });
+  std::printf("%llu section headers: peak +%llu kB (%s), %zu kB granted\n",
+              static_cast<unsigned long long>(sections),
+              static_cast<unsigned long long>(meter.peak_growth_kb()),
+              testing::MemoryMeter::measure(), granted >> 10);
+  EXPECT_LE(meter.peak_growth_kb(), (granted >> 10) + 256);
+  EXPECT_FALSE(ElfSymbols::load(path_, {}, [](size_t) { return false; }));
+}
+
+// Four files whose symbol tables each take more than a third of the symbolizer's bound, mapped
+// at once: what reading one holds counts with the symbols kept, so the heap's peak stays within
+// the bound (it was the bound and a whole file's reading over: four 81 MB tables, +375 MB at the
+// bound of 256 MB).
+TEST_F(ElfSymbolsAttack, ReadingLargeSymbolTablesStaysWithinTheSymbolizersBound) {
+  CraftedElf elf;
+  elf.symbols = 500'000;  // 12 MB of entries
+  elf.name_bytes = 8 << 20;
+  SymbolizerLimits limits;
+  limits.max_binary_bytes = 48 << 20;  // 20 MB kept of each file, 32 MB granted to read one
+  std::vector<std::pair<void*, size_t>> mapped;
+  std::vector<fs::path> files;
+  for (int i = 0; i < 4; ++i) {
+    files.push_back(path_.string() + "-" + std::to_string(i));
+    std::string bytes = crafted_elf(elf);
+    std::ofstream(files.back(), std::ios::binary) << bytes;
+    UniqueFd fd(::open(files.back().c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_TRUE(fd);
+    void* at = ::mmap(nullptr, bytes.size(), PROT_READ | PROT_EXEC, MAP_PRIVATE, fd.get(), 0);
+    ASSERT_NE(at, MAP_FAILED);
+    mapped.emplace_back(at, bytes.size());
+  }
+  uint64_t peak_kb = 0;
+  size_t kept = 0;
+  {
+    testing::MemoryMeter meter;
+    Symbolizer symbolizer(std::nullopt, limits);
+    symbolizer.remember(::getpid(), 1, "test");
+    peak_kb = meter.peak_growth_kb();
+    kept = symbolizer.binaries();
+    EXPECT_LE(symbolizer.binary_bytes(), limits.max_binary_bytes);
+  }
+  for (auto [at, size] : mapped) ::munmap(at, size);
+  for (const fs::path& file : files) fs::remove(file);
+  std::printf("four 20 MB symbol tables read at a bound of %zu MB: peak +%llu kB (%s)\n",
+              limits.max_binary_bytes >> 20, static_cast<unsigned long long>(peak_kb),
+              testing::MemoryMeter::measure());
+  EXPECT_GE(kept, 1u) << "a file within the bound is kept";
+  EXPECT_LE(peak_kb, (limits.max_binary_bytes >> 10) + 1024) << "the symbolizer's own maps aside";
+}
+
 // Whether any offset of the file's first 64 KiB is named `function`.
 bool names(ElfSymbols& symbols, std::string_view function) {
   for (uint64_t offset = 0; offset < (64 << 10); ++offset) {
@@ -232,8 +341,10 @@ TEST(DebugFiles, XzDataThatInflatesPastItsBoundIsRefused) {
   auto compressed = run_command({"sh", "-c", "head -c 1048576 /dev/zero | xz -c"},
                                 deadline_after(std::chrono::seconds(30)));
   ASSERT_TRUE(compressed.ok());
-  std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(compressed->stdout_text.data()),
-                                compressed->stdout_text.size());
+  std::string& text = compressed->stdout_text;
+  ASSERT_TRUE(text.ends_with("YZ\n")) << "run_command ends the last line";
+  text.pop_back();
+  std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(text.data()), text.size());
   auto whole = xz_decompress(data, 2 << 20);
   ASSERT_TRUE(whole.ok()) << whole.error().message();
   EXPECT_EQ(*whole, zeros);
@@ -241,6 +352,11 @@ TEST(DebugFiles, XzDataThatInflatesPastItsBoundIsRefused) {
   ASSERT_FALSE(bounded.ok());
   EXPECT_NE(bounded.error().message().find("inflates past"), std::string::npos);
   EXPECT_FALSE(xz_decompress(data.subspan(0, data.size() / 2), 2 << 20).ok()) << "cut short";
+
+  auto declared = xz_declared_size(data);
+  ASSERT_TRUE(declared.ok()) << declared.error().message();
+  EXPECT_EQ(*declared, zeros.size()) << "known before it is decompressed";
+  EXPECT_FALSE(xz_declared_size(data.subspan(0, data.size() - 1)).ok()) << "cut short";
 }
 
 // A mangled name whose template arguments each repeat the one before twice (S1_, S2_, …): at 20
