@@ -667,7 +667,10 @@ http::Response Api::list_commands(const Call& call) {
     }
     filter.before = storage::CommandPosition{*created_ms, *row};
   }
-  ListingWriter page("commands");
+  // A request's arguments once a page, not once for each of its hosts' commands.
+  filter.args_by_digest = true;
+  ListingWriter page("commands", kMaxListingBytes, "additional_args");
+  std::optional<Error> failed;
   auto more = fill_page(
       *limit, kListingBatch,
       [&](int64_t rows) {
@@ -675,10 +678,19 @@ http::Response Api::list_commands(const Call& call) {
         return store_.list_commands(filter);
       },
       [&](const storage::Command& command) {
-        if (!page.add(to_json(command))) return false;
-        filter.before = command.position;
-        return true;
+        const std::optional<std::string>& digest = command.args_digest;
+        bool added = false;
+        if (!digest || page.holds(*digest)) {
+          added = page.add(to_json(command));
+        } else if (auto args = store_.get_args(*digest); args) {
+          added = page.add(to_json(command), *digest, *args);
+        } else {
+          failed = std::move(args).take_error();
+        }
+        if (added) filter.before = command.position;
+        return added;
       });
+  if (failed) return store_failure(*failed);
   if (!more) return store_failure(more.error());
   std::optional<std::string> next;
   if (*more && filter.before) next = command_cursor(*filter.before);

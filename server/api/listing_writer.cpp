@@ -13,22 +13,45 @@ int hex_value(char c) {
   return -1;
 }
 
+std::string dump(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace
 
-ListingWriter::ListingWriter(std::string_view field, size_t max_bytes)
-    : text_("{" + nlohmann::json(std::string(field)).dump() + ":["), max_bytes_(max_bytes) {}
+ListingWriter::ListingWriter(std::string_view field, size_t max_bytes,
+                             std::string_view shared_field)
+    : text_("{" + dump(std::string(field)) + ":["),
+      max_bytes_(max_bytes),
+      shared_field_(shared_field) {}
 
-bool ListingWriter::add(const nlohmann::json& item) {
-  std::string text = item.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (items_ > 0 && text_.size() + text.size() + 1 > max_bytes_) return false;
+bool ListingWriter::add(const nlohmann::json& item) { return append(dump(item), ""); }
+
+bool ListingWriter::add(const nlohmann::json& item, const std::string& key,
+                        const nlohmann::json& value) {
+  if (holds(key)) return add(item);
+  if (!append(dump(item), dump(key) + ":" + dump(value))) return false;
+  shared_keys_.insert(key);
+  return true;
+}
+
+bool ListingWriter::append(const std::string& item, const std::string& member) {
+  size_t growth = item.size() + 1 + (member.empty() ? 0 : member.size() + 1);
+  if (items_ > 0 && text_.size() + shared_text_.size() + growth > max_bytes_) return false;
+  if (!member.empty()) {
+    if (!shared_text_.empty()) shared_text_ += ',';
+    shared_text_ += member;
+  }
   if (items_ > 0) text_ += ',';
-  text_ += text;
+  text_ += item;
   ++items_;
   return true;
 }
 
 std::string ListingWriter::finish(const std::optional<std::string>& next) {
-  text_ += "],\"next\":";
+  text_ += ']';
+  if (!shared_field_.empty()) text_ += "," + dump(shared_field_) + ":{" + shared_text_ + "}";
+  text_ += ",\"next\":";
   text_ += next ? nlohmann::json(*next).dump() : "null";
   text_ += '}';
   return std::move(text_);

@@ -300,6 +300,7 @@ nlohmann::json to_json(const storage::Command& command) {
       {"service_name", command.service_name},
       {"command_type", storage::to_string(command.type)},
       {"combined_config", command.combined_config},
+      {"args_digest", optional_json(command.args_digest)},
       {"status", storage::to_string(command.status)},
       {"request_ids", command.request_ids},
       {"created_at", iso_time(command.created_at)},

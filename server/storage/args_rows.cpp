@@ -67,6 +67,18 @@ Result<std::string> ArgsWriter::store(Database& db, const nlohmann::json& args) 
   return digest;
 }
 
+Result<std::optional<nlohmann::json>> read_args(Database& db, const std::string& digest) {
+  auto select = db.prepare("SELECT args FROM additional_args WHERE digest = ?1");
+  if (!select) return std::move(select).take_error();
+  select->bind_all(digest);
+  auto row = select->step();
+  if (!row) return std::move(row).take_error();
+  if (!*row) return std::optional<nlohmann::json>();
+  auto args = parse_json_column(select->text(0), "additional_args.args");
+  if (!args) return std::move(args).take_error();
+  return std::optional<nlohmann::json>(std::move(*args));
+}
+
 Result<int64_t> delete_unreferenced_args(Database& db, int64_t batch) {
   // On PostgreSQL a request being written may have stored an object and not yet committed the
   // rows that refer to it: its lock keeps the object.

@@ -26,6 +26,9 @@ class ArgsWriter {
   std::string last_digest_;
 };
 
+// The object stored under `digest`; nullopt where none is.
+Result<std::optional<nlohmann::json>> read_args(Database& db, const std::string& digest);
+
 // Deletes up to `batch` objects that no request or command refers to any more. Returns how many.
 Result<int64_t> delete_unreferenced_args(Database& db, int64_t batch);
 

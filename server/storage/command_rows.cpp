@@ -7,21 +7,28 @@
 namespace dormant::server::storage {
 namespace {
 
-// The columns read_row() reads, the request ids as a JSON array last.
-std::string select_commands(const Database& db) {
+enum class Args { kInline, kByDigest };
+
+// The columns read_row() reads, the request ids as a JSON array last but one. kByDigest: the
+// arguments' digest only, their text NULL.
+std::string select_commands(const Database& db, Args args = Args::kInline) {
   std::string request_ids = db.dialect() == Dialect::kPostgres
                                 ? "COALESCE(json_agg(request_id), '[]'::json)::text"
                                 : "json_group_array(request_id)";
+  std::string args_text =
+      args == Args::kInline
+          ? "(SELECT args FROM additional_args WHERE additional_args.digest = commands.args_digest)"
+          : "NULL";
   return R"sql(
 SELECT command_id, hostname, service_name, command_type, pids, stop_level, continuous, duration,
-       frequency, profiling_mode,
-       (SELECT args FROM additional_args WHERE additional_args.digest = commands.args_digest),
+       frequency, profiling_mode, )sql" +
+         args_text + R"sql(,
        status, created_ms, sent_ms, completed_ms, execution_time, error_message, results_path,
        replaced_by, replaced_ms,
        (SELECT )sql" +
          request_ids + R"sql( FROM command_requests
         WHERE command_requests.command_id = commands.command_id),
-       rowid
+       rowid, args_digest
 FROM commands
 )sql";
 }
@@ -66,9 +73,11 @@ Result<CommandRow> read_row(const Statement& row) {
     auto mode = enum_column(row, 9, parse_profiling_mode, "commands.profiling_mode");
     if (!mode) return std::move(mode).take_error();
     spec.mode = *mode;
-    auto args = parse_json_column(row.text(10), "additional_args.args");
-    if (!args) return std::move(args).take_error();
-    spec.additional_args = std::move(*args);
+    if (!row.is_null(10)) {  // else read by digest
+      auto args = parse_json_column(row.text(10), "additional_args.args");
+      if (!args) return std::move(args).take_error();
+      spec.additional_args = std::move(*args);
+    }
   }
   // What the agent receives follows from the rest: kept, it repeated the arguments in every row.
   command.combined_config = build_combined_config(spec);
@@ -87,6 +96,7 @@ Result<CommandRow> read_row(const Statement& row) {
   if (!requests) return std::move(requests).take_error();
   command.request_ids = std::move(*requests);
   command.position = {row.int64(12), row.int64(21)};
+  command.args_digest = row.optional_text(22);
   return out;
 }
 
@@ -164,7 +174,8 @@ Result<std::map<std::string, CommandRow>> find_current_commands(
 }
 
 Result<std::vector<Command>> find_commands(Database& db, const CommandFilter& filter) {
-  auto statement = db.prepare(select_commands(db) + R"sql(
+  Args args = filter.args_by_digest ? Args::kByDigest : Args::kInline;
+  auto statement = db.prepare(select_commands(db, args) + R"sql(
 WHERE (CAST(?1 AS TEXT) IS NULL OR hostname = ?1)
   AND (CAST(?2 AS TEXT) IS NULL OR service_name = ?2)
   AND (?3 = 1 OR replaced_by IS NULL)

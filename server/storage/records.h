@@ -200,6 +200,8 @@ struct Command {
   std::optional<std::string> replaced_by;  // nullopt: the host's current command
   std::optional<TimePoint> replaced_at;
   CommandPosition position;  // as read, for a listing's cursor
+  // The additional_args object of a start, as stored (each distinct one once).
+  std::optional<std::string> args_digest;
 
   bool is_current() const { return !replaced_by; }
 };
@@ -293,6 +295,9 @@ struct CommandFilter {
   bool include_history = true;  // false: current commands only
   int64_t limit = 1000;
   std::optional<CommandPosition> before;  // a next page: the commands listed after this one
+  // Each command's additional_args left out of its combined_config, named by args_digest alone
+  // (Store::get_args reads them): a request's arguments are not read again for each of its hosts.
+  bool args_by_digest = false;
 };
 
 struct ProfileUpload {

@@ -769,6 +769,13 @@ Result<ProfilingRequestRecord> Store::get_request(const std::string& request_id)
   return std::move(**found);
 }
 
+Result<nlohmann::json> Store::get_args(const std::string& digest) {
+  auto found = with_connection([&](Database& db) { return read_args(db, digest); });
+  if (!found) return std::move(found).take_error().with_context("reading arguments " + digest);
+  if (!*found) return Error(ErrorKind::kNotFound, "no arguments are stored under " + digest);
+  return std::move(**found);
+}
+
 void Store::on_commands(CommandsChanged changed, std::function<void()> missed) {
   listener_.reset();
   if (postgres_url_.empty() || !changed) {

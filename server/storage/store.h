@@ -139,6 +139,8 @@ class Store {
   // kNotFound for an unknown id.
   Result<Command> get_command(const std::string& command_id);
   Result<ProfilingRequestRecord> get_request(const std::string& request_id);
+  // The additional_args object stored under a command's args_digest; kNotFound where none is.
+  Result<nlohmann::json> get_args(const std::string& digest);
 
   // Calls `changed` with the host and service of every command committed from now on, by this
   // store or, on PostgreSQL, by any store on the database; `missed` when some may have been lost

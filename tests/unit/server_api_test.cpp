@@ -148,16 +148,18 @@ class ApiTest : public ::testing::Test {
 };
 
 // Issue 40: a listing is cut into pages of 16 MiB at most, each with the cursor of the next; the
-// pages join up, every command and host once, however they are cut (by bytes or by limit).
+// pages join up, every command and host once, however they are cut (by bytes or by limit). Each
+// page holds the arguments its commands refer to.
 TEST_F(ApiTest, ListingsComeInPagesThatJoinUp) {
-  nlohmann::json request = {{"service_name", "web"},
-                            {"request_type", "start"},
-                            {"continuous", true},
-                            {"additional_args", {{"junk", std::string(60000, 'j')}}},
-                            {"target_hosts", nlohmann::json::object()}};
-  for (int i = 0; i < 400; ++i) request["target_hosts"]["host-" + std::to_string(i)] = nullptr;
-  ASSERT_EQ(call(bhttp::verb::post, "/api/metrics/profile_request", request.dump()).result_int(),
-            200);
+  for (int i = 0; i < 400; ++i) {  // arguments of some 60 kB, each host its own
+    nlohmann::json request = {{"service_name", "web"},
+                              {"request_type", "start"},
+                              {"continuous", true},
+                              {"additional_args", {{"junk", std::string(60000, 'j')}, {"n", i}}},
+                              {"target_hosts", {{"host-" + std::to_string(i), nullptr}}}};
+    ASSERT_EQ(call(bhttp::verb::post, "/api/metrics/profile_request", request.dump()).result_int(),
+              200);
+  }
   for (int i = 0; i < 250; ++i) {
     nlohmann::json beat = {{"hostname", "host-" + std::to_string(i)},
                            {"ip_address", "10.0.0.7"},
@@ -176,7 +178,12 @@ TEST_F(ApiTest, ListingsComeInPagesThatJoinUp) {
       EXPECT_EQ(page.result_int(), 200) << page.body().substr(0, 200);
       EXPECT_LE(page.body().size(), size_t{16} << 20);
       auto json = nlohmann::json::parse(page.body());
-      for (const auto& item : json[field]) ids.push_back(item.at(id).get<std::string>());
+      for (const auto& item : json[field]) {
+        ids.push_back(item.at(id).get<std::string>());
+        if (item.contains("args_digest")) {
+          EXPECT_TRUE(json["additional_args"].contains(item["args_digest"])) << "in its page";
+        }
+      }
       cursor = json["next"].is_string() ? json["next"].get<std::string>() : "";
       ++pages;
     } while (!cursor.empty() && pages < 1000);
@@ -197,6 +204,49 @@ TEST_F(ApiTest, ListingsComeInPagesThatJoinUp) {
   EXPECT_GE(host_pages, 3u);
   EXPECT_EQ(call(bhttp::verb::get, "/api/hosts?after=zz").result_int(), 400);
   EXPECT_EQ(call(bhttp::verb::get, "/api/commands?before=00").result_int(), 400);
+}
+
+// Issue 40: one request for 10,000 hosts with 60 kB of arguments made a listing of its commands
+// repeat them 10,000 times (624 MB). They are written once a page, under the digest each
+// command names; /api/commands/ID gives the command whole.
+TEST_F(ApiTest, AListingWritesARequestsArgumentsOnceAPage) {
+  nlohmann::json request = {{"service_name", "web"},
+                            {"request_type", "start"},
+                            {"duration", 30},
+                            {"additional_args", {{"junk", std::string(60000, 'j')}}},
+                            {"target_hosts", nlohmann::json::object()}};
+  for (int i = 0; i < 400; ++i) request["target_hosts"]["host-" + std::to_string(i)] = nullptr;
+  ASSERT_EQ(call(bhttp::verb::post, "/api/metrics/profile_request", request.dump()).result_int(),
+            200);
+  nlohmann::json stop = {{"service_name", "web"},
+                         {"request_type", "stop"},
+                         {"stop_level", "host"},
+                         {"target_hosts", {{"host-0", nullptr}}}};
+  http::Response stopped = call(bhttp::verb::post, "/api/metrics/profile_request", stop.dump());
+  ASSERT_EQ(stopped.result_int(), 200) << stopped.body();
+
+  http::Response listed = call(bhttp::verb::get, "/api/commands?limit=10000");
+  ASSERT_EQ(listed.result_int(), 200);
+  EXPECT_LT(listed.body().size(), 400 * 1024u) << "not 400 times 60 kB";
+  auto page = nlohmann::json::parse(listed.body());
+  ASSERT_EQ(page["commands"].size(), 401u);
+  ASSERT_EQ(page["additional_args"].size(), 1u);
+  const nlohmann::json& latest = page["commands"][0];
+  EXPECT_EQ(latest["command_type"], "stop");
+  EXPECT_TRUE(latest["args_digest"].is_null()) << "a stop has none";
+  EXPECT_EQ(latest["combined_config"], nlohmann::json({{"stop_level", "host"}}));
+  const nlohmann::json& start = page["commands"][1];
+  std::string digest = start["args_digest"];
+  EXPECT_EQ(page["additional_args"][digest], nlohmann::json({{"junk", std::string(60000, 'j')}}));
+  EXPECT_EQ(start["combined_config"]["duration"], 30);
+  EXPECT_FALSE(start["combined_config"].contains("junk"));
+
+  http::Response whole =
+      call(bhttp::verb::get, "/api/commands/" + start["command_id"].get<std::string>());
+  ASSERT_EQ(whole.result_int(), 200);
+  auto command = nlohmann::json::parse(whole.body());
+  EXPECT_EQ(command["combined_config"]["junk"], std::string(60000, 'j')) << "as the agent gets it";
+  EXPECT_EQ(command["args_digest"], digest);
 }
 
 // Issue 40: bulk bodies multiplied the 10,000-host cap by their request count, and a request's
