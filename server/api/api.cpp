@@ -181,6 +181,8 @@ Api::Api(storage::Store& store, Tokens tokens, ServerMetrics& metrics, ApiOption
   if (options_.render_threads > 0) {
     render_pool_ =
         std::make_unique<JobPool>("render", options_.render_threads, options_.render_queue);
+    merge_pool_ =
+        std::make_unique<JobPool>("merge", options_.concurrent_merges, 0, options_.merge_nice);
   }
   if (options_.store_threads > 0) {
     store_pool_ = std::make_unique<JobPool>("store", options_.store_threads, options_.store_queue);
@@ -327,8 +329,9 @@ void Api::finish(http::Response& response, const http::RequestHeader& header, co
 
 JobPool* Api::pool_of(const http::Request& request) const {
   static const std::vector<http::Response (Api::*)(const Call&)> kRenders = {
-      &Api::profile_flamegraph, &Api::profile_pprof, &Api::profile_gpus, &Api::merged_flamegraph,
-      &Api::diff_flamegraph};
+      &Api::profile_flamegraph, &Api::profile_pprof, &Api::profile_gpus};
+  static const std::vector<http::Response (Api::*)(const Call&)> kMerges = {&Api::merged_flamegraph,
+                                                                            &Api::diff_flamegraph};
   static const std::vector<http::Response (Api::*)(const Call&)> kWithoutStore = {
       &Api::health_check, &Api::console_page, &Api::prometheus_metrics};
   std::string_view target(request.target().data(), request.target().size());
@@ -338,6 +341,9 @@ JobPool* Api::pool_of(const http::Request& request) const {
   auto serve = routing.route->serve;
   if (std::find(kRenders.begin(), kRenders.end(), serve) != kRenders.end()) {
     return render_pool_.get();
+  }
+  if (std::find(kMerges.begin(), kMerges.end(), serve) != kMerges.end()) {
+    return merge_pool_.get();
   }
   if (std::find(kWithoutStore.begin(), kWithoutStore.end(), serve) != kWithoutStore.end()) {
     return nullptr;
@@ -366,10 +372,13 @@ void Api::serve_on(JobPool& pool, http::Request request, const http::Client& cli
     }
   });
   if (posted) return;
-  responder->reply(busy_response(
-      *held, client,
-      waits_for_store ? "as many requests as the server serves at once are waiting"
-                      : "as many flamegraphs as the server draws at once are being drawn"));
+  responder->reply(
+      busy_response(*held, client,
+                    waits_for_store ? "as many requests as the server serves at once are waiting"
+                    : &pool == merge_pool_.get()
+                        ? "as many merged flamegraphs as the server makes at once are "
+                          "being made"
+                        : "as many flamegraphs as the server draws at once are being drawn"));
 }
 
 http::Response Api::busy_response(const http::Request& request, const http::Client& client,

@@ -43,8 +43,11 @@ struct ApiOptions {
   size_t merge_max_stacks = 1 << 20;
   // Profile text one merge reads at most (--merge-max-mb): past it, 413 before any is read.
   uint64_t merge_max_text_bytes = uint64_t{1} << 30;
-  // Merged flamegraphs made at once (merge_slots.h): fewer than the server's threads.
+  // Merged flamegraphs made at once (merge_slots.h): fewer than the server's threads. With
+  // render_threads, on threads of their own, so that a merge (seconds, a core) never holds one
+  // that draws a single profile; niced, so that heartbeats get the cores first.
   int concurrent_merges = 1;
+  int merge_nice = 10;
   // Frames a flamegraph draws at most (profile/flamegraph.h); those past it become boxes.
   size_t svg_max_frames = 50000;
   // Per-profile flamegraphs kept as drawn for the next request (svg_cache.h), in bytes; 0: none.
@@ -209,6 +212,7 @@ class Api {
   SvgCache svg_cache_{options_.svg_cache_bytes};
   // Last: destroyed first, they wait for the jobs running, which use the members above.
   std::unique_ptr<JobPool> render_pool_;
+  std::unique_ptr<JobPool> merge_pool_;
   std::unique_ptr<JobPool> store_pool_;
 };
 

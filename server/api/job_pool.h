@@ -15,7 +15,9 @@ namespace dormant::server::api {
 class JobPool {
  public:
   // `threads` jobs run at once and `queued` more wait for one of them; `name` is for the log.
-  JobPool(std::string name, int threads, int queued);
+  // `nice`: the threads' nice value (0: the server's own); above it, the kernel gives them the
+  // cores only once the server's other threads have had theirs.
+  JobPool(std::string name, int threads, int queued, int nice = 0);
   // Waits for the jobs running; those waiting are dropped.
   ~JobPool();
   JobPool(const JobPool&) = delete;
@@ -31,6 +33,7 @@ class JobPool {
   void run(const std::function<void()>& job);
 
   const std::string name_;
+  const int nice_;
   std::atomic<int> free_;
   boost::asio::thread_pool threads_;
 };

@@ -1,7 +1,9 @@
 // dormant-server under the attacks that take what every client shares: connection slots and
 // the bodies being received. The real binary on plain HTTP, raw sockets from several loopback
 // addresses (each another host to the server).
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -51,15 +53,28 @@ class ServerExhaustionTest : public ServerFixture {
 
   static std::string loopback(int n) { return "127.0.0." + std::to_string(n); }
 
+  // An upload of `stacks` from `hostname` to `service`, as gProfiler's agent sends it.
+  static std::string upload_request(const std::string& service, const std::string& hostname,
+                                    const std::string& stacks) {
+    std::string body = gzip(upload_body(hostname, collapsed_profile(hostname, stacks)).dump());
+    return "POST /api/v2/profiles HTTP/1.1\r\nHost: x\r\nGPROFILER-API-KEY: " +
+           std::string(kToken) + "\r\nGPROFILER-SERVICE-NAME: " + service +
+           "\r\nContent-Encoding: gzip\r\nContent-Type: application/json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+  }
+
   // One request with the operator's token on a connection of its own; the answer's status and
   // body (read to its Content-Length).
   std::pair<int, std::string> call(const std::string& method, const std::string& path,
                                    const std::string& body = "") {
+    return send(method + " " + path + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + kToken +
+                "\r\nContent-Type: application/json\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\n\r\n" + body);
+  }
+
+  // A whole request on a connection of its own; the answer's status and body.
+  std::pair<int, std::string> send(const std::string& request) {
     UniqueFd socket = connect_from("127.0.0.1", server_->port(), std::chrono::seconds(120));
-    std::string request =
-        method + " " + path + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + kToken +
-        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-        "\r\n\r\n" + body;
     if (!send_text(socket, request)) return {0, ""};
     std::string head = read_head(socket);
     size_t at = head.find("Content-Length: ");
@@ -290,6 +305,93 @@ TEST_F(ServerExhaustionTest, ALockedTableGets503InBoundedTimeWhileTheHealthCheck
   }
   std::printf("health check answered after %.2f s with the table locked\n", health_s);
   EXPECT_EQ(status_of(heartbeat("web-01")), 200) << "served again once the lock is let go";
+}
+
+// Issue 40: a merge ran on the one render thread of a 2-core server, so that another profile's
+// pprof waited 13.3 s, and it took a core from the heartbeats. Merges now have a (niced) thread
+// of their own. While a merge of 120 busy profiles runs, heartbeats and another profile's pprof
+// are answered each within a fraction of the merge's time; their figures are printed beside those
+// of the same requests with no merge.
+TEST_F(ServerExhaustionTest, AMergeDelaysNeitherHeartbeatsNorAnotherRender) {
+  start({"--insecure-http", "--threads", "2"});
+  std::string busy;  // 1,500 stacks of 40 frames: 1.5 MB of text a profile
+  for (int stack = 0; stack < 1500; ++stack) {
+    busy += "0;;java";
+    for (int frame = 0; frame < 40; ++frame) {
+      busy += ";com.example.service.Handler" + std::to_string((stack + frame) % 97) + ".run";
+    }
+    busy += " 1\n";
+  }
+  for (int host = 0; host < 120; ++host) {
+    auto [status, body] = send(upload_request("busy", "busy-" + std::to_string(host), busy));
+    ASSERT_EQ(status, 200) << body;
+  }
+  auto [uploaded, answer] = send(upload_request("web", "web-01", "0;;nginx;main;serve 3\n"));
+  ASSERT_EQ(uploaded, 200) << answer;
+  const std::string pprof =
+      "/api/profiles/" + std::to_string(json::parse(answer)["gpid"].get<int64_t>()) + "/pprof";
+
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point begun) {
+    return std::chrono::duration<double>(Clock::now() - begun).count();
+  };
+  // The time a heartbeat and another profile's pprof take, each on a new connection.
+  auto heartbeat = [&] {
+    auto begun = Clock::now();
+    UniqueFd agent = connect_from("127.0.0.2", server_->port(), std::chrono::seconds(120));
+    EXPECT_TRUE(send_text(agent, heartbeat_request("web-01")));
+    EXPECT_EQ(status_of(read_head(agent)), 200);
+    return seconds_since(begun);
+  };
+  auto render = [&] {
+    auto begun = Clock::now();
+    EXPECT_EQ(call("GET", pprof).first, 200);
+    return seconds_since(begun);
+  };
+  std::vector<double> idle_beats, idle_renders, beats, renders;
+  for (int i = 0; i < 10; ++i) {
+    idle_beats.push_back(heartbeat());
+    idle_renders.push_back(render());
+  }
+
+  std::atomic<bool> merging{true};
+  int merged = 0;
+  double merge_s = 0;
+  std::thread merge([&] {
+    auto begun = Clock::now();
+    merged = call("GET", "/api/flamegraph?service=busy&format=collapsed").first;
+    merge_s = seconds_since(begun);
+    merging = false;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (merging) {  // what is asked for after the merge ended is left out
+    bool during = merging;
+    double beat = heartbeat();
+    if (during) beats.push_back(beat);
+    during = merging;
+    double drawn = render();
+    if (during) renders.push_back(drawn);
+  }
+  merge.join();
+
+  auto median = [](std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return values.empty() ? 0.0 : values[values.size() / 2];
+  };
+  auto most = [](const std::vector<double>& values) {
+    return values.empty() ? 0.0 : *std::max_element(values.begin(), values.end());
+  };
+  std::printf(
+      "a merge of 120 profiles (180 MB of text) took %.2f s; meanwhile %zu heartbeats took "
+      "median %.1f ms, at most %.1f ms (with no merge: %.1f, %.1f) and %zu pprofs of another "
+      "profile median %.1f ms, at most %.1f ms (with no merge: %.1f, %.1f)\n",
+      merge_s, beats.size(), 1e3 * median(beats), 1e3 * most(beats), 1e3 * median(idle_beats),
+      1e3 * most(idle_beats), renders.size(), 1e3 * median(renders), 1e3 * most(renders),
+      1e3 * median(idle_renders), 1e3 * most(idle_renders));
+  ASSERT_EQ(merged, 200);
+  EXPECT_LT(most(beats), merge_s / 4) << "a heartbeat waited for the merge";
+  EXPECT_LT(most(renders), merge_s / 4) << "a render waited for the merge";
+  EXPECT_GE(renders.size(), 3u) << "the merge must last long enough to measure beside it";
 }
 
 }  // namespace
