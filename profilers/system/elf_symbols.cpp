@@ -88,11 +88,10 @@ struct TableEntry {
 // at a time and turned into this host's byte order by libelf (elf_getdata would keep a copy of
 // the whole table until elf_end).
 template <typename Sym, typename Visit>
-Result<void> for_each_entry_as(Elf* elf, int fd, uint64_t offset, uint64_t count,
+Result<void> for_each_entry_as(Elf* elf, unsigned encoding, int fd, uint64_t offset, uint64_t count,
                                const std::string& name, Visit&& visit) {
   constexpr size_t kChunkEntries = 2048;
   const size_t entry_bytes = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-  const unsigned encoding = static_cast<unsigned char>(elf_getident(elf, nullptr)[EI_DATA]);
   std::vector<char> raw(kChunkEntries * entry_bytes);
   std::vector<Sym> entries(kChunkEntries);
   for (uint64_t first = 0; first < count; first += kChunkEntries) {
@@ -124,10 +123,11 @@ Result<void> for_each_entry(Elf* elf, int fd, uint64_t offset, uint64_t count,
                             const std::string& name, Visit&& visit) {
   const char* ident = elf_getident(elf, nullptr);
   if (ident == nullptr) return Error::parse(elf_error(name));
+  const unsigned encoding = static_cast<unsigned char>(ident[EI_DATA]);
   if (gelf_getclass(elf) == ELFCLASS64) {
-    return for_each_entry_as<Elf64_Sym>(elf, fd, offset, count, name, visit);
+    return for_each_entry_as<Elf64_Sym>(elf, encoding, fd, offset, count, name, visit);
   }
-  return for_each_entry_as<Elf32_Sym>(elf, fd, offset, count, name, visit);
+  return for_each_entry_as<Elf32_Sym>(elf, encoding, fd, offset, count, name, visit);
 }
 
 // Whether an entry is a function defined in the file, with a name in a table of `names_bytes`.
