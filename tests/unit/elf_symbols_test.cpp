@@ -40,7 +40,39 @@ class ElfSymbolsAttack : public ::testing::Test {
             ("dormant-elf-" + std::to_string(::getpid()) + "-" +
              ::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
-  void TearDown() override { fs::remove(path_); }
+  void TearDown() override {
+    for (auto [at, size] : mapped_) ::munmap(at, size);
+    for (const fs::path& file : copies_) fs::remove(file);
+    fs::remove(path_);
+  }
+
+  // A sparse file (no disk used) whose header claims `sections` section headers.
+  void write_section_claim(uint64_t sections) {
+    UniqueFd fd(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    ASSERT_TRUE(fd);
+    Elf64_Ehdr header = shared_object_header();
+    header.e_shoff = sizeof(header);
+    header.e_shentsize = sizeof(Elf64_Shdr);
+    Elf64_Shdr first{};
+    first.sh_size = sections;  // e_shnum 0: the count is here
+    ASSERT_EQ(::pwrite(fd.get(), &header, sizeof(header), 0), ssize_t{sizeof(header)});
+    ASSERT_EQ(::pwrite(fd.get(), &first, sizeof(first), sizeof(header)), ssize_t{sizeof(first)});
+    ASSERT_EQ(::ftruncate(fd.get(), sizeof(header) + sections * sizeof(Elf64_Shdr)), 0);
+  }
+
+  // `count` copies of `elf`, each mapped executable by this process as a library would be.
+  void map_copies(const CraftedElf& elf, int count) {
+    std::string bytes = crafted_elf(elf);
+    for (int i = 0; i < count; ++i) {
+      copies_.push_back(path_.string() + "-" + std::to_string(i));
+      std::ofstream(copies_.back(), std::ios::binary) << bytes;
+      UniqueFd fd(::open(copies_.back().c_str(), O_RDONLY | O_CLOEXEC));
+      ASSERT_TRUE(fd);
+      void* at = ::mmap(nullptr, bytes.size(), PROT_READ | PROT_EXEC, MAP_PRIVATE, fd.get(), 0);
+      ASSERT_NE(at, MAP_FAILED);
+      mapped_.emplace_back(at, bytes.size());
+    }
+  }
 
   size_t write(const CraftedElf& elf) {
     std::string bytes = crafted_elf(elf);
@@ -54,6 +86,8 @@ class ElfSymbolsAttack : public ::testing::Test {
   }
 
   fs::path path_;
+  std::vector<fs::path> copies_;
+  std::vector<std::pair<void*, size_t>> mapped_;
 };
 
 TEST_F(ElfSymbolsAttack, ThousandsOfSymbolsSharingOneLongNameCostAboutTheFile) {
@@ -119,19 +153,7 @@ TEST_F(ElfSymbolsAttack, ATableClaimingMoreSymbolsThanTheBoundIsRefusedWhole) {
 // A sparse file (no disk used) whose header claims ten million sections: libelf alone would
 // allocate about 2.6 GB for them.
 TEST_F(ElfSymbolsAttack, AHeaderClaimingMillionsOfSectionsIsRefusedBeforeLibelfSeesIt) {
-  constexpr uint64_t kSections = 10'000'000;
-  {
-    UniqueFd fd(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    ASSERT_TRUE(fd);
-    Elf64_Ehdr header = shared_object_header();
-    header.e_shoff = sizeof(header);
-    header.e_shentsize = sizeof(Elf64_Shdr);
-    Elf64_Shdr first{};
-    first.sh_size = kSections;  // e_shnum 0: the count is here
-    ASSERT_EQ(::pwrite(fd.get(), &header, sizeof(header), 0), ssize_t{sizeof(header)});
-    ASSERT_EQ(::pwrite(fd.get(), &first, sizeof(first), sizeof(header)), ssize_t{sizeof(first)});
-    ASSERT_EQ(::ftruncate(fd.get(), sizeof(header) + kSections * sizeof(Elf64_Shdr)), 0);
-  }
+  ASSERT_NO_FATAL_FAILURE(write_section_claim(10'000'000));
   rusage before{}, after{};
   ::getrusage(RUSAGE_SELF, &before);
   auto symbols = ElfSymbols::load(path_);
@@ -152,23 +174,10 @@ TEST_F(ElfSymbolsAttack, ManyCraftedFilesTogetherStayWithinTheSymbolizersBudget)
   limits.max_binary_bytes = 3 * crafted_elf(CraftedElf{}).size();
   Symbolizer bounded(std::nullopt, limits);
   bounded.remember(::getpid(), 1, "test");
-  std::vector<std::pair<void*, size_t>> mapped;
-  std::vector<fs::path> files;
-  for (int i = 0; i < 6; ++i) {
-    files.push_back(path_.string() + "-" + std::to_string(i));
-    std::string bytes = crafted_elf(CraftedElf{});
-    std::ofstream(files.back(), std::ios::binary) << bytes;
-    UniqueFd fd(::open(files.back().c_str(), O_RDONLY | O_CLOEXEC));
-    ASSERT_TRUE(fd);
-    void* at = ::mmap(nullptr, bytes.size(), PROT_READ | PROT_EXEC, MAP_PRIVATE, fd.get(), 0);
-    ASSERT_NE(at, MAP_FAILED);
-    mapped.emplace_back(at, bytes.size());
-  }
+  ASSERT_NO_FATAL_FAILURE(map_copies(CraftedElf{}, 6));
   Symbolizer unbounded(std::nullopt);
   unbounded.remember(::getpid(), 1, "test");
   bounded.remember(::getpid(), 1, "test");
-  for (auto [at, size] : mapped) ::munmap(at, size);
-  for (const fs::path& file : files) fs::remove(file);
 
   EXPECT_GT(unbounded.binary_bytes(), limits.max_binary_bytes) << "the attack passes the budget";
   EXPECT_LE(bounded.binary_bytes(), limits.max_binary_bytes);
@@ -215,18 +224,7 @@ TEST_F(ElfSymbolsAttack, AFileIsReadWithinWhatItsReadingWasGranted) {
 // As many section headers as a file may have: what libelf holds for them is granted first.
 TEST_F(ElfSymbolsAttack, TheMostSectionHeadersAFileMayHaveAreGrantedBeforeTheyAreRead) {
   const uint64_t sections = ElfSymbols::kMaxSections;
-  {
-    UniqueFd fd(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    ASSERT_TRUE(fd);
-    Elf64_Ehdr header = shared_object_header();
-    header.e_shoff = sizeof(header);
-    header.e_shentsize = sizeof(Elf64_Shdr);
-    Elf64_Shdr first{};
-    first.sh_size = sections;  // e_shnum 0: the count is here
-    ASSERT_EQ(::pwrite(fd.get(), &header, sizeof(header), 0), ssize_t{sizeof(header)});
-    ASSERT_EQ(::pwrite(fd.get(), &first, sizeof(first), sizeof(header)), ssize_t{sizeof(first)});
-    ASSERT_EQ(::ftruncate(fd.get(), sizeof(header) + sections * sizeof(Elf64_Shdr)), 0);
-  }
+  ASSERT_NO_FATAL_FAILURE(write_section_claim(sections));
   size_t granted = 0;
   testing::MemoryMeter meter;
   auto symbols = ElfSymbols::load(path_, {}, [&](size_t bytes) {
@@ -251,18 +249,7 @@ TEST_F(ElfSymbolsAttack, ReadingLargeSymbolTablesStaysWithinTheSymbolizersBound)
   elf.name_bytes = 8 << 20;
   SymbolizerLimits limits;
   limits.max_binary_bytes = 48 << 20;  // 20 MB kept of each file, 32 MB granted to read one
-  std::vector<std::pair<void*, size_t>> mapped;
-  std::vector<fs::path> files;
-  for (int i = 0; i < 4; ++i) {
-    files.push_back(path_.string() + "-" + std::to_string(i));
-    std::string bytes = crafted_elf(elf);
-    std::ofstream(files.back(), std::ios::binary) << bytes;
-    UniqueFd fd(::open(files.back().c_str(), O_RDONLY | O_CLOEXEC));
-    ASSERT_TRUE(fd);
-    void* at = ::mmap(nullptr, bytes.size(), PROT_READ | PROT_EXEC, MAP_PRIVATE, fd.get(), 0);
-    ASSERT_NE(at, MAP_FAILED);
-    mapped.emplace_back(at, bytes.size());
-  }
+  ASSERT_NO_FATAL_FAILURE(map_copies(elf, 4));
   uint64_t peak_kb = 0;
   size_t kept = 0;
   {
@@ -273,8 +260,6 @@ TEST_F(ElfSymbolsAttack, ReadingLargeSymbolTablesStaysWithinTheSymbolizersBound)
     kept = symbolizer.binaries();
     EXPECT_LE(symbolizer.binary_bytes(), limits.max_binary_bytes);
   }
-  for (auto [at, size] : mapped) ::munmap(at, size);
-  for (const fs::path& file : files) fs::remove(file);
   std::printf("four 20 MB symbol tables read at a bound of %zu MB: peak +%llu kB (%s)\n",
               limits.max_binary_bytes >> 20, static_cast<unsigned long long>(peak_kb),
               testing::MemoryMeter::measure());

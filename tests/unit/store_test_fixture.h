@@ -41,7 +41,7 @@ class StorageDirTest : public ::testing::Test {
   fs::path dir_;
 };
 
-std::string store_name(const ::testing::TestParamInfo<Dialect>& info) {
+[[maybe_unused]] std::string store_name(const ::testing::TestParamInfo<Dialect>& info) {
   return info.param == Dialect::kSqlite ? "Sqlite" : "Postgres";
 }
 
