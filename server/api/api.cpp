@@ -228,11 +228,11 @@ const std::vector<Api::Route>& Api::routes() {
   return kRoutes;
 }
 
-Api::Routing Api::route_of(const http::RequestHeader& header,
-                           const std::vector<std::pair<std::string, std::string>>& query) const {
+Api::Routing Api::route_of(const http::RequestHeader& header) const {
   std::string_view target(header.target().data(), header.target().size());
   std::vector<std::string_view> segments = path_segments(target);
   Routing routing;
+  routing.query = parse_query(target);
   std::string allowed;
   for (const Route& candidate : routes()) {
     if (!matches(candidate.pattern, segments, routing.params)) continue;
@@ -244,7 +244,7 @@ Api::Routing Api::route_of(const http::RequestHeader& header,
   }
   const Route* route = routing.route;
   Tokens::Presented presented;
-  if (route != nullptr) presented = presented_token(header, query, route->auth);
+  if (route != nullptr) presented = presented_token(header, routing.query, route->auth);
   Roles roles = presented.roles;
   routing.credential = std::move(presented.credential);
   if (route == nullptr && !allowed.empty()) {
@@ -271,8 +271,7 @@ Api::Routing Api::route_of(const http::RequestHeader& header,
 }
 
 http::Admission Api::admit(const http::RequestHeader& header, const http::Client& client) {
-  std::string_view target(header.target().data(), header.target().size());
-  Routing routing = route_of(header, parse_query(target));
+  Routing routing = route_of(header);
   http::Admission admission;
   if (routing.refusal) {
     finish(*routing.refusal, header, routing.route, client.remote);
@@ -297,16 +296,14 @@ http::Admission Api::admit(const http::RequestHeader& header, const http::Client
 }
 
 http::Response Api::handle(const http::Request& request, const http::Client& client, bool* news) {
-  std::string_view target(request.target().data(), request.target().size());
-  Call call{request, {}, parse_query(target), client};
-  Routing routing = route_of(request, call.query);
-  http::Response response;
-  if (routing.refusal) {
-    response = std::move(*routing.refusal);
-  } else {
-    call.params = std::move(routing.params);
-    response = (this->*routing.route->serve)(call);
-  }
+  return answer(request, route_of(request), client, news);
+}
+
+http::Response Api::answer(const http::Request& request, const Routing& routing,
+                           const http::Client& client, bool* news) {
+  Call call{request, routing.params, routing.query, client};
+  http::Response response =
+      routing.refusal ? *routing.refusal : (this->*routing.route->serve)(call);
   if (news != nullptr) *news = call.news;
   finish(response, request, routing.route, client.remote);
   return response;
@@ -327,15 +324,13 @@ void Api::finish(http::Response& response, const http::RequestHeader& header, co
   }
 }
 
-JobPool* Api::pool_of(const http::Request& request) const {
+JobPool* Api::pool_of(const Routing& routing) const {
   static const std::vector<http::Response (Api::*)(const Call&)> kRenders = {
       &Api::profile_flamegraph, &Api::profile_pprof, &Api::profile_gpus};
   static const std::vector<http::Response (Api::*)(const Call&)> kMerges = {&Api::merged_flamegraph,
                                                                             &Api::diff_flamegraph};
   static const std::vector<http::Response (Api::*)(const Call&)> kWithoutStore = {
       &Api::health_check, &Api::console_page, &Api::prometheus_metrics};
-  std::string_view target(request.target().data(), request.target().size());
-  Routing routing = route_of(request, parse_query(target));
   // Refused on its headers (no route, no token that may call it): answered at once.
   if (routing.refusal) return nullptr;
   auto serve = routing.route->serve;
@@ -351,18 +346,19 @@ JobPool* Api::pool_of(const http::Request& request) const {
   return store_pool_.get();
 }
 
-void Api::serve_on(JobPool& pool, http::Request request, const http::Client& client,
-                   std::shared_ptr<http::Responder> responder) {
+void Api::serve_on(JobPool& pool, http::Request request, std::shared_ptr<const Routing> routing,
+                   const http::Client& client, std::shared_ptr<http::Responder> responder) {
   auto held = std::make_shared<const http::Request>(std::move(request));
   const bool waits_for_store = &pool == store_pool_.get();
   auto queued_at = std::chrono::steady_clock::now();
-  bool posted = pool.try_post([this, held, client, responder, waits_for_store, queued_at] {
+  bool posted = pool.try_post([this, held, routing, client, responder, waits_for_store, queued_at] {
     try {
       if (waits_for_store && std::chrono::steady_clock::now() - queued_at > options_.store_wait) {
-        return responder->reply(busy_response(
-            *held, client, "requests that use the database are waiting longer than they may"));
+        return responder->reply(
+            busy_response(*held, *routing, client,
+                          "requests that use the database are waiting longer than they may"));
       }
-      serve(*held, client, responder);
+      serve(*held, routing, client, responder);
     } catch (const std::exception& error) {
       // The path only: a query string may carry a token.
       std::string_view target(held->target().data(), held->target().size());
@@ -373,7 +369,7 @@ void Api::serve_on(JobPool& pool, http::Request request, const http::Client& cli
   });
   if (posted) return;
   responder->reply(
-      busy_response(*held, client,
+      busy_response(*held, *routing, client,
                     waits_for_store ? "as many requests as the server serves at once are waiting"
                     : &pool == merge_pool_.get()
                         ? "as many merged flamegraphs as the server makes at once are "
@@ -381,10 +377,8 @@ void Api::serve_on(JobPool& pool, http::Request request, const http::Client& cli
                         : "as many flamegraphs as the server draws at once are being drawn"));
 }
 
-http::Response Api::busy_response(const http::Request& request, const http::Client& client,
-                                  std::string_view why) {
-  std::string_view target(request.target().data(), request.target().size());
-  Routing routing = route_of(request, parse_query(target));
+http::Response Api::busy_response(const http::Request& request, const Routing& routing,
+                                  const http::Client& client, std::string_view why) {
   http::Response busy =
       error_response(status::service_unavailable, std::string(why) + "; try again shortly");
   busy.set(bhttp::field::retry_after, "5");
@@ -422,40 +416,43 @@ std::chrono::milliseconds Api::long_poll_wait(const http::Request& request) cons
 
 void Api::handle(http::Request request, const http::Client& client,
                  std::shared_ptr<http::Responder> responder) {
-  if (JobPool* pool = pool_of(request)) {
-    return serve_on(*pool, std::move(request), client, std::move(responder));
+  auto routing = std::make_shared<const Routing>(route_of(request));
+  if (JobPool* pool = pool_of(*routing)) {
+    return serve_on(*pool, std::move(request), std::move(routing), client, std::move(responder));
   }
-  serve(request, client, std::move(responder));
+  serve(request, std::move(routing), client, std::move(responder));
 }
 
-void Api::serve(const http::Request& request, const http::Client& client,
-                std::shared_ptr<http::Responder> responder) {
+void Api::serve(const http::Request& request, std::shared_ptr<const Routing> routing,
+                const http::Client& client, std::shared_ptr<http::Responder> responder) {
   std::chrono::milliseconds wait = long_poll_wait(request);
   // A held heartbeat keeps a copy of its request: only ordinary ones are held.
   constexpr size_t kLargestHeldBody = 64 << 10;
   if (wait.count() == 0 || request.body().size() > kLargestHeldBody) {
-    return responder->reply(handle(request, client));
+    return responder->reply(answer(request, *routing, client));
   }
   auto beat = heartbeat_body(request);
-  if (!beat) return responder->reply(handle(request, client));
+  if (!beat) return responder->reply(answer(request, *routing, client));
   // Watched before the store is read: a command committed after that read wakes it.
   auto poll =
       long_polls_.watch(LongPolls::key_of(beat->hostname, beat->service_name), client.address);
-  if (!poll) return responder->reply(handle(request, client));
+  if (!poll) return responder->reply(answer(request, *routing, client));
   bool news = true;
-  http::Response response = handle(request, client, &news);
+  http::Response response = answer(request, *routing, client, &news);
   if (news || response.result() != status::ok) {
     poll->cancel();
     return responder->reply(std::move(response));
   }
   // The request goes with the connection's buffers: the held heartbeat keeps a copy.
   auto held = std::make_shared<const http::Request>(request);
-  poll->arm(responder->executor(), wait, [this, held, client, responder](bool woken) {
+  poll->arm(responder->executor(), wait, [this, held, routing, client, responder](bool woken) {
     metrics_.add(woken ? Counter::kLongPollsWoken : Counter::kLongPollsExpired);
-    auto answer = [this, held, client, responder] { responder->reply(handle(*held, client)); };
+    auto answer_now = [this, held, routing, client, responder] {
+      responder->reply(answer(*held, *routing, client));
+    };
     // Held heartbeats are bounded (LongPollLimits): their answers queue whatever the count.
-    if (store_pool_ != nullptr) return store_pool_->post(std::move(answer));
-    answer();
+    if (store_pool_ != nullptr) return store_pool_->post(std::move(answer_now));
+    answer_now();
   });
   responder->on_reclaim([poll] { poll->end_now(); });
 }

@@ -163,16 +163,20 @@ class Api {
     Body body = Body::kNone;
   };
   static const std::vector<Route>& routes();
-  // The route that a request's headers name, and its parameters; or the answer that refuses it
-  // (no such route, another method, no token or one without the route's roles).
+  // The route that a request's headers name, its parameters and query; or the answer that
+  // refuses it (no such route, another method, no token or one without the route's roles).
+  // Found once a request, and carried to whichever thread serves it.
   struct Routing {
     const Route* route = nullptr;
     std::vector<std::string> params;
+    std::vector<std::pair<std::string, std::string>> query;
     std::optional<http::Response> refusal;
     std::string credential;  // Tokens::Presented
   };
-  Routing route_of(const http::RequestHeader& header,
-                   const std::vector<std::pair<std::string, std::string>>& query) const;
+  Routing route_of(const http::RequestHeader& header) const;
+  // Answers a routed request now.
+  http::Response answer(const http::Request& request, const Routing& routing,
+                        const http::Client& client, bool* news = nullptr);
   // What every answer gets: headers, the request's count by route, a log line for an error.
   void finish(http::Response& response, const http::RequestHeader& header, const Route* route,
               const std::string& remote);
@@ -184,16 +188,16 @@ class Api {
   // The pool that serves a request: renders for the routes that make a flamegraph or a pprof
   // file, the store's for the others that use the database; null for those that do not, and
   // for a request refused on its headers.
-  JobPool* pool_of(const http::Request& request) const;
+  JobPool* pool_of(const Routing& routing) const;
   // Serves the request on `pool`, or answers 503 when the pool is full.
-  void serve_on(JobPool& pool, http::Request request, const http::Client& client,
-                std::shared_ptr<http::Responder> responder);
+  void serve_on(JobPool& pool, http::Request request, std::shared_ptr<const Routing> routing,
+                const http::Client& client, std::shared_ptr<http::Responder> responder);
   // 503 with Retry-After, saying why.
-  http::Response busy_response(const http::Request& request, const http::Client& client,
-                               std::string_view why);
+  http::Response busy_response(const http::Request& request, const Routing& routing,
+                               const http::Client& client, std::string_view why);
   // Answers the request now, or holds it (a long-poll).
-  void serve(const http::Request& request, const http::Client& client,
-             std::shared_ptr<http::Responder> responder);
+  void serve(const http::Request& request, std::shared_ptr<const Routing> routing,
+             const http::Client& client, std::shared_ptr<http::Responder> responder);
 
   // The wait a heartbeat asks for, within the server's maximum; 0 for any other request.
   std::chrono::milliseconds long_poll_wait(const http::Request& request) const;
