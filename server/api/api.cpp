@@ -485,11 +485,10 @@ Tokens::Presented Api::presented_token(
   return {};
 }
 
-http::Response Api::store_failure(const Error& error) {
-  if (error.kind() == ErrorKind::kNotFound)
-    return error_response(status::not_found, error.message());
+Refusal Api::store_refusal(const Error& error) {
+  if (error.kind() == ErrorKind::kNotFound) return {status::not_found, error.message(), nullptr};
   if (error.kind() == ErrorKind::kInvalidArgument) {
-    return error_response(status::unprocessable_entity, error.message());
+    return {status::unprocessable_entity, error.message(), nullptr};
   }
   if (storage::is_storage_refusal(error) || error.kind() == ErrorKind::kUnavailable ||
       error.kind() == ErrorKind::kTimeout) {
@@ -497,14 +496,12 @@ http::Response Api::store_failure(const Error& error) {
     // database that cannot be reached, or is too slow (a lock held, every connection busy), is
     // waited out the same way.
     metrics_.add(Counter::kStorageRefusals);
-    http::Response response = error_response(status::service_unavailable, error.message());
-    response.set(bhttp::field::retry_after, std::to_string(kStorageRetryAfterS));
-    return response;
+    return {status::service_unavailable, error.message(), nullptr, kStorageRetryAfterS};
   }
   metrics_.add(Counter::kStorageErrors);
   spdlog::error("storage: {}", error.message());  // paths and SQLite's words stay in the log
-  return error_response(status::internal_server_error,
-                        "the server could not read or write its data; its log says why");
+  return {status::internal_server_error,
+          "the server could not read or write its data; its log says why", nullptr};
 }
 
 http::Response Api::heartbeat(const Call& call) {

@@ -16,6 +16,7 @@
 #include "server/api/job_pool.h"
 #include "server/api/long_polls.h"
 #include "server/api/merge_slots.h"
+#include "server/api/refusal.h"
 #include "server/api/server_metrics.h"
 #include "server/api/svg_cache.h"
 #include "server/api/tokens.h"
@@ -108,13 +109,13 @@ class Api {
     heartbeat::ProfilingRequest request;
     std::optional<storage::TargetQuery> selected_by;  // what it was resolved from
   };
-  using Prepared = std::variant<PreparedRequest, http::Response>;
+  using Prepared = std::variant<PreparedRequest, Refusal>;
   Prepared prepare_request(const nlohmann::json& body, std::optional<bool> dry_run);
   // The perf events a start asks for against those its hosts support: the error that names the
   // hosts that lack some, or nullopt. For bulk requests, as in Studio.
   Result<std::optional<Error>> check_perf_events(const heartbeat::ProfilingRequest& request);
-  // A prepared request submitted: the answer, or the error response that refuses it.
-  using Submission = std::variant<heartbeat::ProfilingResponse, http::Response>;
+  // A prepared request submitted: the answer, or what refuses it.
+  using Submission = std::variant<heartbeat::ProfilingResponse, Refusal>;
   Submission submit_request(const PreparedRequest& prepared);
   // profiling_status.h: Studio's status views.
   http::Response host_status(const Call& call);
@@ -145,7 +146,8 @@ class Api {
   // refuses, 503 with Retry-After and the reason when the data directory is full or read-only
   // (is_storage_refusal) or the database cannot be reached (kUnavailable), 500 (counted, logged)
   // for the rest.
-  http::Response store_failure(const Error& error);
+  Refusal store_refusal(const Error& error);
+  http::Response store_failure(const Error& error) { return to_response(store_refusal(error)); }
   // A merge's: 413 past its budget of text, 503 for one stopped because its client left (counted),
   // store_failure's for the rest.
   http::Response merge_failure(const Error& error);

@@ -14,8 +14,7 @@ namespace bhttp = boost::beast::http;
 using bhttp::status;
 
 http::Response error_response(status code, const std::string& message) {
-  return http::json_response(code, nlohmann::json{{"success", false}, {"message", message}}.dump(
-                                       -1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return to_response({code, message, nullptr});
 }
 
 nlohmann::json problem_location(std::string_view where, std::string_view part) {
@@ -57,7 +56,7 @@ nlohmann::json problem_location(std::string_view where, std::string_view part) {
   return location;
 }
 
-http::Response invalid_request(const Error& error, std::string_view part) {
+Refusal invalid_input(const Error& error, std::string_view part) {
   nlohmann::json detail = nlohmann::json::array();
   for (const Error::Problem& problem : error.problems()) {
     detail.push_back({{"loc", problem_location(problem.where, part)},
@@ -70,9 +69,22 @@ http::Response invalid_request(const Error& error, std::string_view part) {
          {"msg", error.message()},
          {"type", error.kind() == ErrorKind::kParse ? "value_error.jsondecode" : "value_error"}});
   }
-  nlohmann::json body = {{"success", false}, {"message", error.message()}, {"detail", detail}};
-  return http::json_response(status::unprocessable_entity,
-                             body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return {status::unprocessable_entity, error.message(), std::move(detail)};
+}
+
+http::Response to_response(const Refusal& refusal) {
+  nlohmann::json body = {{"success", false}, {"message", refusal.message}};
+  if (!refusal.detail.is_null()) body["detail"] = refusal.detail;
+  http::Response response = http::json_response(
+      refusal.status, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  if (refusal.retry_after_s > 0) {
+    response.set(bhttp::field::retry_after, std::to_string(refusal.retry_after_s));
+  }
+  return response;
+}
+
+http::Response invalid_request(const Error& error, std::string_view part) {
+  return to_response(invalid_input(error, part));
 }
 
 http::Response json_ok(const nlohmann::json& body) {

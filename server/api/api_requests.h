@@ -14,13 +14,12 @@
 #include "common/result.h"
 #include "heartbeat/protocol/protocol.h"
 #include "server/api/api.h"
+#include "server/api/refusal.h"
 
 namespace dormant::server::api {
 
 http::Response error_response(boost::beast::http::status code, const std::string& message);
-// 422 as Performance Studio (FastAPI) answers a request it cannot validate: "detail" lists every
-// problem as {loc, msg, type}, loc starting with `part` ("body", "query"); "message" says it all
-// in one line.
+// invalid_input(), written (refusal.h).
 http::Response invalid_request(const Error& error, std::string_view part = "body");
 // The loc of a problem's "where": "target_entities[0].pod_name" → ["body", "target_entities", 0,
 // "pod_name"]; nothing to say where: [part, "__root__"].

@@ -13,32 +13,21 @@
 namespace dormant::server::api {
 namespace {
 
-namespace bhttp = boost::beast::http;
-
 constexpr size_t kMaxBulkRequests = 1000;
-
-// The message of an error response, for a bulk result.
-std::string message_of(const http::Response& response) {
-  auto body = nlohmann::json::parse(response.body(), nullptr, /*allow_exceptions=*/false);
-  if (body.is_object() && body.contains("message") && body["message"].is_string()) {
-    return body["message"];
-  }
-  return std::string(bhttp::obsolete_reason(response.result()));
-}
 
 }  // namespace
 
 Api::Prepared Api::prepare_request(const nlohmann::json& body, std::optional<bool> dry_run) {
   auto request = heartbeat::parse_profiling_request(body);
-  if (!request) return invalid_request(request.error());
+  if (!request) return invalid_input(request.error());
   if (dry_run) request->dry_run = *dry_run;
   if (!selects_by_entities(*request)) return PreparedRequest{std::move(*request), std::nullopt};
   auto query = to_target_query(*request, options_.active_window);
-  if (!query) return invalid_request(query.error());
+  if (!query) return invalid_input(query.error());
   auto targets = store_.resolve_targets(*query);
-  if (!targets) return store_failure(targets.error());
+  if (!targets) return store_refusal(targets.error());
   if (targets->empty()) {
-    return invalid_request(
+    return invalid_input(
         Error::problem(ErrorKind::kInvalidArgument, "target_entities",
                        "No active targets were resolved for scope '" +
                            std::string(heartbeat::to_string(request->target_scope)) +
@@ -58,7 +47,7 @@ Result<std::optional<Error>> Api::check_perf_events(const heartbeat::ProfilingRe
 Api::Submission Api::submit_request(const PreparedRequest& prepared) {
   const heartbeat::ProfilingRequest& request = prepared.request;
   auto store_request = to_store_request(request, prepared.selected_by);
-  if (!store_request) return invalid_request(store_request.error());
+  if (!store_request) return invalid_input(store_request.error());
   auto outcome = std::visit(
       [&](const auto& typed) -> Result<storage::SubmitOutcome> {
         if constexpr (std::is_same_v<std::decay_t<decltype(typed)>, storage::StartRequest>) {
@@ -68,7 +57,7 @@ Api::Submission Api::submit_request(const PreparedRequest& prepared) {
         }
       },
       *store_request);
-  if (!outcome) return store_failure(outcome.error());
+  if (!outcome) return store_refusal(outcome.error());
   return to_profiling_response(request, *outcome, std::chrono::system_clock::now());
 }
 
@@ -76,11 +65,11 @@ http::Response Api::profile_request(const Call& call) {
   auto body = json_body(call.request, "profile_request");
   if (!body) return invalid_request(body.error());
   Prepared prepared = prepare_request(*body, std::nullopt);
-  if (auto* refused = std::get_if<http::Response>(&prepared)) return std::move(*refused);
+  if (auto* refused = std::get_if<Refusal>(&prepared)) return to_response(*refused);
   // Perf events are checked in bulk only, as Studio does: a single request goes to the agent,
   // which records the event, perf's software fallback for cycles, or fails saying why not.
   Submission submitted = submit_request(std::get<PreparedRequest>(prepared));
-  if (auto* refused = std::get_if<http::Response>(&submitted)) return std::move(*refused);
+  if (auto* refused = std::get_if<Refusal>(&submitted)) return to_response(*refused);
   return json_ok(heartbeat::to_json(std::get<heartbeat::ProfilingResponse>(submitted)));
 }
 
@@ -154,12 +143,12 @@ http::Response Api::bulk_profile_request(const Call& call) {
                                                   : nlohmann::json("")},
                              {"response", nullptr},
                              {"error", nullptr}};
-    Submission submitted = std::holds_alternative<http::Response>(prepared[index])
-                               ? Submission(std::get<http::Response>(prepared[index]))
+    Submission submitted = std::holds_alternative<Refusal>(prepared[index])
+                               ? Submission(std::get<Refusal>(prepared[index]))
                                : submit_request(std::get<PreparedRequest>(prepared[index]));
-    if (auto* refused = std::get_if<http::Response>(&submitted)) {
+    if (auto* refused = std::get_if<Refusal>(&submitted)) {
       result["success"] = false;
-      result["error"] = message_of(*refused);
+      result["error"] = refused->message;
     } else {
       ++successes;
       result["success"] = true;
