@@ -148,7 +148,7 @@ Result<CollapsedProfile> read_collapsed(std::string_view text) {
   if (!first.starts_with("#")) return line_error(1, "the profile must start with '# {header}'");
   profile.header = nlohmann::json::parse(first.substr(1), nullptr, /*allow_exceptions=*/false);
   if (profile.header.is_discarded() || !profile.header.is_object()) {
-    return line_error(1, "the header after '#' is not a JSON object");
+    return line_error(1, "the profile header after '#' is not a JSON object");
   }
 
   const LineLayout layout{!says_no_index(profile.header) || every_line_opens_with_an_index(text)};

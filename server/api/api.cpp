@@ -137,19 +137,15 @@ Result<storage::ProfileUpload> to_stored_upload(heartbeat::ProfileUpload&& uploa
   if (!end) return Error::invalid_argument("end_time: not an ISO-8601 time from 1970 to 2199");
   if (*end < *start) return Error::invalid_argument("end_time: before start_time");
   // The first line is "# {json}" with the metadata Studio validates (docs/protocol.md).
-  std::string_view first_line =
-      std::string_view(upload.profile).substr(0, upload.profile.find('\n'));
-  if (!first_line.starts_with('#')) {
+  if (!upload.profile.starts_with('#')) {
     return Error::invalid_argument("profile: the first line must be '# ' and the JSON header");
-  }
-  auto header = heartbeat::parse_json_text(first_line.substr(1), "profile header");
-  if (!header) return Error::invalid_argument(header.error().message());
-  if (auto valid = profile::validate_profile_header(*header); !valid) {
-    return Error::invalid_argument("profile header: " + valid.error().message());
   }
   // Every line, now: a profile stored as it came would fail each time it is drawn or merged.
   auto parsed = profile::read_collapsed(upload.profile);
   if (!parsed) return Error::invalid_argument("profile: " + parsed.error().message());
+  if (auto valid = profile::validate_profile_header(parsed->header); !valid) {
+    return Error::invalid_argument("profile header: " + valid.error().message());
+  }
   double duration_s = std::chrono::duration<double>(*end - *start).count();
   if (auto plausible = profile::check_plausible_samples(*parsed, duration_s); !plausible) {
     return plausible.error();
@@ -300,8 +296,10 @@ http::Response Api::handle(const http::Request& request, const http::Client& cli
 }
 
 http::Response Api::answer(const http::Request& request, const Routing& routing,
-                           const http::Client& client, bool* news) {
+                           const http::Client& client, bool* news,
+                           const heartbeat::HeartbeatRequest* beat) {
   Call call{request, routing.params, routing.query, client};
+  call.beat = beat;
   http::Response response =
       routing.refusal ? *routing.refusal : (this->*routing.route->serve)(call);
   if (news != nullptr) *news = call.news;
@@ -431,29 +429,32 @@ void Api::serve(const http::Request& request, std::shared_ptr<const Routing> rou
   if (wait.count() == 0 || request.body().size() > kLargestHeldBody) {
     return responder->reply(answer(request, *routing, client));
   }
-  auto beat = heartbeat_body(request);
-  if (!beat) return responder->reply(answer(request, *routing, client));
+  auto parsed = heartbeat_body(request);
+  if (!parsed) return responder->reply(answer(request, *routing, client));
+  auto beat = std::make_shared<const heartbeat::HeartbeatRequest>(std::move(*parsed));
   // Watched before the store is read: a command committed after that read wakes it.
   auto poll =
       long_polls_.watch(LongPolls::key_of(beat->hostname, beat->service_name), client.address);
-  if (!poll) return responder->reply(answer(request, *routing, client));
+  if (!poll) return responder->reply(answer(request, *routing, client, nullptr, beat.get()));
   bool news = true;
-  http::Response response = answer(request, *routing, client, &news);
+  http::Response response = answer(request, *routing, client, &news, beat.get());
   if (news || response.result() != status::ok) {
     poll->cancel();
     return responder->reply(std::move(response));
   }
   // The request goes with the connection's buffers: the held heartbeat keeps a copy.
   auto held = std::make_shared<const http::Request>(request);
-  poll->arm(responder->executor(), wait, [this, held, routing, client, responder](bool woken) {
-    metrics_.add(woken ? Counter::kLongPollsWoken : Counter::kLongPollsExpired);
-    auto answer_now = [this, held, routing, client, responder] {
-      responder->reply(answer(*held, *routing, client));
-    };
-    // Held heartbeats are bounded (LongPollLimits): their answers queue whatever the count.
-    if (store_pool_ != nullptr) return store_pool_->post(std::move(answer_now));
-    answer_now();
-  });
+  poll->arm(responder->executor(), wait,
+            [this, held, routing, beat, client, responder](bool woken) {
+              metrics_.add(woken ? Counter::kLongPollsWoken : Counter::kLongPollsExpired);
+              auto answer_now = [this, held, routing, beat, client, responder] {
+                responder->reply(answer(*held, *routing, client, nullptr, beat.get()));
+              };
+              // Held heartbeats are bounded (LongPollLimits): their answers queue whatever the
+              // count.
+              if (store_pool_ != nullptr) return store_pool_->post(std::move(answer_now));
+              answer_now();
+            });
   responder->on_reclaim([poll] { poll->end_now(); });
 }
 
@@ -505,8 +506,12 @@ Refusal Api::store_refusal(const Error& error) {
 }
 
 http::Response Api::heartbeat(const Call& call) {
-  auto request = heartbeat_body(call.request);
-  if (!request) return invalid_request(request.error());
+  std::optional<Result<heartbeat::HeartbeatRequest>> parsed;
+  if (call.beat == nullptr) {
+    parsed = heartbeat_body(call.request);
+    if (!*parsed) return invalid_request(parsed->error());
+  }
+  const heartbeat::HeartbeatRequest* request = call.beat ? call.beat : &**parsed;
   if (auto refused = refuse_other_host(call, request->hostname)) return std::move(*refused);
   auto answer = store_.record_heartbeat(to_host_heartbeat(*request));
   if (!answer) return store_failure(answer.error());

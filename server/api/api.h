@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "heartbeat/protocol/profiling_request.h"
+#include "heartbeat/protocol/protocol.h"
 #include "server/api/job_pool.h"
 #include "server/api/long_polls.h"
 #include "server/api/merge_slots.h"
@@ -95,6 +96,8 @@ class Api {
     std::string_view query_value(std::string_view name) const;
     const http::Client& client;
     mutable bool news = true;  // set by the heartbeat route
+    // The heartbeat route's message, where a long-poll has read it already.
+    const heartbeat::HeartbeatRequest* beat = nullptr;
   };
 
  private:
@@ -178,7 +181,8 @@ class Api {
   Routing route_of(const http::RequestHeader& header) const;
   // Answers a routed request now.
   http::Response answer(const http::Request& request, const Routing& routing,
-                        const http::Client& client, bool* news = nullptr);
+                        const http::Client& client, bool* news = nullptr,
+                        const heartbeat::HeartbeatRequest* beat = nullptr);
   // What every answer gets: headers, the request's count by route, a log line for an error.
   void finish(http::Response& response, const http::RequestHeader& header, const Route* route,
               const std::string& remote);

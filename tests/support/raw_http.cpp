@@ -18,6 +18,10 @@ UniqueFd connect_from(const char* source, uint16_t port, std::chrono::millisecon
   address.sin_family = AF_INET;
   address.sin_port = htons(port);
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  // The port is chosen by connect(), which may take one whose last connection (to the same
+  // server) waits in TIME_WAIT: a test that opens thousands of connections does not run out.
+  int no_port = 1;
+  ::setsockopt(socket.get(), IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &no_port, sizeof(no_port));
   if (::bind(socket.get(), reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0 ||
       ::connect(socket.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
     return UniqueFd();

@@ -121,8 +121,8 @@ TEST(Collapsed, MalformedProfilesSayWhichLine) {
     EXPECT_EQ(read.error().message(), message);
   };
   expect_error("0;;a;b 1\n", "line 1: the profile must start with '# {header}'");
-  expect_error("# {broken\n", "line 1: the header after '#' is not a JSON object");
-  expect_error("# []\n", "line 1: the header after '#' is not a JSON object");
+  expect_error("# {broken\n", "line 1: the profile header after '#' is not a JSON object");
+  expect_error("# []\n", "line 1: the profile header after '#' is not a JSON object");
   expect_error("# {}\n0;;a;b 1\n0;;a;b\n", "line 3: no sample count at the end");
   expect_error("# {}\n\n0;;a;b x1\n", "line 3: 'x1' is not a sample count");
   expect_error("# {}\n0;;a;b 0\n", "line 2: '0' is not a sample count");
