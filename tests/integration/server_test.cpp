@@ -1,5 +1,5 @@
 // dormant-server as people, scripts and agents use it: the real binary on loopback TLS, curl as
-// the client, request bodies as the reference gives them.
+// the client, request bodies as gProfiler's agent and Studio send them (docs/protocol.md).
 #include <algorithm>
 #include <atomic>
 #include <cctype>

@@ -114,7 +114,7 @@ TEST(JsonFields, ParsesTextWithoutThrowing) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Heartbeat request (§1.2)
+// Heartbeat request (docs/protocol.md, "Heartbeat")
 
 // What the stock gProfiler agent sends, with the workload inventory.
 json stock_heartbeat() {
@@ -373,7 +373,7 @@ TEST(HeartbeatRequest, HostileStringsAreQuotedSafely) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Heartbeat response (§1.3)
+// Heartbeat response (docs/protocol.md, "Heartbeat")
 
 TEST(HeartbeatResponse, StudioCommandParses) {
   auto parsed = parse_heartbeat_response(json::parse(R"({
@@ -506,7 +506,7 @@ TEST(HeartbeatResponse, MalformedBodiesAreRefused) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Command completion (§1.5)
+// Command completion (docs/protocol.md, "Command completion")
 
 TEST(CommandCompletion, StockAgentBodyParses) {
   auto parsed = parse_command_completion(json::parse(R"({
@@ -574,7 +574,7 @@ TEST(CommandCompletion, ValidationErrors) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Profile upload (§3)
+// Profile upload (docs/protocol.md, "Profile upload")
 
 TEST(ProfileUpload, EveryFieldRoundTrips) {
   ProfileUpload upload{"2026-08-05T10:00:00",
@@ -650,7 +650,7 @@ TEST(ProfileUpload, ValidationErrors) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Profiling request (§2.1)
+// Profiling request (docs/protocol.md, "Profiling requests")
 
 TEST(ProfilingRequest, StudioStartExampleParses) {
   auto parsed = parse_profiling_request(json::parse(
@@ -922,7 +922,7 @@ TEST(ProfilingResponse, ToJson) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// combined_config, the agent's side (§1.4)
+// combined_config, the agent's side (docs/protocol.md, "A command's combined_config")
 
 // The server reads profiler_configs as sent (to summarise a command, to check perf's events):
 // nlohmann's value() threw on {"enabled": "false"}, a 500 for every view of that command.
