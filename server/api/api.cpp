@@ -177,8 +177,10 @@ Api::Api(storage::Store& store, Tokens tokens, ServerMetrics& metrics, ApiOption
   if (options_.render_threads > 0) {
     render_pool_ =
         std::make_unique<JobPool>("render", options_.render_threads, options_.render_queue);
-    merge_pool_ =
-        std::make_unique<JobPool>("merge", options_.concurrent_merges, 0, options_.merge_nice);
+    // One merge may wait for each thread: a client asking for merges one after another finds
+    // the last one's thread still returning, a moment after it answered.
+    merge_pool_ = std::make_unique<JobPool>("merge", options_.concurrent_merges,
+                                            options_.concurrent_merges, options_.merge_nice);
   }
   if (options_.store_threads > 0) {
     store_pool_ = std::make_unique<JobPool>("store", options_.store_threads, options_.store_queue);
