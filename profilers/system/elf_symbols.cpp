@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/text.h"
 #include "common/unique_fd.h"
 #include "profilers/system/demangle.h"
 #include "profilers/system/elf_file.h"
@@ -23,16 +24,6 @@ namespace {
 
 constexpr uint64_t kMaxElfBytes = uint64_t{2} << 30;
 
-std::string hex(const unsigned char* bytes, size_t size) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  for (size_t i = 0; i < size; ++i) {
-    text.push_back(kDigits[bytes[i] >> 4]);
-    text.push_back(kDigits[bytes[i] & 15]);
-  }
-  return text;
-}
-
 std::string read_build_id(Elf_Scn* notes) {
   Elf_Data* data = elf_getdata(notes, nullptr);
   if (data == nullptr) return "";
@@ -41,7 +32,8 @@ std::string read_build_id(Elf_Scn* notes) {
   while ((offset = gelf_getnote(data, offset, &note, &name_at, &desc_at)) > 0) {
     const char* name = static_cast<const char*>(data->d_buf) + name_at;
     if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
-      return hex(static_cast<const unsigned char*>(data->d_buf) + desc_at, note.n_descsz);
+      return to_hex(
+          std::string_view(static_cast<const char*>(data->d_buf) + desc_at, note.n_descsz));
     }
   }
   return "";

@@ -372,8 +372,7 @@ void Api::serve_on(JobPool& pool, http::Request request, std::shared_ptr<const R
       busy_response(*held, *routing, client,
                     waits_for_store ? "as many requests as the server serves at once are waiting"
                     : &pool == merge_pool_.get()
-                        ? "as many merged flamegraphs as the server makes at once are "
-                          "being made"
+                        ? kMergesBusy
                         : "as many flamegraphs as the server draws at once are being drawn"));
 }
 
@@ -609,9 +608,7 @@ http::Response Api::upload_profile(const Call& call) {
   if (!room) return store_failure(room.error());
   if (*room) {
     // Counted by its code among the requests: the storage refusals are the 503s.
-    http::Response response = error_response(status::insufficient_storage, **room);
-    response.set(bhttp::field::retry_after, std::to_string(kStorageRetryAfterS));
-    return response;
+    return to_response({status::insufficient_storage, **room, nullptr, kStorageRetryAfterS});
   }
   auto gpid = store_.store_profile(*stored_upload);
   if (!gpid) return store_failure(gpid.error());

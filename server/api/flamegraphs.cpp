@@ -149,9 +149,7 @@ http::Response pprof_response(const MergedProfile& merged, const std::string& fi
 
 http::Response busy_merging() {
   http::Response response =
-      error_response(status::service_unavailable,
-                     "as many merged flamegraphs as the server makes at once are "
-                     "being made; try again shortly");
+      error_response(status::service_unavailable, std::string(kMergesBusy) + "; try again shortly");
   response.set(bhttp::field::retry_after, "5");
   return response;
 }

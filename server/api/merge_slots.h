@@ -5,9 +5,14 @@
 
 #include <atomic>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 namespace dormant::server::api {
+
+// Why a merge is refused (503), whether no slot or no merge thread was free.
+inline constexpr std::string_view kMergesBusy =
+    "as many merged flamegraphs as the server makes at once are being made";
 
 class MergeSlots {
  public:
