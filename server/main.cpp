@@ -18,8 +18,8 @@
 #include "common/termination_signals.h"
 #include "config/server_config.h"
 #include "server/api/api.h"
+#include "server/control/retention.h"
 #include "server/http/http_server.h"
-#include "server/storage/retention.h"
 #include "server/storage/store.h"
 
 namespace {
@@ -108,9 +108,9 @@ int serve(const dormant::config::ServerConfig& config) {
     spdlog::critical("cannot open the store: {}", store.error().message());
     return 1;
   }
-  std::optional<storage::Retention> retention;
+  std::optional<control::Retention> retention;
   if (config.retention_days > 0 || config.host_expiry_days > 0) {
-    storage::RetentionPolicy policy{std::chrono::hours(24 * config.retention_days),
+    control::RetentionPolicy policy{std::chrono::hours(24 * config.retention_days),
                                     std::chrono::hours(24 * config.host_expiry_days)};
     retention.emplace(**store, policy, kRetentionPeriod, store_options.clock);
   }

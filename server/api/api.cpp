@@ -170,6 +170,7 @@ std::string_view Api::Call::query_value(std::string_view name) const {
 
 Api::Api(storage::Store& store, Tokens tokens, ServerMetrics& metrics, ApiOptions options)
     : store_(store),
+      commands_(store),
       tokens_(std::move(tokens)),
       metrics_(metrics),
       options_(options),
@@ -514,7 +515,7 @@ http::Response Api::heartbeat(const Call& call) {
   }
   const heartbeat::HeartbeatRequest* request = call.beat ? call.beat : &**parsed;
   if (auto refused = refuse_other_host(call, request->hostname)) return std::move(*refused);
-  auto answer = store_.record_heartbeat(to_host_heartbeat(*request));
+  auto answer = commands_.record_heartbeat(to_host_heartbeat(*request));
   if (!answer) return store_failure(answer.error());
   metrics_.add(Counter::kHeartbeats);
   if (answer->first_delivery) metrics_.add(Counter::kCommandsDelivered);

@@ -21,6 +21,7 @@
 #include "server/api/server_metrics.h"
 #include "server/api/svg_cache.h"
 #include "server/api/tokens.h"
+#include "server/control/commands.h"
 #include "server/http/http_server.h"
 #include "server/storage/store.h"
 
@@ -214,6 +215,7 @@ class Api {
                                     Auth auth) const;
 
   storage::Store& store_;
+  control::Commands commands_;  // requests and heartbeats, through the rules
   Tokens tokens_;
   ServerMetrics& metrics_;
   ApiOptions options_;

@@ -8,7 +8,7 @@
 #include "server/api/api_requests.h"
 #include "server/api/perf_event_check.h"
 #include "server/api/wire_mapping.h"
-#include "server/storage/request_checks.h"
+#include "server/control/request_checks.h"
 
 namespace dormant::server::api {
 namespace {
@@ -51,9 +51,9 @@ Api::Submission Api::submit_request(const PreparedRequest& prepared) {
   auto outcome = std::visit(
       [&](const auto& typed) -> Result<storage::SubmitOutcome> {
         if constexpr (std::is_same_v<std::decay_t<decltype(typed)>, storage::StartRequest>) {
-          return store_.submit_start(typed);
+          return commands_.submit_start(typed);
         } else {
-          return store_.submit_stop(typed);
+          return commands_.submit_stop(typed);
         }
       },
       *store_request);
@@ -126,11 +126,11 @@ http::Response Api::bulk_profile_request(const Call& call) {
       hosts += request->request.target_hosts.size();
     }
   }
-  if (hosts > storage::kMaxTargetHosts) {
+  if (hosts > control::kMaxTargetHosts) {
     return invalid_request(Error::problem(ErrorKind::kInvalidArgument, "requests",
                                           "name " + std::to_string(hosts) +
                                               " hosts in all; a bulk request may name at most " +
-                                              std::to_string(storage::kMaxTargetHosts)));
+                                              std::to_string(control::kMaxTargetHosts)));
   }
   nlohmann::json results = nlohmann::json::array();
   size_t successes = 0;

@@ -9,17 +9,11 @@
 
 #include "common/result.h"
 #include "server/storage/args_rows.h"
-#include "server/storage/command_plan.h"
+#include "server/storage/combined_config.h"
 #include "server/storage/database.h"
 #include "server/storage/records.h"
 
 namespace dormant::server::storage {
-
-// A command as stored: what the agent receives and what later requests merge with.
-struct CommandRow {
-  Command command;
-  CommandSpec spec;
-};
 
 Result<std::optional<CommandRow>> find_command(Database& db, const std::string& command_id);
 Result<std::optional<CommandRow>> find_current_command(Database& db, const std::string& hostname,

@@ -177,4 +177,36 @@ ORDER BY c.position, p.pid)sql");
   return containers;
 }
 
+Result<std::optional<HostInventory>> read_host_inventory(Database& db, const std::string& hostname,
+                                                         const std::string& service,
+                                                         TimePoint active_since) {
+  auto host = db.prepare(
+      "SELECT ip_address FROM hosts WHERE hostname = ?1 AND service_name = ?2 AND "
+      "last_heartbeat_ms >= ?3");
+  if (!host) return std::move(host).take_error();
+  host->bind_all(hostname, service, to_unix_ms(active_since));
+  auto found = host->step();
+  if (!found) return std::move(found).take_error();
+  if (!*found) return std::optional<HostInventory>();
+  HostInventory inventory{hostname, host->text(0), {}};
+
+  auto rows = db.prepare(R"sql(
+SELECT c.namespace, c.workload_name, c.workload_kind, c.pod_name, c.container_name,
+       p.process_name, p.pid
+FROM host_containers c JOIN host_processes p
+  ON p.hostname = c.hostname AND p.service_name = c.service_name AND p.position = c.position
+WHERE c.hostname = ?1 AND c.service_name = ?2)sql");
+  if (!rows) return std::move(rows).take_error();
+  rows->bind_all(hostname, service);
+  for (;;) {
+    auto row = rows->step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) break;
+    inventory.processes.push_back({rows->optional_text(0), rows->optional_text(1),
+                                   rows->optional_text(2), rows->optional_text(3), rows->text(4),
+                                   rows->text(5), static_cast<pid_t>(rows->int64(6))});
+  }
+  return std::optional<HostInventory>(std::move(inventory));
+}
+
 }  // namespace dormant::server::storage

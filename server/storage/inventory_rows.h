@@ -4,6 +4,7 @@
 // transaction.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,11 @@ Result<bool> inventory_has_digest(Database& db, const std::string& hostname,
 // The host's inventory as stored, in the heartbeat's order.
 Result<std::vector<HostContainer>> read_inventory(Database& db, const std::string& hostname,
                                                   const std::string& service);
+
+// The inventory of `hostname` in `service`; nullopt when that host is not known or has not been
+// heard from since `active_since`.
+Result<std::optional<HostInventory>> read_host_inventory(Database& db, const std::string& hostname,
+                                                         const std::string& service,
+                                                         TimePoint active_since);
 
 }  // namespace dormant::server::storage

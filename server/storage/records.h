@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -117,6 +118,21 @@ struct Selector {
   friend bool operator==(const Selector&, const Selector&) = default;
 };
 
+// One process of a host's inventory with the container around it, as selectors see it.
+struct InventoryProcess {
+  std::optional<std::string> pod_namespace, workload_name, workload_kind, pod_name;
+  std::string container_name;
+  std::string process_name;
+  pid_t pid = 0;
+};
+
+// A host's inventory as selectors resolve against it.
+struct HostInventory {
+  std::string hostname;
+  std::string ip_address;
+  std::vector<InventoryProcess> processes;  // in no particular order
+};
+
 // Which hosts of a service, and which of their processes, a scope and its selectors pick among
 // the hosts heard from within `active_window`. kService: every such host; kHost: those a selector
 // names by hostname or ip_address; any narrower scope: the processes of the containers that
@@ -146,6 +162,14 @@ struct Subscription {
   std::optional<TimePoint> ended_at;
   std::optional<std::string> ended_by;  // the stop request that ended it
   std::vector<std::string> opted_out;   // hosts an explicit stop took out of it, sorted
+};
+
+// What a heartbeat needs of a subscription, its selectors shared with the cache.
+struct HostSubscription {
+  std::string request_id;
+  TargetScope scope = TargetScope::kService;
+  std::shared_ptr<const std::vector<Selector>> selectors;
+  TimePoint created_at;
 };
 
 struct StartRequest {
@@ -204,6 +228,25 @@ struct Command {
   std::optional<std::string> args_digest;
 
   bool is_current() const { return !replaced_by; }
+};
+
+// What a command asks of one host, as it is stored and as later requests merge with it.
+struct CommandSpec {
+  CommandType type = CommandType::kStart;
+  std::optional<PidList> pids;          // nullopt: the whole host
+  std::optional<StopLevel> stop_level;  // stops, and a start left by a process stop
+  // Starts only.
+  bool continuous = false;
+  int64_t duration_s = 60;
+  int64_t frequency_hz = 11;
+  ProfilingMode mode = ProfilingMode::kCpu;
+  nlohmann::json additional_args = nlohmann::json::object();
+};
+
+// A command as stored: what the agent receives and what later requests merge with.
+struct CommandRow {
+  Command command;
+  CommandSpec spec;
 };
 
 // What a start or stop request did (or, for a dry run, would do) to one host.

@@ -8,17 +8,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include "common/uuid.h"
 #include "server/storage/args_rows.h"
-#include "server/storage/command_plan.h"
 #include "server/storage/command_rows.h"
 #include "server/storage/host_rows.h"
-#include "server/storage/host_targets.h"
 #include "server/storage/inventory_rows.h"
 #include "server/storage/migrations.h"
 #include "server/storage/postgres_database.h"
 #include "server/storage/profile_rows.h"
-#include "server/storage/request_checks.h"
 #include "server/storage/request_rows.h"
 #include "server/storage/sqlite_database.h"
 #include "server/storage/subscription_rows.h"
@@ -36,52 +32,6 @@ Result<T> in_context(Result<T> result, std::string_view context) {
 
 std::string host_and_service(const std::string& hostname, const std::string& service_name) {
   return "host " + hostname + " of service " + service_name;
-}
-
-std::optional<CurrentCommand> planning_view(const std::optional<CommandRow>& row) {
-  if (!row) return std::nullopt;
-  return CurrentCommand{row->spec, row->command.status, row->command.completed_at};
-}
-
-// What a host's part of a request writes: its plan, and the new command's row.
-struct PlannedHost {
-  HostPlan plan;
-  std::optional<CommandRow> row;
-};
-
-PlannedHost plan_host(const std::string& hostname, const std::string& service_name,
-                      const HostChange& change, const std::optional<CommandRow>& current,
-                      const std::string& request_id, TimePoint now, bool dry_run) {
-  PlannedHost planned{HostPlan{hostname, change.action, std::nullopt, std::nullopt, std::nullopt},
-                      std::nullopt};
-  if (!change.spec) return planned;
-  CommandRow row;
-  row.spec = *change.spec;
-  Command& command = row.command;
-  if (!dry_run) command.command_id = random_uuid();
-  command.hostname = hostname;
-  command.service_name = service_name;
-  command.type = row.spec.type;
-  command.status = CommandStatus::kPending;
-  command.created_at = now;
-  if (change.continues_current_requests && current) {
-    // A bounded share: starts merged again and again must not copy a growing list each time.
-    const auto& carried = current->command.request_ids;
-    size_t skipped = carried.size() > Store::kMaxRequestsPerCommand - 1
-                         ? carried.size() - (Store::kMaxRequestsPerCommand - 1)
-                         : 0;
-    command.request_ids.assign(carried.begin() + static_cast<std::ptrdiff_t>(skipped),
-                               carried.end());
-  }
-  if (std::find(command.request_ids.begin(), command.request_ids.end(), request_id) ==
-      command.request_ids.end()) {
-    command.request_ids.push_back(request_id);
-  }
-  if (current) planned.plan.replaces = current->command.command_id;
-  planned.plan.command = command;
-  planned.plan.pids = row.spec.pids;
-  planned.row = std::move(row);
-  return planned;
 }
 
 Result<void> write_host(Database& db, const PlannedHost& planned, TimePoint now, ArgsWriter& args) {
@@ -107,97 +57,48 @@ Result<void> notify_command(Database& db, const std::string& hostname, const std
   return notify->bind_all(kCommandsChannel, payload).run();
 }
 
-// What the active subscriptions of the host's service pick on it now, merged: nullopt when none
-// picks it, a nullopt pid list when one picks it whole. `chosen`: the oldest that picks it. The
-// host's inventory is read once, and every subscription's selectors resolved against it.
-Result<std::optional<std::optional<PidList>>> subscribed_targets(
-    Database& db, const std::vector<HostSubscription>& subscriptions, const std::string& hostname,
-    const std::string& service, TimePoint now, const HostSubscription*& chosen) {
-  std::optional<std::optional<PidList>> merged;
-  auto inventory = HostTargets::read(db, hostname, service, now);
-  if (!inventory) return std::move(inventory).take_error();
-  if (!*inventory) return merged;
-  for (const HostSubscription& subscription : subscriptions) {
-    auto found = (*inventory)->resolve_here(subscription.scope, service, *subscription.selectors);
-    if (!found) continue;
-    if (!chosen) chosen = &subscription;
-    if (!*found || (merged && !*merged)) {
-      merged = std::optional<PidList>();
-      continue;
-    }
-    PidList pids = merged ? **merged : PidList{};
-    pids.insert(pids.end(), (*found)->begin(), (*found)->end());
-    std::sort(pids.begin(), pids.end());
-    pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
-    merged = std::optional<PidList>(std::move(pids));
+Result<void> write_with_request(Database& db, const ProfilingRequestRecord& request,
+                                const RequestWrites& writes, TimePoint now) {
+  if (writes.subscribe) {
+    Subscription subscription = *writes.subscribe;
+    subscription.created_at = now;
+    if (auto inserted = insert_subscription(db, subscription); !inserted) return inserted;
   }
-  return merged;
+  if (writes.unsubscribe) {
+    auto ended =
+        end_subscriptions(db, request.service_name, *writes.unsubscribe, request.request_id, now);
+    if (!ended) return ended;
+  }
+  if (!writes.opt_out) return ok();
+  std::vector<std::string> hostnames;
+  for (const auto& [hostname, pids] : request.target_hosts) hostnames.push_back(hostname);
+  return opt_out_of_subscriptions(db, request.service_name, hostnames, now);
 }
 
-// A heartbeat's share of the subscriptions: the host gets what the subscriptions of its service
-// pick on it now (a start for those pids or the whole host; a stop when they picked it before and
-// pick nothing now), unless a command of its own stands: an explicit start that runs, or an
-// explicit stop made after the subscriptions. Returns whether it issued a command.
-Result<bool> follow_subscriptions(Database& db, const std::string& hostname,
-                                  const std::string& service, TimePoint now,
-                                  SelectorCache& selectors) {
+// The heartbeat's share of the subscriptions: the command `follow` gives the host, written.
+Result<void> follow_subscriptions(Database& db, const HostHeartbeat& heartbeat, TimePoint now,
+                                  SelectorCache& selectors, const FollowSubscriptions& follow) {
+  const std::string& hostname = heartbeat.hostname;
+  const std::string& service = heartbeat.service_name;
   auto subscriptions = subscriptions_for_host(db, service, hostname, selectors);
   if (!subscriptions) return std::move(subscriptions).take_error();
-  if (subscriptions->empty()) return false;
+  if (subscriptions->empty()) return ok();
   auto current = find_current_command(db, hostname, service);
   if (!current) return std::move(current).take_error();
-  std::optional<std::string> owner;
-  if (*current) {
-    for (const HostSubscription& subscription : *subscriptions) {
-      const auto& ids = (*current)->command.request_ids;
-      if (std::find(ids.begin(), ids.end(), subscription.request_id) != ids.end()) {
-        owner = subscription.request_id;
-      }
-    }
-  }
-  std::optional<CurrentCommand> view = planning_view(*current);
-  bool standing = view && is_standing_start(*view, now);
-  if (*current && !owner) {
-    if (standing) return false;
-    if ((*current)->command.type == CommandType::kStop &&
-        (*current)->command.created_at >= subscriptions->front().created_at) {
-      return false;
-    }
-  }
-  const HostSubscription* chosen = nullptr;
-  auto wanted = subscribed_targets(db, *subscriptions, hostname, service, now, chosen);
-  if (!wanted) return std::move(wanted).take_error();
-  CommandSpec spec;
-  std::string request_id;
-  if (!*wanted) {
-    if (!owner || !standing) return false;
-    spec.type = CommandType::kStop;
-    spec.stop_level = StopLevel::kHost;
-    request_id = *owner;
-  } else {
-    auto request = find_request(db, chosen->request_id);
-    if (!request) return std::move(request).take_error();
-    if (!*request) return false;  // expired with its commands: nothing to run
-    const ProfilingRequestRecord& record = **request;
-    spec.continuous = true;
-    spec.duration_s = record.duration_s.value_or(60);
-    spec.frequency_hz = record.frequency_hz.value_or(11);
-    spec.mode = record.mode.value_or(ProfilingMode::kCpu);
-    spec.additional_args = record.additional_args.value_or(nlohmann::json::object());
-    spec.pids = **wanted;
-    if (owner && standing && view->spec.pids == spec.pids) return false;
-    request_id = chosen->request_id;
-  }
-  HostChange change{*current ? PlanAction::kReplaced : PlanAction::kNew, spec, false};
-  PlannedHost planned = plan_host(hostname, service, change, *current, request_id, now, false);
+  SubscriptionReads reads{
+      hostname,
+      service,
+      now,
+      *subscriptions,
+      *current,
+      [&] { return read_host_inventory(db, hostname, service, now); },
+      [&](const std::string& request_id) { return find_request(db, request_id); }};
+  auto followed = follow(reads);
+  if (!followed) return std::move(followed).take_error();
+  if (!*followed || !(*followed)->row) return ok();
   ArgsWriter args;
-  if (auto written = write_host(db, planned, now, args); !written) {
-    return std::move(written).take_error();
-  }
-  if (auto notified = notify_command(db, hostname, service); !notified) {
-    return std::move(notified).take_error();
-  }
-  return true;
+  if (auto written = write_host(db, **followed, now, args); !written) return written;
+  return notify_command(db, hostname, service);
 }
 
 }  // namespace
@@ -295,7 +196,8 @@ Result<T> Store::settle(Result<T> result, bool wrote) {
   return result;
 }
 
-Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat) {
+Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat,
+                                                const FollowSubscriptions& follow) {
   if (heartbeat.hostname.empty() || heartbeat.service_name.empty()) {
     return Error::invalid_argument("a heartbeat needs a hostname and a service name");
   }
@@ -326,9 +228,10 @@ Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat) 
       if (!synced) return std::move(synced).take_error();
       answer.containers_digest = std::move(*synced);
     }
-    auto followed =
-        follow_subscriptions(db, heartbeat.hostname, heartbeat.service_name, now, selectors_);
-    if (!followed) return std::move(followed).take_error();
+    if (follow) {
+      auto followed = follow_subscriptions(db, heartbeat, now, selectors_, follow);
+      if (!followed) return std::move(followed).take_error();
+    }
     auto current = find_current_command(db, heartbeat.hostname, heartbeat.service_name);
     if (!current) return std::move(current).take_error();
     if (*current) {
@@ -357,9 +260,16 @@ Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat) 
                                host_and_service(heartbeat.hostname, heartbeat.service_name)));
 }
 
-template <typename PlanHost>
-Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run, PlanHost plan,
-                                    const WithRequest& with_request) {
+Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run,
+                                    const PlanHost& plan, const RequestWrites& writes) {
+  std::string context =
+      "submitting " + std::string(to_string(request.type)) + " request " + request.request_id;
+  return settle(in_context(submit_in_batches(std::move(request), dry_run, plan, writes), context),
+                !dry_run);
+}
+
+Result<SubmitOutcome> Store::submit_in_batches(ProfilingRequestRecord request, bool dry_run,
+                                               const PlanHost& plan, const RequestWrites& writes) {
   const TargetHosts& targets = request.target_hosts;
   // A dry run writes nothing: it is answered whatever the state of the disk.
   if (!dry_run) {
@@ -405,9 +315,7 @@ Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run
         if (auto found = currents->find(hostname); found != currents->end()) {
           current = std::move(found->second);
         }
-        HostChange change = plan(pids, planning_view(current), now);
-        planned.push_back(plan_host(hostname, request.service_name, change, current,
-                                    request.request_id, now, dry_run));
+        planned.push_back(plan(hostname, pids, current, now));
       }
       if (dry_run) return planned;
       bool issues = std::any_of(planned.begin(), planned.end(),
@@ -420,10 +328,8 @@ Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run
         if (auto inserted = insert_request(db, request, args); !inserted) {
           return std::move(inserted).take_error();
         }
-        if (with_request) {
-          if (auto written = with_request(db, now); !written) {
-            return std::move(written).take_error();
-          }
+        if (auto written = write_with_request(db, request, writes, now); !written) {
+          return std::move(written).take_error();
         }
       } else if (done) {
         if (auto set = set_request_status(db, request.request_id, RequestStatus::kCompleted);
@@ -471,81 +377,6 @@ Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run
     batch_begin = batch_end;
   } while (batch_begin != targets.end());
   return outcome;
-}
-
-Result<SubmitOutcome> Store::submit_start(const StartRequest& start) {
-  auto request = checked_start(start);
-  if (!request) return std::move(request).take_error();
-  ProfilingRequestRecord record;
-  record.request_id = request->request_id.value_or(random_uuid());
-  record.service_name = request->service_name;
-  record.type = CommandType::kStart;
-  record.target_hosts = request->target_hosts;
-  record.continuous = request->continuous;
-  record.duration_s = request->duration_s;
-  record.frequency_hz = request->frequency_hz;
-  record.mode = request->mode;
-  record.additional_args = request->additional_args;
-
-  CommandSpec requested;
-  requested.type = CommandType::kStart;
-  requested.continuous = request->continuous;
-  requested.duration_s = request->duration_s;
-  requested.frequency_hz = request->frequency_hz;
-  requested.mode = request->mode;
-  requested.additional_args = request->additional_args;
-  auto plan = [&requested](const std::optional<PidList>& pids,
-                           const std::optional<CurrentCommand>& current, TimePoint now) {
-    CommandSpec for_host = requested;
-    for_host.pids = pids;
-    return plan_start(for_host, current, now);
-  };
-  WithRequest subscribe;
-  if (request->subscribe && request->continuous) {
-    Subscription subscription;
-    subscription.subscription_id = random_uuid();
-    subscription.request_id = record.request_id;
-    subscription.service_name = record.service_name;
-    subscription.spec = *request->subscribe;
-    subscribe = [subscription](Database& db, TimePoint now) mutable {
-      subscription.created_at = now;
-      return insert_subscription(db, subscription);
-    };
-  }
-  std::string context = "submitting start request " + record.request_id;
-  return settle(in_context(submit(std::move(record), request->dry_run, plan, subscribe), context),
-                !request->dry_run);
-}
-
-Result<SubmitOutcome> Store::submit_stop(const StopRequest& stop) {
-  auto request = checked_stop(stop);
-  if (!request) return std::move(request).take_error();
-  ProfilingRequestRecord record;
-  record.request_id = request->request_id.value_or(random_uuid());
-  record.service_name = request->service_name;
-  record.type = CommandType::kStop;
-  record.target_hosts = request->target_hosts;
-  record.stop_level = request->level;
-
-  StopLevel level = request->level;
-  auto plan = [level](const std::optional<PidList>& pids,
-                      const std::optional<CurrentCommand>& current,
-                      TimePoint now) { return plan_stop(level, pids, current, now); };
-  std::string request_id = record.request_id;
-  std::string service = record.service_name;
-  WithRequest unsubscribe = [&](Database& db, TimePoint now) -> Result<void> {
-    if (request->unsubscribe) {
-      auto ended = end_subscriptions(db, service, *request->unsubscribe, request_id, now);
-      if (!ended) return ended;
-    }
-    if (!request->opt_out) return ok();
-    std::vector<std::string> hostnames;
-    for (const auto& [hostname, pids] : request->target_hosts) hostnames.push_back(hostname);
-    return opt_out_of_subscriptions(db, service, hostnames, now);
-  };
-  std::string context = "submitting stop request " + record.request_id;
-  return settle(in_context(submit(std::move(record), request->dry_run, plan, unsubscribe), context),
-                !request->dry_run);
 }
 
 Result<CompletionOutcome> Store::record_completion(const CompletionReport& report) {

@@ -29,9 +29,11 @@
 #include <vector>
 
 #include "common/result.h"
+#include "server/storage/command_rows.h"
 #include "server/storage/connection_pool.h"
 #include "server/storage/data_dir.h"
 #include "server/storage/database.h"
+#include "server/storage/inventory_rows.h"
 #include "server/storage/postgres_listener.h"
 #include "server/storage/profile_bodies.h"
 #include "server/storage/records.h"
@@ -61,6 +63,43 @@ struct ExpiredRows {
   int64_t args = 0;  // additional_args objects no request or command refers to any more
 };
 
+// A host's part of a request, as planned (server/control): what the request reports of it, and
+// the command it is given; none when its command stays.
+struct PlannedHost {
+  HostPlan plan;
+  std::optional<CommandRow> row;
+};
+
+// Plans one host of a request from its current command, read under the host's lock.
+using PlanHost =
+    std::function<PlannedHost(const std::string& hostname, const std::optional<PidList>& pids,
+                              const std::optional<CommandRow>& current, TimePoint now)>;
+
+// What a request writes with itself, in the transaction that records it.
+struct RequestWrites {
+  std::optional<Subscription> subscribe;        // created_at is set when it is written
+  std::optional<SubscriptionSpec> unsubscribe;  // ends the service's subscriptions it names
+  bool opt_out = false;  // takes the request's hosts out of the service's subscriptions
+};
+
+// What a heartbeat reads for its share of the subscriptions, in its transaction and under its
+// host's lock: the active subscriptions of its service that the host is not opted out of (oldest
+// first, never empty), the host's current command and, on demand, its inventory and a request.
+struct SubscriptionReads {
+  const std::string& hostname;
+  const std::string& service;
+  TimePoint now;
+  const std::vector<HostSubscription>& subscriptions;
+  const std::optional<CommandRow>& current;
+  // The host's inventory as this heartbeat left it.
+  std::function<Result<std::optional<HostInventory>>()> inventory;
+  std::function<Result<std::optional<ProfilingRequestRecord>>(const std::string& request_id)>
+      request;
+};
+// The command a heartbeat's host is to follow now, or nullopt to leave its current one.
+using FollowSubscriptions =
+    std::function<Result<std::optional<PlannedHost>>(const SubscriptionReads&)>;
+
 class Store {
  public:
   // Opens the store in `data_dir`, creating it when missing: takes the directory's lock (one
@@ -74,30 +113,29 @@ class Store {
                                                       StoreOptions options = {});
 
   static constexpr size_t kHostsPerTransaction = 500;
-  // Requests one command carries out, at most: a start merged into a host's standing one carries
-  // the new request and up to this many less one of those it replaces.
-  static constexpr size_t kMaxRequestsPerCommand = 32;
   // About what the rows of one host of a request take, for the space check before a request.
   static constexpr uint64_t kBytesPerTargetHost = 512;
 
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  // Upserts the host's row and returns its current command, whatever the command's status, as
+  // Upserts the host's row and its inventory, lets `follow` give it a command from its service's
+  // subscriptions, and returns its current command, whatever the command's status, as
   // Performance Studio does: the agent de-duplicates by id. The first heartbeat that carries a
   // pending command marks it sent and records its delivery.
-  Result<HeartbeatAnswer> record_heartbeat(const HostHeartbeat& heartbeat);
+  Result<HeartbeatAnswer> record_heartbeat(const HostHeartbeat& heartbeat,
+                                           const FollowSubscriptions& follow = {});
 
-  // Records the request and gives every target host its next command (see command_plan.h for
-  // the merge rules). With dry_run, returns the same outcome and writes nothing.
+  // Records `request` (made at the store's clock) and gives every target host the command `plan`
+  // chooses from its current one. With dry_run, returns the same outcome and writes nothing.
   //
   // The hosts are taken kHostsPerTransaction at a time, each batch in a transaction of its own,
-  // so that heartbeats get through between them; the request is recorded with the first. A
-  // request whose rows would not fit in the space left is refused before its first batch; should
-  // a later batch fail all the same, the hosts before it keep their commands and the error says
-  // how many there were.
-  Result<SubmitOutcome> submit_start(const StartRequest& request);
-  Result<SubmitOutcome> submit_stop(const StopRequest& request);
+  // so that heartbeats get through between them; the request is recorded with the first, with
+  // `writes`. A request whose rows would not fit in the space left is refused before its first
+  // batch; should a later batch fail all the same, the hosts before it keep their commands and
+  // the error says how many there were.
+  Result<SubmitOutcome> submit(ProfilingRequestRecord request, bool dry_run, const PlanHost& plan,
+                               const RequestWrites& writes = {});
 
   // Accepts the first report of a delivered command from the host it was sent to; any other
   // report is refused with the reason (an outcome, not an error).
@@ -174,13 +212,8 @@ class Store {
   // The clock, at the millisecond precision times are stored with.
   TimePoint current_time() const { return from_unix_ms(to_unix_ms(clock_())); }
 
-  // Records `request` and gives each of its hosts the command `plan` chooses.
-  // `with_request`, when given, writes what goes with the request (a subscription, its end,
-  // opt-outs) in the transaction that records it.
-  using WithRequest = std::function<Result<void>(Database&, TimePoint)>;
-  template <typename PlanHost>
-  Result<SubmitOutcome> submit(ProfilingRequestRecord request, bool dry_run, PlanHost plan,
-                               const WithRequest& with_request);
+  Result<SubmitOutcome> submit_in_batches(ProfilingRequestRecord request, bool dry_run,
+                                          const PlanHost& plan, const RequestWrites& writes);
 
   // The gate's answer before a write of some `bytes`; always yes on PostgreSQL.
   Result<void> check_writable(uint64_t bytes = 0);

@@ -47,13 +47,6 @@ Result<void> end_subscriptions(Database& db, const std::string& service,
 // Takes `hostnames` out of every active subscription of `service`.
 Result<void> opt_out_of_subscriptions(Database& db, const std::string& service,
                                       const std::vector<std::string>& hostnames, TimePoint now);
-// What a heartbeat needs of a subscription, its selectors shared with the cache.
-struct HostSubscription {
-  std::string request_id;
-  TargetScope scope = TargetScope::kService;
-  std::shared_ptr<const std::vector<Selector>> selectors;
-  TimePoint created_at;
-};
 // The active subscriptions of `service` that `hostname` is not opted out of, oldest first.
 Result<std::vector<HostSubscription>> subscriptions_for_host(Database& db,
                                                              const std::string& service,

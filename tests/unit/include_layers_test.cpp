@@ -40,8 +40,18 @@ const std::map<std::string, std::vector<std::string>>& arrows() {
       {"module", {"module/", "profilers/", "profile/", "common/"}},
       // The idle agent never includes the profilers: it loads them through module/api.
       {"agent", {"agent/", "module/api/", "heartbeat/", "inventory/", "config/", "common/"}},
-      // The server shares the wire protocol with the agent, not the agent's client.
+      // The server shares the wire protocol with the agent, not the agent's client. Its layers:
+      // http -> api -> control -> storage; main.cpp wires them together.
       {"server", {"server/", "heartbeat/protocol/", "profile/", "config/", "common/"}},
+      {"server/http", {"server/http/", "common/"}},
+      {"server/storage", {"server/storage/", "common/"}},
+      // The rules, free of SQL: the store's values and operations, not its rows or databases.
+      {"server/control",
+       {"server/control/", "server/storage/store.h", "server/storage/records.h",
+        "server/storage/combined_config.h", "common/"}},
+      {"server/api",
+       {"server/api/", "server/control/", "server/storage/", "server/http/", "heartbeat/protocol/",
+        "profile/", "common/"}},
   };
   return kArrows;
 }
@@ -88,6 +98,26 @@ TEST(IncludeLayers, EveryIncludeFollowsAnArrow) {
   for (const auto& violation : found) {
     ADD_FAILURE() << violation.where << ": " << violation.text << " is not an allowed arrow";
   }
+}
+
+TEST(IncludeLayers, TheServersRulesReachNoDatabase) {
+  fs::path root = fs::temp_directory_path() / ("dormant-layers-" + std::to_string(::getpid()));
+  fs::create_directories(root / "server" / "control");
+  fs::create_directories(root / "server" / "storage");
+  std::ofstream(root / "server" / "control" / "rule.cpp")
+      << "#include \"server/storage/store.h\"\n"
+      << "#include \"server/storage/sqlite_database.h\"\n";
+  std::ofstream(root / "server" / "storage" / "rows.cpp")
+      << "#include \"server/control/commands.h\"\n";
+  auto found = violations_in(root);
+  fs::remove_all(root);
+  std::sort(found.begin(), found.end(),
+            [](const Violation& a, const Violation& b) { return a.where < b.where; });
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].where, "server/control/rule.cpp:2");
+  EXPECT_EQ(found[0].text, "server/control → server/storage/sqlite_database.h");
+  EXPECT_EQ(found[1].where, "server/storage/rows.cpp:1");
+  EXPECT_EQ(found[1].text, "server/storage → server/control/commands.h");
 }
 
 TEST(IncludeLayers, AForbiddenIncludeIsFoundAndNamed) {

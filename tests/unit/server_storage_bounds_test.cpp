@@ -13,9 +13,10 @@
 #include "store_test_fixture.h"
 #include "tests/support/eventually.h"
 
+#include "server/control/command_plan.h"
+#include "server/control/request_checks.h"
+#include "server/control/retention.h"
 #include "server/storage/migrations.h"
-#include "server/storage/request_checks.h"
-#include "server/storage/retention.h"
 
 namespace dormant::server::storage {
 namespace {
@@ -67,7 +68,7 @@ TEST_P(StoreBoundsTest, AHostListingHoldsItsPageOnly) {
     HostHeartbeat beat = heartbeat("junk-" + std::to_string(100 + i));
     beat.extra = {{"junk", filler}};
     beat.agent_health = json{{"junk", filler}};
-    ASSERT_TRUE(store_->record_heartbeat(beat).ok());
+    ASSERT_TRUE(commands_->record_heartbeat(beat).ok());
   }
   SubmitOutcome started = submit(start({{"junk-101", std::nullopt}, {"junk-120", std::nullopt}}));
 
@@ -93,16 +94,16 @@ TEST_P(StoreBoundsTest, AHostListingHoldsItsPageOnly) {
 // retention pass, in batches; hosts heard from since stay, and so do the commands of those gone.
 TEST_P(StoreBoundsTest, HostsNotHeardFromAreDeletedByTheRetentionPass) {
   const TimePoint began = now_;
-  constexpr int kSilent = Retention::kBatch + 100;  // more than one batch
+  constexpr int kSilent = control::Retention::kBatch + 100;  // more than one batch
   for (const auto& [hostname, pids] : hosts(kSilent, "silent-")) beat(hostname);
   SubmitOutcome started = submit(start({{"silent-00000", std::nullopt}}));
   now_ = began + std::chrono::hours(24 * 20);
   beat("heard-from");
   now_ = began + std::chrono::hours(24 * 31);
   {
-    RetentionPolicy policy;
+    control::RetentionPolicy policy;
     policy.hosts = std::chrono::hours(24 * 30);
-    Retention retention(*store_, policy, std::chrono::hours(1), [this] { return now_; });
+    control::Retention retention(*store_, policy, std::chrono::hours(1), [this] { return now_; });
     ASSERT_TRUE(testing::eventually([&] { return retention.sweeps() >= 1; }, seconds(60)));
   }
   auto left = store_->list_hosts({std::nullopt, std::nullopt, 10000, {}});
@@ -120,7 +121,8 @@ TEST_P(StoreBoundsTest, HostsNotHeardFromAreDeletedByTheRetentionPass) {
 // Server finding 4: a request that names more hosts than the cap is refused before anything is
 // written, naming the cap.
 TEST_P(StoreBoundsTest, ARequestForMoreHostsThanTheCapIsRefused) {
-  auto refused = store_->submit_start(start(hosts(static_cast<int>(kMaxTargetHosts) + 1)));
+  auto refused =
+      commands_->submit_start(start(hosts(static_cast<int>(control::kMaxTargetHosts) + 1)));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().kind(), ErrorKind::kInvalidArgument);
   EXPECT_NE(refused.error().message().find("at most 10000"), std::string::npos)
@@ -175,7 +177,7 @@ TEST_P(StoreBoundsTest, AHeartbeatIsAnsweredWhileARequestFansOut) {
   });
   // The request is recorded with its first batch; the heartbeat is asked for right after.
   while (!store_->get_request("fan-out").ok() && !submitted) std::this_thread::yield();
-  auto answer = store_->record_heartbeat(heartbeat("host-00000"));
+  auto answer = commands_->record_heartbeat(heartbeat("host-00000"));
   auto last_host = store_->list_commands({"host-04999", "web", false, 1, {}});
   const bool fan_out_over = submitted;
   fan_out.join();
@@ -208,7 +210,7 @@ TEST_P(StoreBoundsTest, RepeatedStartsCostInProportionToTheirNumber) {
   starts("warm-up", 256);  // a database that is not new: what follows is compared fairly
   auto [once_s, once_rows] = starts("once", 256);
   auto [twice_s, twice_rows] = starts("twice", 512);
-  EXPECT_EQ(current("host-00003", "twice").request_ids.size(), Store::kMaxRequestsPerCommand);
+  EXPECT_EQ(current("host-00003", "twice").request_ids.size(), control::kMaxRequestsPerCommand);
   double data_ratio = static_cast<double>(twice_rows) / static_cast<double>(once_rows);
   double time_ratio = twice_s / once_s;
   std::printf("256 starts: %.2f s, %lld request links; 512: %.2f s, %lld (%.2fx, %.2fx)\n", once_s,
@@ -231,7 +233,7 @@ TEST_P(StoreBoundsTest, ProfilesStopAtTheirRoomAndTheRestGoesOn) {
   ASSERT_TRUE(refusal.ok());
   ASSERT_TRUE(*refusal);
   EXPECT_NE(refusal->value().find("--max-storage-mb"), std::string::npos) << **refusal;
-  EXPECT_TRUE(store_->record_heartbeat(heartbeat("web-01")).ok());
+  EXPECT_TRUE(commands_->record_heartbeat(heartbeat("web-01")).ok());
   EXPECT_EQ(submit(start({{"web-01", std::nullopt}})).hosts.size(), 1u);
 
   options_ = {};
@@ -245,7 +247,7 @@ TEST_P(StoreBoundsTest, ProfilesStopAtTheirRoomAndTheRestGoesOn) {
   } else {
     EXPECT_FALSE(*reserve) << "PostgreSQL's disk is not the server's to measure";
   }
-  EXPECT_TRUE(store_->record_heartbeat(heartbeat("web-01")).ok());
+  EXPECT_TRUE(commands_->record_heartbeat(heartbeat("web-01")).ok());
 }
 
 // Migration 3 moves the arguments that rows of an older schema held into their table, once

@@ -20,12 +20,11 @@
 
 #include "common/atomic_file.h"
 #include "common/uuid.h"
-#include "server/storage/command_plan.h"
+#include "server/control/retention.h"
 #include "server/storage/database.h"
 #include "server/storage/migrations.h"
 #include "server/storage/postgres_database.h"
 #include "server/storage/profile_files.h"
-#include "server/storage/retention.h"
 #include "server/storage/sqlite_database.h"
 #include "server/storage/store.h"
 
@@ -173,58 +172,6 @@ TEST_F(DatabaseTest, OneStorePerDataDirectory) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Merge rules, without a database
-
-CommandSpec start_spec(std::optional<PidList> pids) {
-  CommandSpec spec;
-  spec.pids = std::move(pids);
-  return spec;
-}
-
-TEST(CommandPlanTest, CombinedConfigSpreadsAdditionalArgsFlat) {
-  CommandSpec start = start_spec(PidList{5, 7});
-  start.continuous = true;
-  start.duration_s = 30;
-  start.frequency_hz = 99;
-  start.mode = ProfilingMode::kAllocation;
-  start.additional_args = {{"max_processes", 3}, {"profiler_configs", {{"perf", "disabled"}}}};
-  EXPECT_EQ(build_combined_config(start), json({{"command_type", "start"},
-                                                {"continuous", true},
-                                                {"duration", 30},
-                                                {"frequency", 99},
-                                                {"profiling_mode", "allocation"},
-                                                {"pids", {5, 7}},
-                                                {"max_processes", 3},
-                                                {"profiler_configs", {{"perf", "disabled"}}}}));
-  EXPECT_FALSE(build_combined_config(start_spec(std::nullopt)).contains("pids"));
-
-  auto host_stop = plan_stop(StopLevel::kHost, std::nullopt, std::nullopt, {});
-  EXPECT_EQ(build_combined_config(*host_stop.spec), json({{"stop_level", "host"}}));
-  auto process_stop = plan_stop(StopLevel::kProcess, PidList{4}, std::nullopt, {});
-  EXPECT_EQ(process_stop.action, PlanAction::kProcessStop);
-  EXPECT_EQ(build_combined_config(*process_stop.spec),
-            json({{"stop_level", "process"}, {"pids", {4}}}));
-}
-
-TEST(CommandPlanTest, OnlyStartsThatRunOrWillRunStand) {
-  TimePoint now = from_unix_ms(1'000'000);
-  CurrentCommand one_shot{start_spec(PidList{1}), CommandStatus::kCompleted, now - seconds(30)};
-  one_shot.spec.duration_s = 60;
-  EXPECT_TRUE(is_standing_start(one_shot, now));  // still in its 60 s
-  one_shot.completed_at = now - seconds(61);
-  EXPECT_FALSE(is_standing_start(one_shot, now));
-  one_shot.spec.continuous = true;
-  EXPECT_TRUE(is_standing_start(one_shot, now));
-  one_shot.status = CommandStatus::kFailed;
-  EXPECT_FALSE(is_standing_start(one_shot, now));
-  one_shot.status = CommandStatus::kSent;
-  EXPECT_TRUE(is_standing_start(one_shot, now));
-  CurrentCommand stop{{}, CommandStatus::kPending, std::nullopt};
-  stop.spec.type = CommandType::kStop;
-  EXPECT_FALSE(is_standing_start(stop, now));
-}
-
-// ---------------------------------------------------------------------------------------------
 // The store
 
 INSTANTIATE_TEST_SUITE_P(Stores, StoreTest, ::testing::Values(Dialect::kSqlite, Dialect::kPostgres),
@@ -237,7 +184,7 @@ TEST_P(StoreTest, HeartbeatUpsertsTheHostAndKeepsExtraFields) {
   first.extra = {{"namespace", "prod"}, {"containers", json::array({{{"container_name", "c"}}})}};
   first.agent_health = json{{"profilers", {{"perf", "ok"}}}};
   first.perf_supported_events = {"cycles", "instructions"};
-  ASSERT_TRUE(store_->record_heartbeat(first).ok());
+  ASSERT_TRUE(commands_->record_heartbeat(first).ok());
 
   now_ += seconds(30);
   HostHeartbeat second = first;
@@ -246,8 +193,8 @@ TEST_P(StoreTest, HeartbeatUpsertsTheHostAndKeepsExtraFields) {
   second.executed_command_ids = {"a"};
   second.last_command_id = "b";
   second.agent_timestamp = "2026-08-05T10:00:30.000001";
-  ASSERT_TRUE(store_->record_heartbeat(second).ok());
-  ASSERT_TRUE(store_->record_heartbeat(heartbeat("web-01", "batch")).ok());
+  ASSERT_TRUE(commands_->record_heartbeat(second).ok());
+  ASSERT_TRUE(commands_->record_heartbeat(heartbeat("web-01", "batch")).ok());
 
   auto hosts = store_->list_hosts({std::nullopt, "web", 1000, {}});
   ASSERT_TRUE(hosts.ok()) << hosts.error().message();
@@ -455,19 +402,19 @@ TEST_P(StoreTest, AHostStopReplacesEverything) {
 TEST_P(StoreTest, RequestsAreCheckedBeforeAnythingIsWritten) {
   StartRequest reserved = start({{"web-01", std::nullopt}});
   reserved.additional_args = {{"pids", {1}}};
-  auto refused = store_->submit_start(reserved);
+  auto refused = commands_->submit_start(reserved);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().kind(), ErrorKind::kInvalidArgument);
   EXPECT_NE(refused.error().message().find("\"pids\""), std::string::npos);
 
-  EXPECT_FALSE(store_->submit_start(start({{"web-01", PidList{}}})).ok());
-  EXPECT_FALSE(store_->submit_start(start({{"web-01", PidList{-3}}})).ok());
-  EXPECT_FALSE(store_->submit_start(start({})).ok());
+  EXPECT_FALSE(commands_->submit_start(start({{"web-01", PidList{}}})).ok());
+  EXPECT_FALSE(commands_->submit_start(start({{"web-01", PidList{-3}}})).ok());
+  EXPECT_FALSE(commands_->submit_start(start({})).ok());
   StartRequest zero = start({{"web-01", std::nullopt}});
   zero.duration_s = 0;
-  EXPECT_FALSE(store_->submit_start(zero).ok());
-  EXPECT_FALSE(store_->submit_stop(stop({{"web-01", PidList{1}}}, StopLevel::kHost)).ok());
-  EXPECT_FALSE(store_->submit_stop(stop({{"web-01", std::nullopt}}, StopLevel::kProcess)).ok());
+  EXPECT_FALSE(commands_->submit_start(zero).ok());
+  EXPECT_FALSE(commands_->submit_stop(stop({{"web-01", PidList{1}}}, StopLevel::kHost)).ok());
+  EXPECT_FALSE(commands_->submit_stop(stop({{"web-01", std::nullopt}}, StopLevel::kProcess)).ok());
   EXPECT_TRUE(store_->list_commands({}).value().empty());
 }
 
@@ -608,8 +555,8 @@ TEST_P(StoreTest, SqlMetacharactersAreStoredVerbatim) {
   const std::string service = "svc' OR '1'='1";
   HostHeartbeat odd = heartbeat(host, service);
   odd.extra = {{"note", "it's \"quoted\""}};
-  ASSERT_TRUE(store_->record_heartbeat(odd).ok());
-  ASSERT_TRUE(store_->record_heartbeat(heartbeat("plain", "svc")).ok());
+  ASSERT_TRUE(commands_->record_heartbeat(odd).ok());
+  ASSERT_TRUE(commands_->record_heartbeat(heartbeat("plain", "svc")).ok());
   SubmitOutcome started = submit(start({{host, PidList{1}}}, service));
   auto gpid = store_->store_profile({service, host, now_, now_, "x 1\n"});
   ASSERT_TRUE(gpid.ok());
@@ -630,14 +577,14 @@ TEST_P(StoreTest, SqlMetacharactersAreStoredVerbatim) {
 TEST_P(StoreTest, EverythingSurvivesARestart) {
   HostHeartbeat beat_in = heartbeat("web-01");
   beat_in.agent_health = json{{"state", "idle"}};
-  ASSERT_TRUE(store_->record_heartbeat(beat_in).ok());
+  ASSERT_TRUE(commands_->record_heartbeat(beat_in).ok());
   StartRequest request = start({{"web-01", PidList{4, 2}}});
   request.additional_args = {{"profiler_configs", {{"pyperf", "disabled"}}}};
   SubmitOutcome started = submit(request);
-  auto delivered = store_->record_heartbeat(beat_in);
+  auto delivered = commands_->record_heartbeat(beat_in);
   ASSERT_TRUE(delivered.ok() && delivered->command);
   EXPECT_TRUE(delivered->first_delivery);
-  auto again = store_->record_heartbeat(beat_in);
+  auto again = commands_->record_heartbeat(beat_in);
   ASSERT_TRUE(again.ok() && again->command);
   EXPECT_FALSE(again->first_delivery) << "a re-sent command is not a new delivery";
   ASSERT_TRUE(complete(delivered->command->command_id, "web-01").accepted);
@@ -699,8 +646,8 @@ TEST_P(StoreTest, OperationsFromSeveralThreadsAreSerialised) {
         ADD_FAILURE() << result.error().message();
       };
       for (int i = 0; i < 25; ++i) {
-        count(store_->record_heartbeat(heartbeat(host)));
-        count(store_->submit_start(start({{host, PidList{i + 1}}})));
+        count(commands_->record_heartbeat(heartbeat(host)));
+        count(commands_->submit_start(start({{host, PidList{i + 1}}})));
         count(store_->store_profile({"web", host, now_, now_, "f 1\n"}));
       }
     });
@@ -734,7 +681,7 @@ TEST_P(StoreTest, AcknowledgedWritesSurviveSigkill) {
       StartRequest request;
       request.service_name = "crash";
       request.target_hosts = {{"host-" + std::to_string(i % 7), PidList{i + 1}}};
-      auto outcome = (*store)->submit_start(request);
+      auto outcome = control::Commands(**store).submit_start(request);
       if (!outcome) ::_exit(3);
       std::string line =
           "R " + outcome->request_id + " " + outcome->hosts[0].command->command_id + "\n";
@@ -876,8 +823,8 @@ TEST_P(StoreTest, TheRetentionThreadSweepsAtStartAndStopsWhenDestroyed) {
   ASSERT_TRUE(gpid.ok());
   TimePoint later = now_ + std::chrono::hours(24 * 3);
   {
-    Retention retention(*store_, RetentionPolicy{std::chrono::hours(24 * 2)}, std::chrono::hours(1),
-                        [later] { return later; });
+    control::Retention retention(*store_, control::RetentionPolicy{std::chrono::hours(24 * 2)},
+                                 std::chrono::hours(1), [later] { return later; });
     ASSERT_TRUE(testing::eventually([&] { return retention.sweeps() >= 1; }, seconds(30)));
   }
   EXPECT_EQ(store_->read_profile(*gpid).error().kind(), ErrorKind::kNotFound);
@@ -920,7 +867,7 @@ TEST_P(PostgresStoreTest, ARequestMadeOnOneReplicaIsDeliveredByAnother) {
   auto replica = open_another();
   ASSERT_TRUE(replica.ok()) << replica.error().message();
   SubmitOutcome started = submit(start({{"web-01", std::nullopt}}));
-  auto answer = (*replica)->record_heartbeat(heartbeat("web-01"));
+  auto answer = control::Commands(**replica).record_heartbeat(heartbeat("web-01"));
   ASSERT_TRUE(answer.ok() && answer->command);
   EXPECT_EQ(answer->command->command_id, started.hosts[0].command->command_id);
   EXPECT_TRUE(answer->first_delivery);
@@ -950,9 +897,9 @@ TEST_P(PostgresStoreTest, ServersStartingAtOnceMigrateTheDatabaseOnce) {
 // While the database is down every operation fails with kUnavailable (the API's 503); once it is
 // back the store reconnects by itself.
 TEST_P(PostgresStoreTest, OperationsFailWhileTheDatabaseIsDownAndRecoverAfter) {
-  ASSERT_TRUE(store_->record_heartbeat(heartbeat("web-01")).ok());
+  ASSERT_TRUE(commands_->record_heartbeat(heartbeat("web-01")).ok());
   ASSERT_TRUE(cluster_->stop().ok());
-  auto down = store_->record_heartbeat(heartbeat("web-01"));
+  auto down = commands_->record_heartbeat(heartbeat("web-01"));
   ASSERT_FALSE(down.ok());
   EXPECT_EQ(down.error().kind(), ErrorKind::kUnavailable) << down.error().message();
   auto listing = store_->list_hosts();
@@ -961,7 +908,7 @@ TEST_P(PostgresStoreTest, OperationsFailWhileTheDatabaseIsDownAndRecoverAfter) {
   ASSERT_TRUE(cluster_->restart().ok());
   // Connections that died with the server fail once each, then are replaced.
   ASSERT_TRUE(testing::eventually(
-      [&] { return store_->record_heartbeat(heartbeat("web-01")).ok(); }, seconds(30)));
+      [&] { return commands_->record_heartbeat(heartbeat("web-01")).ok(); }, seconds(30)));
   EXPECT_EQ(store_->list_hosts().value().size(), 1u);
 }
 

@@ -14,7 +14,7 @@
 
 #include "store_test_fixture.h"
 
-#include "server/storage/host_targets.h"
+#include "server/control/selector_resolver.h"
 #include "server/storage/inventory_rows.h"
 #include "server/storage/subscription_rows.h"
 
@@ -52,7 +52,7 @@ class WorkloadStoreTest : public StoreTest {
                  const std::string& service = "web") {
     HostHeartbeat beat = heartbeat(hostname, service);
     beat.containers = std::move(containers);
-    auto answer = store_->record_heartbeat(beat);
+    auto answer = commands_->record_heartbeat(beat);
     ASSERT_TRUE(answer.ok()) << answer.error().message();
   }
 
@@ -129,16 +129,16 @@ TEST_P(WorkloadStoreTest, TheInventoryIsKeptAsRowsAndRewrittenOnlyWhenItChanges)
 TEST_P(WorkloadStoreTest, ADigestInPlaceOfTheListKeepsTheInventory) {
   HostHeartbeat full = heartbeat("web-1", "web");
   full.containers = {container("app", "shop", "checkout-0", "checkout", {{100, "java"}})};
-  auto first = store_->record_heartbeat(full);
+  auto first = commands_->record_heartbeat(full);
   ASSERT_TRUE(first.ok()) << first.error().message();
   ASSERT_TRUE(first->containers_digest);
-  auto again = store_->record_heartbeat(full);
+  auto again = commands_->record_heartbeat(full);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->containers_digest, first->containers_digest) << "the same list, the same digest";
 
   HostHeartbeat by_digest = heartbeat("web-1", "web");
   by_digest.containers_digest = first->containers_digest;
-  auto confirmed = store_->record_heartbeat(by_digest);
+  auto confirmed = commands_->record_heartbeat(by_digest);
   ASSERT_TRUE(confirmed.ok());
   EXPECT_EQ(confirmed->containers_digest, first->containers_digest);
   EXPECT_EQ(column("SELECT pid FROM host_processes WHERE hostname = 'web-1'"), "100");
@@ -146,19 +146,19 @@ TEST_P(WorkloadStoreTest, ADigestInPlaceOfTheListKeepsTheInventory) {
   // Another digest (another server's, a list the server never stored): no confirmation, and the
   // inventory stays until the list comes again.
   by_digest.containers_digest = std::string(64, '0');
-  auto refused = store_->record_heartbeat(by_digest);
+  auto refused = commands_->record_heartbeat(by_digest);
   ASSERT_TRUE(refused.ok());
   EXPECT_FALSE(refused->containers_digest);
   EXPECT_EQ(column("SELECT pid FROM host_processes WHERE hostname = 'web-1'"), "100");
 
   // Another list: another digest, and the old one no longer confirmed.
   full.containers[0].processes.push_back({101, "jcmd"});
-  auto changed = store_->record_heartbeat(full);
+  auto changed = commands_->record_heartbeat(full);
   ASSERT_TRUE(changed.ok());
   ASSERT_TRUE(changed->containers_digest);
   EXPECT_NE(changed->containers_digest, first->containers_digest);
   by_digest.containers_digest = first->containers_digest;
-  auto stale = store_->record_heartbeat(by_digest);
+  auto stale = commands_->record_heartbeat(by_digest);
   ASSERT_TRUE(stale.ok());
   EXPECT_FALSE(stale->containers_digest);
   EXPECT_EQ(column("SELECT COUNT(*) FROM host_processes WHERE hostname = 'web-1'"), "2");
@@ -243,9 +243,10 @@ TEST_P(WorkloadStoreTest, AHostsInventoryResolvesSelectorsAsTheQueriesDo) {
     }
     TargetHosts by_queries = resolve(query.scope, query.selectors);
     for (const char* host : {"web-1", "web-2"}) {
-      auto inventory = HostTargets::read(*db, host, "web", now_ - query.active_window);
+      auto inventory = read_host_inventory(*db, host, "web", now_ - query.active_window);
       ASSERT_TRUE(inventory.ok() && *inventory) << host;
-      auto in_memory = (*inventory)->resolve(query);
+      control::SelectorResolver resolver(std::move(**inventory));
+      auto in_memory = resolver.resolve(query);
       auto found = by_queries.find(host);
       if (found == by_queries.end()) {
         EXPECT_FALSE(in_memory) << "round " << round << " on " << host;
@@ -269,7 +270,7 @@ TEST_P(WorkloadStoreTest, AHostsInventoryResolvesSelectorsAsTheQueriesDo) {
           expected = on_host->second;
         }
       }
-      EXPECT_EQ((*inventory)->resolve_here(query.scope, "web", query.selectors), expected)
+      EXPECT_EQ(resolver.resolve_here(query.scope, "web", query.selectors), expected)
           << "round " << round << " on " << host << ", as a subscription's: scope "
           << static_cast<int>(query.scope) << ", " << selectors_to_json(query.selectors).dump();
     }
@@ -566,12 +567,12 @@ TEST_P(WorkloadReplicaTest, InventoryAndSubscriptionsAreSharedAndTheirCommandsHe
   StartRequest start = this->start(*targets);
   start.continuous = true;
   start.subscribe = SubscriptionSpec{TargetScope::kPod, query.selectors};
-  ASSERT_TRUE((*replica)->submit_start(start).ok());
+  ASSERT_TRUE(control::Commands(**replica).submit_start(start).ok());
   // The pod moves to web-3, which heartbeats to this store: it is enrolled in that heartbeat.
   beat_with("web-2", {container("app", "ops", "cart-0", "cart", {{201, "python3"}})});
   HostHeartbeat beat = heartbeat("web-3", "web");
   beat.containers = {container("app", "shop", "cart-0", "cart", {{900, "java"}})};
-  auto answer = store_->record_heartbeat(beat);
+  auto answer = commands_->record_heartbeat(beat);
   ASSERT_TRUE(answer.ok()) << answer.error().message();
   ASSERT_TRUE(answer->command.has_value());
   EXPECT_EQ(answer->command->combined_config["pids"], nlohmann::json({900}));

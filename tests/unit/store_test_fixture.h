@@ -12,6 +12,7 @@
 
 #include "tests/support/postgres_cluster.h"
 
+#include "server/control/commands.h"
 #include "server/storage/postgres_database.h"
 #include "server/storage/sqlite_database.h"
 #include "server/storage/store.h"
@@ -63,6 +64,7 @@ class StoreTest : public StorageDirTest, public ::testing::WithParamInterface<Di
     open_store();
   }
   void TearDown() override {
+    commands_.reset();
     store_.reset();
     cluster_.reset();
     StorageDirTest::TearDown();
@@ -79,8 +81,10 @@ class StoreTest : public StorageDirTest, public ::testing::WithParamInterface<Di
     auto store = open_another();
     ASSERT_TRUE(store.ok()) << store.error().message();
     store_ = std::move(*store);
+    commands_ = std::make_unique<control::Commands>(*store_);
   }
   void reopen() {
+    commands_.reset();
     store_.reset();
     open_store();
   }
@@ -130,7 +134,7 @@ class StoreTest : public StorageDirTest, public ::testing::WithParamInterface<Di
   }
 
   std::optional<Command> beat(const std::string& hostname, const std::string& service = "web") {
-    auto answer = store_->record_heartbeat(heartbeat(hostname, service));
+    auto answer = commands_->record_heartbeat(heartbeat(hostname, service));
     EXPECT_TRUE(answer.ok()) << answer.error().message();
     return answer.ok() ? answer->command : std::nullopt;
   }
@@ -151,13 +155,13 @@ class StoreTest : public StorageDirTest, public ::testing::WithParamInterface<Di
   }
 
   SubmitOutcome submit(const StartRequest& request) {
-    auto outcome = store_->submit_start(request);
+    auto outcome = commands_->submit_start(request);
     EXPECT_TRUE(outcome.ok()) << outcome.error().message();
     return outcome.ok() ? *outcome : SubmitOutcome{};
   }
 
   SubmitOutcome submit(const StopRequest& request) {
-    auto outcome = store_->submit_stop(request);
+    auto outcome = commands_->submit_stop(request);
     EXPECT_TRUE(outcome.ok()) << outcome.error().message();
     return outcome.ok() ? *outcome : SubmitOutcome{};
   }
@@ -192,6 +196,7 @@ class StoreTest : public StorageDirTest, public ::testing::WithParamInterface<Di
   std::unique_ptr<testing::PostgresCluster> cluster_;
   std::string url_;
   std::unique_ptr<Store> store_;
+  std::unique_ptr<control::Commands> commands_;  // on store_
 };
 
 }  // namespace

@@ -1,8 +1,13 @@
-#include "server/storage/retention.h"
+#include "server/control/retention.h"
 
 #include <spdlog/spdlog.h>
 
-namespace dormant::server::storage {
+namespace dormant::server::control {
+
+using storage::Clock;
+using storage::ExpiredRows;
+using storage::Store;
+using storage::TimePoint;
 
 Retention::Retention(Store& store, RetentionPolicy policy, std::chrono::milliseconds period,
                      Clock clock)
@@ -90,4 +95,4 @@ void Retention::run() {
   } while (!stopping_for(period_));
 }
 
-}  // namespace dormant::server::storage
+}  // namespace dormant::server::control

@@ -1,5 +1,5 @@
 // The rules that turn a start or stop request and a host's current command into the host's next
-// command. Pure functions: the Store reads the current command and writes the outcome.
+// command. Pure functions: the store reads the current command and writes the outcome.
 //
 // Performance Studio keeps one command per host and service and means to merge a new start with
 // it; its merge branch is unreachable, so there the newest request simply wins. Here:
@@ -14,42 +14,29 @@
 //   process stop otherwise  -> a process stop for P (the agent stops everything on any stop).
 #pragma once
 
+#include <cstddef>
 #include <optional>
-#include <string_view>
-
-#include <nlohmann/json.hpp>
+#include <string>
 
 #include "server/storage/records.h"
+#include "server/storage/store.h"
 
-namespace dormant::server::storage {
+namespace dormant::server::control {
 
-// What a command asks of one host, in the form later requests merge with.
-struct CommandSpec {
-  CommandType type = CommandType::kStart;
-  std::optional<PidList> pids;          // nullopt: the whole host
-  std::optional<StopLevel> stop_level;  // stops, and a start left by a process stop
-  // Starts only.
-  bool continuous = false;
-  int64_t duration_s = 60;
-  int64_t frequency_hz = 11;
-  ProfilingMode mode = ProfilingMode::kCpu;
-  nlohmann::json additional_args = nlohmann::json::object();
-};
-
-// What the agent receives (docs/protocol.md, "Heartbeat"): for a start, command_type, continuous,
-// duration, frequency, profiling_mode, pids unless whole-host, stop_level when set, and
-// additional_args spread flat; for a stop, only stop_level and, at process level, pids.
-nlohmann::json build_combined_config(const CommandSpec& spec);
-
-// Keys of combined_config that the store sets and additional_args may not.
-bool is_reserved_config_key(std::string_view key);
+using storage::CommandSpec;
+using storage::PidList;
+using storage::PlanAction;
+using storage::StopLevel;
+using storage::TimePoint;
 
 // The host's current command, as far as planning is concerned.
 struct CurrentCommand {
   CommandSpec spec;
-  CommandStatus status = CommandStatus::kPending;
+  storage::CommandStatus status = storage::CommandStatus::kPending;
   std::optional<TimePoint> completed_at;
 };
+
+std::optional<CurrentCommand> planning_view(const std::optional<storage::CommandRow>& row);
 
 // A start the host is running or about to run: not yet delivered, delivered and not yet reported,
 // or reported started and either continuous or a one-shot whose duration has not yet run out (the
@@ -72,4 +59,15 @@ HostChange plan_stop(StopLevel level, const std::optional<PidList>& pids,
 // `older` and `newer` are starts.
 CommandSpec merge_starts(const CommandSpec& older, const CommandSpec& newer);
 
-}  // namespace dormant::server::storage
+// Requests one command carries out, at most: a start merged into a host's standing one carries
+// the new request and up to this many less one of those it replaces.
+inline constexpr size_t kMaxRequestsPerCommand = 32;
+
+// The command `change` gives a host for `request_id`, and the plan that reports it. A dry run's
+// command has no id.
+storage::PlannedHost next_command(const std::string& hostname, const std::string& service_name,
+                                  const HostChange& change,
+                                  const std::optional<storage::CommandRow>& current,
+                                  const std::string& request_id, TimePoint now, bool dry_run);
+
+}  // namespace dormant::server::control

@@ -7,12 +7,12 @@
 #include "common/result.h"
 #include "server/storage/records.h"
 
-namespace dormant::server::storage {
+namespace dormant::server::control {
 
 // The most hosts one request may name: each is a row, written while heartbeats wait in turn.
 inline constexpr size_t kMaxTargetHosts = 10000;
 
-Result<StartRequest> checked_start(StartRequest request);
-Result<StopRequest> checked_stop(StopRequest request);
+Result<storage::StartRequest> checked_start(storage::StartRequest request);
+Result<storage::StopRequest> checked_stop(storage::StopRequest request);
 
-}  // namespace dormant::server::storage
+}  // namespace dormant::server::control

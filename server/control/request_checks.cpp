@@ -1,11 +1,19 @@
-#include "server/storage/request_checks.h"
+#include "server/control/request_checks.h"
 
 #include <algorithm>
 #include <string>
 
-#include "server/storage/command_plan.h"
+#include "server/storage/combined_config.h"
 
-namespace dormant::server::storage {
+namespace dormant::server::control {
+
+using storage::is_reserved_config_key;
+using storage::PidList;
+using storage::StartRequest;
+using storage::StopLevel;
+using storage::StopRequest;
+using storage::TargetHosts;
+
 namespace {
 
 Result<void> check_common(const std::optional<std::string>& request_id,
@@ -85,4 +93,4 @@ Result<StopRequest> checked_stop(StopRequest request) {
   return request;
 }
 
-}  // namespace dormant::server::storage
+}  // namespace dormant::server::control

@@ -1,25 +1,23 @@
-#include "server/storage/command_plan.h"
+#include "server/control/command_plan.h"
 
 #include <algorithm>
-#include <array>
 #include <iterator>
 
-namespace dormant::server::storage {
-namespace {
+#include "common/uuid.h"
 
-constexpr std::array<std::string_view, 7> kReservedKeys = {
-    "command_type", "continuous", "duration", "frequency", "profiling_mode", "pids", "stop_level"};
+namespace dormant::server::control {
+namespace {
 
 CommandSpec host_stop() {
   CommandSpec stop;
-  stop.type = CommandType::kStop;
+  stop.type = storage::CommandType::kStop;
   stop.stop_level = StopLevel::kHost;
   return stop;
 }
 
 CommandSpec process_stop(const PidList& pids) {
   CommandSpec stop;
-  stop.type = CommandType::kStop;
+  stop.type = storage::CommandType::kStop;
   stop.stop_level = StopLevel::kProcess;
   stop.pids = pids;
   return stop;
@@ -27,35 +25,21 @@ CommandSpec process_stop(const PidList& pids) {
 
 }  // namespace
 
-bool is_reserved_config_key(std::string_view key) {
-  return std::find(kReservedKeys.begin(), kReservedKeys.end(), key) != kReservedKeys.end();
-}
-
-nlohmann::json build_combined_config(const CommandSpec& spec) {
-  nlohmann::json config = nlohmann::json::object();
-  if (spec.type == CommandType::kStart) {
-    config = spec.additional_args.is_object() ? spec.additional_args : nlohmann::json::object();
-    config["command_type"] = to_string(spec.type);
-    config["continuous"] = spec.continuous;
-    config["duration"] = spec.duration_s;
-    config["frequency"] = spec.frequency_hz;
-    config["profiling_mode"] = to_string(spec.mode);
-  }
-  if (spec.pids) config["pids"] = *spec.pids;
-  if (spec.stop_level) config["stop_level"] = to_string(*spec.stop_level);
-  return config;
+std::optional<CurrentCommand> planning_view(const std::optional<storage::CommandRow>& row) {
+  if (!row) return std::nullopt;
+  return CurrentCommand{row->spec, row->command.status, row->command.completed_at};
 }
 
 bool is_standing_start(const CurrentCommand& current, TimePoint now) {
-  if (current.spec.type != CommandType::kStart) return false;
+  if (current.spec.type != storage::CommandType::kStart) return false;
   switch (current.status) {
-    case CommandStatus::kPending:
-    case CommandStatus::kSent:
+    case storage::CommandStatus::kPending:
+    case storage::CommandStatus::kSent:
       return true;
-    case CommandStatus::kCompleted:
+    case storage::CommandStatus::kCompleted:
       return current.spec.continuous || !current.completed_at ||
              now < *current.completed_at + std::chrono::seconds(current.spec.duration_s);
-    case CommandStatus::kFailed:
+    case storage::CommandStatus::kFailed:
       return false;
   }
   return false;
@@ -107,4 +91,41 @@ HostChange plan_stop(StopLevel level, const std::optional<PidList>& pids,
   return {PlanAction::kReducedStart, std::move(reduced), true};
 }
 
-}  // namespace dormant::server::storage
+storage::PlannedHost next_command(const std::string& hostname, const std::string& service_name,
+                                  const HostChange& change,
+                                  const std::optional<storage::CommandRow>& current,
+                                  const std::string& request_id, TimePoint now, bool dry_run) {
+  storage::PlannedHost planned{
+      storage::HostPlan{hostname, change.action, std::nullopt, std::nullopt, std::nullopt},
+      std::nullopt};
+  if (!change.spec) return planned;
+  storage::CommandRow row;
+  row.spec = *change.spec;
+  storage::Command& command = row.command;
+  if (!dry_run) command.command_id = random_uuid();
+  command.hostname = hostname;
+  command.service_name = service_name;
+  command.type = row.spec.type;
+  command.status = storage::CommandStatus::kPending;
+  command.created_at = now;
+  if (change.continues_current_requests && current) {
+    // A bounded share: starts merged again and again must not copy a growing list each time.
+    const auto& carried = current->command.request_ids;
+    size_t skipped = carried.size() > kMaxRequestsPerCommand - 1
+                         ? carried.size() - (kMaxRequestsPerCommand - 1)
+                         : 0;
+    command.request_ids.assign(carried.begin() + static_cast<std::ptrdiff_t>(skipped),
+                               carried.end());
+  }
+  if (std::find(command.request_ids.begin(), command.request_ids.end(), request_id) ==
+      command.request_ids.end()) {
+    command.request_ids.push_back(request_id);
+  }
+  if (current) planned.plan.replaces = current->command.command_id;
+  planned.plan.command = command;
+  planned.plan.pids = row.spec.pids;
+  planned.row = std::move(row);
+  return planned;
+}
+
+}  // namespace dormant::server::control

@@ -12,7 +12,7 @@
 
 #include "server/storage/store.h"
 
-namespace dormant::server::storage {
+namespace dormant::server::control {
 
 // How long things are kept; zero: for ever.
 struct RetentionPolicy {
@@ -26,7 +26,8 @@ class Retention {
   static constexpr std::chrono::milliseconds kPauseBetweenBatches{100};
 
   // The first sweep runs at once.
-  Retention(Store& store, RetentionPolicy policy, std::chrono::milliseconds period, Clock clock);
+  Retention(storage::Store& store, RetentionPolicy policy, std::chrono::milliseconds period,
+            storage::Clock clock);
   Retention(const Retention&) = delete;
   Retention& operator=(const Retention&) = delete;
   // Stops the thread, within a batch.
@@ -35,20 +36,20 @@ class Retention {
   // Deletes what is older than the retention now, batch after batch until none is left; stops
   // early on shutdown or on an error (logged; the next sweep tries again). Returns the hosts
   // deleted apart.
-  ExpiredRows sweep(int64_t* hosts = nullptr);
+  storage::ExpiredRows sweep(int64_t* hosts = nullptr);
   // Sweeps done so far, for tests.
   uint64_t sweeps() const;
 
  private:
   void run();
-  ExpiredRows sweep_data();
+  storage::ExpiredRows sweep_data();
   int64_t sweep_hosts();
   bool stopping_for(std::chrono::milliseconds pause);
 
-  Store& store_;
+  storage::Store& store_;
   const RetentionPolicy policy_;
   const std::chrono::milliseconds period_;
-  const Clock clock_;
+  const storage::Clock clock_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
@@ -56,4 +57,4 @@ class Retention {
   std::thread thread_;
 };
 
-}  // namespace dormant::server::storage
+}  // namespace dormant::server::control
