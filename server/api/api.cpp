@@ -299,10 +299,9 @@ http::Response Api::handle(const http::Request& request, const http::Client& cli
 }
 
 http::Response Api::answer(const http::Request& request, const Routing& routing,
-                           const http::Client& client, bool* news,
-                           const heartbeat::HeartbeatRequest* beat) {
+                           const http::Client& client, bool* news, HeldHeartbeat* held) {
   Call call{request, routing.params, routing.query, client};
-  call.beat = beat;
+  call.held = held;
   http::Response response =
       routing.refusal ? *routing.refusal : (this->*routing.route->serve)(call);
   if (news != nullptr) *news = call.news;
@@ -433,10 +432,12 @@ void Api::serve(const http::Request& request, std::shared_ptr<const Routing> rou
   }
   auto parsed = heartbeat_body(request);
   if (!parsed) return responder->reply(answer(request, *routing, client));
-  auto beat = std::make_shared<const heartbeat::HeartbeatRequest>(std::move(*parsed));
+  auto beat =
+      std::make_shared<HeldHeartbeat>(HeldHeartbeat{std::move(*parsed), false, std::nullopt});
+  const heartbeat::HeartbeatRequest& message = beat->message;
   // Watched before the store is read: a command committed after that read wakes it.
   auto poll =
-      long_polls_.watch(LongPolls::key_of(beat->hostname, beat->service_name), client.address);
+      long_polls_.watch(LongPolls::key_of(message.hostname, message.service_name), client.address);
   if (!poll) return responder->reply(answer(request, *routing, client, nullptr, beat.get()));
   bool news = true;
   http::Response response = answer(request, *routing, client, &news, beat.get());
@@ -508,23 +509,41 @@ Refusal Api::store_refusal(const Error& error) {
 }
 
 http::Response Api::heartbeat(const Call& call) {
+  HeldHeartbeat* held = call.held;
+  if (held != nullptr && held->recorded) {
+    // Its wait is over: the host's command as it is now, the heartbeat recorded already.
+    const heartbeat::HeartbeatRequest& message = held->message;
+    auto answer = store_.deliver_current(message.hostname, message.service_name);
+    if (!answer) return store_failure(answer.error());
+    answer->containers_digest = held->containers_digest;
+    return heartbeat_answer(call, message, *answer);
+  }
   std::optional<Result<heartbeat::HeartbeatRequest>> parsed;
-  if (call.beat == nullptr) {
+  if (held == nullptr) {
     parsed = heartbeat_body(call.request);
     if (!*parsed) return invalid_request(parsed->error());
   }
-  const heartbeat::HeartbeatRequest* request = call.beat ? call.beat : &**parsed;
-  if (auto refused = refuse_other_host(call, request->hostname)) return std::move(*refused);
-  auto answer = commands_.record_heartbeat(to_host_heartbeat(*request));
+  const heartbeat::HeartbeatRequest& message = held != nullptr ? held->message : **parsed;
+  if (auto refused = refuse_other_host(call, message.hostname)) return std::move(*refused);
+  auto answer = commands_.record_heartbeat(to_host_heartbeat(message));
   if (!answer) return store_failure(answer.error());
   metrics_.add(Counter::kHeartbeats);
-  if (answer->first_delivery) metrics_.add(Counter::kCommandsDelivered);
-  const auto& command = answer->command;
-  const auto& received = request->received_command_ids;
-  call.news = answer->first_delivery ||
-              (command && command->command_id != request->last_command_id &&
+  if (held != nullptr) {
+    held->recorded = true;
+    held->containers_digest = answer->containers_digest;
+  }
+  return heartbeat_answer(call, message, *answer);
+}
+
+http::Response Api::heartbeat_answer(const Call& call, const heartbeat::HeartbeatRequest& message,
+                                     const storage::HeartbeatAnswer& answer) {
+  if (answer.first_delivery) metrics_.add(Counter::kCommandsDelivered);
+  const auto& command = answer.command;
+  const auto& received = message.received_command_ids;
+  call.news = answer.first_delivery ||
+              (command && command->command_id != message.last_command_id &&
                std::find(received.begin(), received.end(), command->command_id) == received.end());
-  http::Response response = json_ok(heartbeat::to_json(to_heartbeat_response(*answer)));
+  http::Response response = json_ok(heartbeat::to_json(to_heartbeat_response(answer)));
   if (options_.long_poll_max.count() > 0) {
     response.set(std::string(heartbeat::kLongPollHeader),
                  std::to_string(options_.long_poll_max.count()));

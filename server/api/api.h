@@ -89,6 +89,14 @@ class Api {
   // Where the store's "a command was committed for this host" goes.
   LongPolls& long_polls() { return long_polls_; }
 
+  // A long-polled heartbeat: its message, parsed once, and what recording it answered, so that
+  // its answer after the wait delivers the host's command without recording it again.
+  struct HeldHeartbeat {
+    heartbeat::HeartbeatRequest message;
+    bool recorded = false;
+    std::optional<std::string> containers_digest;  // as the recording answered it
+  };
+
   // What a route's handler sees of a request.
   struct Call {
     const http::Request& request;
@@ -97,12 +105,15 @@ class Api {
     std::string_view query_value(std::string_view name) const;
     const http::Client& client;
     mutable bool news = true;  // set by the heartbeat route
-    // The heartbeat route's message, where a long-poll has read it already.
-    const heartbeat::HeartbeatRequest* beat = nullptr;
+    // The heartbeat route's, where a long-poll holds it.
+    HeldHeartbeat* held = nullptr;
   };
 
  private:
   http::Response heartbeat(const Call& call);
+  // A heartbeat's answer: its host's command, and whether that is news to its agent.
+  http::Response heartbeat_answer(const Call& call, const heartbeat::HeartbeatRequest& message,
+                                  const storage::HeartbeatAnswer& answer);
   http::Response command_completion(const Call& call);
   // profile_requests.cpp: one profiling request, or many at once (Studio's bulk).
   http::Response profile_request(const Call& call);
@@ -183,7 +194,7 @@ class Api {
   // Answers a routed request now.
   http::Response answer(const http::Request& request, const Routing& routing,
                         const http::Client& client, bool* news = nullptr,
-                        const heartbeat::HeartbeatRequest* beat = nullptr);
+                        HeldHeartbeat* held = nullptr);
   // What every answer gets: headers, the request's count by route, a log line for an error.
   void finish(http::Response& response, const http::RequestHeader& header, const Route* route,
               const std::string& remote);

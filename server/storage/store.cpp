@@ -75,6 +75,27 @@ Result<void> write_with_request(Database& db, const ProfilingRequestRecord& requ
   return opt_out_of_subscriptions(db, request.service_name, hostnames, now);
 }
 
+// The host's current command into `answer`; a pending one is marked sent, and its requests
+// assigned.
+Result<void> deliver(Database& db, const std::string& hostname, const std::string& service,
+                     TimePoint now, HeartbeatAnswer& answer) {
+  auto current = find_current_command(db, hostname, service);
+  if (!current) return std::move(current).take_error();
+  if (!*current) return ok();
+  answer.command = std::move((*current)->command);
+  Command& command = *answer.command;
+  if (command.status != CommandStatus::kPending) return ok();
+  if (auto delivered = mark_delivered(db, command, now); !delivered) return delivered;
+  if (auto assigned = advance_requests(db, command.command_id, RequestStatus::kAssigned);
+      !assigned) {
+    return assigned;
+  }
+  command.status = CommandStatus::kSent;
+  command.sent_at = now;
+  answer.first_delivery = true;
+  return ok();
+}
+
 // The heartbeat's share of the subscriptions: the command `follow` gives the host, written.
 Result<void> follow_subscriptions(Database& db, const HostHeartbeat& heartbeat, TimePoint now,
                                   SelectorCache& selectors, const FollowSubscriptions& follow) {
@@ -232,23 +253,9 @@ Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat,
       auto followed = follow_subscriptions(db, heartbeat, now, selectors_, follow);
       if (!followed) return std::move(followed).take_error();
     }
-    auto current = find_current_command(db, heartbeat.hostname, heartbeat.service_name);
-    if (!current) return std::move(current).take_error();
-    if (*current) {
-      answer.command = std::move((*current)->command);
-      Command& command = *answer.command;
-      if (command.status == CommandStatus::kPending) {
-        if (auto delivered = mark_delivered(db, command, now); !delivered) {
-          return std::move(delivered).take_error();
-        }
-        if (auto assigned = advance_requests(db, command.command_id, RequestStatus::kAssigned);
-            !assigned) {
-          return std::move(assigned).take_error();
-        }
-        command.status = CommandStatus::kSent;
-        command.sent_at = now;
-        answer.first_delivery = true;
-      }
+    if (auto delivered = deliver(db, heartbeat.hostname, heartbeat.service_name, now, answer);
+        !delivered) {
+      return std::move(delivered).take_error();
     }
     if (auto committed = transaction->commit(); !committed) {
       return std::move(committed).take_error();
@@ -258,6 +265,31 @@ Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat,
   return settle(in_context(with_connection(record),
                            "recording a heartbeat from " +
                                host_and_service(heartbeat.hostname, heartbeat.service_name)));
+}
+
+Result<HeartbeatAnswer> Store::deliver_current(const std::string& hostname,
+                                               const std::string& service) {
+  if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
+  auto answer_again = [&](Database& db) -> Result<HeartbeatAnswer> {
+    TimePoint now = current_time();
+    auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
+    if (!transaction) return std::move(transaction).take_error();
+    if (auto locked = lock_host(db, hostname, service); !locked) {
+      return std::move(locked).take_error();
+    }
+    HeartbeatAnswer answer;
+    if (auto delivered = deliver(db, hostname, service, now, answer); !delivered) {
+      return std::move(delivered).take_error();
+    }
+    if (auto committed = transaction->commit(); !committed) {
+      return std::move(committed).take_error();
+    }
+    return answer;
+  };
+  auto answer = in_context(with_connection(answer_again), "answering the held heartbeat of " +
+                                                              host_and_service(hostname, service));
+  bool wrote = answer && answer->first_delivery;
+  return settle(std::move(answer), wrote);
 }
 
 Result<SubmitOutcome> Store::submit(ProfilingRequestRecord request, bool dry_run,

@@ -126,6 +126,11 @@ class Store {
   Result<HeartbeatAnswer> record_heartbeat(const HostHeartbeat& heartbeat,
                                            const FollowSubscriptions& follow = {});
 
+  // The host's current command, as record_heartbeat answers it (a pending one is delivered), for
+  // a heartbeat recorded before and held since (a long-poll): the host's row, inventory and
+  // subscriptions are not written again.
+  Result<HeartbeatAnswer> deliver_current(const std::string& hostname, const std::string& service);
+
   // Records `request` (made at the store's clock) and gives every target host the command `plan`
   // chooses from its current one. With dry_run, returns the same outcome and writes nothing.
   //

@@ -1213,6 +1213,9 @@ TEST_F(ServerTest, AHeldHeartbeatGetsTheCommandAsSoonAsItIsRequested) {
   ASSERT_EQ(held.status, 200) << held.body;
   EXPECT_EQ(held.json()["command_id"], made["command_ids"][0]) << held.body;
   EXPECT_EQ(server_->metric("dormant_server_long_polls_woken_total"), 1);
+  // Recorded once, when it came: its answer after the wait only delivers the command.
+  EXPECT_EQ(server_->metric("dormant_server_heartbeats_total"), 2);
+  EXPECT_EQ(server_->metric("dormant_server_commands_delivered_total"), 1);
   EXPECT_EQ(server_->metric("dormant_server_long_polls_expired_total"), 0);
 
   // A heartbeat that does not acknowledge the command it was given is answered at once.

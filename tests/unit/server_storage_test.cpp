@@ -305,6 +305,45 @@ TEST_P(StoreTest, AWholeHostStartAbsorbsPidLists) {
   }
 }
 
+TEST_P(StoreTest, AHeldHeartbeatsAnswerDeliversTheCommandWithoutRecordingTheHeartbeatAgain) {
+  HostHeartbeat held = heartbeat("web-01");
+  held.containers = {{std::nullopt,
+                      "app",
+                      std::nullopt,
+                      std::nullopt,
+                      std::nullopt,
+                      std::nullopt,
+                      std::nullopt,
+                      {{41, "java"}}}};
+  TimePoint arrived = now_;
+  ASSERT_TRUE(commands_->record_heartbeat(held).ok());
+  auto nothing = store_->deliver_current("web-01", "web");
+  ASSERT_TRUE(nothing.ok()) << nothing.error().message();
+  EXPECT_FALSE(nothing->command);
+
+  now_ += seconds(20);
+  SubmitOutcome outcome = submit(start({{"web-01", std::nullopt}}));
+  now_ += seconds(1);
+  auto woken = store_->deliver_current("web-01", "web");
+  ASSERT_TRUE(woken.ok()) << woken.error().message();
+  ASSERT_TRUE(woken->command);
+  EXPECT_EQ(woken->command->command_id, outcome.hosts[0].command->command_id);
+  EXPECT_TRUE(woken->first_delivery);
+  EXPECT_EQ(woken->command->sent_at, now_);
+  EXPECT_EQ(store_->get_request(outcome.request_id)->status, RequestStatus::kAssigned);
+  EXPECT_EQ(column("SELECT status FROM executions"), "assigned");
+  auto again = store_->deliver_current("web-01", "web");
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->first_delivery);
+
+  // The host as the heartbeat left it: its time, and its inventory.
+  auto hosts = store_->list_hosts();
+  ASSERT_TRUE(hosts.ok());
+  ASSERT_EQ(hosts->size(), 1u);
+  EXPECT_EQ((*hosts)[0].last_heartbeat_at, arrived);
+  EXPECT_EQ(column("SELECT pid FROM host_processes"), "41");
+}
+
 TEST_P(StoreTest, ADeliveredContinuousStartStillMerges) {
   StartRequest continuous = start({{"web-01", PidList{1}}});
   continuous.continuous = true;
