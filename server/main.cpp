@@ -169,10 +169,10 @@ int serve(const dormant::config::ServerConfig& config) {
   options.admit = [&handler](const http::RequestHeader& header, const http::Client& client) {
     return handler.admit(header, client);
   };
-  auto server =
-      http::HttpServer::start(options, [&](const http::Request& request, const http::Client& client,
-                                           std::shared_ptr<http::Responder> responder) {
-        handler.handle(request, client, std::move(responder));
+  auto server = http::HttpServer::start(
+      options, [&](http::Request request, const http::Client& client,
+                   std::shared_ptr<http::Responder> responder, std::any note) {
+        handler.handle(std::move(request), client, std::move(responder), note);
       });
   if (!server) {
     spdlog::critical("cannot listen on {}:{}: {}", config.listen_address, config.port,

@@ -194,7 +194,7 @@ Result<heartbeat::HeartbeatRequest> heartbeat_body(const http::Request& request)
   return heartbeat::parse_heartbeat_text(request.body());
 }
 
-Result<int64_t> integer_parameter(const Api::Call& call, std::string_view name, int64_t fallback,
+Result<int64_t> integer_parameter(const Call& call, std::string_view name, int64_t fallback,
                                   int64_t min, int64_t max) {
   std::string_view text = call.query_value(name);
   if (text.empty()) return fallback;
@@ -206,8 +206,7 @@ Result<int64_t> integer_parameter(const Api::Call& call, std::string_view name, 
   return *value;
 }
 
-Result<std::optional<storage::TimePoint>> time_parameter(const Api::Call& call,
-                                                         std::string_view name) {
+Result<std::optional<storage::TimePoint>> time_parameter(const Call& call, std::string_view name) {
   std::string_view text = call.query_value(name);
   if (text.empty()) return std::optional<storage::TimePoint>();
   auto time = parse_iso_time(text);
@@ -224,12 +223,12 @@ Result<std::optional<storage::TimePoint>> time_parameter(const Api::Call& call,
   return time;
 }
 
-std::optional<std::string> optional_parameter(const Api::Call& call, std::string_view name) {
+std::optional<std::string> optional_parameter(const Call& call, std::string_view name) {
   std::string_view value = call.query_value(name);
   return value.empty() ? std::nullopt : std::optional<std::string>(value);
 }
 
-std::optional<int64_t> gpid_of(const Api::Call& call) {
+std::optional<int64_t> gpid_of(const Call& call) {
   auto gpid = parse_integer(call.params[0]);
   return gpid && *gpid > 0 ? gpid : std::nullopt;
 }

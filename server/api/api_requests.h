@@ -13,8 +13,9 @@
 
 #include "common/result.h"
 #include "heartbeat/protocol/protocol.h"
-#include "server/api/api.h"
+#include "server/api/call.h"
 #include "server/api/refusal.h"
+#include "server/storage/records.h"
 
 namespace dormant::server::api {
 
@@ -49,13 +50,12 @@ Result<nlohmann::json> json_body(const http::Request& request, std::string_view 
 // The heartbeat in the body (heartbeat/protocol/plain_heartbeat.h).
 Result<heartbeat::HeartbeatRequest> heartbeat_body(const http::Request& request);
 // A query parameter that must be a whole number in [min, max]; absent: `fallback`.
-Result<int64_t> integer_parameter(const Api::Call& call, std::string_view name, int64_t fallback,
+Result<int64_t> integer_parameter(const Call& call, std::string_view name, int64_t fallback,
                                   int64_t min, int64_t max);
 // An ISO-8601 time; absent: nullopt.
-Result<std::optional<storage::TimePoint>> time_parameter(const Api::Call& call,
-                                                         std::string_view name);
-std::optional<std::string> optional_parameter(const Api::Call& call, std::string_view name);
+Result<std::optional<storage::TimePoint>> time_parameter(const Call& call, std::string_view name);
+std::optional<std::string> optional_parameter(const Call& call, std::string_view name);
 // The profile id of "/api/profiles/{}/…": a positive whole number, else nullopt.
-std::optional<int64_t> gpid_of(const Api::Call& call);
+std::optional<int64_t> gpid_of(const Call& call);
 
 }  // namespace dormant::server::api

@@ -1,10 +1,8 @@
-// The web console (GET / and /ui/...): one page whose script and style are inlined under the
-// response's nonce. It holds no data: its script reads the JSON API with the token the person
-// types, so the page itself is served without one.
+#include "server/api/console.h"
+
 #include <string>
 #include <string_view>
 
-#include "server/api/api.h"
 #include "server/api/api_requests.h"
 #include "server/api/console_assets.h"
 #include "server/api/content_policy.h"
@@ -40,7 +38,7 @@ std::string console_page_text(const std::string& nonce) {
 
 }  // namespace
 
-http::Response Api::console_page(const Call&) {
+http::Response console_page(const Call&) {
   const std::string nonce = new_nonce();
   http::Response response = text_response("text/html; charset=utf-8", console_page_text(nonce));
   restrict_document(response, nonce);

@@ -13,14 +13,25 @@ using storage::CommandRow;
 using storage::ProfilingRequestRecord;
 using storage::SubmitOutcome;
 
+namespace {
+
+// The request as it is recorded, under its own id or a new one.
+template <typename Request>
+ProfilingRequestRecord record_of(const Request& request, storage::CommandType type) {
+  ProfilingRequestRecord record;
+  record.request_id = request.request_id.value_or(random_uuid());
+  record.service_name = request.service_name;
+  record.type = type;
+  record.target_hosts = request.target_hosts;
+  return record;
+}
+
+}  // namespace
+
 Result<SubmitOutcome> Commands::submit_start(const storage::StartRequest& start) {
   auto request = checked_start(start);
   if (!request) return std::move(request).take_error();
-  ProfilingRequestRecord record;
-  record.request_id = request->request_id.value_or(random_uuid());
-  record.service_name = request->service_name;
-  record.type = storage::CommandType::kStart;
-  record.target_hosts = request->target_hosts;
+  ProfilingRequestRecord record = record_of(*request, storage::CommandType::kStart);
   record.continuous = request->continuous;
   record.duration_s = request->duration_s;
   record.frequency_hz = request->frequency_hz;
@@ -59,11 +70,7 @@ Result<SubmitOutcome> Commands::submit_start(const storage::StartRequest& start)
 Result<SubmitOutcome> Commands::submit_stop(const storage::StopRequest& stop) {
   auto request = checked_stop(stop);
   if (!request) return std::move(request).take_error();
-  ProfilingRequestRecord record;
-  record.request_id = request->request_id.value_or(random_uuid());
-  record.service_name = request->service_name;
-  record.type = storage::CommandType::kStop;
-  record.target_hosts = request->target_hosts;
+  ProfilingRequestRecord record = record_of(*request, storage::CommandType::kStop);
   record.stop_level = request->level;
 
   const std::string request_id = record.request_id;  // the record is moved into the store

@@ -269,6 +269,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     bool body_pending = !parser_->is_done();
     if (admission.refusal) return refuse(std::move(*admission.refusal), body_pending);
     authenticated_ = authenticated_ || admission.authenticated;
+    note_ = std::move(admission.note);
     if (!body_pending) return on_request();
 
     size_t limit = std::min(admission.max_body_bytes, options.max_body_bytes);
@@ -387,7 +388,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     std::string path(target.substr(0, target.find('?')));
     auto responder = std::make_shared<SessionResponder>(this->shared_from_this());
     try {
-      state_->handler(std::move(request), client_, responder);
+      state_->handler(std::move(request), client_, responder, std::exchange(note_, {}));
     } catch (const std::exception& exception) {
       spdlog::error("{} {}: internal error: {}", method, path, exception.what());
       responder->reply(json_response(bhttp::status::internal_server_error,
@@ -584,6 +585,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   uint64_t deadline_generation_ = 0;
   uint64_t id_ = 0;
   size_t body_limit_ = 0;  // of the request being read
+  std::any note_;          // the admission's, for the request being read
   enum class AfterWatch { kNothing, kNext, kClose };
   bool watching_ = false;  // watch_for_close()'s read is outstanding
   AfterWatch after_watch_ = AfterWatch::kNothing;
@@ -786,7 +788,7 @@ Response json_response(bhttp::status status, const std::string& body) {
 Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options, Handler handler) {
   return start(std::move(options),
                [handler = std::move(handler)](Request request, const Client& client,
-                                              std::shared_ptr<Responder> responder) {
+                                              std::shared_ptr<Responder> responder, std::any) {
                  responder->reply(handler(request, client.remote));
                });
 }

@@ -3,6 +3,7 @@
 // size, a deadline for each request to arrive, a cap on connections, and a drain on stop.
 #pragma once
 
+#include <any>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -54,9 +55,9 @@ struct Client {
   bool has_gone() const { return gone != nullptr && gone->load(); }
 };
 // The request is the handler's. Its body counts in the in-flight budget until the reply, or
-// until the handler holds it for later (Responder::on_reclaim).
+// until the handler holds it for later (Responder::on_reclaim). `note`: the Admission's.
 using AsyncHandler = std::function<void(Request request, const Client& client,
-                                        std::shared_ptr<Responder> responder)>;
+                                        std::shared_ptr<Responder> responder, std::any note)>;
 
 // What becomes of a request once its headers are read, before any of its body is.
 struct Admission {
@@ -72,6 +73,9 @@ struct Admission {
   // Who the credential is (not the secret itself): the bodies it sends share one part of the
   // budget, from whatever address. Empty: none.
   std::string credential;
+  // What the admitting code found of the request (the API: its route), handed to the handler
+  // with the whole request, so that it is not found again.
+  std::any note;
 };
 using Admit = std::function<Admission(const RequestHeader& header, const Client& client)>;
 

@@ -274,6 +274,32 @@ TEST_F(HttpServerTest, HeadersAreJudgedBeforeAnyOfTheBodyIsRead) {
   EXPECT_TRUE(read_head(too_big).starts_with("HTTP/1.1 413 ")) << "/small takes 10 bytes";
 }
 
+// What the admitting code found of a request reaches its handler with it, each request its own:
+// the API routes a request once, on its headers.
+TEST_F(HttpServerTest, TheAdmissionsNoteReachesTheHandlerWithItsRequest) {
+  HttpServerOptions options;
+  options.admit = [](const RequestHeader& header, const Client&) {
+    Admission admission;
+    admission.max_body_bytes = 100;
+    admission.authenticated = true;
+    admission.note = std::string(header.target());
+    return admission;
+  };
+  auto server = HttpServer::start(options, [](Request request, const Client&,
+                                              std::shared_ptr<Responder> responder, std::any note) {
+    const auto* admitted = std::any_cast<std::string>(&note);
+    bool same = admitted != nullptr && *admitted == std::string(request.target());
+    responder->reply(json_response(same ? bhttp::status::ok : bhttp::status::conflict, "{}"));
+  });
+  ASSERT_TRUE(server.ok()) << server.error().message();
+  UniqueFd kept = connect_to((*server)->port());
+  ASSERT_TRUE(send_text(kept,
+                        "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi"
+                        "GET /b HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_TRUE(read_head(kept).starts_with("HTTP/1.1 200 "));
+  EXPECT_NE(read_head(kept).find("HTTP/1.1 200 "), std::string::npos);
+}
+
 // Waits (up to 10 s) until `done` holds.
 template <typename Predicate>
 bool wait_until(Predicate done) {
@@ -394,7 +420,7 @@ TEST_F(HttpServerTest, AtTheConnectionCapAHeldRequestOrAHalfSentHeaderMakesRoom)
   options.threads = 2;
   std::atomic<int> held{0};
   auto server = HttpServer::start(options, [&held](const Request& request, const Client&,
-                                                   std::shared_ptr<Responder> responder) {
+                                                   std::shared_ptr<Responder> responder, std::any) {
     if (request.target() != "/hold") {
       return responder->reply(json_response(bhttp::status::ok, R"({"held":false})"));
     }
@@ -422,7 +448,7 @@ TEST_F(HttpServerTest, AtTheConnectionCapAHeldRequestOrAHalfSentHeaderMakesRoom)
 
   (*server)->stop(std::chrono::milliseconds(0));
   server = HttpServer::start(
-      options, [](const Request&, const Client&, std::shared_ptr<Responder> responder) {
+      options, [](const Request&, const Client&, std::shared_ptr<Responder> responder, std::any) {
         responder->reply(json_response(bhttp::status::ok, "{}"));
       });
   ASSERT_TRUE(server.ok()) << server.error().message();
@@ -445,17 +471,17 @@ TEST_F(HttpServerTest, AClientThatLeavesWhileItsRequestIsServedIsSeenGone) {
   options.threads = 2;
   std::promise<bool> saw_gone;
   std::atomic<bool> told{false};
-  auto server = HttpServer::start(
-      options, [&](Request request, const Client& client, std::shared_ptr<Responder> responder) {
-        if (request.target() != "/long") {
-          return responder->reply(json_response(bhttp::status::ok, "{}"));
-        }
-        std::thread([&, client, responder] {
-          bool gone = wait_until([&] { return client.has_gone(); });
-          if (!told.exchange(true)) saw_gone.set_value(gone);
-          responder->reply(json_response(bhttp::status::ok, "{}"));
-        }).detach();
-      });
+  auto server = HttpServer::start(options, [&](Request request, const Client& client,
+                                               std::shared_ptr<Responder> responder, std::any) {
+    if (request.target() != "/long") {
+      return responder->reply(json_response(bhttp::status::ok, "{}"));
+    }
+    std::thread([&, client, responder] {
+      bool gone = wait_until([&] { return client.has_gone(); });
+      if (!told.exchange(true)) saw_gone.set_value(gone);
+      responder->reply(json_response(bhttp::status::ok, "{}"));
+    }).detach();
+  });
   ASSERT_TRUE(server.ok()) << server.error().message();
   {
     UniqueFd leaving = connect_to((*server)->port());

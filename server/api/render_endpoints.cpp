@@ -1,5 +1,5 @@
-// The flamegraph endpoints: one stored profile, the merge of every profile a query selects, and the
-// differential flamegraph of two time ranges; as SVG, collapsed text or pprof.
+#include "server/api/render_endpoints.h"
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,7 +10,6 @@
 #include "profile/flamegraph.h"
 #include "profile/gpu_devices.h"
 #include "profile/pprof/pprof.h"
-#include "server/api/api.h"
 #include "server/api/api_requests.h"
 #include "server/api/content_policy.h"
 #include "server/api/profile_merge.h"
@@ -21,10 +20,11 @@ namespace {
 
 namespace bhttp = boost::beast::http;
 using bhttp::status;
+using bhttp::verb;
 
 enum class Format { kSvg, kCollapsed, kPprof };
 
-Result<Format> format_parameter(const Api::Call& call) {
+Result<Format> format_parameter(const Call& call) {
   std::string_view format = call.query_value("format");
   if (format.empty() || format == "svg") return Format::kSvg;
   if (format == "collapsed") return Format::kCollapsed;
@@ -32,14 +32,14 @@ Result<Format> format_parameter(const Api::Call& call) {
   return Error::invalid_argument("format: must be svg, collapsed or pprof");
 }
 
-bool keeps_idle(const Api::Call& call) {
+bool keeps_idle(const Call& call) {
   std::string_view idle = call.query_value("idle");
   return idle == "1" || idle == "true";
 }
 
 // The profiles and stacks a merge takes, from the query; the time range from `since_name` and
 // `until_name`.
-Result<MergeSelection> merge_selection(const Api::Call& call, std::string_view since_name,
+Result<MergeSelection> merge_selection(const Call& call, std::string_view since_name,
                                        std::string_view until_name, size_t max_stacks,
                                        uint64_t max_text_bytes) {
   MergeSelection selection;
@@ -167,7 +167,23 @@ std::string file_stem(std::string_view name) {
 
 }  // namespace
 
-http::Response Api::merge_failure(const Error& error) {
+std::vector<Route> RenderEndpoints::routes() {
+  constexpr Roles kRead = kOperatorRole | kReaderRole;
+  auto read = [this](std::string_view pattern, Work work,
+                     http::Response (RenderEndpoints::*method)(const Call&)) {
+    return Route{verb::get, pattern,     Auth::kBearer,        kRead,
+                 work,      Body::kNone, handler(this, method)};
+  };
+  return {
+      read("/api/profiles/{}/flamegraph", Work::kRender, &RenderEndpoints::profile_flamegraph),
+      read("/api/profiles/{}/pprof", Work::kRender, &RenderEndpoints::profile_pprof),
+      read("/api/profiles/{}/gpus", Work::kRender, &RenderEndpoints::profile_gpus),
+      read("/api/flamegraph", Work::kMerge, &RenderEndpoints::merged_flamegraph),
+      read("/api/flamegraph/diff", Work::kMerge, &RenderEndpoints::diff_flamegraph),
+  };
+}
+
+http::Response RenderEndpoints::merge_failure(const Error& error) {
   if (error.kind() == ErrorKind::kInvalidArgument) {
     return error_response(status::payload_too_large, error.message());
   }
@@ -178,7 +194,7 @@ http::Response Api::merge_failure(const Error& error) {
   return store_failure(error);
 }
 
-http::Response Api::merged_flamegraph(const Call& call) {
+http::Response RenderEndpoints::merged_flamegraph(const Call& call) {
   auto format = format_parameter(call);
   if (!format) return error_response(status::bad_request, format.error().message());
   auto selection = merge_selection(call, "since", "until", options_.merge_max_stacks,
@@ -206,7 +222,7 @@ http::Response Api::merged_flamegraph(const Call& call) {
   return response;
 }
 
-http::Response Api::diff_flamegraph(const Call& call) {
+http::Response RenderEndpoints::diff_flamegraph(const Call& call) {
   auto format = format_parameter(call);
   if (!format) return error_response(status::bad_request, format.error().message());
   if (*format != Format::kSvg) {
@@ -250,7 +266,7 @@ struct OneProfile {
 };
 
 // The row of the profile "/api/profiles/{gpid}/…" names: kNotFound for a gpid that is not one.
-Result<storage::StoredProfile> profile_row(storage::Store& store, const Api::Call& call) {
+Result<storage::StoredProfile> profile_row(storage::Store& store, const Call& call) {
   auto gpid = gpid_of(call);
   if (!gpid) return Error(ErrorKind::kNotFound, "no profile " + call.params[0]);
   return store.get_profile(*gpid);
@@ -269,7 +285,7 @@ Result<profile::CollapsedProfile> parsed_profile(storage::Store& store, int64_t 
 }
 
 // "gpu=N": the stacks of device N alone; nullopt without it.
-Result<std::optional<uint32_t>> chosen_gpu(const Api::Call& call) {
+Result<std::optional<uint32_t>> chosen_gpu(const Call& call) {
   std::string_view text = call.query_value("gpu");
   if (text.empty()) return std::optional<uint32_t>();
   auto device = profile::gpu_device_of_frame("[GPU " + std::string(text) + "]");
@@ -278,7 +294,7 @@ Result<std::optional<uint32_t>> chosen_gpu(const Api::Call& call) {
 }
 
 Result<OneProfile> one_profile(storage::Store& store, storage::StoredProfile stored,
-                               const Api::Call& call) {
+                               const Call& call) {
   auto parsed = parsed_profile(store, stored.gpid);
   if (!parsed) return std::move(parsed).take_error();
   MergeSelection selection;
@@ -294,7 +310,7 @@ Result<OneProfile> one_profile(storage::Store& store, storage::StoredProfile sto
 }  // namespace
 
 // The row is read first, so that a profile deleted since it was drawn is not served.
-http::Response Api::profile_flamegraph(const Call& call) {
+http::Response RenderEndpoints::profile_flamegraph(const Call& call) {
   auto gpu = chosen_gpu(call);
   if (!gpu) return error_response(status::bad_request, gpu.error().message());
   auto stored = profile_row(store_, call);
@@ -328,7 +344,7 @@ http::Response Api::profile_flamegraph(const Call& call) {
   return response;
 }
 
-http::Response Api::profile_gpus(const Call& call) {
+http::Response RenderEndpoints::profile_gpus(const Call& call) {
   auto stored = profile_row(store_, call);
   if (!stored) return store_failure(stored.error());
   auto parsed = parsed_profile(store_, stored->gpid);
@@ -336,7 +352,7 @@ http::Response Api::profile_gpus(const Call& call) {
   return json_ok({{"gpid", stored->gpid}, {"devices", profile::gpu_devices(*parsed)}});
 }
 
-http::Response Api::profile_pprof(const Call& call) {
+http::Response RenderEndpoints::profile_pprof(const Call& call) {
   auto stored = profile_row(store_, call);
   if (!stored) return store_failure(stored.error());
   auto one = one_profile(store_, std::move(*stored), call);

@@ -1,23 +1,41 @@
-// POST /api/metrics/profile_request and /profile_request/bulk.
+#include "server/api/request_endpoints.h"
+
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <type_traits>
 #include <vector>
 
-#include "server/api/api.h"
 #include "server/api/api_requests.h"
+#include "server/api/listing_writer.h"
 #include "server/api/perf_event_check.h"
 #include "server/api/wire_mapping.h"
 #include "server/control/request_checks.h"
+#include "server/storage/subscription_rows.h"
 
 namespace dormant::server::api {
 namespace {
+
+using boost::beast::http::verb;
 
 constexpr size_t kMaxBulkRequests = 1000;
 
 }  // namespace
 
-Api::Prepared Api::prepare_request(const nlohmann::json& body, std::optional<bool> dry_run) {
+std::vector<Route> RequestEndpoints::routes() {
+  constexpr Roles kRead = kOperatorRole | kReaderRole;
+  return {
+      {verb::post, "/api/metrics/profile_request", Auth::kBearer, kOperatorRole, Work::kStore,
+       Body::kBulk, handler(this, &RequestEndpoints::profile_request)},
+      {verb::post, "/api/metrics/profile_request/bulk", Auth::kBearer, kOperatorRole, Work::kStore,
+       Body::kBulk, handler(this, &RequestEndpoints::bulk_profile_request)},
+      {verb::get, "/api/subscriptions", Auth::kBearer, kRead, Work::kStore, Body::kNone,
+       handler(this, &RequestEndpoints::list_subscriptions)},
+  };
+}
+
+RequestEndpoints::Prepared RequestEndpoints::prepare_request(const nlohmann::json& body,
+                                                             std::optional<bool> dry_run) {
   auto request = heartbeat::parse_profiling_request(body);
   if (!request) return invalid_input(request.error());
   if (dry_run) request->dry_run = *dry_run;
@@ -37,14 +55,15 @@ Api::Prepared Api::prepare_request(const nlohmann::json& body, std::optional<boo
   return PreparedRequest{std::move(*request), std::move(*query)};
 }
 
-Result<std::optional<Error>> Api::check_perf_events(const heartbeat::ProfilingRequest& request) {
+Result<std::optional<Error>> RequestEndpoints::check_perf_events(
+    const heartbeat::ProfilingRequest& request) {
   if (requested_perf_events(request).empty()) return std::optional<Error>();
   auto supported = store_.perf_events_of(request.service_name);
   if (!supported) return std::move(supported).take_error();
   return unsupported_perf_events(request, *supported);
 }
 
-Api::Submission Api::submit_request(const PreparedRequest& prepared) {
+RequestEndpoints::Submission RequestEndpoints::submit_request(const PreparedRequest& prepared) {
   const heartbeat::ProfilingRequest& request = prepared.request;
   auto store_request = to_store_request(request, prepared.selected_by);
   if (!store_request) return invalid_input(store_request.error());
@@ -61,7 +80,7 @@ Api::Submission Api::submit_request(const PreparedRequest& prepared) {
   return to_profiling_response(request, *outcome, std::chrono::system_clock::now());
 }
 
-http::Response Api::profile_request(const Call& call) {
+http::Response RequestEndpoints::profile_request(const Call& call) {
   auto body = json_body(call.request, "profile_request");
   if (!body) return invalid_request(body.error());
   Prepared prepared = prepare_request(*body, std::nullopt);
@@ -73,7 +92,7 @@ http::Response Api::profile_request(const Call& call) {
   return json_ok(heartbeat::to_json(std::get<heartbeat::ProfilingResponse>(submitted)));
 }
 
-http::Response Api::bulk_profile_request(const Call& call) {
+http::Response RequestEndpoints::bulk_profile_request(const Call& call) {
   auto body = json_body(call.request, "profile_request/bulk");
   if (!body) return invalid_request(body.error());
   if (!body->is_object()) {
@@ -160,6 +179,60 @@ http::Response Api::bulk_profile_request(const Call& call) {
                   {"successful_count", successes},
                   {"failed_count", requests->size() - successes},
                   {"results", std::move(results)}});
+}
+
+http::Response RequestEndpoints::list_subscriptions(const Call& call) {
+  auto limit = integer_parameter(call, "limit", 1000, 1, 10'000);
+  if (!limit) return invalid_request(limit.error(), "query");
+  auto offset = integer_parameter(call, "after", 0, 0, 10'000'000);
+  if (!offset) return invalid_request(offset.error(), "query");
+  auto subscriptions = store_.list_subscriptions(*limit, *offset);
+  if (!subscriptions) return store_failure(subscriptions.error());
+  ListingWriter page("subscriptions");
+  std::optional<std::string> next;
+  for (const storage::Subscription& subscription : *subscriptions) {
+    nlohmann::json covers = nullptr;
+    if (!subscription.ended_at) {
+      storage::TargetQuery query{subscription.service_name, subscription.spec.scope,
+                                 subscription.spec.selectors, options_.active_window};
+      auto targets = store_.resolve_targets(query);
+      if (!targets) return store_failure(targets.error());
+      nlohmann::json hosts = nlohmann::json::object();
+      size_t processes = 0;
+      for (const auto& [hostname, pids] : *targets) {
+        if (std::binary_search(subscription.opted_out.begin(), subscription.opted_out.end(),
+                               hostname)) {
+          continue;
+        }
+        hosts[hostname] = pids ? nlohmann::json(*pids) : nlohmann::json(nullptr);
+        processes += pids ? pids->size() : 0;
+      }
+      covers = {{"host_count", hosts.size()}, {"pid_count", processes}, {"hosts", hosts}};
+    }
+    nlohmann::json item = {
+        {"subscription_id", subscription.subscription_id},
+        {"service_name", subscription.service_name},
+        {"target_scope", storage::to_string(subscription.spec.scope)},
+        {"target_entities", heartbeat::entities_in_camel_case(
+                                storage::selectors_to_json(subscription.spec.selectors))},
+        {"request_id", subscription.request_id},
+        {"active", !subscription.ended_at},
+        {"created_at", iso_time(subscription.created_at)},
+        {"ended_at", subscription.ended_at ? nlohmann::json(iso_time(*subscription.ended_at))
+                                           : nlohmann::json(nullptr)},
+        {"ended_by",
+         subscription.ended_by ? nlohmann::json(*subscription.ended_by) : nlohmann::json(nullptr)},
+        {"opted_out_hosts", subscription.opted_out},
+        {"covers", std::move(covers)}};
+    if (!page.add(item)) break;
+  }
+  // Past the page's bytes, or as many as asked for: the next page starts after them. The
+  // subscriptions are listed in an order that only their ends change, an offset at most.
+  if (page.items() < subscriptions->size() ||
+      subscriptions->size() == static_cast<size_t>(*limit)) {
+    next = std::to_string(*offset + static_cast<int64_t>(page.items()));
+  }
+  return json_text_ok(page.finish(next));
 }
 
 }  // namespace dormant::server::api
