@@ -7,6 +7,8 @@
 #include <optional>
 #include <string_view>
 
+#include "common/named_enums.h"
+
 namespace dormant {
 
 enum class ProfilingMode { kCpu, kAllocation, kNone };
@@ -15,17 +17,14 @@ enum class ProfilingMode { kCpu, kAllocation, kNone };
 inline constexpr std::array<std::string_view, 3> kProfilingModeNames = {"cpu", "allocation",
                                                                         "none"};
 
-constexpr std::string_view to_string(ProfilingMode mode) {
-  auto index = static_cast<std::size_t>(mode);
-  return index < kProfilingModeNames.size() ? kProfilingModeNames[index] : "?";
-}
+template <>
+struct EnumNames<ProfilingMode> {
+  static constexpr std::array<std::string_view, 3> kNames = kProfilingModeNames;
+};
 
 // The mode named `text` exactly, if any.
 constexpr std::optional<ProfilingMode> parse_profiling_mode(std::string_view text) {
-  for (std::size_t i = 0; i < kProfilingModeNames.size(); ++i) {
-    if (kProfilingModeNames[i] == text) return static_cast<ProfilingMode>(i);
-  }
-  return std::nullopt;
+  return enum_from_string<ProfilingMode>(text);
 }
 
 }  // namespace dormant

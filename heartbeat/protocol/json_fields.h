@@ -80,7 +80,7 @@ template <WireEnum Enum>
 std::string one_of_message() {
   std::string message = "must be one of ";
   bool first = true;
-  for (std::string_view name : WireNames<Enum>::kNames) {
+  for (std::string_view name : EnumNames<Enum>::kNames) {
     if (!first) message += ", ";
     message += name;
     first = false;

@@ -8,11 +8,6 @@
 namespace dormant::server::api {
 namespace {
 
-template <typename To, typename From>
-To same_named(From value) {
-  return static_cast<To>(static_cast<int>(value));
-}
-
 // With `empty_is_whole_host`, an empty pid list stands for the whole host, as Studio's
 // {"host": []} does for a start.
 storage::TargetHosts to_target_hosts(
@@ -121,19 +116,12 @@ Result<void> take_row_id(const std::string& id, storage::TargetScope scope,
 
 }  // namespace
 
-static_assert(static_cast<int>(heartbeat::HostStatus::kOffline) ==
-              static_cast<int>(storage::HostStatus::kOffline));
-static_assert(static_cast<int>(heartbeat::StopLevel::kHost) ==
-              static_cast<int>(storage::StopLevel::kHost));
-static_assert(static_cast<int>(heartbeat::TargetScope::kProcess) ==
-              static_cast<int>(storage::TargetScope::kProcess));
-
 storage::HostHeartbeat to_host_heartbeat(const heartbeat::HeartbeatRequest& request) {
   storage::HostHeartbeat heartbeat;
   heartbeat.hostname = request.hostname;
   heartbeat.service_name = request.service_name;
   heartbeat.ip_address = request.ip_address;
-  heartbeat.status = same_named<storage::HostStatus>(request.status);
+  heartbeat.status = request.status;
   heartbeat.agent_timestamp = request.timestamp;
   heartbeat.agent_version = request.agent_version;
   heartbeat.run_mode = request.run_mode;
@@ -173,7 +161,7 @@ Result<storage::TargetQuery> to_target_query(const heartbeat::ProfilingRequest& 
                                              std::chrono::milliseconds active_window) {
   storage::TargetQuery query;
   query.service_name = request.service_name;
-  query.scope = same_named<storage::TargetScope>(request.target_scope);
+  query.scope = request.target_scope;
   query.active_window = active_window;
   for (size_t i = 0; i < request.target_entities.size(); ++i) {
     const nlohmann::json& entity = request.target_entities[i];
@@ -221,7 +209,7 @@ Result<StoreRequest> to_store_request(const heartbeat::ProfilingRequest& request
     storage::StopRequest stop;
     stop.service_name = request.service_name;
     stop.target_hosts = to_target_hosts(request.target_hosts);
-    stop.level = same_named<storage::StopLevel>(request.stop_level);
+    stop.level = request.stop_level;
     stop.dry_run = request.dry_run;
     if (selected_by) {
       stop.unsubscribe = storage::SubscriptionSpec{selected_by->scope, selected_by->selectors};

@@ -2,6 +2,7 @@
 // wire protocol types (the server maps between the two).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -17,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/command_enums.h"
 #include "common/profiling_mode.h"
 
 namespace dormant::server::storage {
@@ -28,27 +30,73 @@ using Clock = std::function<TimePoint()>;
 int64_t to_unix_ms(TimePoint time);
 TimePoint from_unix_ms(int64_t ms);
 
-enum class HostStatus { kActive, kIdle, kError, kOffline };
-enum class CommandType { kStart, kStop };
-enum class CommandStatus { kPending, kSent, kCompleted, kFailed };
-enum class RequestStatus { kPending, kAssigned, kCompleted, kFailed, kCancelled };
-enum class StopLevel { kProcess, kHost };
-// The agent's and the protocol's, with its to_string and parse_profiling_mode.
+// The protocol's words, defined once for the wire and the database (common/command_enums.h),
+// with their to_string, and the agent's profiling modes.
+using ::dormant::CommandType;
+using ::dormant::enum_from_string;
+using ::dormant::HostStatus;
 using ::dormant::parse_profiling_mode;
 using ::dormant::ProfilingMode;
+using ::dormant::StopLevel;
+using ::dormant::TargetScope;
 using ::dormant::to_string;
+// The server's own (their words: EnumNames below).
+enum class CommandStatus { kPending, kSent, kCompleted, kFailed };
+enum class RequestStatus { kPending, kAssigned, kCompleted, kFailed, kCancelled };
+// What a start or stop request did (or, for a dry run, would do) to one host.
+enum class PlanAction {
+  kNew,           // the host had no command
+  kReplaced,      // the new command replaces one that is over or is a stop
+  kMerged,        // a start merged with the host's standing start
+  kReducedStart,  // a process stop left some pids: a start for the rest
+  kHostStop,      // a host stop, or a process stop that left no pids
+  kProcessStop,   // a process stop the store could not subtract (no start with a pid list)
+  kUnchanged,     // a process stop of pids the host is not profiling: nothing to do
+};
+
+}  // namespace dormant::server::storage
+
+namespace dormant {
+
+template <>
+struct EnumNames<server::storage::CommandStatus> {
+  static constexpr std::array<std::string_view, 4> kNames = {"pending", "sent", "completed",
+                                                             "failed"};
+};
+template <>
+struct EnumNames<server::storage::RequestStatus> {
+  static constexpr std::array<std::string_view, 5> kNames = {"pending", "assigned", "completed",
+                                                             "failed", "cancelled"};
+};
+template <>
+struct EnumNames<server::storage::PlanAction> {
+  static constexpr std::array<std::string_view, 7> kNames = {
+      "new", "replaced", "merged", "reduced_start", "host_stop", "process_stop", "unchanged"};
+};
+
+}  // namespace dormant
+
+namespace dormant::server::storage {
 
 // The words used in the database and on the wire: "active", "start", "sent", "cpu", "host", ...
-std::string_view to_string(HostStatus status);
-std::string_view to_string(CommandType type);
-std::string_view to_string(CommandStatus status);
-std::string_view to_string(RequestStatus status);
-std::string_view to_string(StopLevel level);
-std::optional<HostStatus> parse_host_status(std::string_view text);
-std::optional<CommandType> parse_command_type(std::string_view text);
-std::optional<CommandStatus> parse_command_status(std::string_view text);
-std::optional<RequestStatus> parse_request_status(std::string_view text);
-std::optional<StopLevel> parse_stop_level(std::string_view text);
+constexpr std::optional<HostStatus> parse_host_status(std::string_view text) {
+  return enum_from_string<HostStatus>(text);
+}
+constexpr std::optional<CommandType> parse_command_type(std::string_view text) {
+  return enum_from_string<CommandType>(text);
+}
+constexpr std::optional<CommandStatus> parse_command_status(std::string_view text) {
+  return enum_from_string<CommandStatus>(text);
+}
+constexpr std::optional<RequestStatus> parse_request_status(std::string_view text) {
+  return enum_from_string<RequestStatus>(text);
+}
+constexpr std::optional<StopLevel> parse_stop_level(std::string_view text) {
+  return enum_from_string<StopLevel>(text);
+}
+constexpr std::optional<TargetScope> parse_target_scope(std::string_view text) {
+  return enum_from_string<TargetScope>(text);
+}
 
 // Sorted, without duplicates. nullopt where a list may stand: the whole host.
 using PidList = std::vector<pid_t>;
@@ -96,11 +144,6 @@ struct HostHeartbeat {
   std::optional<nlohmann::json> agent_health;       // the agent's health report
   nlohmann::json extra = nlohmann::json::object();  // every other field, kept as sent
 };
-
-// What a request's selectors pick (Performance Studio's target_scope).
-enum class TargetScope { kHost, kService, kNamespace, kWorkload, kPod, kContainer, kProcess };
-std::string_view to_string(TargetScope scope);
-std::optional<TargetScope> parse_target_scope(std::string_view text);
 
 // One target_entities item: every member given must match; those absent match anything.
 struct Selector {
@@ -248,18 +291,6 @@ struct CommandRow {
   Command command;
   CommandSpec spec;
 };
-
-// What a start or stop request did (or, for a dry run, would do) to one host.
-enum class PlanAction {
-  kNew,           // the host had no command
-  kReplaced,      // the new command replaces one that is over or is a stop
-  kMerged,        // a start merged with the host's standing start
-  kReducedStart,  // a process stop left some pids: a start for the rest
-  kHostStop,      // a host stop, or a process stop that left no pids
-  kProcessStop,   // a process stop the store could not subtract (no start with a pid list)
-  kUnchanged,     // a process stop of pids the host is not profiling: nothing to do
-};
-std::string_view to_string(PlanAction action);
 
 struct HostPlan {
   std::string hostname;
