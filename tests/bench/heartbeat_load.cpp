@@ -21,12 +21,15 @@
 // the containers_digest of its list, that host's heartbeats carry the digest in place of the list
 // (gProfiler's agent, and --digests 0, send the list every time).
 //
+// Each agent sends its first heartbeat as soon as its connection is up (the server closes a new
+// connection that sends nothing for a few seconds, less than it may take to open thousands);
+// without --wait its answer comes before the measurement.
+//
 // --wait W (with --rate 0) sends the heartbeats as long-polls (?wait=W): with no commands for
-// their hosts the server holds each for W seconds. Each agent sends its first one as soon as its
-// connection is up (the server closes a new connection that sends nothing for --read-timeout,
-// less than it may take to open thousands). Every answer counts, whenever it comes, and is sorted
-// into those held for the full wait and those answered sooner. `--agents 10000 --rate 0 --wait 30
-// --seconds 1 --warmup 0` holds one heartbeat on each of 10,000 connections, then exits.
+// their hosts the server holds each for W seconds. Every answer counts, whenever it comes, and is
+// sorted into those held for the full wait and those answered sooner.
+// `--agents 10000 --rate 0 --wait 30 --seconds 1 --warmup 0` holds one heartbeat on each of
+// 10,000 connections, then exits.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -112,9 +115,26 @@ class Agent : public std::enable_shared_from_this<Agent> {
                               [this, self, done](beast::error_code error) {
                                 if (error) return fail(error, done);
                                 ++totals_.connected;
+                                if (options_.wait == 0) return introduce(done);
                                 done();
-                                if (options_.wait > 0) send();
+                                send();
                               });
+    });
+  }
+
+  // A first heartbeat, answered before the measurement begins: the server closes a connection
+  // that has sent nothing for a few seconds, less than opening thousands takes.
+  void introduce(std::function<void()> done) {
+    auto self = shared_from_this();
+    bhttp::async_write(stream_, requests_[0], [this, self, done](beast::error_code error, size_t) {
+      if (error) return fail(error, done);
+      response_ = {};
+      bhttp::async_read(stream_, buffer_, response_,
+                        [this, self, done](beast::error_code error, size_t) {
+                          if (error) return fail(error, done);
+                          if (options_.digests) follow_digest(0);
+                          done();
+                        });
     });
   }
 
