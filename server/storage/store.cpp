@@ -75,14 +75,12 @@ Result<void> write_with_request(Database& db, const ProfilingRequestRecord& requ
   return opt_out_of_subscriptions(db, request.service_name, hostnames, now);
 }
 
-// The host's current command into `answer`; a pending one is marked sent, and its requests
-// assigned.
-Result<void> deliver(Database& db, const std::string& hostname, const std::string& service,
-                     TimePoint now, HeartbeatAnswer& answer) {
-  auto current = find_current_command(db, hostname, service);
-  if (!current) return std::move(current).take_error();
-  if (!*current) return ok();
-  answer.command = std::move((*current)->command);
+// The host's current command, as read in this transaction, into `answer`; a pending one is
+// marked sent, and its requests assigned.
+Result<void> deliver(Database& db, std::optional<CommandRow> current, TimePoint now,
+                     HeartbeatAnswer& answer) {
+  if (!current) return ok();
+  answer.command = std::move(current->command);
   Command& command = *answer.command;
   if (command.status != CommandStatus::kPending) return ok();
   if (auto delivered = mark_delivered(db, command, now); !delivered) return delivered;
@@ -97,29 +95,34 @@ Result<void> deliver(Database& db, const std::string& hostname, const std::strin
 }
 
 // The heartbeat's share of the subscriptions: the command `follow` gives the host, written.
-Result<void> follow_subscriptions(Database& db, const HostHeartbeat& heartbeat, TimePoint now,
-                                  SelectorCache& selectors, const FollowSubscriptions& follow) {
+// Returns whether it wrote one (the host's current command is then another).
+Result<bool> follow_subscriptions(Database& db, const HostHeartbeat& heartbeat, TimePoint now,
+                                  SelectorCache& selectors, const FollowSubscriptions& follow,
+                                  const std::optional<CommandRow>& current) {
   const std::string& hostname = heartbeat.hostname;
   const std::string& service = heartbeat.service_name;
   auto subscriptions = subscriptions_for_host(db, service, hostname, selectors);
   if (!subscriptions) return std::move(subscriptions).take_error();
-  if (subscriptions->empty()) return ok();
-  auto current = find_current_command(db, hostname, service);
-  if (!current) return std::move(current).take_error();
+  if (subscriptions->empty()) return false;
   SubscriptionReads reads{
       hostname,
       service,
       now,
       *subscriptions,
-      *current,
+      current,
       [&] { return read_host_inventory(db, hostname, service, now); },
       [&](const std::string& request_id) { return find_request(db, request_id); }};
   auto followed = follow(reads);
   if (!followed) return std::move(followed).take_error();
-  if (!*followed || !(*followed)->row) return ok();
+  if (!*followed || !(*followed)->row) return false;
   ArgsWriter args;
-  if (auto written = write_host(db, **followed, now, args); !written) return written;
-  return notify_command(db, hostname, service);
+  if (auto written = write_host(db, **followed, now, args); !written) {
+    return std::move(written).take_error();
+  }
+  if (auto notified = notify_command(db, hostname, service); !notified) {
+    return std::move(notified).take_error();
+  }
+  return true;
 }
 
 }  // namespace
@@ -249,12 +252,15 @@ Result<HeartbeatAnswer> Store::record_heartbeat(const HostHeartbeat& heartbeat,
       if (!synced) return std::move(synced).take_error();
       answer.containers_digest = std::move(*synced);
     }
+    auto current = find_current_command(db, heartbeat.hostname, heartbeat.service_name);
+    if (!current) return std::move(current).take_error();
     if (follow) {
-      auto followed = follow_subscriptions(db, heartbeat, now, selectors_, follow);
+      auto followed = follow_subscriptions(db, heartbeat, now, selectors_, follow, *current);
       if (!followed) return std::move(followed).take_error();
+      if (*followed) current = find_current_command(db, heartbeat.hostname, heartbeat.service_name);
+      if (!current) return std::move(current).take_error();
     }
-    if (auto delivered = deliver(db, heartbeat.hostname, heartbeat.service_name, now, answer);
-        !delivered) {
+    if (auto delivered = deliver(db, std::move(*current), now, answer); !delivered) {
       return std::move(delivered).take_error();
     }
     if (auto committed = transaction->commit(); !committed) {
@@ -278,7 +284,9 @@ Result<HeartbeatAnswer> Store::deliver_current(const std::string& hostname,
       return std::move(locked).take_error();
     }
     HeartbeatAnswer answer;
-    if (auto delivered = deliver(db, hostname, service, now, answer); !delivered) {
+    auto current = find_current_command(db, hostname, service);
+    if (!current) return std::move(current).take_error();
+    if (auto delivered = deliver(db, std::move(*current), now, answer); !delivered) {
       return std::move(delivered).take_error();
     }
     if (auto committed = transaction->commit(); !committed) {
