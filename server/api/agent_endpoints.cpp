@@ -122,4 +122,19 @@ http::Response AgentEndpoints::upload_profile(const Call& call) {
   return json_ok({{"message", "ok"}, {"gpid", *gpid}});
 }
 
+std::optional<http::Response> AgentEndpoints::refuse_other_host(const Call& call,
+                                                                std::string_view hostname) const {
+  if (!options_.bind_hostname_to_certificate) return std::nullopt;
+  const auto& names = call.client.certificate_names;
+  auto same = [hostname](const std::string& name) {
+    return boost::beast::iequals(name, boost::beast::string_view(hostname.data(), hostname.size()));
+  };
+  if (std::any_of(names.begin(), names.end(), same)) return std::nullopt;
+  std::string named;
+  for (const std::string& name : names) named += (named.empty() ? "" : ", ") + name;
+  return error_response(status::forbidden,
+                        "the client certificate names " + (named.empty() ? "no host" : named) +
+                            ", not " + std::string(hostname) + " (--bind-hostname-to-certificate)");
+}
+
 }  // namespace dormant::server::api

@@ -2,6 +2,8 @@
 // uploads (docs/protocol.md).
 #pragma once
 
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "server/api/endpoint_context.h"
@@ -26,6 +28,10 @@ class AgentEndpoints : private EndpointContext {
                                   const storage::HeartbeatAnswer& answer);
   http::Response command_completion(const Call& call);
   http::Response upload_profile(const Call& call);
+  // With bind_hostname_to_certificate, the 403 for a request that speaks for `hostname` with a
+  // certificate that does not name it.
+  std::optional<http::Response> refuse_other_host(const Call& call,
+                                                  std::string_view hostname) const;
 
   control::Commands& commands_;
 };

@@ -1,6 +1,5 @@
 #include "server/api/endpoint_context.h"
 
-#include <algorithm>
 #include <string>
 
 #include <spdlog/spdlog.h>
@@ -28,21 +27,6 @@ Refusal EndpointContext::store_refusal(const Error& error) {
   spdlog::error("storage: {}", error.message());  // paths and SQLite's words stay in the log
   return {status::internal_server_error,
           "the server could not read or write its data; its log says why", nullptr};
-}
-
-std::optional<http::Response> EndpointContext::refuse_other_host(const Call& call,
-                                                                 std::string_view hostname) const {
-  if (!options_.bind_hostname_to_certificate) return std::nullopt;
-  const auto& names = call.client.certificate_names;
-  auto same = [hostname](const std::string& name) {
-    return boost::beast::iequals(name, boost::beast::string_view(hostname.data(), hostname.size()));
-  };
-  if (std::any_of(names.begin(), names.end(), same)) return std::nullopt;
-  std::string named;
-  for (const std::string& name : names) named += (named.empty() ? "" : ", ") + name;
-  return error_response(status::forbidden,
-                        "the client certificate names " + (named.empty() ? "no host" : named) +
-                            ", not " + std::string(hostname) + " (--bind-hostname-to-certificate)");
 }
 
 }  // namespace dormant::server::api

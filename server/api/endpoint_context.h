@@ -1,9 +1,6 @@
 // What every group of endpoints shares: the store, the server's counters and options, and the
-// answers to a failed store operation and to a host spoken for by another's certificate.
+// answer to a failed store operation.
 #pragma once
-
-#include <optional>
-#include <string_view>
 
 #include "common/result.h"
 #include "server/api/api_options.h"
@@ -29,10 +26,6 @@ class EndpointContext {
   // for the rest.
   Refusal store_refusal(const Error& error);
   http::Response store_failure(const Error& error) { return to_response(store_refusal(error)); }
-  // With bind_hostname_to_certificate, the 403 for a request that speaks for `hostname` with a
-  // certificate that does not name it.
-  std::optional<http::Response> refuse_other_host(const Call& call,
-                                                  std::string_view hostname) const;
 
   storage::Store& store_;
   ServerMetrics& metrics_;
