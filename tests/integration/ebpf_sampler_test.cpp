@@ -126,7 +126,10 @@ TEST_F(EbpfSamplerTest, CountsAWorkloadsStacksInTheKernelAndNamesItsProcess) {
 
 // About two thousand distinct stacks (2^10 paths, and the instructions of burn() they end in) in
 // a stack map of 8192: each one is kept. (A stack-trace map of that size, which keeps a stack in
-// the slot its hash picks, loses about one in nine to a slot already taken.)
+// the slot its hash picks, loses about one in nine to a slot already taken.) How many of them
+// 1,500 samples reach depends on how the workload was scheduled (845-899 on an idle machine, 466
+// on a loaded one); 300 is enough for the test to fail on a hash-slotted map, which would lose
+// about 300^2 / (2 * 8192) = 5.5 of them, none with a chance of e^-5.5 = 0.4%.
 TEST_F(EbpfSamplerTest, ThousandsOfDistinctStacksAreAllKeptWhileTheMapHasRoom) {
   auto workload = spawn_many_stacks();
   ASSERT_NE(workload, nullptr);
@@ -149,7 +152,7 @@ TEST_F(EbpfSamplerTest, ThousandsOfDistinctStacksAreAllKeptWhileTheMapHasRoom) {
   SamplerDrops drops = (*sampler)->take_drops();
   std::cout << samples << " samples in " << distinct.size() << " distinct user stacks, " << lost
             << " without their user stack; " << drops.stacks_full << " stacks past the map\n";
-  EXPECT_GE(distinct.size(), 500u) << "2^10 paths, sampled over 1.5 s of their CPU at 999 Hz";
+  EXPECT_GE(distinct.size(), 300u) << "2^10 paths, sampled over 1.5 s of their CPU at 999 Hz";
   EXPECT_EQ(lost, 0u);
   EXPECT_EQ(drops.total(), 0u);
 }
