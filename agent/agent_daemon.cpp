@@ -156,7 +156,7 @@ Result<void> AgentDaemon::start() {
   }
   heartbeats_ = heartbeat::HeartbeatLoop::make(
       io_, *heartbeat_client, retry_timer(config_), [this] { return heartbeat_request(); },
-      [this](const heartbeat::HeartbeatResponse& answer) { on_answer(answer); });
+      [this](const wire::HeartbeatResponse& answer) { on_answer(answer); });
 
   LeftByPreviousRun left = journal_.take_previous_run(host_.hostname);
   for (const auto& id : left.failed) {
@@ -203,15 +203,15 @@ Supervisor::Hooks AgentDaemon::supervisor_hooks() {
     };
     return Session::launch(io_, std::move(spec), std::move(environment), std::move(events));
   };
-  hooks.complete = [this](const heartbeat::CommandCompletion&) {
+  hooks.complete = [this](const wire::CommandCompletion&) {
     if (completions_) completions_->kick();  // the journal owes it already
   };
   hooks.idle = [this] { on_idle(); };
   return hooks;
 }
 
-heartbeat::HeartbeatRequest AgentDaemon::heartbeat_request() {
-  heartbeat::HeartbeatRequest request;
+wire::HeartbeatRequest AgentDaemon::heartbeat_request() {
+  wire::HeartbeatRequest request;
   request.ip_address = ip_address_;
   request.hostname = host_.hostname;
   request.service_name = config_.service_name;
@@ -240,7 +240,7 @@ heartbeat::HeartbeatRequest AgentDaemon::heartbeat_request() {
   return request;
 }
 
-void AgentDaemon::on_answer(const heartbeat::HeartbeatResponse& answer) {
+void AgentDaemon::on_answer(const wire::HeartbeatResponse& answer) {
   if (!audit_.has_baseline() && supervisor_.state() == Supervisor::State::kIdle) {
     take_baseline();
   }

@@ -61,8 +61,8 @@ class AgentDaemon {
  private:
   Result<void> start();
   Supervisor::Hooks supervisor_hooks();
-  heartbeat::HeartbeatRequest heartbeat_request();
-  void on_answer(const heartbeat::HeartbeatResponse& answer);
+  wire::HeartbeatRequest heartbeat_request();
+  void on_answer(const wire::HeartbeatResponse& answer);
   void take_baseline();
   void on_idle();
   void audit_memory_when_quiet();

@@ -1,8 +1,8 @@
 #include "agent/agent_health.h"
 
 #include "common/procfs.h"
-#include "heartbeat/protocol/json_fields.h"
-#include "heartbeat/protocol/limits.h"
+#include "wire/json_fields.h"
+#include "wire/limits.h"
 
 namespace dormant::agent {
 namespace {
@@ -34,15 +34,15 @@ nlohmann::json delivery(const heartbeat::RetryingSender& sender) {
 }  // namespace
 
 void fit_within(nlohmann::json& health, size_t max_bytes) {
-  if (heartbeat::json_size(health) <= max_bytes) return;
+  if (wire::json_size(health) <= max_bytes) return;
   // Room for the names of what was left out.
   const size_t room = max_bytes > 1024 ? max_bytes - 1024 : 0;
   nlohmann::json left_out = nlohmann::json::array();
-  while (!health.empty() && heartbeat::json_size(health) > room) {
+  while (!health.empty() && wire::json_size(health) > room) {
     auto largest = health.begin();
     size_t largest_size = 0;
     for (auto member = health.begin(); member != health.end(); ++member) {
-      size_t size = heartbeat::json_size(*member);
+      size_t size = wire::json_size(*member);
       if (size >= largest_size) {
         largest = member;
         largest_size = size;
@@ -105,7 +105,7 @@ nlohmann::json agent_health(const HealthInputs& in) {
   health["state_dir"] = {
       {"journal_error", error_or_null(in.journal.write_error())},
       {"spool_error", error_or_null(in.spool ? in.spool->write_error() : std::string())}};
-  fit_within(health, heartbeat::kMaxObjectBytes);
+  fit_within(health, wire::kMaxObjectBytes);
   return health;
 }
 

@@ -11,7 +11,7 @@
 #include "agent/journal_salvage.h"
 #include "common/atomic_file.h"
 #include "common/json_text.h"
-#include "heartbeat/protocol/ids.h"
+#include "wire/ids.h"
 
 namespace dormant::agent {
 namespace {
@@ -31,7 +31,7 @@ Result<std::vector<std::string>> read_ids(const nlohmann::json& body, const char
   if (found == body.end()) return ids;
   if (!found->is_array()) return Error::invalid_argument(std::string(key) + " is not a list");
   for (const auto& item : *found) {
-    if (!item.is_string() || !heartbeat::is_uuid(item.get_ref<const std::string&>())) {
+    if (!item.is_string() || !wire::is_uuid(item.get_ref<const std::string&>())) {
       return Error::invalid_argument(std::string(key) + " holds " + item.dump(-1, ' ', true) +
                                      ", not a command id");
     }
@@ -62,7 +62,7 @@ Result<ContinuousCommand> read_continuous(const nlohmann::json& entry) {
   ContinuousCommand command;
   auto id = entry.find("command_id");
   if (id == entry.end() || !id->is_string() ||
-      !heartbeat::is_uuid(id->get_ref<const std::string&>())) {
+      !wire::is_uuid(id->get_ref<const std::string&>())) {
     return Error::invalid_argument("continuous.command_id is not a command id");
   }
   command.command_id = id->get<std::string>();
@@ -143,7 +143,7 @@ Result<void> CommandJournal::load(const std::string& text) try {
   for (const auto& id : *executed) executed_.push(id);
   sessions_ = std::move(*sessions);
   if (auto last = body.find("last_command_id"); last != body.end() && !last->is_null()) {
-    if (!last->is_string() || !heartbeat::is_uuid(last->get_ref<const std::string&>())) {
+    if (!last->is_string() || !wire::is_uuid(last->get_ref<const std::string&>())) {
       return Error::invalid_argument("last_command_id is not a command id");
     }
     last_command_id_ = last->get<std::string>();
@@ -161,7 +161,7 @@ Result<void> CommandJournal::load(const std::string& text) try {
   if (auto owed = body.find("owed"); owed != body.end()) {
     if (!owed->is_array()) return Error::invalid_argument("owed is not a list");
     for (const auto& item : *owed) {
-      auto completion = heartbeat::parse_command_completion(item);
+      auto completion = wire::parse_command_completion(item);
       if (!completion) return std::move(completion).take_error().with_context("owed completion");
       owe(std::move(*completion));
     }
@@ -173,7 +173,7 @@ Result<void> CommandJournal::load(const std::string& text) try {
 
 void CommandJournal::save() {
   nlohmann::json owed = nlohmann::json::array();
-  for (const auto& completion : owed_) owed.push_back(heartbeat::to_json(completion));
+  for (const auto& completion : owed_) owed.push_back(wire::to_json(completion));
   nlohmann::json body = {
       {"version", kFormatVersion},
       {"received", received_.ids()},
@@ -205,18 +205,18 @@ void CommandJournal::add_received(const std::string& command_id) {
   save();
 }
 
-void CommandJournal::record_completion(heartbeat::CommandCompletion completion) {
+void CommandJournal::record_completion(wire::CommandCompletion completion) {
   record_unsaved(std::move(completion));
   save();
 }
 
-void CommandJournal::record_unsaved(heartbeat::CommandCompletion completion) {
+void CommandJournal::record_unsaved(wire::CommandCompletion completion) {
   executed_.push(completion.command_id);
   std::erase(pending_, completion.command_id);
   owe(std::move(completion));
 }
 
-void CommandJournal::owe(heartbeat::CommandCompletion completion) {
+void CommandJournal::owe(wire::CommandCompletion completion) {
   std::erase_if(owed_, [&](const auto& owed) { return owed.command_id == completion.command_id; });
   cut_text(completion.error_message, kMaxCompletionText);
   cut_text(completion.results_path, kMaxCompletionText);
@@ -268,7 +268,7 @@ void CommandJournal::reject(const std::string& command_id, const std::string& wh
   auto found = std::find_if(owed_.begin(), owed_.end(),
                             [&](const auto& owed) { return owed.command_id == command_id; });
   if (found == owed_.end()) return;
-  std::string completion = json_text(heartbeat::to_json(*found));
+  std::string completion = json_text(wire::to_json(*found));
   if (keep_rejected_) {
     spdlog::error("the server refused the completion of command {} for good: {}; kept aside",
                   command_id, why);
@@ -282,10 +282,10 @@ void CommandJournal::reject(const std::string& command_id, const std::string& wh
 
 void CommandJournal::owe_failure(const std::string& command_id, const std::string& hostname,
                                  const std::string& why) {
-  heartbeat::CommandCompletion failed;
+  wire::CommandCompletion failed;
   failed.command_id = command_id;
   failed.hostname = hostname;
-  failed.status = heartbeat::CompletionStatus::kFailed;
+  failed.status = wire::CompletionStatus::kFailed;
   failed.error_message = why;
   record_unsaved(std::move(failed));
 }

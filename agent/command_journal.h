@@ -23,7 +23,7 @@
 #include "agent/command_id_ring.h"
 #include "common/result.h"
 #include "heartbeat/delivery_queues.h"
-#include "heartbeat/protocol/protocol.h"
+#include "wire/protocol.h"
 
 namespace dormant::agent {
 
@@ -65,7 +65,7 @@ class CommandJournal final : public heartbeat::CompletionQueue {
   void add_received(const std::string& command_id);
   // The command has taken effect (or failed): executed, no longer pending, its completion owed;
   // one write for all three, so that a crash cannot keep one and lose another.
-  void record_completion(heartbeat::CommandCompletion completion);
+  void record_completion(wire::CommandCompletion completion);
   const std::vector<std::string>& pending() const { return pending_; }
   const CommandIdRing& received_ids() const { return received_; }
   const CommandIdRing& executed_ids() const { return executed_; }
@@ -90,8 +90,8 @@ class CommandJournal final : public heartbeat::CompletionQueue {
   using RejectedKeeper =
       std::function<void(const std::string& command_id, const std::string& completion_json)>;
   void keep_rejected_with(RejectedKeeper keep) { keep_rejected_ = std::move(keep); }
-  const std::deque<heartbeat::CommandCompletion>& owed() const { return owed_; }
-  std::optional<heartbeat::CommandCompletion> oldest_owed() const override {
+  const std::deque<wire::CommandCompletion>& owed() const { return owed_; }
+  std::optional<wire::CommandCompletion> oldest_owed() const override {
     return owed_.empty() ? std::nullopt : std::optional(owed_.front());
   }
 
@@ -110,9 +110,9 @@ class CommandJournal final : public heartbeat::CompletionQueue {
   Result<void> load(const std::string& text);
   void save();
   // record_completion without the write, for callers that record several.
-  void record_unsaved(heartbeat::CommandCompletion completion);
+  void record_unsaved(wire::CommandCompletion completion);
   // Adds it to the owed list, replacing one of the same command, within kMaxOwed.
-  void owe(heartbeat::CommandCompletion completion);
+  void owe(wire::CommandCompletion completion);
   void owe_failure(const std::string& command_id, const std::string& hostname,
                    const std::string& why);
 
@@ -124,7 +124,7 @@ class CommandJournal final : public heartbeat::CompletionQueue {
   std::vector<std::string> sessions_;
   std::optional<ContinuousCommand> continuous_;
   bool shut_down_cleanly_ = false;
-  std::deque<heartbeat::CommandCompletion> owed_;
+  std::deque<wire::CommandCompletion> owed_;
   RejectedKeeper keep_rejected_;
   std::string write_error_;
 };

@@ -2,7 +2,7 @@
 
 namespace dormant::agent {
 Result<SessionPlan> plan_for_command(const config::AgentConfig& agent,
-                                     const heartbeat::CommandConfig& command) {
+                                     const wire::CommandConfig& command) {
   config::AgentConfig session = agent;
   session.duration_s = command.duration;
   session.frequency_hz = command.frequency;
@@ -12,40 +12,40 @@ Result<SessionPlan> plan_for_command(const config::AgentConfig& agent,
   if (command.perf) {
     session.perf_events = command.perf->events;
     switch (command.perf->setting) {
-      case heartbeat::PerfSetting::kEnabledRestricted:
+      case wire::PerfSetting::kEnabledRestricted:
         session.skip_system_profilers_above = agent.heartbeat_perf_restricted_max_processes;
         session.perf_max_docker_containers = agent.heartbeat_perf_restricted_max_containers;
         break;
-      case heartbeat::PerfSetting::kEnabledAggressive:
+      case wire::PerfSetting::kEnabledAggressive:
         session.skip_system_profilers_above = agent.heartbeat_perf_aggressive_max_processes;
         session.perf_max_docker_containers = agent.heartbeat_perf_aggressive_max_containers;
         break;
-      case heartbeat::PerfSetting::kDisabled:
+      case wire::PerfSetting::kDisabled:
         // Studio's "no system profiler": eBPF is off too, unless the command asks for it below.
         session.perf_mode = config::PerfMode::kDisabled;
         session.system_profiler = config::SystemProfiler::kDisabled;
         break;
     }
   }
-  if (command.ebpf == heartbeat::EbpfSetting::kEnabled) {
+  if (command.ebpf == wire::EbpfSetting::kEnabled) {
     session.system_profiler = config::SystemProfiler::kEbpf;
     session.perf_mode = config::PerfMode::kFp;  // perf's unwinding modes do not apply to eBPF
-  } else if (command.ebpf == heartbeat::EbpfSetting::kDisabled &&
+  } else if (command.ebpf == wire::EbpfSetting::kDisabled &&
              session.system_profiler != config::SystemProfiler::kDisabled) {
     session.system_profiler = config::SystemProfiler::kPerf;
   }
   if (command.gpu) {
     switch (*command.gpu) {
-      case heartbeat::GpuSetting::kMerge:
+      case wire::GpuSetting::kMerge:
         session.gpu_mode = config::GpuMode::kMerge;
         break;
-      case heartbeat::GpuSetting::kGpuOnly:
+      case wire::GpuSetting::kGpuOnly:
         session.gpu_mode = config::GpuMode::kGpuOnly;
         break;
-      case heartbeat::GpuSetting::kCpuOnly:
+      case wire::GpuSetting::kCpuOnly:
         session.gpu_mode = config::GpuMode::kCpuOnly;
         break;
-      case heartbeat::GpuSetting::kDisabled:
+      case wire::GpuSetting::kDisabled:
         session.gpu_mode = config::GpuMode::kDisabled;
         break;
     }

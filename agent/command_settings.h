@@ -6,13 +6,13 @@
 #include "agent/session_plan.h"
 #include "common/result.h"
 #include "config/agent_config.h"
-#include "heartbeat/protocol/command_config.h"
+#include "wire/command_config.h"
 
 namespace dormant::agent {
 
 // Fails (with the reason for the command's "failed" completion) when the result is not a
 // configuration the agent would accept from its own flags.
 Result<SessionPlan> plan_for_command(const config::AgentConfig& agent,
-                                     const heartbeat::CommandConfig& command);
+                                     const wire::CommandConfig& command);
 
 }  // namespace dormant::agent

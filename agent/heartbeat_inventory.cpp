@@ -21,13 +21,13 @@ std::optional<std::string> non_empty(const char* value) {
 
 }  // namespace
 
-std::vector<heartbeat::ReportedContainer> heartbeat_containers(
+std::vector<wire::ReportedContainer> heartbeat_containers(
     const inventory::HostInventory& inventory) {
-  std::vector<heartbeat::ReportedContainer> containers;
+  std::vector<wire::ReportedContainer> containers;
   containers.reserve(inventory.containers.size());
   for (const inventory::InventoryContainer& entry : inventory.containers) {
     const inventory::ContainerMetadata& container = entry.container;
-    heartbeat::ReportedContainer& reported = containers.emplace_back();
+    wire::ReportedContainer& reported = containers.emplace_back();
     reported.container_id = container.id;
     reported.container_name = container.name;
     if (!container.runtime.empty()) reported.runtime = container.runtime;
@@ -121,7 +121,7 @@ void HeartbeatInventory::refresh(SteadyClock::time_point now) {
   last_reading_files_ = reading->files_read;
   text_.reset();  // before the next is made: one at a time in memory
   text_ = std::make_shared<const std::string>(
-      json_text(heartbeat::to_json(heartbeat_containers(*reading))));
+      json_text(wire::to_json(heartbeat_containers(*reading))));
   Hash hash{};
   static_assert(hash.size() == SHA256_DIGEST_LENGTH);
   SHA256(reinterpret_cast<const unsigned char*>(text_->data()), text_->size(), hash.data());

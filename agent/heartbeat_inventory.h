@@ -27,12 +27,12 @@
 
 #include "common/deadline.h"
 #include "common/result.h"
-#include "heartbeat/protocol/protocol.h"
+#include "wire/protocol.h"
 
 namespace dormant::agent {
 
 // Studio's containers[]. What is not known (runtime, pod, workload) is left out of the JSON.
-std::vector<heartbeat::ReportedContainer> heartbeat_containers(
+std::vector<wire::ReportedContainer> heartbeat_containers(
     const inventory::HostInventory& inventory);
 
 struct AgentPlacement {

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "heartbeat/protocol/ids.h"
+#include "wire/ids.h"
 
 namespace dormant::agent {
 namespace {
@@ -54,7 +54,7 @@ std::vector<std::string> salvage_command_ids(const std::filesystem::path& path, 
     size_t at = 0;
     while (at + kQuotedUuidBytes <= window.size()) {
       if (window[at] == '"' && window[at + kQuotedUuidBytes - 1] == '"' &&
-          heartbeat::is_uuid(std::string_view(window).substr(at + 1, kQuotedUuidBytes - 2))) {
+          wire::is_uuid(std::string_view(window).substr(at + 1, kQuotedUuidBytes - 2))) {
         found.add(std::string_view(window).substr(at + 1, kQuotedUuidBytes - 2));
         at += kQuotedUuidBytes;
       } else {

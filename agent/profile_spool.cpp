@@ -18,12 +18,12 @@ constexpr std::string_view kSuffix = ".upload";
 constexpr uint64_t kMaxFileBytes = 64 << 20;
 constexpr size_t kMaxEndTimeBytes = 64;
 
-Result<heartbeat::CompressedUpload> parse_spool_file(std::string content) {
+Result<wire::CompressedUpload> parse_spool_file(std::string content) {
   size_t newline = content.find('\n');
   if (newline == std::string::npos || newline > kMaxEndTimeBytes) {
     return Error::invalid_argument("no end time on its first line");
   }
-  heartbeat::CompressedUpload upload;
+  wire::CompressedUpload upload;
   upload.end_time = content.substr(0, newline);
   content.erase(0, newline + 1);
   upload.gzip_head = std::move(content);
@@ -89,7 +89,7 @@ void ProfileSpool::drop_oldest() {
   unindex(name);
 }
 
-Result<void> ProfileSpool::add(const heartbeat::CompressedUpload& upload) {
+Result<void> ProfileSpool::add(const wire::CompressedUpload& upload) {
   if (upload.end_time.size() > kMaxEndTimeBytes ||
       upload.end_time.find('\n') != std::string::npos) {
     return Error::invalid_argument("the profile's end time is not one short line");
@@ -181,7 +181,7 @@ std::optional<heartbeat::QueuedUpload> ProfileSpool::oldest_upload() {
                        ? read_file(path)
                        : Result<std::string>(Error::invalid_argument("larger than 64 MiB"));
     auto upload = content ? parse_spool_file(std::move(*content))
-                          : Result<heartbeat::CompressedUpload>(content.error());
+                          : Result<wire::CompressedUpload>(content.error());
     if (upload) return heartbeat::QueuedUpload{name, std::move(*upload)};
     spdlog::error("dropped the spooled profile {}: {}", path.string(), upload.error().message());
     fs::remove(path, error);

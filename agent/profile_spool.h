@@ -35,7 +35,7 @@ class ProfileSpool final : public heartbeat::UploadQueue {
 
   // Fails only for a profile that could never be kept (larger than the spool); one that cannot be
   // written is held in memory.
-  Result<void> add(const heartbeat::CompressedUpload& upload);
+  Result<void> add(const wire::CompressedUpload& upload);
   // The oldest profile (its key is its file's name), or nothing. A file that cannot be read is
   // removed with an error logged.
   std::optional<heartbeat::QueuedUpload> oldest_upload() override;

@@ -76,7 +76,7 @@ bool Supervisor::nothing_left() const {
 }
 
 void Supervisor::on_command(const std::string& command_id,
-                            const heartbeat::ProfilingCommand& command) {
+                            const wire::ProfilingCommand& command) {
   if (journal_.was_received(command_id)) {
     spdlog::trace("command {} again: already received", command_id);
     return;
@@ -84,7 +84,7 @@ void Supervisor::on_command(const std::string& command_id,
   journal_.add_received(command_id);
   auto received = Clock::now();
   if (shutting_down_) return complete(command_id, received, "the agent is shutting down");
-  auto parsed = heartbeat::parse_combined_config(command.combined_config, command.command_type);
+  auto parsed = wire::parse_combined_config(command.combined_config, command.command_type);
   if (!parsed) {
     spdlog::error("command {} refused: {}", command_id, parsed.error().message());
     return complete(command_id, received, parsed.error().message());
@@ -98,9 +98,9 @@ void Supervisor::on_command(const std::string& command_id,
                shortened(command.combined_config.dump(-1, ' ', false,
                                                       nlohmann::json::error_handler_t::replace),
                          1024));
-  if (parsed->command_type == heartbeat::CommandType::kStart) {
+  if (parsed->command_type == wire::CommandType::kStart) {
     start(command_id, received, *parsed, command.combined_config);
-  } else if (parsed->stop_level == heartbeat::StopLevel::kProcess && !parsed->pids.empty()) {
+  } else if (parsed->stop_level == wire::StopLevel::kProcess && !parsed->pids.empty()) {
     stop_processes(command_id, received, parsed->pids);
   } else {
     stop_host(command_id, received);
@@ -108,7 +108,7 @@ void Supervisor::on_command(const std::string& command_id,
 }
 
 void Supervisor::start(const std::string& command_id, Clock::time_point received,
-                       const heartbeat::CommandConfig& command,
+                       const wire::CommandConfig& command,
                        const nlohmann::json& combined_config) {
   auto plan = plan_for_command(agent_, command);
   if (!plan) {
@@ -154,7 +154,7 @@ void Supervisor::resume(const ContinuousCommand& command, bool completion_owed,
     journal_.end_continuous(command.command_id);
     if (completion_owed) complete(command.command_id, received, why);
   };
-  auto parsed = heartbeat::parse_combined_config(command.combined_config, "start");
+  auto parsed = wire::parse_combined_config(command.combined_config, "start");
   if (!parsed) return refuse(parsed.error().message());
   if (!parsed->continuous) return refuse("the journal holds it, but it is not continuous");
   auto plan = plan_for_command(agent_, *parsed);
@@ -386,11 +386,11 @@ void Supervisor::cancel(Waiting& waiting, const std::string& why) {
 
 void Supervisor::complete(const std::string& command_id, Clock::time_point received,
                           std::optional<std::string> failure) {
-  heartbeat::CommandCompletion completion;
+  wire::CommandCompletion completion;
   completion.command_id = command_id;
   completion.hostname = hostname_;
   completion.status =
-      failure ? heartbeat::CompletionStatus::kFailed : heartbeat::CompletionStatus::kCompleted;
+      failure ? wire::CompletionStatus::kFailed : wire::CompletionStatus::kCompleted;
   completion.execution_time = std::chrono::duration<double>(Clock::now() - received).count();
   completion.error_message = std::move(failure);
   if (completion.error_message) {

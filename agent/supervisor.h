@@ -20,8 +20,8 @@
 #include "agent/command_journal.h"
 #include "agent/session.h"
 #include "config/agent_config.h"
-#include "heartbeat/protocol/command_config.h"
-#include "heartbeat/protocol/protocol.h"
+#include "wire/command_config.h"
+#include "wire/protocol.h"
 
 namespace dormant::agent {
 
@@ -33,7 +33,7 @@ class Supervisor {
   struct Hooks {
     LaunchSession launch;
     // A completion to deliver (the caller journals it and sends it).
-    std::function<void(const heartbeat::CommandCompletion&)> complete;
+    std::function<void(const wire::CommandCompletion&)> complete;
     // Every session has ended and nothing waits: the agent is back to Idle.
     std::function<void()> idle;
   };
@@ -44,7 +44,7 @@ class Supervisor {
   ~Supervisor();
 
   // A command from a heartbeat answer. One whose id was received before is ignored.
-  void on_command(const std::string& command_id, const heartbeat::ProfilingCommand& command);
+  void on_command(const std::string& command_id, const wire::ProfilingCommand& command);
   // Starts again the continuous command the previous run of the agent had in force (read from
   // the journal), with no completion unless `completion_owed`; `after` says how that run ended.
   void resume(const ContinuousCommand& command, bool completion_owed, const std::string& after);
@@ -101,7 +101,7 @@ class Supervisor {
   };
 
   void start(const std::string& command_id, Clock::time_point received,
-             const heartbeat::CommandConfig& command, const nlohmann::json& combined_config);
+             const wire::CommandConfig& command, const nlohmann::json& combined_config);
   // A continuous command's session, launched now or when the one-shots are done.
   void start_continuous(Waiting waiting);
   void stop_host(const std::string& command_id, Clock::time_point received);

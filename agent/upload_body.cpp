@@ -2,14 +2,14 @@
 
 #include "agent/profile_facts.h"
 #include "common/iso_time.h"
-#include "heartbeat/protocol/protocol.h"
+#include "wire/protocol.h"
 
 namespace dormant::agent {
 
 Result<UploadBody> make_upload_body(const module::Snapshot& snapshot, const std::string& hostname,
                                     std::chrono::system_clock::time_point start,
                                     const module::SnapshotTimes& times, size_t max_bytes) {
-  heartbeat::ProfileUpload upload;
+  wire::ProfileUpload upload;
   upload.start_time = iso_utc(start);
   upload.end_time = iso_utc(times.end);
   upload.hostname = hostname;
@@ -19,11 +19,11 @@ Result<UploadBody> make_upload_body(const module::Snapshot& snapshot, const std:
   UploadBody body;
   auto room = [&](const std::string& collapsed) -> Result<double> {
     upload.profile = collapsed;
-    auto compressed = heartbeat::compress_upload(upload);
+    auto compressed = wire::compress_upload(upload);
     if (!compressed) return std::move(compressed).take_error();
     body.upload = std::move(*compressed);
     return static_cast<double>(max_bytes) /
-           static_cast<double>(body.upload.gzip_head.size() + heartbeat::kGpidMemberBytes);
+           static_cast<double>(body.upload.gzip_head.size() + wire::kGpidMemberBytes);
   };
   auto fitted = snapshot.collapsed_fitting(room);
   if (!fitted) {

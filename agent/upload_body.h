@@ -5,7 +5,7 @@
 #include <string>
 
 #include "common/result.h"
-#include "heartbeat/protocol/compressed_upload.h"
+#include "wire/compressed_upload.h"
 #include "module/api/profiler_module.h"
 
 namespace dormant::agent {
@@ -17,7 +17,7 @@ inline constexpr size_t kMaxUploadBytes = (4 << 20) - 4096;
 // does not, the stacks with the fewest samples are dropped, and the header's "truncated" object
 // says how many stacks and samples went.
 struct UploadBody {
-  heartbeat::CompressedUpload upload;
+  wire::CompressedUpload upload;
   size_t dropped_stacks = 0;
 };
 Result<UploadBody> make_upload_body(const module::Snapshot& snapshot, const std::string& hostname,

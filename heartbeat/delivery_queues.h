@@ -5,15 +5,15 @@
 #include <optional>
 #include <string>
 
-#include "heartbeat/protocol/compressed_upload.h"
-#include "heartbeat/protocol/protocol.h"
+#include "wire/compressed_upload.h"
+#include "wire/protocol.h"
 
 namespace dormant::heartbeat {
 
 class CompletionQueue {
  public:
   virtual ~CompletionQueue() = default;
-  virtual std::optional<CommandCompletion> oldest_owed() const = 0;
+  virtual std::optional<wire::CommandCompletion> oldest_owed() const = 0;
   // Delivered: no longer owed.
   virtual void settle(const std::string& command_id) = 0;
   // Refused for good by the server (`why`): no longer owed, kept aside for a person to look at.
@@ -22,7 +22,7 @@ class CompletionQueue {
 
 struct QueuedUpload {
   std::string key;  // what remove_upload takes
-  CompressedUpload upload;
+  wire::CompressedUpload upload;
 };
 
 class UploadQueue {

@@ -3,8 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include "common/json_text.h"
-#include "heartbeat/protocol/bounded_json.h"
-#include "heartbeat/protocol/json_fields.h"
+#include "wire/bounded_json.h"
+#include "wire/json_fields.h"
 
 namespace dormant::heartbeat {
 namespace {
@@ -31,14 +31,14 @@ std::shared_ptr<RetryingSender> make_completion_sender(boost::asio::io_context& 
                                                        RetryTimer retry, CompletionQueue& owed,
                                                        std::unique_ptr<BackoffTimer> timer) {
   auto next = [&owed]() -> std::optional<RetryingSender::Message> {
-    std::optional<CommandCompletion> completion = owed.oldest_owed();
+    std::optional<wire::CommandCompletion> completion = owed.oldest_owed();
     if (!completion) return std::nullopt;
     std::string id = completion->command_id;
     RetryingSender::Message message;
     message.post = {.path = "/api/metrics/command_completion",
-                    .body = json_text(to_json(*completion))};
+                    .body = json_text(wire::to_json(*completion))};
     message.delivered = [&owed, id](const HttpReply& reply) {
-      auto answer = parse_json_within(reply.body, "completion answer");
+      auto answer = wire::parse_json_within(reply.body, "completion answer");
       bool recorded = false;
       if (answer && answer->is_object()) {
         auto success = answer->find("success");
@@ -51,7 +51,7 @@ std::shared_ptr<RetryingSender> make_completion_sender(boost::asio::io_context& 
                                ? (*answer)["message"].get<std::string>()
                                : reply.body.substr(0, 200);
         spdlog::warn("the server did not record the completion of command {}: {}", id,
-                     single_quoted(said));
+                     wire::single_quoted(said));
       }
       owed.settle(id);
     };
@@ -72,7 +72,7 @@ std::shared_ptr<RetryingSender> make_upload_sender(boost::asio::io_context& io,
     for (;;) {
       std::optional<QueuedUpload> queued = queue.oldest_upload();
       if (!queued) return std::nullopt;
-      auto body = body_with_gpid(queued->upload, *gpid);
+      auto body = wire::body_with_gpid(queued->upload, *gpid);
       if (!body) {
         spdlog::error("dropped the queued profile {}: {}", queued->key, body.error().message());
         queue.remove_upload(queued->key);
@@ -92,7 +92,7 @@ std::shared_ptr<RetryingSender> make_upload_sender(boost::asio::io_context& io,
                               {"Content-Type", "application/json"}};
       size_t bytes = message.post.body.size();
       message.delivered = [&queue, gpid, key = queued->key, bytes](const HttpReply& reply) {
-        auto answer = parse_json_within(reply.body, "upload answer");
+        auto answer = wire::parse_json_within(reply.body, "upload answer");
         if (answer && answer->is_object() && (*answer)["gpid"].is_number_integer()) {
           *gpid = (*answer)["gpid"].get<int64_t>();
         }

@@ -5,8 +5,8 @@
 
 #include "common/json_text.h"
 #include "common/text.h"
-#include "heartbeat/protocol/bounded_json.h"
-#include "heartbeat/protocol/json_fields.h"
+#include "wire/bounded_json.h"
+#include "wire/json_fields.h"
 
 namespace dormant::heartbeat {
 namespace {
@@ -56,13 +56,13 @@ void HeartbeatLoop::schedule(std::chrono::milliseconds delay) {
 }
 
 void HeartbeatLoop::send() {
-  HeartbeatBody body = heartbeat_body(build_());
-  HttpsClient::Post post{.path = std::string(kHeartbeatPath),
+  wire::HeartbeatBody body = wire::heartbeat_body(build_());
+  HttpsClient::Post post{.path = std::string(wire::kHeartbeatPath),
                          .body = std::move(body.own),
                          .held_for = hold_,
                          .shared_body = std::move(body.shared)};
   if (hold_.count() > 0) {
-    post.path += "?" + std::string(kLongPollWaitParameter) + "=" +
+    post.path += "?" + std::string(wire::kLongPollWaitParameter) + "=" +
                  std::to_string(std::chrono::duration_cast<std::chrono::seconds>(hold_).count());
   }
   sent_at_ = std::chrono::steady_clock::now();
@@ -81,16 +81,16 @@ std::chrono::milliseconds HeartbeatLoop::offered_hold(const std::optional<std::s
   return hold.count() >= 1 ? std::chrono::milliseconds(hold) : std::chrono::milliseconds(0);
 }
 
-Result<HeartbeatResponse> HeartbeatLoop::read_answer(Result<HttpReply> reply) const {
+Result<wire::HeartbeatResponse> HeartbeatLoop::read_answer(Result<HttpReply> reply) const {
   if (!reply) return std::move(reply).take_error();
   if (reply->status != 200) {
     return Error(ErrorKind::kNetwork, "the server answered HTTP " + std::to_string(reply->status) +
                                           ": " +
-                                          single_quoted(reply->body.substr(0, kBodyExcerpt)));
+                                          wire::single_quoted(reply->body.substr(0, kBodyExcerpt)));
   }
-  auto body = parse_json_within(reply->body, "heartbeat answer");
+  auto body = wire::parse_json_within(reply->body, "heartbeat answer");
   if (!body) return std::move(body).take_error();
-  return parse_heartbeat_response(*body);
+  return wire::parse_heartbeat_response(*body);
 }
 
 void HeartbeatLoop::on_reply(Result<HttpReply> reply) {
@@ -98,7 +98,7 @@ void HeartbeatLoop::on_reply(Result<HttpReply> reply) {
   hold_ = {};
   std::optional<std::string> offer;
   if (reply) {
-    if (const std::string* header = reply->header(kLongPollHeader)) offer = *header;
+    if (const std::string* header = reply->header(wire::kLongPollHeader)) offer = *header;
   }
   auto answer = read_answer(std::move(reply));
   if (!answer) {

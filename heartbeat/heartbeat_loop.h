@@ -23,7 +23,7 @@
 
 #include "heartbeat/https_client.h"
 #include "heartbeat/outage_log.h"
-#include "heartbeat/protocol/protocol.h"
+#include "wire/protocol.h"
 #include "heartbeat/retry_policy.h"
 
 namespace dormant::heartbeat {
@@ -31,8 +31,8 @@ namespace dormant::heartbeat {
 class HeartbeatLoop : public std::enable_shared_from_this<HeartbeatLoop> {
  public:
   // Builds the next heartbeat's body: the caller knows the command ids and the agent's health.
-  using BuildRequest = std::function<HeartbeatRequest()>;
-  using OnAnswer = std::function<void(const HeartbeatResponse&)>;
+  using BuildRequest = std::function<wire::HeartbeatRequest()>;
+  using OnAnswer = std::function<void(const wire::HeartbeatResponse&)>;
 
   static std::shared_ptr<HeartbeatLoop> make(boost::asio::io_context& io,
                                              std::shared_ptr<HttpsClient> client, RetryTimer retry,
@@ -53,7 +53,7 @@ class HeartbeatLoop : public std::enable_shared_from_this<HeartbeatLoop> {
 
   void send();
   void on_reply(Result<HttpReply> reply);
-  Result<HeartbeatResponse> read_answer(Result<HttpReply> reply) const;
+  Result<wire::HeartbeatResponse> read_answer(Result<HttpReply> reply) const;
   void schedule(std::chrono::milliseconds delay);
   // The hold the server offers (its kLongPollHeader), up to `interval`, in whole seconds; 0 when
   // it offers none, or the interval is under a second.

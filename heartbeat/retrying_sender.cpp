@@ -2,7 +2,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include "heartbeat/protocol/json_fields.h"
+#include "wire/json_fields.h"
 #include "heartbeat/reply_verdict.h"
 
 namespace dormant::heartbeat {
@@ -12,7 +12,7 @@ constexpr size_t kBodyExcerpt = 200;
 
 std::string describe(const HttpReply& reply) {
   return "the server answered HTTP " + std::to_string(reply.status) + ": " +
-         single_quoted(reply.body.substr(0, kBodyExcerpt));
+         wire::single_quoted(reply.body.substr(0, kBodyExcerpt));
 }
 
 }  // namespace

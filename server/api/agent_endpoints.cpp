@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <variant>
 
-#include "heartbeat/protocol/json_fields.h"
+#include "wire/json_fields.h"
 #include "server/api/api_requests.h"
 #include "server/api/upload_body.h"
 #include "server/api/wire_mapping.h"
@@ -21,7 +21,7 @@ constexpr std::string_view kServiceHeader = "GPROFILER-SERVICE-NAME";
 
 std::vector<Route> AgentEndpoints::routes() {
   return {
-      {verb::post, heartbeat::kHeartbeatPath, Auth::kBearer, kAgentRole, Work::kStore,
+      {verb::post, wire::kHeartbeatPath, Auth::kBearer, kAgentRole, Work::kStore,
        Body::kMessage, handler(this, &AgentEndpoints::heartbeat)},
       {verb::post, "/api/metrics/command_completion", Auth::kBearer, kAgentRole, Work::kStore,
        Body::kMessage, handler(this, &AgentEndpoints::command_completion)},
@@ -34,18 +34,18 @@ http::Response AgentEndpoints::heartbeat(const Call& call) {
   HeldHeartbeat* held = call.held;
   if (held != nullptr && held->recorded) {
     // Its wait is over: the host's command as it is now, the heartbeat recorded already.
-    const heartbeat::HeartbeatRequest& message = held->message;
+    const wire::HeartbeatRequest& message = held->message;
     auto answer = store_.deliver_current(message.hostname, message.service_name);
     if (!answer) return store_failure(answer.error());
     answer->containers_digest = held->containers_digest;
     return heartbeat_answer(call, message, *answer);
   }
-  std::optional<Result<heartbeat::HeartbeatRequest>> parsed;
+  std::optional<Result<wire::HeartbeatRequest>> parsed;
   if (held == nullptr) {
     parsed = heartbeat_body(call.request);
     if (!*parsed) return invalid_request(parsed->error());
   }
-  const heartbeat::HeartbeatRequest& message = held != nullptr ? held->message : **parsed;
+  const wire::HeartbeatRequest& message = held != nullptr ? held->message : **parsed;
   if (auto refused = refuse_other_host(call, message.hostname)) return std::move(*refused);
   auto answer = commands_.record_heartbeat(to_host_heartbeat(message));
   if (!answer) return store_failure(answer.error());
@@ -58,7 +58,7 @@ http::Response AgentEndpoints::heartbeat(const Call& call) {
 }
 
 http::Response AgentEndpoints::heartbeat_answer(const Call& call,
-                                                const heartbeat::HeartbeatRequest& message,
+                                                const wire::HeartbeatRequest& message,
                                                 const storage::HeartbeatAnswer& answer) {
   if (answer.first_delivery) metrics_.add(Counter::kCommandsDelivered);
   const auto& command = answer.command;
@@ -66,9 +66,9 @@ http::Response AgentEndpoints::heartbeat_answer(const Call& call,
   call.news = answer.first_delivery ||
               (command && command->command_id != message.last_command_id &&
                std::find(received.begin(), received.end(), command->command_id) == received.end());
-  http::Response response = json_ok(heartbeat::to_json(to_heartbeat_response(answer)));
+  http::Response response = json_ok(wire::to_json(to_heartbeat_response(answer)));
   if (options_.long_poll_max.count() > 0) {
-    response.set(std::string(heartbeat::kLongPollHeader),
+    response.set(std::string(wire::kLongPollHeader),
                  std::to_string(options_.long_poll_max.count()));
   }
   return response;
@@ -77,7 +77,7 @@ http::Response AgentEndpoints::heartbeat_answer(const Call& call,
 http::Response AgentEndpoints::command_completion(const Call& call) {
   auto body = json_body(call.request, "command_completion");
   if (!body) return invalid_request(body.error());
-  auto completion = heartbeat::parse_command_completion(*body);
+  auto completion = wire::parse_command_completion(*body);
   if (!completion) return invalid_request(completion.error());
   if (auto refused = refuse_other_host(call, completion->hostname)) return std::move(*refused);
   auto outcome = store_.record_completion(to_completion_report(*completion));
@@ -96,12 +96,12 @@ http::Response AgentEndpoints::upload_profile(const Call& call) {
   }
   std::string_view service = header(request, kServiceHeader);
   if (service.empty()) service = call.query_value("service");
-  if (auto valid = heartbeat::check_name(service, "GPROFILER-SERVICE-NAME"); !valid) {
+  if (auto valid = wire::check_name(service, "GPROFILER-SERVICE-NAME"); !valid) {
     return error_response(status::bad_request, valid.error().message());
   }
   auto upload = read_upload_body(request, options_.max_profile_bytes);
   if (auto* refused = std::get_if<http::Response>(&upload)) return std::move(*refused);
-  auto& fields = std::get<heartbeat::ProfileUpload>(upload);
+  auto& fields = std::get<wire::ProfileUpload>(upload);
   size_t profile_bytes = fields.profile.size();
   auto stored_upload = to_stored_upload(std::move(fields), service);
   if (!stored_upload) {

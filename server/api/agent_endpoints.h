@@ -24,7 +24,7 @@ class AgentEndpoints : private EndpointContext {
   // A heartbeat recorded, or, at the end of a long-poll's wait, its host's command delivered.
   http::Response heartbeat(const Call& call);
   // A heartbeat's answer: its host's command, and whether that is news to its agent.
-  http::Response heartbeat_answer(const Call& call, const heartbeat::HeartbeatRequest& message,
+  http::Response heartbeat_answer(const Call& call, const wire::HeartbeatRequest& message,
                                   const storage::HeartbeatAnswer& answer);
   http::Response command_completion(const Call& call);
   http::Response upload_profile(const Call& call);

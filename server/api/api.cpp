@@ -149,9 +149,9 @@ http::Response Api::busy_response(const http::Request& request, const Routing& r
 std::chrono::milliseconds Api::long_poll_wait(const http::Request& request) const {
   if (options_.long_poll_max.count() == 0 || request.method() != verb::post) return {};
   std::string_view target(request.target().data(), request.target().size());
-  if (target.substr(0, target.find('?')) != heartbeat::kHeartbeatPath) return {};
+  if (target.substr(0, target.find('?')) != wire::kHeartbeatPath) return {};
   for (const auto& [key, value] : parse_query(target)) {
-    if (key != heartbeat::kLongPollWaitParameter) continue;
+    if (key != wire::kLongPollWaitParameter) continue;
     auto seconds = parse_integer(value);
     if (!seconds || *seconds <= 0) return {};
     return std::min(std::chrono::seconds(*seconds), options_.long_poll_max);
@@ -183,7 +183,7 @@ void Api::serve(const http::Request& request, std::shared_ptr<const Routing> rou
   if (!parsed) return responder->reply(answer(request, *routing, client));
   auto beat =
       std::make_shared<HeldHeartbeat>(HeldHeartbeat{std::move(*parsed), false, std::nullopt});
-  const heartbeat::HeartbeatRequest& message = beat->message;
+  const wire::HeartbeatRequest& message = beat->message;
   // Watched before the store is read: a command committed after that read wakes it.
   auto poll =
       long_polls_.watch(LongPolls::key_of(message.hostname, message.service_name), client.address);

@@ -4,8 +4,8 @@
 
 #include "common/iso_time.h"
 #include "common/text.h"
-#include "heartbeat/protocol/json_fields.h"
-#include "heartbeat/protocol/plain_heartbeat.h"
+#include "wire/json_fields.h"
+#include "wire/plain_heartbeat.h"
 #include "server/api/wire_mapping.h"
 
 namespace dormant::server::api {
@@ -186,12 +186,12 @@ std::string_view header(const boost::beast::http::fields& fields, std::string_vi
 
 Result<nlohmann::json> json_body(const http::Request& request, std::string_view name) {
   if (request.body().empty()) return Error::parse(std::string(name) + ": the request has no body");
-  return heartbeat::parse_json_text(request.body(), name);
+  return wire::parse_json_text(request.body(), name);
 }
 
-Result<heartbeat::HeartbeatRequest> heartbeat_body(const http::Request& request) {
+Result<wire::HeartbeatRequest> heartbeat_body(const http::Request& request) {
   if (request.body().empty()) return Error::parse("heartbeat: the request has no body");
-  return heartbeat::parse_heartbeat_text(request.body());
+  return wire::parse_heartbeat_text(request.body());
 }
 
 Result<int64_t> integer_parameter(const Call& call, std::string_view name, int64_t fallback,

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
-#include "heartbeat/protocol/protocol.h"
+#include "wire/protocol.h"
 #include "server/api/call.h"
 #include "server/api/refusal.h"
 #include "server/storage/records.h"
@@ -47,8 +47,8 @@ std::string_view header(const boost::beast::http::fields& fields, std::string_vi
 
 // The body as JSON, or the error that says why it is not.
 Result<nlohmann::json> json_body(const http::Request& request, std::string_view name);
-// The heartbeat in the body (heartbeat/protocol/plain_heartbeat.h).
-Result<heartbeat::HeartbeatRequest> heartbeat_body(const http::Request& request);
+// The heartbeat in the body (wire/plain_heartbeat.h).
+Result<wire::HeartbeatRequest> heartbeat_body(const http::Request& request);
 // A query parameter that must be a whole number in [min, max]; absent: `fallback`.
 Result<int64_t> integer_parameter(const Call& call, std::string_view name, int64_t fallback,
                                   int64_t min, int64_t max);

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "heartbeat/protocol/protocol.h"
+#include "wire/protocol.h"
 #include "server/http/http_server.h"
 
 namespace dormant::server::api {
@@ -15,7 +15,7 @@ namespace dormant::server::api {
 // A long-polled heartbeat: its message, parsed once, and what recording it answered, so that
 // its answer after the wait delivers the host's command without recording it again.
 struct HeldHeartbeat {
-  heartbeat::HeartbeatRequest message;
+  wire::HeartbeatRequest message;
   bool recorded = false;
   std::optional<std::string> containers_digest;  // as the recording answered it
 };

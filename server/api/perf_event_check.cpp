@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "common/perf_events.h"
-#include "heartbeat/protocol/command_config.h"
+#include "wire/command_config.h"
 
 namespace dormant::server::api {
 namespace {
@@ -24,15 +24,15 @@ std::string event_name(std::string_view text) {
 
 }  // namespace
 
-std::vector<std::string> requested_perf_events(const heartbeat::ProfilingRequest& request) {
-  if (request.request_type != heartbeat::CommandType::kStart || !request.additional_args) {
+std::vector<std::string> requested_perf_events(const wire::ProfilingRequest& request) {
+  if (request.request_type != wire::CommandType::kStart || !request.additional_args) {
     return {};
   }
   auto configs = request.additional_args->find("profiler_configs");
   if (configs == request.additional_args->end() || !configs->is_object()) return {};
   auto perf = configs->find("perf");
   if (perf == configs->end() || !perf->is_object()) return {};
-  if (heartbeat::turns_profiler_off(*perf)) return {};
+  if (wire::turns_profiler_off(*perf)) return {};
   auto events = perf->find("events");
   if (events == perf->end() || !events->is_array()) return {};
   std::vector<std::string> names;
@@ -45,7 +45,7 @@ std::vector<std::string> requested_perf_events(const heartbeat::ProfilingRequest
 }
 
 std::optional<Error> unsupported_perf_events(
-    const heartbeat::ProfilingRequest& request,
+    const wire::ProfilingRequest& request,
     const std::map<std::string, std::vector<std::string>>& supported_by_host) {
   std::vector<std::string> wanted = requested_perf_events(request);
   if (wanted.empty()) return std::nullopt;

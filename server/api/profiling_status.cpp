@@ -4,7 +4,7 @@
 #include <cctype>
 
 #include "common/text.h"
-#include "heartbeat/protocol/command_config.h"
+#include "wire/command_config.h"
 #include "server/api/wire_mapping.h"
 
 namespace dormant::server::api {
@@ -111,7 +111,7 @@ std::string profiler_summary(const std::optional<Command>& command) {
   for (const auto& [key, name] : kNames) {
     auto config = configs->find(key);
     if (config == configs->end()) continue;
-    if (!heartbeat::turns_profiler_off(*config)) on.push_back(name);
+    if (!wire::turns_profiler_off(*config)) on.push_back(name);
   }
   return on.empty() ? "Disabled" : join(on, ", ");
 }

@@ -36,7 +36,7 @@ std::vector<Route> RequestEndpoints::routes() {
 
 RequestEndpoints::Prepared RequestEndpoints::prepare_request(const nlohmann::json& body,
                                                              std::optional<bool> dry_run) {
-  auto request = heartbeat::parse_profiling_request(body);
+  auto request = wire::parse_profiling_request(body);
   if (!request) return invalid_input(request.error());
   if (dry_run) request->dry_run = *dry_run;
   if (!selects_by_entities(*request)) return PreparedRequest{std::move(*request), std::nullopt};
@@ -48,7 +48,7 @@ RequestEndpoints::Prepared RequestEndpoints::prepare_request(const nlohmann::jso
     return invalid_input(
         Error::problem(ErrorKind::kInvalidArgument, "target_entities",
                        "No active targets were resolved for scope '" +
-                           std::string(heartbeat::to_string(request->target_scope)) +
+                           std::string(wire::to_string(request->target_scope)) +
                            "' in service '" + request->service_name + "'"));
   }
   take_resolved_targets(*request, *targets);
@@ -56,7 +56,7 @@ RequestEndpoints::Prepared RequestEndpoints::prepare_request(const nlohmann::jso
 }
 
 Result<std::optional<Error>> RequestEndpoints::check_perf_events(
-    const heartbeat::ProfilingRequest& request) {
+    const wire::ProfilingRequest& request) {
   if (requested_perf_events(request).empty()) return std::optional<Error>();
   auto supported = store_.perf_events_of(request.service_name);
   if (!supported) return std::move(supported).take_error();
@@ -64,7 +64,7 @@ Result<std::optional<Error>> RequestEndpoints::check_perf_events(
 }
 
 RequestEndpoints::Submission RequestEndpoints::submit_request(const PreparedRequest& prepared) {
-  const heartbeat::ProfilingRequest& request = prepared.request;
+  const wire::ProfilingRequest& request = prepared.request;
   auto store_request = to_store_request(request, prepared.selected_by);
   if (!store_request) return invalid_input(store_request.error());
   auto outcome = std::visit(
@@ -89,7 +89,7 @@ http::Response RequestEndpoints::profile_request(const Call& call) {
   // which records the event, perf's software fallback for cycles, or fails saying why not.
   Submission submitted = submit_request(std::get<PreparedRequest>(prepared));
   if (auto* refused = std::get_if<Refusal>(&submitted)) return to_response(*refused);
-  return json_ok(heartbeat::to_json(std::get<heartbeat::ProfilingResponse>(submitted)));
+  return json_ok(wire::to_json(std::get<wire::ProfilingResponse>(submitted)));
 }
 
 http::Response RequestEndpoints::bulk_profile_request(const Call& call) {
@@ -171,7 +171,7 @@ http::Response RequestEndpoints::bulk_profile_request(const Call& call) {
     } else {
       ++successes;
       result["success"] = true;
-      result["response"] = heartbeat::to_json(std::get<heartbeat::ProfilingResponse>(submitted));
+      result["response"] = wire::to_json(std::get<wire::ProfilingResponse>(submitted));
     }
     results.push_back(std::move(result));
   }
@@ -213,7 +213,7 @@ http::Response RequestEndpoints::list_subscriptions(const Call& call) {
         {"subscription_id", subscription.subscription_id},
         {"service_name", subscription.service_name},
         {"target_scope", storage::to_string(subscription.spec.scope)},
-        {"target_entities", heartbeat::entities_in_camel_case(
+        {"target_entities", wire::entities_in_camel_case(
                                 storage::selectors_to_json(subscription.spec.selectors))},
         {"request_id", subscription.request_id},
         {"active", !subscription.ended_at},

@@ -6,7 +6,7 @@
 #include <variant>
 #include <vector>
 
-#include "heartbeat/protocol/profiling_request.h"
+#include "wire/profiling_request.h"
 #include "server/api/endpoint_context.h"
 #include "server/api/router.h"
 #include "server/control/commands.h"
@@ -29,16 +29,16 @@ class RequestEndpoints : private EndpointContext {
   // One request's body parsed, and its selectors resolved into target_hosts; or what refuses it.
   // `dry_run`: overrides the body's.
   struct PreparedRequest {
-    heartbeat::ProfilingRequest request;
+    wire::ProfilingRequest request;
     std::optional<storage::TargetQuery> selected_by;  // what it was resolved from
   };
   using Prepared = std::variant<PreparedRequest, Refusal>;
   Prepared prepare_request(const nlohmann::json& body, std::optional<bool> dry_run);
   // The perf events a start asks for against those its hosts support: the error that names the
   // hosts that lack some, or nullopt. For bulk requests, as in Studio.
-  Result<std::optional<Error>> check_perf_events(const heartbeat::ProfilingRequest& request);
+  Result<std::optional<Error>> check_perf_events(const wire::ProfilingRequest& request);
   // A prepared request submitted: the answer, or what refuses it.
-  using Submission = std::variant<heartbeat::ProfilingResponse, Refusal>;
+  using Submission = std::variant<wire::ProfilingResponse, Refusal>;
   Submission submit_request(const PreparedRequest& prepared);
 
   control::Commands& commands_;

@@ -5,7 +5,7 @@
 
 #include "common/gzip.h"
 #include "common/iso_time.h"
-#include "heartbeat/protocol/json_fields.h"
+#include "wire/json_fields.h"
 #include "profile/collapsed.h"
 #include "profile/metadata_validation.h"
 #include "profile/sample_plausibility.h"
@@ -69,7 +69,7 @@ std::variant<nlohmann::json, http::Response> inflate_json(std::string_view body,
 
 }  // namespace
 
-std::variant<heartbeat::ProfileUpload, http::Response> read_upload_body(
+std::variant<wire::ProfileUpload, http::Response> read_upload_body(
     const http::Request& request, size_t max_profile_bytes) {
   const std::string& body = request.body();
   bool gzipped = body.size() >= 2 && static_cast<unsigned char>(body[0]) == 0x1f &&
@@ -84,7 +84,7 @@ std::variant<heartbeat::ProfileUpload, http::Response> read_upload_body(
     if (auto* refusal = std::get_if<http::Response>(&inflated)) return std::move(*refusal);
     json = std::move(std::get<nlohmann::json>(inflated));
   } else {
-    auto parsed = heartbeat::parse_json_text(body, "profile");
+    auto parsed = wire::parse_json_text(body, "profile");
     if (!parsed) return error_response(status::bad_request, parsed.error().message());
     json = std::move(*parsed);
   }
@@ -92,13 +92,13 @@ std::variant<heartbeat::ProfileUpload, http::Response> read_upload_body(
   if (auto field = json.find("profile"); field != json.end() && field->is_string()) {
     profile = std::move(field->get_ref<std::string&>());
   }
-  auto upload = heartbeat::parse_profile_upload(json);
+  auto upload = wire::parse_profile_upload(json);
   if (!upload) return error_response(status::unprocessable_entity, upload.error().message());
   upload->profile = std::move(profile);
   return std::move(*upload);
 }
 
-Result<storage::ProfileUpload> to_stored_upload(heartbeat::ProfileUpload&& upload,
+Result<storage::ProfileUpload> to_stored_upload(wire::ProfileUpload&& upload,
                                                 std::string_view service) {
   auto start = parse_iso_time(upload.start_time);
   auto end = parse_iso_time(upload.end_time);

@@ -7,7 +7,7 @@
 #include <variant>
 
 #include "common/result.h"
-#include "heartbeat/protocol/protocol.h"
+#include "wire/protocol.h"
 #include "server/http/http_server.h"
 #include "server/storage/records.h"
 
@@ -17,12 +17,12 @@ namespace dormant::server::api {
 // JSON, 413 past `max_profile_bytes` inflated, 422 for fields that are not an upload. Gzip is
 // parsed as it inflates and the profile is moved out of the tree, so that an upload holds about
 // one copy of its profile besides the parser's.
-std::variant<heartbeat::ProfileUpload, http::Response> read_upload_body(
+std::variant<wire::ProfileUpload, http::Response> read_upload_body(
     const http::Request& request, size_t max_profile_bytes);
 
 // The upload as the store keeps it, once its times, its header and every line of its profile
 // are checked, and its samples found plausible for its duration.
-Result<storage::ProfileUpload> to_stored_upload(heartbeat::ProfileUpload&& upload,
+Result<storage::ProfileUpload> to_stored_upload(wire::ProfileUpload&& upload,
                                                 std::string_view service);
 
 }  // namespace dormant::server::api

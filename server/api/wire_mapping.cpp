@@ -46,10 +46,10 @@ std::optional<std::string> text_member(const nlohmann::json& object, const char*
 }
 
 std::vector<storage::HostContainer> host_containers(
-    const std::vector<heartbeat::ReportedContainer>& containers) {
+    const std::vector<wire::ReportedContainer>& containers) {
   std::vector<storage::HostContainer> rows;
   rows.reserve(containers.size());
-  for (const heartbeat::ReportedContainer& reported : containers) {
+  for (const wire::ReportedContainer& reported : containers) {
     storage::HostContainer& row = rows.emplace_back();
     row.container_id = reported.container_id;
     row.container_name = reported.container_name;
@@ -59,7 +59,7 @@ std::vector<storage::HostContainer> host_containers(
     row.workload_name = reported.workload_name;
     row.workload_kind = reported.workload_kind;
     row.processes.reserve(reported.processes.size());
-    for (const heartbeat::ReportedProcess& process : reported.processes) {
+    for (const wire::ReportedProcess& process : reported.processes) {
       row.processes.push_back({process.pid, process.process_name});
     }
   }
@@ -116,7 +116,7 @@ Result<void> take_row_id(const std::string& id, storage::TargetScope scope,
 
 }  // namespace
 
-storage::HostHeartbeat to_host_heartbeat(const heartbeat::HeartbeatRequest& request) {
+storage::HostHeartbeat to_host_heartbeat(const wire::HeartbeatRequest& request) {
   storage::HostHeartbeat heartbeat;
   heartbeat.hostname = request.hostname;
   heartbeat.service_name = request.service_name;
@@ -138,8 +138,8 @@ storage::HostHeartbeat to_host_heartbeat(const heartbeat::HeartbeatRequest& requ
   return heartbeat;
 }
 
-heartbeat::HeartbeatResponse to_heartbeat_response(const storage::HeartbeatAnswer& answer) {
-  heartbeat::HeartbeatResponse response;
+wire::HeartbeatResponse to_heartbeat_response(const storage::HeartbeatAnswer& answer) {
+  wire::HeartbeatResponse response;
   response.containers_digest = answer.containers_digest;
   const std::optional<storage::Command>& command = answer.command;
   if (!command) {
@@ -148,16 +148,16 @@ heartbeat::HeartbeatResponse to_heartbeat_response(const storage::HeartbeatAnswe
   }
   response.message = "Heartbeat received. New profiling command available.";
   response.command_id = command->command_id;
-  response.profiling_command = heartbeat::ProfilingCommand{
+  response.profiling_command = wire::ProfilingCommand{
       std::string(storage::to_string(command->type)), command->combined_config};
   return response;
 }
 
-bool selects_by_entities(const heartbeat::ProfilingRequest& request) {
-  return !request.target_entities.empty() || request.target_scope != heartbeat::TargetScope::kHost;
+bool selects_by_entities(const wire::ProfilingRequest& request) {
+  return !request.target_entities.empty() || request.target_scope != wire::TargetScope::kHost;
 }
 
-Result<storage::TargetQuery> to_target_query(const heartbeat::ProfilingRequest& request,
+Result<storage::TargetQuery> to_target_query(const wire::ProfilingRequest& request,
                                              std::chrono::milliseconds active_window) {
   storage::TargetQuery query;
   query.service_name = request.service_name;
@@ -178,7 +178,7 @@ Result<storage::TargetQuery> to_target_query(const heartbeat::ProfilingRequest& 
   return query;
 }
 
-void take_resolved_targets(heartbeat::ProfilingRequest& request,
+void take_resolved_targets(wire::ProfilingRequest& request,
                            const storage::TargetHosts& targets) {
   request.target_hosts.clear();
   bool whole_hosts = false;
@@ -190,22 +190,22 @@ void take_resolved_targets(heartbeat::ProfilingRequest& request,
       whole_hosts = true;
     }
   }
-  if (request.request_type == heartbeat::CommandType::kStop) {
-    if (whole_hosts) request.stop_level = heartbeat::StopLevel::kHost;
+  if (request.request_type == wire::CommandType::kStop) {
+    if (whole_hosts) request.stop_level = wire::StopLevel::kHost;
     return;
   }
-  if (request.target_scope == heartbeat::TargetScope::kHost) return;
+  if (request.target_scope == wire::TargetScope::kHost) return;
   if (!request.additional_args) request.additional_args = nlohmann::json::object();
-  (*request.additional_args)["target_scope"] = heartbeat::to_string(request.target_scope);
+  (*request.additional_args)["target_scope"] = wire::to_string(request.target_scope);
 }
 
-Result<StoreRequest> to_store_request(const heartbeat::ProfilingRequest& request,
+Result<StoreRequest> to_store_request(const wire::ProfilingRequest& request,
                                       const std::optional<storage::TargetQuery>& selected_by) {
   if (request.target_hosts.empty()) {
     return Error::problem(ErrorKind::kInvalidArgument, "target_hosts",
                           "required (hostname: null for the whole host, or a list of pids)");
   }
-  if (request.request_type == heartbeat::CommandType::kStop) {
+  if (request.request_type == wire::CommandType::kStop) {
     storage::StopRequest stop;
     stop.service_name = request.service_name;
     stop.target_hosts = to_target_hosts(request.target_hosts);
@@ -233,11 +233,11 @@ Result<StoreRequest> to_store_request(const heartbeat::ProfilingRequest& request
   return StoreRequest(std::move(start));
 }
 
-heartbeat::ProfilingResponse to_profiling_response(const heartbeat::ProfilingRequest& request,
+wire::ProfilingResponse to_profiling_response(const wire::ProfilingRequest& request,
                                                    const storage::SubmitOutcome& outcome,
                                                    storage::TimePoint now) {
-  heartbeat::ProfilingResponse response;
-  bool start = request.request_type == heartbeat::CommandType::kStart;
+  wire::ProfilingResponse response;
+  bool start = request.request_type == wire::CommandType::kStart;
   size_t changed = 0;
   for (const storage::HostPlan& host : outcome.hosts) {
     if (!host.command) continue;
@@ -268,11 +268,11 @@ heartbeat::ProfilingResponse to_profiling_response(const heartbeat::ProfilingReq
   return response;
 }
 
-storage::CompletionReport to_completion_report(const heartbeat::CommandCompletion& completion) {
+storage::CompletionReport to_completion_report(const wire::CommandCompletion& completion) {
   storage::CompletionReport report;
   report.command_id = completion.command_id;
   report.hostname = completion.hostname;
-  report.status = completion.status == heartbeat::CompletionStatus::kCompleted
+  report.status = completion.status == wire::CompletionStatus::kCompleted
                       ? storage::CommandStatus::kCompleted
                       : storage::CommandStatus::kFailed;
   report.execution_time = static_cast<int64_t>(completion.execution_time + 0.5);

@@ -10,29 +10,29 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
-#include "heartbeat/protocol/profiling_request.h"
-#include "heartbeat/protocol/protocol.h"
+#include "wire/profiling_request.h"
+#include "wire/protocol.h"
 #include "server/storage/records.h"
 
 namespace dormant::server::api {
 
-storage::HostHeartbeat to_host_heartbeat(const heartbeat::HeartbeatRequest& request);
+storage::HostHeartbeat to_host_heartbeat(const wire::HeartbeatRequest& request);
 
 // The host's current command, re-sent on every heartbeat as Studio does.
-heartbeat::HeartbeatResponse to_heartbeat_response(const storage::HeartbeatAnswer& answer);
+wire::HeartbeatResponse to_heartbeat_response(const storage::HeartbeatAnswer& answer);
 
 // Whether a request names its hosts through selectors (a scope other than host, or
 // target_entities), to be resolved against the hosts' inventories first; then Studio ignores
 // target_hosts, and so do we.
-bool selects_by_entities(const heartbeat::ProfilingRequest& request);
+bool selects_by_entities(const wire::ProfilingRequest& request);
 // The request's scope and selectors; a selector's id (a workload_status row's) is taken apart
 // into the members its scope's rows are keyed by. An id of the wrong shape is an error.
-Result<storage::TargetQuery> to_target_query(const heartbeat::ProfilingRequest& request,
+Result<storage::TargetQuery> to_target_query(const wire::ProfilingRequest& request,
                                              std::chrono::milliseconds active_window);
 // Puts what selectors resolved to in target_hosts. A stop at process level of whole hosts (a
 // service or host scope) stops them whole. A start records its target_scope in additional_args,
 // so that the command's combined_config carries it, as Studio's does.
-void take_resolved_targets(heartbeat::ProfilingRequest& request,
+void take_resolved_targets(wire::ProfilingRequest& request,
                            const storage::TargetHosts& targets);
 
 // A start or a stop for the store, for the hosts in target_hosts. `selected_by`: the scope and
@@ -41,14 +41,14 @@ void take_resolved_targets(heartbeat::ProfilingRequest& request,
 // subscriptions.
 using StoreRequest = std::variant<storage::StartRequest, storage::StopRequest>;
 Result<StoreRequest> to_store_request(
-    const heartbeat::ProfilingRequest& request,
+    const wire::ProfilingRequest& request,
     const std::optional<storage::TargetQuery>& selected_by = std::nullopt);
 
-heartbeat::ProfilingResponse to_profiling_response(const heartbeat::ProfilingRequest& request,
+wire::ProfilingResponse to_profiling_response(const wire::ProfilingRequest& request,
                                                    const storage::SubmitOutcome& outcome,
                                                    storage::TimePoint now);
 
-storage::CompletionReport to_completion_report(const heartbeat::CommandCompletion& completion);
+storage::CompletionReport to_completion_report(const wire::CommandCompletion& completion);
 
 // For the read endpoints.
 nlohmann::json to_json(const storage::Command& command);

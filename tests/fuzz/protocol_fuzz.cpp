@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "heartbeat/protocol/json_fields.h"
-#include "heartbeat/protocol/plain_heartbeat.h"
-#include "heartbeat/protocol/profiling_request.h"
-#include "heartbeat/protocol/protocol.h"
+#include "wire/json_fields.h"
+#include "wire/plain_heartbeat.h"
+#include "wire/profiling_request.h"
+#include "wire/protocol.h"
 
 namespace {
 
@@ -21,12 +21,12 @@ void round_trip(const nlohmann::json& body, Parse parse) {
     if (parsed.error().message().empty()) std::abort();  // every refusal says why
     return;
   }
-  auto again = parse(dormant::heartbeat::to_json(*parsed));
+  auto again = parse(dormant::wire::to_json(*parsed));
   if (!again.ok() || !(*again == *parsed)) std::abort();
 }
 
 void same_as_document(std::string_view text) {
-  using namespace dormant::heartbeat;
+  using namespace dormant::wire;
   auto body = parse_json_text(text, "heartbeat");
   auto expected = body.ok() ? parse_heartbeat_request(*body)
                             : dormant::Result<HeartbeatRequest>(std::move(body).take_error());
@@ -46,9 +46,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
   if (data[0] % 5 == 0) same_as_document(text);
-  auto body = dormant::heartbeat::parse_json_text(text, "body");
+  auto body = dormant::wire::parse_json_text(text, "body");
   if (!body.ok()) return 0;
-  using namespace dormant::heartbeat;
+  using namespace dormant::wire;
   switch (data[0] % 5) {
     case 0:
       round_trip(*body, [](const nlohmann::json& j) { return parse_heartbeat_request(j); });

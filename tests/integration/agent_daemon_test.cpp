@@ -77,10 +77,10 @@ class AgentDaemonTest : public ::testing::Test {
     auto spool = ProfileSpool::open(root_ / "state" / "spool", 1 << 20);
     ASSERT_TRUE(spool.ok());
     std::string hostname = read_host_info().hostname;
-    auto upload = heartbeat::parse_profile_upload(
+    auto upload = wire::parse_profile_upload(
         testing::upload_body(hostname, testing::collapsed_profile(hostname, "0;;app;a;b 5\n")));
     ASSERT_TRUE(upload.ok()) << upload.error().message();
-    auto compressed = heartbeat::compress_upload(*upload);
+    auto compressed = wire::compress_upload(*upload);
     ASSERT_TRUE(compressed.ok());
     ASSERT_TRUE((*spool)->add(*compressed).ok());
   }

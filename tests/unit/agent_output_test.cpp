@@ -11,7 +11,7 @@
 #include "agent/profile_spool.h"
 #include "agent/upload_body.h"
 #include "common/gzip.h"
-#include "heartbeat/protocol/protocol.h"
+#include "wire/protocol.h"
 #include "module/stack_snapshot.h"
 #include "profile/collapsed.h"
 
@@ -30,7 +30,7 @@ class ProfileSpoolTest : public ::testing::Test {
   fs::path directory_;
 };
 
-heartbeat::CompressedUpload compressed(std::string end_time, std::string head) {
+wire::CompressedUpload compressed(std::string end_time, std::string head) {
   return {std::move(end_time), std::move(head)};
 }
 
@@ -153,12 +153,12 @@ module::SnapshotTimes times_at(std::chrono::system_clock::time_point end, double
   return {end, cpu_avg, mem_avg};
 }
 
-heartbeat::ProfileUpload read_body(const UploadBody& body, std::optional<int64_t> gpid = 7) {
-  auto sent = heartbeat::body_with_gpid(body.upload, gpid);
+wire::ProfileUpload read_body(const UploadBody& body, std::optional<int64_t> gpid = 7) {
+  auto sent = wire::body_with_gpid(body.upload, gpid);
   EXPECT_TRUE(sent.ok());
   auto text = gzip_decompress_at_most(*sent, 256 << 20);
   EXPECT_TRUE(text.ok());
-  auto upload = heartbeat::parse_profile_upload(nlohmann::json::parse(*text));
+  auto upload = wire::parse_profile_upload(nlohmann::json::parse(*text));
   EXPECT_TRUE(upload.ok()) << upload.error().message();
   return *upload;
 }
@@ -200,7 +200,7 @@ TEST(UploadBody, ATooLargeProfileLosesItsLightestStacksAndSaysSo) {
   constexpr size_t kLimit = 64 << 10;
   auto body = make_upload_body(snapshot_of(stacks), "web-01", now - 60s, times_at(now), kLimit);
   ASSERT_TRUE(body.ok()) << body.error().message();
-  EXPECT_LE(heartbeat::body_with_gpid(body->upload, INT64_MAX)->size(), kLimit);
+  EXPECT_LE(wire::body_with_gpid(body->upload, INT64_MAX)->size(), kLimit);
   EXPECT_GT(body->dropped_stacks, 0u);
   auto profile = profile::read_collapsed(read_body(*body).profile);
   ASSERT_TRUE(profile.ok());

@@ -36,7 +36,7 @@ TEST_F(CommandJournalTest, WhatIsWrittenIsReadBackByTheNextRun) {
     auto journal = CommandJournal::open(path_);
     journal.add_received(id(1));
     journal.add_session(id(1));
-    heartbeat::CommandCompletion owed{id(1), "web-01",     heartbeat::CompletionStatus::kCompleted,
+    wire::CommandCompletion owed{id(1), "web-01",     wire::CompletionStatus::kCompleted,
                                       2.0,   std::nullopt, std::nullopt};
     journal.record_completion(owed);
   }
@@ -93,7 +93,7 @@ TEST_F(CommandJournalTest, OrphanedSessionsAreOwedAFailureThatReplacesTheirStart
   journal.add_received(id(1));
   journal.add_session(id(1));
   journal.record_completion(
-      {id(1), "web-01", heartbeat::CompletionStatus::kCompleted, 0, std::nullopt, std::nullopt});
+      {id(1), "web-01", wire::CompletionStatus::kCompleted, 0, std::nullopt, std::nullopt});
   journal.add_received(id(2));  // accepted, waiting its turn when the agent died
   LeftByPreviousRun left = CommandJournal::open(path_).take_previous_run("web-01");
   EXPECT_EQ(left.failed, (std::vector<std::string>{id(1), id(2)}));
@@ -103,7 +103,7 @@ TEST_F(CommandJournalTest, OrphanedSessionsAreOwedAFailureThatReplacesTheirStart
   EXPECT_TRUE(reread.sessions().empty());
   EXPECT_TRUE(reread.pending().empty());
   ASSERT_EQ(reread.owed().size(), 2u);
-  EXPECT_EQ(reread.owed()[0].status, heartbeat::CompletionStatus::kFailed);
+  EXPECT_EQ(reread.owed()[0].status, wire::CompletionStatus::kFailed);
   EXPECT_EQ(reread.owed()[0].error_message, "agent restarted during session");
   EXPECT_EQ(reread.owed()[1].error_message, "agent restarted before the command took effect");
   EXPECT_EQ(reread.executed_ids().back(), id(2));
@@ -120,7 +120,7 @@ TEST_F(CommandJournalTest, TheContinuousCommandInForceIsHandedToTheNextRunNotFai
     journal.add_session(id(1));
     journal.set_continuous({id(1), config, std::vector<int>{9}});
     journal.record_completion(
-        {id(1), "web-01", heartbeat::CompletionStatus::kCompleted, 0, std::nullopt, std::nullopt});
+        {id(1), "web-01", wire::CompletionStatus::kCompleted, 0, std::nullopt, std::nullopt});
     journal.add_received(id(2));
     journal.add_session(id(2));
   }

@@ -13,7 +13,7 @@ config::AgentConfig agent_flags() {
   return agent;
 }
 
-CpuProfilers profilers_for(const heartbeat::CommandConfig& command,
+CpuProfilers profilers_for(const wire::CommandConfig& command,
                            config::AgentConfig agent = agent_flags()) {
   auto plan = plan_for_command(agent, command);
   EXPECT_TRUE(plan.ok()) << plan.error().message();
@@ -21,39 +21,39 @@ CpuProfilers profilers_for(const heartbeat::CommandConfig& command,
 }
 
 TEST(CommandSettings, TheCommandsPerfAndEbpfEntriesChooseTheSystemProfiler) {
-  heartbeat::CommandConfig command;
+  wire::CommandConfig command;
   EXPECT_EQ(profilers_for(command), CpuProfilers::kEbpfElsePerf) << "the agent's flags apply";
 
-  command.ebpf = heartbeat::EbpfSetting::kEnabled;
+  command.ebpf = wire::EbpfSetting::kEnabled;
   EXPECT_EQ(profilers_for(command), CpuProfilers::kEbpf);
   config::AgentConfig dwarf = agent_flags();
   dwarf.perf_mode = config::PerfMode::kDwarf;
   EXPECT_EQ(profilers_for(command, dwarf), CpuProfilers::kEbpf) << "the command asked for eBPF";
 
-  command.ebpf = heartbeat::EbpfSetting::kDisabled;
+  command.ebpf = wire::EbpfSetting::kDisabled;
   EXPECT_EQ(profilers_for(command), CpuProfilers::kPerf);
 
   command.ebpf.reset();
-  command.perf = heartbeat::PerfConfig{heartbeat::PerfSetting::kDisabled, {}};
+  command.perf = wire::PerfConfig{wire::PerfSetting::kDisabled, {}};
   EXPECT_EQ(profilers_for(command), CpuProfilers::kNone) << "Studio's perf off: no system profiler";
-  command.ebpf = heartbeat::EbpfSetting::kEnabled;
+  command.ebpf = wire::EbpfSetting::kEnabled;
   EXPECT_EQ(profilers_for(command), CpuProfilers::kEbpf);
 }
 
 TEST(CommandSettings, TheCommandsGpuEntryChoosesTheGpuMode) {
-  heartbeat::CommandConfig command;
+  wire::CommandConfig command;
   auto plan = plan_for_command(agent_flags(), command);
   ASSERT_TRUE(plan.ok());
   EXPECT_TRUE(plan->profiling.gpu) << "merge, the flag's default";
   EXPECT_EQ(plan->profiling.cpu, CpuProfilers::kEbpfElsePerf);
 
-  command.gpu = heartbeat::GpuSetting::kGpuOnly;
+  command.gpu = wire::GpuSetting::kGpuOnly;
   plan = plan_for_command(agent_flags(), command);
   ASSERT_TRUE(plan.ok());
   EXPECT_TRUE(plan->profiling.gpu);
   EXPECT_EQ(plan->profiling.cpu, CpuProfilers::kNone);
 
-  for (auto off : {heartbeat::GpuSetting::kCpuOnly, heartbeat::GpuSetting::kDisabled}) {
+  for (auto off : {wire::GpuSetting::kCpuOnly, wire::GpuSetting::kDisabled}) {
     command.gpu = off;
     plan = plan_for_command(agent_flags(), command);
     ASSERT_TRUE(plan.ok());
@@ -62,7 +62,7 @@ TEST(CommandSettings, TheCommandsGpuEntryChoosesTheGpuMode) {
   }
   config::AgentConfig gpu_off = agent_flags();
   gpu_off.gpu_mode = config::GpuMode::kDisabled;
-  command.gpu = heartbeat::GpuSetting::kMerge;
+  command.gpu = wire::GpuSetting::kMerge;
   plan = plan_for_command(gpu_off, command);
   ASSERT_TRUE(plan.ok());
   EXPECT_TRUE(plan->profiling.gpu) << "the command's entry over the flag";
@@ -71,14 +71,14 @@ TEST(CommandSettings, TheCommandsGpuEntryChoosesTheGpuMode) {
 TEST(CommandSettings, TheCommandsPerfEventsReplaceTheFlags) {
   config::AgentConfig agent = agent_flags();
   agent.perf_events = {"instructions"};
-  heartbeat::CommandConfig command;
+  wire::CommandConfig command;
   auto plan = plan_for_command(agent, command);
   ASSERT_TRUE(plan.ok()) << plan.error().message();
   EXPECT_EQ(plan->profiling.perf_events, std::vector<std::string>{"instructions"})
       << "a command without a perf entry keeps the flags'";
 
   command.perf =
-      heartbeat::PerfConfig{heartbeat::PerfSetting::kEnabledAggressive, {"cache-misses", "cycles"}};
+      wire::PerfConfig{wire::PerfSetting::kEnabledAggressive, {"cache-misses", "cycles"}};
   plan = plan_for_command(agent, command);
   ASSERT_TRUE(plan.ok()) << plan.error().message();
   EXPECT_EQ(plan->profiling.perf_events, (std::vector<std::string>{"cache-misses", "cycles"}));
@@ -91,7 +91,7 @@ TEST(CommandSettings, ThePlanHoldsTheCommandOverTheFlagsAndNothingOfTheServer) {
   agent.tls_client_cert = "/etc/dormant/client.pem";
   agent.tls_client_key = "/etc/dormant/client.key";
   agent.frequency_hz = 99;
-  heartbeat::CommandConfig command;
+  wire::CommandConfig command;
   command.duration = 30;
   command.frequency = 49;
   command.continuous = true;

@@ -25,7 +25,7 @@ double thread_cpu_seconds() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
 }
 
-heartbeat::CompressedUpload profile(size_t n) {
+wire::CompressedUpload profile(size_t n) {
   return {"2026-11-26T10:00:00", "profile " + std::to_string(n) + std::string(200, 'x')};
 }
 

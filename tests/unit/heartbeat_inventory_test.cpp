@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "heartbeat/protocol/protocol.h"
+#include "wire/protocol.h"
 
 namespace dormant::agent {
 namespace {
@@ -37,8 +37,8 @@ TEST(HeartbeatContainers, StudiosFieldNamesAndNothingForWhatIsUnknown) {
   bare.workload.kind = "container";
   inventory.containers.push_back(bare);
 
-  std::vector<heartbeat::ReportedContainer> containers = heartbeat_containers(inventory);
-  EXPECT_EQ(heartbeat::to_json(containers),
+  std::vector<wire::ReportedContainer> containers = heartbeat_containers(inventory);
+  EXPECT_EQ(wire::to_json(containers),
             nlohmann::json::parse(R"([
     {"container_id":")" + std::string(64, 'a') +
                                   R"(","container_name":"app",
@@ -50,12 +50,12 @@ TEST(HeartbeatContainers, StudiosFieldNamesAndNothingForWhatIsUnknown) {
      "workload_kind":"container","processes":[]}])"));
 
   // What the server's parser takes.
-  heartbeat::HeartbeatRequest request;
+  wire::HeartbeatRequest request;
   request.ip_address = "10.0.0.1";
   request.hostname = "h";
   request.service_name = "s";
   request.containers = containers;
-  auto parsed = heartbeat::parse_heartbeat_request(heartbeat::to_json(request));
+  auto parsed = wire::parse_heartbeat_request(wire::to_json(request));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
   EXPECT_EQ(parsed->containers, containers);
 }
@@ -73,7 +73,7 @@ TEST(HeartbeatContainers, WireBytesBoundTheJsonEvenForTheLongestNames) {
   }
   HostInventory inventory;
   inventory.containers.push_back(entry);
-  EXPECT_LE(heartbeat::to_json(heartbeat_containers(inventory)).dump().size(),
+  EXPECT_LE(wire::to_json(heartbeat_containers(inventory)).dump().size(),
             inventory::wire_bytes(entry));
 }
 
@@ -217,20 +217,20 @@ TEST_F(HeartbeatInventoryTest, IntervalZeroReadsNothing) {
 // The workload fields are additive. A backend that predates them reads every
 // field it knows, with its name and type, and a command for the host as before.
 TEST(HeartbeatBodyText, WorkloadFieldsAreAdditive) {
-  heartbeat::HeartbeatRequest request;
+  wire::HeartbeatRequest request;
   request.ip_address = "10.0.0.1";
   request.hostname = "h1";
   request.service_name = "web";
   request.last_command_id = "c-1";
   request.perf_supported_events = {"cpu-clock"};
-  heartbeat::HeartbeatRequest enriched = request;
+  wire::HeartbeatRequest enriched = request;
   enriched.run_mode = "k8s";
   enriched.pod_namespace = "observability";
   enriched.pod_name = "dormant-x7k2p";
   enriched.containers_text = std::make_shared<const std::string>(
       R"([{"container_id":"abc","container_name":"app","processes":[{"pid":7,"process_name":"java"}]}])");
-  nlohmann::json before = nlohmann::json::parse(heartbeat::heartbeat_body_text(request));
-  nlohmann::json after = nlohmann::json::parse(heartbeat::heartbeat_body_text(enriched));
+  nlohmann::json before = nlohmann::json::parse(wire::heartbeat_body_text(request));
+  nlohmann::json after = nlohmann::json::parse(wire::heartbeat_body_text(enriched));
   for (const char* legacy :
        {"ip_address", "hostname", "service_name", "last_command_id", "status",
         "received_command_ids", "executed_command_ids", "perf_supported_events"}) {
@@ -242,8 +242,8 @@ TEST(HeartbeatBodyText, WorkloadFieldsAreAdditive) {
   for (const char* added : {"run_mode", "namespace", "pod_name", "containers", "agent_version"}) {
     known_then.erase(added);
   }
-  auto parsed = heartbeat::parse_heartbeat_request(after);
-  auto parsed_then = heartbeat::parse_heartbeat_request(known_then);
+  auto parsed = wire::parse_heartbeat_request(after);
+  auto parsed_then = wire::parse_heartbeat_request(known_then);
   ASSERT_TRUE(parsed.ok() && parsed_then.ok());
   EXPECT_EQ(parsed->hostname, parsed_then->hostname);
   EXPECT_EQ(parsed->service_name, parsed_then->service_name);
@@ -253,22 +253,22 @@ TEST(HeartbeatBodyText, WorkloadFieldsAreAdditive) {
 
 // The body carries the text in place of containers: a server reads the same request.
 TEST(HeartbeatBodyText, CarriesTheWrittenContainersInPlaceOfTheList) {
-  heartbeat::HeartbeatRequest request;
+  wire::HeartbeatRequest request;
   request.ip_address = "10.0.0.1";
   request.hostname = "h1";
   request.service_name = "web";
   request.containers = {{.container_name = "ignored"}};
   request.containers_text =
       std::make_shared<const std::string>(R"([{"container_name":"app","processes":[]}])");
-  auto parsed = heartbeat::parse_heartbeat_request(
-      nlohmann::json::parse(heartbeat::heartbeat_body_text(request)));
+  auto parsed = wire::parse_heartbeat_request(
+      nlohmann::json::parse(wire::heartbeat_body_text(request)));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
-  EXPECT_EQ(heartbeat::to_json(parsed->containers),
+  EXPECT_EQ(wire::to_json(parsed->containers),
             nlohmann::json::parse(*request.containers_text));
   EXPECT_EQ(parsed->hostname, "h1");
   request.containers_text.reset();
-  EXPECT_EQ(nlohmann::json::parse(heartbeat::heartbeat_body_text(request))["containers"],
-            heartbeat::to_json(request.containers));
+  EXPECT_EQ(nlohmann::json::parse(wire::heartbeat_body_text(request))["containers"],
+            wire::to_json(request.containers));
 }
 
 }  // namespace

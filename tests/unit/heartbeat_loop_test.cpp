@@ -16,8 +16,8 @@ using namespace std::chrono_literals;
 constexpr const char* kNoCommand =
     R"({"success":true,"message":"Heartbeat received. No profiling commands.","command_id":null,"profiling_command":null})";
 
-HeartbeatRequest web_01() {
-  HeartbeatRequest request;
+wire::HeartbeatRequest web_01() {
+  wire::HeartbeatRequest request;
   request.hostname = "web-01";
   request.service_name = "web";
   request.ip_address = "10.0.0.7";
@@ -39,7 +39,7 @@ class HeartbeatLoopTest : public ::testing::Test {
     policy.jitter = 0;
     loop_ = HeartbeatLoop::make(
         io_, client_, RetryTimer(policy), web_01,
-        [this](const HeartbeatResponse& answer) { answers_.push_back(answer); });
+        [this](const wire::HeartbeatResponse& answer) { answers_.push_back(answer); });
   }
   void TearDown() override { spdlog::set_default_logger(previous_); }
 
@@ -60,7 +60,7 @@ class HeartbeatLoopTest : public ::testing::Test {
   std::shared_ptr<spdlog::logger> previous_;
   std::shared_ptr<ScriptedClient> client_;
   std::shared_ptr<HeartbeatLoop> loop_;
-  std::vector<HeartbeatResponse> answers_;
+  std::vector<wire::HeartbeatResponse> answers_;
 };
 
 TEST_F(HeartbeatLoopTest, SendsTheAgentsHeartbeatAndHandsOverEachAnswer) {
@@ -91,7 +91,7 @@ TEST_F(HeartbeatLoopTest, AsksForAHoldOnlyWhereTheServerOffersOne) {
   policy.interval = 1s;
   policy.jitter = 0;
   auto loop = HeartbeatLoop::make(io_, client_, RetryTimer(policy), web_01,
-                                  [](const HeartbeatResponse&) {});
+                                  [](const wire::HeartbeatResponse&) {});
   loop->start();
   run_until([&] { return client_->paths.size() >= 4; });
   loop->stop();

@@ -37,8 +37,8 @@ const ScriptedReply kNoCommand{
     200, R"({"success":true,"message":"no command","command_id":null,"profiling_command":null})",
     "", "", 0};
 
-HeartbeatRequest web_01() {
-  HeartbeatRequest request;
+wire::HeartbeatRequest web_01() {
+  wire::HeartbeatRequest request;
   request.hostname = "web-01";
   request.service_name = "web";
   request.ip_address = "10.0.0.7";
@@ -75,7 +75,7 @@ TEST_P(HostileHeartbeatReplyTest, CostsAtMost16MbAndTheAgentGoesOn) {
   policy.jitter = 0;
   int answers = 0;
   auto loop = HeartbeatLoop::make(io, *client, RetryTimer(policy), web_01,
-                                  [&](const HeartbeatResponse&) { ++answers; });
+                                  [&](const wire::HeartbeatResponse&) { ++answers; });
   loop->start();
   run_until(io, [&] { return answers >= 5; });
   ASSERT_GE(answers, 5);
@@ -154,11 +154,11 @@ TEST_F(HostileDeliveryReplyTest, AnUploadReplyPast64KibCostsLittleAndKeepsThePro
   StreamingReplyServer server({200, R"({"gpid": 5})", "", "", 0});
   auto spool = agent::ProfileSpool::open(root_ / "spool", 1 << 20);
   ASSERT_TRUE(spool.ok());
-  ProfileUpload upload;
+  wire::ProfileUpload upload;
   upload.start_time = upload.end_time = "2026-11-26T10:00:00";
   upload.hostname = "web-01";
   upload.profile = "# {}\napp;main 1\n";
-  ASSERT_TRUE((*spool)->add(*compress_upload(upload)).ok());
+  ASSERT_TRUE((*spool)->add(*wire::compress_upload(upload)).ok());
   UploadIdentity identity{"token", "web", "web-01", "test"};
   auto uploads = make_upload_sender(io_, client(server), retry_, **spool, identity, time_.timer());
   server.push(many_objects(1 << 20));
@@ -183,7 +183,7 @@ TEST_F(HostileDeliveryReplyTest, ACompletionReplyOfAMegabyteOfObjectsCostsLittle
   StreamingReplyServer server({200, R"({"success": true})", "", "", 0});
   auto journal = agent::CommandJournal::open(root_ / "journal.json");
   journal.record_completion({"00000000-0000-4000-8000-000000000001", "web-01",
-                             CompletionStatus::kCompleted, 1, std::nullopt, std::nullopt});
+                             wire::CompletionStatus::kCompleted, 1, std::nullopt, std::nullopt});
   auto completions = make_completion_sender(io_, client(server), retry_, journal, time_.timer());
   server.push(many_objects(1 << 20));
 

@@ -23,9 +23,9 @@ const std::map<std::string, std::vector<std::string>>& arrows() {
       {"config", {"config/", "common/"}},
       {"profile", {"profile/", "common/", "pprof/profile.pb.h"}},
       // The wire protocol, shared by the agent and the server.
-      {"heartbeat/protocol", {"heartbeat/protocol/", "common/"}},
+      {"wire", {"wire/", "common/"}},
       // The agent's client of it.
-      {"heartbeat", {"heartbeat/", "common/"}},
+      {"heartbeat", {"heartbeat/", "wire/", "common/"}},
       // What runs where (containers, pods, workloads): the idle agent's inventory and the
       // profilers' container frames.
       {"inventory", {"inventory/", "common/"}},
@@ -39,10 +39,10 @@ const std::map<std::string, std::vector<std::string>>& arrows() {
       {"module/api", {"module/api/", "common/"}},
       {"module", {"module/", "profilers/", "profile/", "common/"}},
       // The idle agent never includes the profilers: it loads them through module/api.
-      {"agent", {"agent/", "module/api/", "heartbeat/", "inventory/", "config/", "common/"}},
+      {"agent", {"agent/", "module/api/", "heartbeat/", "wire/", "inventory/", "config/", "common/"}},
       // The server shares the wire protocol with the agent, not the agent's client. Its layers:
       // http -> api -> control -> storage; main.cpp wires them together.
-      {"server", {"server/", "heartbeat/protocol/", "profile/", "config/", "common/"}},
+      {"server", {"server/", "wire/", "profile/", "config/", "common/"}},
       {"server/http", {"server/http/", "common/"}},
       {"server/storage", {"server/storage/", "common/"}},
       // The rules, free of SQL: the store's values and operations, not its rows or databases.
@@ -50,7 +50,7 @@ const std::map<std::string, std::vector<std::string>>& arrows() {
        {"server/control/", "server/storage/store.h", "server/storage/records.h",
         "server/storage/combined_config.h", "common/"}},
       {"server/api",
-       {"server/api/", "server/control/", "server/storage/", "server/http/", "heartbeat/protocol/",
+       {"server/api/", "server/control/", "server/storage/", "server/http/", "wire/",
         "profile/", "common/"}},
   };
   return kArrows;

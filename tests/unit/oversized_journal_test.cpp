@@ -26,8 +26,8 @@ std::string id(int n) {
   return text;
 }
 
-heartbeat::CommandCompletion failed(int n, std::string why) {
-  return {id(n), "web-01", heartbeat::CompletionStatus::kFailed, 1, std::move(why), std::nullopt};
+wire::CommandCompletion failed(int n, std::string why) {
+  return {id(n), "web-01", wire::CompletionStatus::kFailed, 1, std::move(why), std::nullopt};
 }
 
 class OversizedJournalTest : public ::testing::Test {

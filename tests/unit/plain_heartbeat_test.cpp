@@ -1,16 +1,16 @@
 // Heartbeats whose containers[] is read straight into structs (plain_heartbeat.h): whichever way a
 // text is read, it gives what parse_json_text and parse_heartbeat_request give, value or error.
-#include "heartbeat/protocol/plain_heartbeat.h"
+#include "wire/plain_heartbeat.h"
 
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "heartbeat/protocol/json_fields.h"
-#include "heartbeat/protocol/limits.h"
+#include "wire/json_fields.h"
+#include "wire/limits.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 namespace {
 
 // What the document path makes of `text`.
@@ -143,4 +143,4 @@ TEST(PlainHeartbeat, ListsLongerThanTheLimitAreRefusedAsBefore) {
 }
 
 }  // namespace
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

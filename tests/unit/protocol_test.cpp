@@ -1,4 +1,4 @@
-#include "heartbeat/protocol/protocol.h"
+#include "wire/protocol.h"
 
 #include <functional>
 #include <set>
@@ -8,12 +8,12 @@
 #include <gtest/gtest.h>
 
 #include "common/uuid.h"
-#include "heartbeat/protocol/command_config.h"
-#include "heartbeat/protocol/ids.h"
-#include "heartbeat/protocol/json_fields.h"
-#include "heartbeat/protocol/profiling_request.h"
+#include "wire/command_config.h"
+#include "wire/ids.h"
+#include "wire/json_fields.h"
+#include "wire/profiling_request.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 namespace {
 
 using nlohmann::json;
@@ -1256,4 +1256,4 @@ TEST(HostileInput, WholeBodiesOfTheWrongType) {
 }
 
 }  // namespace
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

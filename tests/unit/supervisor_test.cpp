@@ -35,9 +35,9 @@ std::string id(int n) {
   return text;
 }
 
-heartbeat::ProfilingCommand start_command(bool continuous, std::vector<int> pids = {},
+wire::ProfilingCommand start_command(bool continuous, std::vector<int> pids = {},
                                           nlohmann::json extra = nlohmann::json::object()) {
-  heartbeat::ProfilingCommand command;
+  wire::ProfilingCommand command;
   command.command_type = "start";
   command.combined_config = {{"continuous", continuous}, {"duration", 30}, {"frequency", 11}};
   if (!pids.empty()) command.combined_config["pids"] = pids;
@@ -45,8 +45,8 @@ heartbeat::ProfilingCommand start_command(bool continuous, std::vector<int> pids
   return command;
 }
 
-heartbeat::ProfilingCommand stop_command(std::vector<int> pids = {}) {
-  heartbeat::ProfilingCommand command;
+wire::ProfilingCommand stop_command(std::vector<int> pids = {}) {
+  wire::ProfilingCommand command;
   command.command_type = "stop";
   command.combined_config = {{"stop_level", pids.empty() ? "host" : "process"}};
   if (!pids.empty()) command.combined_config["pids"] = pids;
@@ -80,7 +80,7 @@ class SupervisorTest : public ::testing::Test {
       sessions_.push_back(session);
       return std::make_unique<FakeControl>(session);
     };
-    hooks.complete = [this](heartbeat::CommandCompletion completion) {
+    hooks.complete = [this](wire::CommandCompletion completion) {
       completions_.push_back(std::move(completion));
     };
     hooks.idle = [this] { ++idles_; };
@@ -101,14 +101,14 @@ class SupervisorTest : public ::testing::Test {
   }
 
   // The completion of `command_id`, which must be the only one.
-  const heartbeat::CommandCompletion& completion_of(const std::string& command_id) {
-    const heartbeat::CommandCompletion* found = nullptr;
+  const wire::CommandCompletion& completion_of(const std::string& command_id) {
+    const wire::CommandCompletion* found = nullptr;
     for (const auto& completion : completions_) {
       if (completion.command_id != command_id) continue;
       EXPECT_EQ(found, nullptr) << "two completions for " << command_id;
       found = &completion;
     }
-    static const heartbeat::CommandCompletion kNone{};
+    static const wire::CommandCompletion kNone{};
     EXPECT_NE(found, nullptr) << "no completion for " << command_id;
     return found ? *found : kNone;
   }
@@ -124,7 +124,7 @@ class SupervisorTest : public ::testing::Test {
   std::unique_ptr<CommandJournal> journal_;
   std::unique_ptr<Supervisor> supervisor_;
   std::vector<std::shared_ptr<FakeSession>> sessions_;
-  std::vector<heartbeat::CommandCompletion> completions_;
+  std::vector<wire::CommandCompletion> completions_;
   int idles_ = 0;
 };
 
@@ -136,7 +136,7 @@ TEST_F(SupervisorTest, StartRunsASessionAndCompletesWhenItsProfilersRun) {
   EXPECT_EQ(sessions_[0]->spec.plan.snapshot_every, std::chrono::seconds(30));
   EXPECT_TRUE(completions_.empty()) << "not before the profilers run";
   report_started(*sessions_[0]);
-  EXPECT_EQ(completion_of(id(1)).status, heartbeat::CompletionStatus::kCompleted);
+  EXPECT_EQ(completion_of(id(1)).status, wire::CompletionStatus::kCompleted);
   EXPECT_EQ(supervisor_->state(), Supervisor::State::kRunning);
   EXPECT_EQ(journal_->sessions(), std::vector<std::string>{id(1)});
 }
@@ -151,7 +151,7 @@ TEST_F(SupervisorTest, TheSameCommandDeliveredAgainAndAgainRunsOnce) {
 TEST_F(SupervisorTest, AStartWhoseProfilersAllFailIsReportedFailedWithTheReason) {
   supervisor_->on_command(id(1), start_command(false));
   report_started(*sessions_[0], false);
-  EXPECT_EQ(completion_of(id(1)).status, heartbeat::CompletionStatus::kFailed);
+  EXPECT_EQ(completion_of(id(1)).status, wire::CompletionStatus::kFailed);
   EXPECT_NE(completion_of(id(1)).error_message->find("perf is not installed"), std::string::npos);
   report_ended(*sessions_[0]);
   EXPECT_EQ(supervisor_->state(), Supervisor::State::kIdle);
@@ -162,12 +162,12 @@ TEST_F(SupervisorTest, AStartWhoseProfilersAllFailIsReportedFailedWithTheReason)
 TEST_F(SupervisorTest, AnInvalidCommandFailsWithTheReasonAndNothingStarts) {
   supervisor_->on_command(id(1), start_command(true, {}, {{"duration", 0}}));
   supervisor_->on_command(id(2), start_command(true, {}, {{"pids", {"x"}}}));
-  heartbeat::ProfilingCommand odd;
+  wire::ProfilingCommand odd;
   odd.command_type = "explode";
   supervisor_->on_command(id(3), odd);
   EXPECT_TRUE(sessions_.empty());
   for (int n : {1, 2, 3}) {
-    EXPECT_EQ(completion_of(id(n)).status, heartbeat::CompletionStatus::kFailed) << n;
+    EXPECT_EQ(completion_of(id(n)).status, wire::CompletionStatus::kFailed) << n;
   }
   EXPECT_NE(completion_of(id(1)).error_message->find("duration"), std::string::npos);
 }
@@ -175,7 +175,7 @@ TEST_F(SupervisorTest, AnInvalidCommandFailsWithTheReasonAndNothingStarts) {
 TEST_F(SupervisorTest, ACommandForOtherHostsIsNotRun) {
   supervisor_->on_command(id(1), start_command(true, {}, {{"target_hostnames", {"db-01"}}}));
   EXPECT_TRUE(sessions_.empty());
-  EXPECT_EQ(completion_of(id(1)).status, heartbeat::CompletionStatus::kFailed);
+  EXPECT_EQ(completion_of(id(1)).status, wire::CompletionStatus::kFailed);
 }
 
 TEST_F(SupervisorTest, StopEndsTheSessionAndCompletesAfterTheTeardown) {
@@ -186,7 +186,7 @@ TEST_F(SupervisorTest, StopEndsTheSessionAndCompletesAfterTheTeardown) {
   EXPECT_EQ(supervisor_->state(), Supervisor::State::kStopping);
   EXPECT_FALSE(completed(id(2))) << "not before the teardown is done";
   report_ended(*sessions_[0]);
-  EXPECT_EQ(completion_of(id(2)).status, heartbeat::CompletionStatus::kCompleted);
+  EXPECT_EQ(completion_of(id(2)).status, wire::CompletionStatus::kCompleted);
   EXPECT_EQ(supervisor_->state(), Supervisor::State::kIdle);
   EXPECT_EQ(idles_, 1);
   EXPECT_TRUE(journal_->sessions().empty());
@@ -194,7 +194,7 @@ TEST_F(SupervisorTest, StopEndsTheSessionAndCompletesAfterTheTeardown) {
 
 TEST_F(SupervisorTest, AStopWithNothingRunningCompletesAtOnce) {
   supervisor_->on_command(id(1), stop_command());
-  EXPECT_EQ(completion_of(id(1)).status, heartbeat::CompletionStatus::kCompleted);
+  EXPECT_EQ(completion_of(id(1)).status, wire::CompletionStatus::kCompleted);
 }
 
 TEST_F(SupervisorTest, ANewContinuousStartReplacesTheRunningOne) {
@@ -207,7 +207,7 @@ TEST_F(SupervisorTest, ANewContinuousStartReplacesTheRunningOne) {
   ASSERT_EQ(sessions_.size(), 2u);
   EXPECT_EQ(sessions_[1]->spec.plan.profiling.frequency_hz, 99);
   report_started(*sessions_[1]);
-  EXPECT_EQ(completion_of(id(2)).status, heartbeat::CompletionStatus::kCompleted);
+  EXPECT_EQ(completion_of(id(2)).status, wire::CompletionStatus::kCompleted);
   EXPECT_EQ(journal_->sessions(), std::vector<std::string>{id(2)});
   EXPECT_EQ(idles_, 0);
 }
@@ -271,10 +271,10 @@ TEST_F(SupervisorTest, AStopIsNotHeldBehindAOneShot) {
   supervisor_->on_command(id(2), start_command(false));
   supervisor_->on_command(id(3), stop_command());
   EXPECT_TRUE(sessions_[0]->stop_requested);
-  EXPECT_EQ(completion_of(id(2)).status, heartbeat::CompletionStatus::kFailed)
+  EXPECT_EQ(completion_of(id(2)).status, wire::CompletionStatus::kFailed)
       << "the queued one-shot is cancelled";
   report_ended(*sessions_[0]);
-  EXPECT_EQ(completion_of(id(3)).status, heartbeat::CompletionStatus::kCompleted);
+  EXPECT_EQ(completion_of(id(3)).status, wire::CompletionStatus::kCompleted);
   EXPECT_EQ(sessions_.size(), 1u);
   EXPECT_EQ(supervisor_->state(), Supervisor::State::kIdle);
 }
@@ -285,7 +285,7 @@ TEST_F(SupervisorTest, AProcessStopTakesOnlyThosePidsOut) {
   supervisor_->on_command(id(2), stop_command({200}));
   EXPECT_TRUE(sessions_[0]->stop_requested);
   report_ended(*sessions_[0]);
-  EXPECT_EQ(completion_of(id(2)).status, heartbeat::CompletionStatus::kCompleted);
+  EXPECT_EQ(completion_of(id(2)).status, wire::CompletionStatus::kCompleted);
   ASSERT_EQ(sessions_.size(), 2u) << "the session goes on with the other pids";
   EXPECT_EQ(sessions_[1]->spec.plan.profiling.pids, (std::vector<int>{100, 300}));
   EXPECT_EQ(sessions_[1]->spec.command_id, id(1));
@@ -295,7 +295,7 @@ TEST_F(SupervisorTest, AProcessStopTakesOnlyThosePidsOut) {
   supervisor_->on_command(id(3), stop_command({100, 300}));
   report_ended(*sessions_[1]);
   EXPECT_EQ(sessions_.size(), 2u) << "no pid left: the session ends";
-  EXPECT_EQ(completion_of(id(3)).status, heartbeat::CompletionStatus::kCompleted);
+  EXPECT_EQ(completion_of(id(3)).status, wire::CompletionStatus::kCompleted);
   EXPECT_EQ(supervisor_->state(), Supervisor::State::kIdle);
 }
 
@@ -307,7 +307,7 @@ TEST_F(SupervisorTest, AProcessStopDuringAPauseChangesWhatResumes) {
   report_ended(*sessions_[0]);
   ASSERT_EQ(sessions_.size(), 2u) << "nothing but the one-shot is launched";
   EXPECT_EQ(sessions_[1]->spec.command_id, id(2));
-  EXPECT_EQ(completion_of(id(3)).status, heartbeat::CompletionStatus::kCompleted);
+  EXPECT_EQ(completion_of(id(3)).status, wire::CompletionStatus::kCompleted);
   report_started(*sessions_[1]);
   report_ended(*sessions_[1]);
   ASSERT_EQ(sessions_.size(), 3u);
@@ -323,8 +323,8 @@ TEST_F(SupervisorTest, AProcessStopAfterAHostStopDoesNotBringTheSessionBack) {
   supervisor_->on_command(id(3), stop_command({200}));  // before the teardown is done
   report_ended(*sessions_[0]);
   EXPECT_EQ(sessions_.size(), 1u) << "the host stop ends the session for good";
-  EXPECT_EQ(completion_of(id(2)).status, heartbeat::CompletionStatus::kCompleted);
-  EXPECT_EQ(completion_of(id(3)).status, heartbeat::CompletionStatus::kCompleted);
+  EXPECT_EQ(completion_of(id(2)).status, wire::CompletionStatus::kCompleted);
+  EXPECT_EQ(completion_of(id(3)).status, wire::CompletionStatus::kCompleted);
   EXPECT_EQ(supervisor_->state(), Supervisor::State::kIdle);
 }
 
@@ -333,7 +333,7 @@ TEST_F(SupervisorTest, AProcessStopCannotTakePidsOutOfAWholeHostSession) {
   report_started(*sessions_[0]);
   supervisor_->on_command(id(2), stop_command({200}));
   EXPECT_FALSE(sessions_[0]->stop_requested);
-  EXPECT_EQ(completion_of(id(2)).status, heartbeat::CompletionStatus::kFailed);
+  EXPECT_EQ(completion_of(id(2)).status, wire::CompletionStatus::kFailed);
   EXPECT_NE(completion_of(id(2)).error_message->find("whole host"), std::string::npos);
 }
 
@@ -361,7 +361,7 @@ TEST_F(SupervisorTest, ARestartedAgentNeverRerunsAOneShotAndReportsTheOrphanFail
   EXPECT_EQ(left.failed, std::vector<std::string>{id(1)});
   EXPECT_FALSE(left.resume);
   ASSERT_FALSE(journal_->owed().empty());
-  EXPECT_EQ(journal_->owed().back().status, heartbeat::CompletionStatus::kFailed);
+  EXPECT_EQ(journal_->owed().back().status, wire::CompletionStatus::kFailed);
   EXPECT_EQ(journal_->owed().back().error_message, "agent restarted during session");
   make_supervisor();
   sessions_.clear();
@@ -401,7 +401,7 @@ TEST_F(SupervisorTest, AContinuousSessionIsResumedByTheNextRunUntilAStopEndsIt) 
 
   supervisor_->on_command(id(3), stop_command());
   report_ended(*sessions_[0]);
-  EXPECT_EQ(completion_of(id(3)).status, heartbeat::CompletionStatus::kCompleted);
+  EXPECT_EQ(completion_of(id(3)).status, wire::CompletionStatus::kCompleted);
   EXPECT_FALSE(journal_->continuous()) << "a stop ends it for good";
   EXPECT_FALSE(
       CommandJournal::open(directory_ / "journal.json").take_previous_run("web-01").resume);
@@ -443,7 +443,7 @@ TEST_F(SupervisorTest, AContinuousSessionThatEndedByItselfIsNotInForce) {
   supervisor_->on_command(id(1), start_command(true));
   report_started(*sessions_[0], /*running=*/false);
   report_ended(*sessions_[0]);
-  EXPECT_EQ(completion_of(id(1)).status, heartbeat::CompletionStatus::kFailed);
+  EXPECT_EQ(completion_of(id(1)).status, wire::CompletionStatus::kFailed);
   EXPECT_FALSE(journal_->continuous());
 }
 
@@ -453,7 +453,7 @@ TEST_F(SupervisorTest, AResumedCommandTheAgentNowRefusesIsDroppedSayingWhy) {
   supervisor_->resume({id(1), {{"continuous", true}, {"frequency", "fast"}}, std::nullopt}, true,
                       "was killed");
   EXPECT_TRUE(sessions_.empty());
-  EXPECT_EQ(completion_of(id(1)).status, heartbeat::CompletionStatus::kFailed);
+  EXPECT_EQ(completion_of(id(1)).status, wire::CompletionStatus::kFailed);
   EXPECT_FALSE(journal_->continuous());
 }
 

@@ -145,7 +145,7 @@ TEST_P(UnauthorizedServerTest, AnHourOfRefusalsLosesNothing) {
   auto journal = agent::CommandJournal::open(root_ / "journal.json");
   std::set<std::string> owed;
   for (int i = 0; i < kCompletions; ++i) {
-    CommandCompletion completion;
+    wire::CommandCompletion completion;
     completion.command_id = random_uuid();
     completion.hostname = "web-01";
     journal.record_completion(completion);
@@ -155,12 +155,12 @@ TEST_P(UnauthorizedServerTest, AnHourOfRefusalsLosesNothing) {
   ASSERT_TRUE(spool.ok());
   std::set<std::string> spooled;
   for (int i = 0; i < kProfiles; ++i) {
-    ProfileUpload upload;
+    wire::ProfileUpload upload;
     upload.start_time = "2026-11-26T10:00:00";
     upload.end_time = "2026-11-26T10:01:" + std::string(i < 10 ? "0" : "") + std::to_string(i);
     upload.hostname = "web-01";
     upload.profile = "# {}\napp;main 1\n";
-    auto compressed = compress_upload(upload);
+    auto compressed = wire::compress_upload(upload);
     ASSERT_TRUE(compressed.ok());
     ASSERT_TRUE((*spool)->add(*compressed).ok());
     spooled.insert(upload.end_time);
@@ -220,17 +220,17 @@ TEST_P(RefusedForGoodTest, ProfilesAndCompletionsGoToTheRejectedFolder) {
   journal.keep_rejected_with([&](const std::string& id, const std::string& json) {
     (*spool)->keep_rejected_completion(id, json);
   });
-  CommandCompletion completion;
+  wire::CommandCompletion completion;
   completion.command_id = random_uuid();
   completion.hostname = "web-01";
   completion.error_message = "perf failed";
-  completion.status = CompletionStatus::kFailed;
+  completion.status = wire::CompletionStatus::kFailed;
   journal.record_completion(completion);
-  ProfileUpload upload;
+  wire::ProfileUpload upload;
   upload.start_time = upload.end_time = "2026-11-26T10:00:00";
   upload.hostname = "web-01";
   upload.profile = "# {}\napp;main 1\n";
-  ASSERT_TRUE((*spool)->add(*compress_upload(upload)).ok());
+  ASSERT_TRUE((*spool)->add(*wire::compress_upload(upload)).ok());
 
   auto [completions, uploads] = start_senders(io, time, server, RetryPolicy{}, journal, **spool);
   ASSERT_TRUE(completions && uploads);

@@ -6,7 +6,7 @@
 
 #include "common/profiling_limits.h"  // kMaxFrequency
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 
 inline constexpr int kMaxRequestDuration = 7 * 24 * 3600;  // seconds, profiling request
 inline constexpr int kMaxCommandDuration = 24 * 3600;      // seconds per snapshot, command
@@ -24,4 +24,4 @@ inline constexpr int kMaxNesting = 64;
 // repeats them, so their size is multiplied.
 inline constexpr std::size_t kMaxObjectBytes = 64 << 10;
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

@@ -1,4 +1,4 @@
-#include "heartbeat/protocol/plain_heartbeat.h"
+#include "wire/plain_heartbeat.h"
 
 #include <cstdint>
 #include <iterator>
@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "heartbeat/protocol/container_texts.h"
-#include "heartbeat/protocol/json_fields.h"
-#include "heartbeat/protocol/limits.h"
+#include "wire/container_texts.h"
+#include "wire/json_fields.h"
+#include "wire/limits.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 namespace {
 
 using Json = nlohmann::json;
@@ -223,4 +223,4 @@ Result<HeartbeatRequest> parse_heartbeat_text(std::string_view text) {
   return parse_heartbeat_request(*body);
 }
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

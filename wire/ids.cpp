@@ -1,4 +1,4 @@
-#include "heartbeat/protocol/ids.h"
+#include "wire/ids.h"
 
 #include <array>
 #include <cstddef>
@@ -6,7 +6,7 @@
 
 #include <arpa/inet.h>
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 namespace {
 
 constexpr std::size_t kUuidLength = 36;
@@ -47,4 +47,4 @@ bool is_ip_address(std::string_view text) {
          ::inet_pton(AF_INET6, address.c_str(), binary.data()) == 1;
 }
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "common/result.h"
-#include "heartbeat/protocol/protocol.h"
+#include "wire/protocol.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 
 struct CompressedUpload {
   std::string end_time;   // the upload's "timestamp" query parameter
@@ -30,4 +30,4 @@ inline constexpr size_t kGpidMemberBytes = 64;
 // The whole gzip body: the head, then `gpid` (or "" before the first answer) and "}".
 Result<std::string> body_with_gpid(const CompressedUpload& upload, std::optional<int64_t> gpid);
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

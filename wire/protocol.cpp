@@ -1,4 +1,4 @@
-#include "heartbeat/protocol/protocol.h"
+#include "wire/protocol.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,10 +6,10 @@
 
 #include "common/json_text.h"
 #include "common/text.h"
-#include "heartbeat/protocol/container_texts.h"
-#include "heartbeat/protocol/json_fields.h"
+#include "wire/container_texts.h"
+#include "wire/json_fields.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 namespace {
 
 constexpr double kMaxExecutionTime = 366.0 * 24 * 3600;  // a year of seconds
@@ -269,4 +269,4 @@ Result<ProfileUpload> parse_profile_upload(const nlohmann::json& body) {
   return fields.finish(std::move(upload));
 }
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

@@ -11,10 +11,10 @@
 
 #include "common/perf_events.h"
 #include "common/result.h"
-#include "heartbeat/protocol/limits.h"
-#include "heartbeat/protocol/wire_enums.h"
+#include "wire/limits.h"
+#include "wire/wire_enums.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 
 // profiler_configs.perf: a preset name, or {"mode": preset, "events": [...]}.
 struct PerfConfig {
@@ -56,4 +56,4 @@ struct CommandConfig {
 Result<CommandConfig> parse_combined_config(const nlohmann::json& combined_config,
                                             std::string_view command_type);
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

@@ -10,7 +10,7 @@
 #include "common/named_enums.h"
 #include "common/profiling_mode.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 
 // Shared with the server's database (common/command_enums.h) and the agent's flags.
 using ::dormant::CommandType;
@@ -31,25 +31,25 @@ concept WireEnum = NamedEnum<Enum>;
 using ::dormant::enum_from_string;
 using ::dormant::to_string;
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire
 
 namespace dormant {
 
 template <>
-struct EnumNames<heartbeat::CompletionStatus> {
+struct EnumNames<wire::CompletionStatus> {
   static constexpr std::array<std::string_view, 2> kNames = {"completed", "failed"};
 };
 template <>
-struct EnumNames<heartbeat::PerfSetting> {
+struct EnumNames<wire::PerfSetting> {
   static constexpr std::array<std::string_view, 3> kNames = {"enabled_restricted",
                                                              "enabled_aggressive", "disabled"};
 };
 template <>
-struct EnumNames<heartbeat::EbpfSetting> {
+struct EnumNames<wire::EbpfSetting> {
   static constexpr std::array<std::string_view, 2> kNames = {"enabled", "disabled"};
 };
 template <>
-struct EnumNames<heartbeat::GpuSetting> {
+struct EnumNames<wire::GpuSetting> {
   static constexpr std::array<std::string_view, 4> kNames = {"merge", "gpu-only", "cpu-only",
                                                              "disabled"};
 };

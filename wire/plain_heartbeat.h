@@ -14,9 +14,9 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "heartbeat/protocol/protocol.h"
+#include "wire/protocol.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 
 // The heartbeat in `text`; errors name the body "heartbeat".
 Result<HeartbeatRequest> parse_heartbeat_text(std::string_view text);
@@ -24,4 +24,4 @@ Result<HeartbeatRequest> parse_heartbeat_text(std::string_view text);
 // The same when the list is plain and the heartbeat valid; nullopt otherwise. For tests.
 std::optional<HeartbeatRequest> read_plain_heartbeat(std::string_view text);
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

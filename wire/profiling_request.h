@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
-#include "heartbeat/protocol/limits.h"
-#include "heartbeat/protocol/wire_enums.h"
+#include "wire/limits.h"
+#include "wire/wire_enums.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 
 struct ProfilingRequest {
   std::string service_name;
@@ -62,4 +62,4 @@ struct ProfilingResponse {
 
 nlohmann::json to_json(const ProfilingResponse& response);
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

@@ -14,9 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
-#include "heartbeat/protocol/wire_enums.h"
+#include "wire/wire_enums.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 
 inline constexpr std::string_view kHeartbeatPath = "/api/metrics/heartbeat";
 
@@ -168,4 +168,4 @@ struct ProfileUpload {
 nlohmann::json to_json(const ProfileUpload& upload);
 Result<ProfileUpload> parse_profile_upload(const nlohmann::json& body);
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-#include "heartbeat/protocol/protocol.h"
+#include "wire/protocol.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 
 struct ContainerText {
   std::string_view name;
@@ -24,4 +24,4 @@ inline constexpr ContainerText kContainerTexts[] = {
     {"workload_name", "workloadName", &ReportedContainer::workload_name},
     {"workload_kind", "workloadKind", &ReportedContainer::workload_kind}};
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

@@ -16,10 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
-#include "heartbeat/protocol/limits.h"
-#include "heartbeat/protocol/wire_enums.h"
+#include "wire/limits.h"
+#include "wire/wire_enums.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 
 // "parent.key" ("key" at the top), "parent[index]", and "parent['key']" for keys that are data
 // (host names) rather than field names.
@@ -201,4 +201,4 @@ class FieldReader {
   std::optional<Error> error_;
 };
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

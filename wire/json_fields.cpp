@@ -1,13 +1,13 @@
-#include "heartbeat/protocol/json_fields.h"
+#include "wire/json_fields.h"
 
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
 #include "common/iso_time.h"
-#include "heartbeat/protocol/ids.h"
+#include "wire/ids.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 namespace {
 
 constexpr std::size_t kMaxQuotedBytes = 64;
@@ -291,4 +291,4 @@ Result<void> FieldReader::status() const {
   return dormant::ok();
 }
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

@@ -1,10 +1,10 @@
-#include "heartbeat/protocol/command_config.h"
+#include "wire/command_config.h"
 
 #include <algorithm>
 
-#include "heartbeat/protocol/json_fields.h"
+#include "wire/json_fields.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 namespace {
 
 constexpr std::size_t kMaxPerfEvents = 64;
@@ -117,4 +117,4 @@ bool turns_profiler_off(const nlohmann::json& entry) {
          (enabled != entry.end() && enabled->is_boolean() && !enabled->get<bool>());
 }
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

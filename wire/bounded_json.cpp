@@ -1,10 +1,10 @@
-#include "heartbeat/protocol/bounded_json.h"
+#include "wire/bounded_json.h"
 
 #include <string>
 
-#include "heartbeat/protocol/json_fields.h"
+#include "wire/json_fields.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 namespace {
 
 using Json = nlohmann::json;
@@ -81,4 +81,4 @@ Result<Json> parse_json_within(std::string_view text, std::string_view name, Jso
   return field_error(name, problem.empty() ? "not valid JSON" : problem);
 }
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

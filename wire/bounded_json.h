@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
-#include "heartbeat/protocol/limits.h"
+#include "wire/limits.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 
 struct JsonBudget {
   int max_depth = kMaxNesting;      // arrays and objects, the outermost included
@@ -22,4 +22,4 @@ struct JsonBudget {
 Result<nlohmann::json> parse_json_within(std::string_view text, std::string_view name,
                                          JsonBudget budget = {});
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

@@ -1,10 +1,10 @@
-#include "heartbeat/protocol/profiling_request.h"
+#include "wire/profiling_request.h"
 
 #include <algorithm>
 
-#include "heartbeat/protocol/json_fields.h"
+#include "wire/json_fields.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 namespace {
 
 using TargetHosts = std::map<std::string, std::optional<std::vector<int>>>;
@@ -245,4 +245,4 @@ nlohmann::json to_json(const ProfilingResponse& response) {
   return body;
 }
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire

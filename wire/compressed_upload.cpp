@@ -1,9 +1,9 @@
-#include "heartbeat/protocol/compressed_upload.h"
+#include "wire/compressed_upload.h"
 
 #include "common/gzip.h"
 #include "common/json_text.h"
 
-namespace dormant::heartbeat {
+namespace dormant::wire {
 
 Result<CompressedUpload> compress_upload(const ProfileUpload& upload) {
   nlohmann::json body = to_json(upload);
@@ -22,4 +22,4 @@ Result<std::string> body_with_gpid(const CompressedUpload& upload, std::optional
   return upload.gzip_head + *tail;
 }
 
-}  // namespace dormant::heartbeat
+}  // namespace dormant::wire
