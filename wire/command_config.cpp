@@ -64,11 +64,12 @@ Result<EbpfSetting> read_ebpf(const nlohmann::json& value, const std::string& pa
 }
 
 // profiler_configs is kept whole; only the entries of the profilers we run are typed.
-void read_profiler_configs(FieldReader& fields, CommandConfig& config) {
-  const nlohmann::json* configs = fields.object("profiler_configs");
+void read_profiler_configs(FieldReader& fields, std::string_view key, Presence,
+                           CommandConfig& config) {
+  const nlohmann::json* configs = fields.object(key);
   if (configs == nullptr) return;
   config.profiler_configs = *configs;
-  FieldReader config_fields(*configs, fields.path_of("profiler_configs"));
+  FieldReader config_fields(*configs, fields.path_of(key));
   config_fields.optional("perf", config.perf, read_perf);
   config_fields.optional("ebpf", config.ebpf, read_ebpf);
   config_fields.optional("gpu", config.gpu, read_enum<GpuSetting>);
@@ -76,6 +77,22 @@ void read_profiler_configs(FieldReader& fields, CommandConfig& config) {
 }
 
 }  // namespace
+
+const Fields<CommandConfig>& fields_of(std::type_identity<CommandConfig>) {
+  using Config = CommandConfig;
+  static const Fields<Config> kFields = {
+      field("continuous", &Config::continuous, read_bool),
+      field("duration", &Config::duration, integer_in(1, kMaxCommandDuration)),
+      field("frequency", &Config::frequency, integer_in(1, kMaxFrequency)),
+      field("profiling_mode", &Config::profiling_mode, read_enum<ProfilingMode>),
+      field("pids", &Config::pids, list_of(integer_in(1, kMaxPid), kMaxListItems)),
+      field("stop_level", &Config::stop_level, read_enum<StopLevel>),
+      field("profiler_configs", &Config::profiler_configs, read_object)
+          .read_by(read_profiler_configs),
+      field("target_hostnames", &Config::target_hostnames, list_of(read_string, kMaxListItems)),
+  };
+  return kFields;
+}
 
 bool CommandConfig::applies_to(std::string_view hostname) const {
   return target_hostnames.empty() ||
@@ -92,14 +109,7 @@ Result<CommandConfig> parse_combined_config(const nlohmann::json& combined_confi
   CommandConfig config;
   config.command_type = *type;
   FieldReader fields(combined_config, "");
-  fields.optional("continuous", config.continuous, read_bool);
-  fields.optional("duration", config.duration, integer_in(1, kMaxCommandDuration));
-  fields.optional("frequency", config.frequency, integer_in(1, kMaxFrequency));
-  fields.optional("profiling_mode", config.profiling_mode, read_enum<ProfilingMode>);
-  fields.optional("pids", config.pids, list_of(integer_in(1, kMaxPid), kMaxListItems));
-  fields.optional("stop_level", config.stop_level, read_enum<StopLevel>);
-  read_profiler_configs(fields, config);
-  fields.optional("target_hostnames", config.target_hostnames, list_of(read_string, kMaxListItems));
+  read_fields(fields, config);
   if (fields.ok() && config.command_type == CommandType::kStop &&
       config.stop_level == StopLevel::kProcess && config.pids.empty()) {
     fields.fail(field_error("pids", "a stop with stop_level 'process' needs pids"));

@@ -12,6 +12,7 @@
 #include "common/perf_events.h"
 #include "common/result.h"
 #include "wire/limits.h"
+#include "wire/message_fields.h"
 #include "wire/wire_enums.h"
 
 namespace dormant::wire {
@@ -49,6 +50,9 @@ struct CommandConfig {
 
   friend bool operator==(const CommandConfig&, const CommandConfig&) = default;
 };
+// The members of combined_config the agent reads (the command_type is the answer's). Written as
+// read: profiler_configs as sent.
+const Fields<CommandConfig>& fields_of(std::type_identity<CommandConfig>);
 
 // `command_type` is the heartbeat response's (the copy inside combined_config is ignored, as
 // are target_scope, target_entities and any key this does not know). Errors name the key:

@@ -268,7 +268,7 @@ const nlohmann::json* FieldReader::object(std::string_view key) {
   return value;
 }
 
-nlohmann::json FieldReader::members_except(std::initializer_list<std::string_view> known) const {
+nlohmann::json FieldReader::members_except(const std::vector<std::string_view>& known) const {
   nlohmann::json members = nlohmann::json::object();
   for (const auto& [key, value] : object_.items()) {
     bool is_known = false;

@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -155,6 +154,8 @@ class FieldReader {
 
   // The member `key`, or nullptr when it is absent or null.
   const nlohmann::json* find(std::string_view key) const;
+  // Whether the object has the member `key`, null or not.
+  bool has(std::string_view key) const { return object_.contains(key); }
   std::string path_of(std::string_view key) const { return member_path(path_, key); }
 
   template <typename Out, typename Read>
@@ -175,7 +176,7 @@ class FieldReader {
   const nlohmann::json* object(std::string_view key);
 
   // Every member whose key is not in `known`.
-  nlohmann::json members_except(std::initializer_list<std::string_view> known) const;
+  nlohmann::json members_except(const std::vector<std::string_view>& known) const;
 
   // Records an error found by the caller.
   void fail(Error error);

@@ -1,14 +1,13 @@
 #include "wire/plain_heartbeat.h"
 
 #include <cstdint>
-#include <iterator>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "wire/container_texts.h"
 #include "wire/json_fields.h"
 #include "wire/limits.h"
 
@@ -17,22 +16,51 @@ namespace {
 
 using Json = nlohmann::json;
 
-// A container's members, by their bit in a container's `seen` mask: kContainerTexts[i] is bit i.
-constexpr uint32_t kTexts = std::size(kContainerTexts);
-constexpr uint32_t kContainerName = kTexts;
-constexpr uint32_t kProcesses = kTexts + 1;
-constexpr uint32_t kNoMember = kTexts + 2;
+constexpr uint32_t kNoMember = 32;
 
-enum ProcessMember : uint32_t { kPid, kProcessName, kNoProcessMember };
+// A message's table as the fast reader uses it, copied once into a compact array: a member by
+// its snake_case name, and which members must be seen, by their bit in a `seen` mask (bit i: the
+// table's field i).
+template <typename Message>
+class PlainMembers {
+ public:
+  struct Member {
+    std::string_view name;
+    void (*store_text)(Message&, std::string&&);
+    bool (*store_integer)(Message&, std::int64_t);
+    bool plain_list;
+  };
 
-uint32_t container_member(std::string_view key) {
-  if (key == "container_name") return kContainerName;
-  if (key == "processes") return kProcesses;
-  for (uint32_t text = 0; text < kTexts; ++text) {
-    if (kContainerTexts[text].name == key) return text;
+  static const PlainMembers& get() {
+    static const PlainMembers kMembers;
+    return kMembers;
   }
-  return kNoMember;
-}
+
+  const Member& operator[](uint32_t member) const { return members_[member]; }
+  uint32_t find(std::string_view key) const {
+    for (uint32_t i = 0; i < members_.size(); ++i) {
+      if (members_[i].name == key) return i;
+    }
+    return kNoMember;
+  }
+  bool all_required_in(uint32_t seen) const { return (seen & required_) == required_; }
+
+ private:
+  PlainMembers() {
+    const Fields<Message>& fields = fields_of_message<Message>();
+    for (uint32_t i = 0; i < fields.size() && i < kNoMember; ++i) {
+      const Field<Message>& field = fields[i];
+      members_.push_back({field.name, field.store_text, field.store_integer, field.plain_list});
+      if (field.presence == Presence::kRequired) required_ |= 1U << i;
+    }
+  }
+
+  std::vector<Member> members_;
+  uint32_t required_ = 0;
+};
+
+using ContainerMembers = PlainMembers<ReportedContainer>;
+using ProcessMembers = PlainMembers<ReportedProcess>;
 
 // The SAX events of the body go to nlohmann's DOM builder but for the value of its "containers"
 // member, which is read into structs while it keeps the plain shape. Any other event there ends the
@@ -46,12 +74,12 @@ class PlainReader {
   bool null() { return in_body() && dom_.null(); }
   bool boolean(bool value) { return in_body() && dom_.boolean(value); }
   bool number_integer(Json::number_integer_t value) {
-    return in_body() ? dom_.number_integer(value) : pid(value);
+    return in_body() ? dom_.number_integer(value) : integer(value);
   }
   bool number_unsigned(Json::number_unsigned_t value) {
     if (in_body()) return dom_.number_unsigned(value);
-    return value <= static_cast<Json::number_unsigned_t>(kMaxPid) &&
-           pid(static_cast<int64_t>(value));
+    return value <= static_cast<Json::number_unsigned_t>(std::numeric_limits<int64_t>::max()) &&
+           integer(static_cast<int64_t>(value));
   }
   bool number_float(Json::number_float_t value, const std::string& text) {
     return in_body() && dom_.number_float(value, text);
@@ -73,7 +101,7 @@ class PlainReader {
   bool in_body() const { return where_ == Where::kBody; }
   ReportedContainer& container() { return containers->back(); }
   bool text(std::string& value);
-  bool pid(int64_t value);
+  bool integer(int64_t value);
   // Whether member_ is not in `seen` yet; it is now.
   bool first_time(uint32_t& seen) {
     if ((seen & (1U << member_)) != 0) return false;
@@ -81,12 +109,15 @@ class PlainReader {
     return true;
   }
 
+  const ContainerMembers& container_members_ = ContainerMembers::get();
+  const ProcessMembers& process_members_ = ProcessMembers::get();
   nlohmann::detail::json_sax_dom_parser<Json> dom_;
   Where where_ = Where::kBody;
   int depth_ = 0;                // of the body's own arrays and objects
   uint32_t container_seen_ = 0;  // the members read, by bit
   uint32_t process_seen_ = 0;
-  uint32_t member_ = kNoMember;  // whose value comes next, in a container or a process
+  uint32_t member_ = kNoMember;  // whose value comes next: its field in the container's or the
+                                 // process's table
 };
 
 bool PlainReader::key(std::string& key) {
@@ -97,11 +128,11 @@ bool PlainReader::key(std::string& key) {
       where_ = Where::kListNext;
       return true;
     case Where::kContainer:
-      member_ = container_member(key);
+      member_ = container_members_.find(key);
       return member_ != kNoMember && first_time(container_seen_);
     case Where::kProcess:
-      member_ = key == "pid" ? kPid : key == "process_name" ? kProcessName : kNoProcessMember;
-      return member_ != kNoProcessMember && first_time(process_seen_);
+      member_ = process_members_.find(key);
+      return member_ != kNoMember && first_time(process_seen_);
     default:
       return false;
   }
@@ -135,11 +166,11 @@ bool PlainReader::end_object() {
       --depth_;
       return dom_.end_object();
     case Where::kContainer:
-      if ((container_seen_ & (1U << kContainerName)) == 0) return false;
+      if (!container_members_.all_required_in(container_seen_)) return false;
       where_ = Where::kList;
       return true;
     case Where::kProcess:
-      if (process_seen_ != ((1U << kPid) | (1U << kProcessName))) return false;
+      if (!process_members_.all_required_in(process_seen_)) return false;
       where_ = Where::kProcesses;
       return true;
     default:
@@ -157,7 +188,8 @@ bool PlainReader::start_array(std::size_t size) {
       where_ = Where::kList;
       return true;
     case Where::kContainer:
-      if (member_ != kProcesses) return false;
+      // The one list a container has: its processes.
+      if (member_ == kNoMember || !container_members_[member_].plain_list) return false;
       where_ = Where::kProcesses;
       member_ = kNoMember;
       return true;
@@ -183,24 +215,34 @@ bool PlainReader::end_array() {
 }
 
 bool PlainReader::text(std::string& value) {
-  if (where_ == Where::kProcess && member_ == kProcessName) {
-    container().processes.back().process_name = std::move(value);
-    return true;
-  }
-  if (where_ != Where::kContainer || member_ > kContainerName) return false;
-  ReportedContainer& read = container();
-  if (member_ == kContainerName) {
-    read.container_name = std::move(value);
+  if (member_ == kNoMember) return false;
+  if (where_ == Where::kProcess) {
+    auto store = process_members_[member_].store_text;
+    if (store == nullptr) return false;
+    store(container().processes.back(), std::move(value));
+  } else if (where_ == Where::kContainer) {
+    auto store = container_members_[member_].store_text;
+    if (store == nullptr) return false;
+    store(container(), std::move(value));
   } else {
-    read.*kContainerTexts[member_].member = std::move(value);
+    return false;
   }
   member_ = kNoMember;
   return true;
 }
 
-bool PlainReader::pid(int64_t value) {
-  if (where_ != Where::kProcess || member_ != kPid || value < 1 || value > kMaxPid) return false;
-  container().processes.back().pid = static_cast<int>(value);
+bool PlainReader::integer(int64_t value) {
+  if (member_ == kNoMember) return false;
+  if (where_ == Where::kProcess) {
+    auto store = process_members_[member_].store_integer;
+    if (store == nullptr || !store(container().processes.back(), value)) return false;
+  } else if (where_ == Where::kContainer) {
+    auto store = container_members_[member_].store_integer;
+    if (store == nullptr || !store(container(), value)) return false;
+  } else {
+    return false;
+  }
+  member_ = kNoMember;
   return true;
 }
 

@@ -1,6 +1,8 @@
 // A heartbeat read from its text, with containers[] going straight into structs when the list has
 // the plain shape agents send: objects whose members are snake_case, each present once, of the
-// types parse_heartbeat_request takes, and nothing else. The rest of the body becomes a document as
+// types parse_heartbeat_request takes, and nothing else. Which members those are, which are
+// required and where each is stored is the containers' and processes' field tables
+// (protocol.cpp, message_fields.h). The rest of the body becomes a document as
 // always. The list is most of a heartbeat's bytes, and the document nlohmann builds for it (a
 // node per member, freed again at once) was most of the server's work on each heartbeat that
 // carries one.

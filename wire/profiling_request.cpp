@@ -164,29 +164,57 @@ Result<void> check_targets(const ProfilingRequest& request, const nlohmann::json
   return ok();
 }
 
+// gProfiler's older name for it gets a hint.
+void read_request_type(FieldReader& fields, std::string_view key, Presence,
+                       ProfilingRequest& request) {
+  if (fields.find(key) == nullptr && fields.find("command_type") != nullptr) {
+    return fields.fail(
+        field_error(key, "required (this API calls it request_type, not command_type)"));
+  }
+  fields.required(key, request.request_type, read_enum<CommandType>);
+}
+
+// Host name -> its pids or null; null when there are none.
+std::optional<nlohmann::json> write_target_hosts(const ProfilingRequest& request) {
+  if (request.target_hosts.empty()) return nlohmann::json(nullptr);
+  return wire_value(request.target_hosts);
+}
+
+// A dry run's plan: a list of {hostname, action, pids}.
+Result<nlohmann::json> read_plan(const nlohmann::json& value, const std::string& path) {
+  if (!value.is_array()) return field_error(path, "must be a list");
+  return value;
+}
+
 }  // namespace
 
-nlohmann::json to_json(const ProfilingRequest& request) {
-  nlohmann::json hosts = nullptr;
-  if (!request.target_hosts.empty()) {
-    hosts = nlohmann::json::object();
-    for (const auto& [hostname, pids] : request.target_hosts) hosts[hostname] = or_null(pids);
-  }
-  nlohmann::json entities =
-      request.target_entities.empty() ? nlohmann::json(nullptr) : request.target_entities;
-  return {{"service_name", request.service_name},
-          {"request_type", to_string(request.request_type)},
-          {"continuous", request.continuous},
-          {"duration", request.duration},
-          {"frequency", request.frequency},
-          {"profiling_mode", to_string(request.profiling_mode)},
-          {"target_hosts", std::move(hosts)},
-          {"target_scope", to_string(request.target_scope)},
-          {"target_entities", std::move(entities)},
-          {"stop_level", to_string(request.stop_level)},
-          {"additional_args", or_null(request.additional_args)},
-          {"dry_run", request.dry_run}};
+const Fields<ProfilingRequest>& fields_of(std::type_identity<ProfilingRequest>) {
+  using Request = ProfilingRequest;
+  static const Fields<Request> kFields = {
+      field("service_name", &Request::service_name, read_name).required(),
+      field("request_type", &Request::request_type, read_enum<CommandType>)
+          .required()
+          .read_by(read_request_type),
+      field("continuous", &Request::continuous, read_bool),
+      field("duration", &Request::duration, integer_in(1, kMaxRequestDuration)),
+      field("frequency", &Request::frequency, integer_in(1, kMaxFrequency)),
+      field("profiling_mode", &Request::profiling_mode, read_enum<ProfilingMode>),
+      field("target_hosts", &Request::target_hosts, read_target_hosts)
+          .written_by(write_target_hosts),
+      field("target_scope", &Request::target_scope, read_enum<TargetScope>),
+      field("target_entities", &Request::target_entities, read_target_entities)
+          .written_by([](const Request& request) -> std::optional<nlohmann::json> {
+            if (request.target_entities.empty()) return nlohmann::json(nullptr);
+            return request.target_entities;
+          }),
+      field("stop_level", &Request::stop_level, read_enum<StopLevel>),
+      field("additional_args", &Request::additional_args, read_bounded_object),
+      field("dry_run", &Request::dry_run, read_bool),
+  };
+  return kFields;
 }
+
+nlohmann::json to_json(const ProfilingRequest& request) { return write_fields(request); }
 
 Result<ProfilingRequest> parse_profiling_request(const nlohmann::json& body) {
   if (Result<void> checked = check_body(body, "profiling request"); !checked) {
@@ -194,23 +222,7 @@ Result<ProfilingRequest> parse_profiling_request(const nlohmann::json& body) {
   }
   ProfilingRequest request;
   FieldReader fields(body, "");
-  fields.required("service_name", request.service_name, read_name);
-  if (fields.find("request_type") == nullptr && fields.find("command_type") != nullptr) {
-    fields.fail(
-        field_error("request_type", "required (this API calls it request_type, not command_type)"));
-  } else {
-    fields.required("request_type", request.request_type, read_enum<CommandType>);
-  }
-  fields.optional("continuous", request.continuous, read_bool);
-  fields.optional("duration", request.duration, integer_in(1, kMaxRequestDuration));
-  fields.optional("frequency", request.frequency, integer_in(1, kMaxFrequency));
-  fields.optional("profiling_mode", request.profiling_mode, read_enum<ProfilingMode>);
-  fields.optional("target_hosts", request.target_hosts, read_target_hosts);
-  fields.optional("target_scope", request.target_scope, read_enum<TargetScope>);
-  fields.optional("target_entities", request.target_entities, read_target_entities);
-  fields.optional("stop_level", request.stop_level, read_enum<StopLevel>);
-  fields.optional("additional_args", request.additional_args, read_bounded_object);
-  fields.optional("dry_run", request.dry_run, read_bool);
+  read_fields(fields, request);
   if (fields.ok()) {
     if (Result<void> checked = check_targets(request, body); !checked) {
       fields.fail(std::move(checked).take_error());
@@ -234,15 +246,23 @@ nlohmann::json entities_in_camel_case(const nlohmann::json& entities) {
   return out;
 }
 
-nlohmann::json to_json(const ProfilingResponse& response) {
-  nlohmann::json body = {
-      {"success", response.success},
-      {"message", response.message},
-      {"request_id", or_null(response.request_id)},
-      {"command_ids", response.command_ids},
-      {"estimated_completion_time", or_null(response.estimated_completion_time)}};
-  if (!response.plan.is_null()) body["plan"] = response.plan;
-  return body;
+const Fields<ProfilingResponse>& fields_of(std::type_identity<ProfilingResponse>) {
+  using Response = ProfilingResponse;
+  static const Fields<Response> kFields = {
+      field("success", &Response::success, read_bool).required(),
+      field("message", &Response::message, read_string),
+      field("request_id", &Response::request_id, read_uuid),
+      field("command_ids", &Response::command_ids, list_of(read_uuid, kMaxListItems)),
+      field("estimated_completion_time", &Response::estimated_completion_time, read_string),
+      field("plan", &Response::plan, read_plan).omitted_when_null(),
+  };
+  return kFields;
+}
+
+nlohmann::json to_json(const ProfilingResponse& response) { return write_fields(response); }
+
+Result<ProfilingResponse> parse_profiling_response(const nlohmann::json& body) {
+  return read_body<ProfilingResponse>(body, "profiling response");
 }
 
 }  // namespace dormant::wire

@@ -11,6 +11,7 @@
 
 #include "common/result.h"
 #include "wire/limits.h"
+#include "wire/message_fields.h"
 #include "wire/wire_enums.h"
 
 namespace dormant::wire {
@@ -36,6 +37,7 @@ struct ProfilingRequest {
 
   friend bool operator==(const ProfilingRequest&, const ProfilingRequest&) = default;
 };
+const Fields<ProfilingRequest>& fields_of(std::type_identity<ProfilingRequest>);
 
 nlohmann::json to_json(const ProfilingRequest& request);
 // Studio's rules: at least one of target_hosts and target_entities; a stop at process level
@@ -59,7 +61,10 @@ struct ProfilingResponse {
 
   friend bool operator==(const ProfilingResponse&, const ProfilingResponse&) = default;
 };
+const Fields<ProfilingResponse>& fields_of(std::type_identity<ProfilingResponse>);
 
 nlohmann::json to_json(const ProfilingResponse& response);
+// What a client reads of the answer; plan, when there, must be a list.
+Result<ProfilingResponse> parse_profiling_response(const nlohmann::json& body);
 
 }  // namespace dormant::wire

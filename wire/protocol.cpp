@@ -6,7 +6,6 @@
 
 #include "common/json_text.h"
 #include "common/text.h"
-#include "wire/container_texts.h"
 #include "wire/json_fields.h"
 
 namespace dormant::wire {
@@ -14,34 +13,6 @@ namespace {
 
 constexpr double kMaxExecutionTime = 366.0 * 24 * 3600;  // a year of seconds
 constexpr double kAnyNonNegative = std::numeric_limits<double>::max();
-
-// The member `name`, or its camelCase `alias` when only that is there.
-std::string_view spelling(const FieldReader& fields, std::string_view name,
-                          std::string_view alias) {
-  return fields.find(name) || !fields.find(alias) ? name : alias;
-}
-
-Result<ReportedProcess> read_process(const nlohmann::json& process, const std::string& path) {
-  if (!process.is_object()) return field_error(path, "must be an object");
-  FieldReader fields(process, path);
-  ReportedProcess read;
-  fields.required("pid", read.pid, integer_in(1, kMaxPid));
-  fields.required(spelling(fields, "process_name", "processName"), read.process_name, read_string);
-  return fields.finish(std::move(read));
-}
-
-Result<ReportedContainer> read_container(const nlohmann::json& container, const std::string& path) {
-  if (!container.is_object()) return field_error(path, "must be an object");
-  FieldReader fields(container, path);
-  ReportedContainer read;
-  fields.required(spelling(fields, "container_name", "containerName"), read.container_name,
-                  read_string);
-  for (const ContainerText& text : kContainerTexts) {
-    fields.optional(spelling(fields, text.name, text.alias), read.*text.member, read_string);
-  }
-  fields.optional("processes", read.processes, list_of(read_process, kMaxListItems));
-  return fields.finish(std::move(read));
-}
 
 // An integer id, its digits as text (Studio takes either), or "" for none.
 Result<std::optional<std::int64_t>> read_gpid(const nlohmann::json& value,
@@ -59,46 +30,167 @@ Result<std::optional<std::int64_t>> read_gpid(const nlohmann::json& value,
   return std::optional<std::int64_t>(*gpid);
 }
 
+// An integer id, "" for none: how the agent writes the previous upload's id.
+std::optional<nlohmann::json> write_gpid(const ProfileUpload& upload) {
+  return upload.gpid ? nlohmann::json(*upload.gpid) : nlohmann::json("");
+}
+
+// Whole seconds, within a year: Studio's model takes an int.
+std::optional<nlohmann::json> write_execution_time(const CommandCompletion& completion) {
+  double seconds = std::isfinite(completion.execution_time)
+                       ? std::clamp(completion.execution_time, 0.0, kMaxExecutionTime)
+                       : 0.0;
+  return static_cast<std::int64_t>(std::llround(seconds));
+}
+
+// The list, unless the heartbeat names it by the digest of the one sent before.
+std::optional<nlohmann::json> write_containers(const HeartbeatRequest& request) {
+  if (request.containers_digest) return std::nullopt;
+  return wire_value(request.containers);
+}
+
+// Only when the body has no containers member (null included): a list sent wins.
+void read_containers_digest(FieldReader& fields, std::string_view key, Presence,
+                            HeartbeatRequest& request) {
+  if (!fields.has("containers")) fields.optional(key, request.containers_digest, read_name);
+}
+
+// Read only when the answer carries a command: success is true and profiling_command a non-empty
+// object (gProfiler tests the dict's truthiness, so {} is no command either).
+void read_profiling_command(FieldReader& fields, std::string_view key, Presence,
+                            HeartbeatResponse& response) {
+  if (!fields.ok() || !response.success) return;
+  const nlohmann::json* command = fields.object(key);
+  if (command == nullptr || command->empty()) return;
+  Result<ProfilingCommand> parsed = read_message<ProfilingCommand>(*command, std::string(key));
+  if (!parsed) return fields.fail(std::move(parsed).take_error());
+  if (!response.command_id) {
+    return fields.fail(field_error("command_id", "required with a profiling_command"));
+  }
+  response.profiling_command = std::move(parsed).value();
+}
+
 }  // namespace
 
+const Fields<ReportedProcess>& fields_of(std::type_identity<ReportedProcess>) {
+  static const Fields<ReportedProcess> kFields = {
+      integer<&ReportedProcess::pid, 1, kMaxPid>("pid").required(),
+      text<&ReportedProcess::process_name>("process_name").required().spelled_also("processName"),
+  };
+  return kFields;
+}
+
+const Fields<ReportedContainer>& fields_of(std::type_identity<ReportedContainer>) {
+  static const Fields<ReportedContainer> kFields = {
+      text<&ReportedContainer::container_name>("container_name")
+          .required()
+          .spelled_also("containerName"),
+      text<&ReportedContainer::container_id>("container_id")
+          .spelled_also("containerId")
+          .omitted_when_null(),
+      text<&ReportedContainer::runtime>("runtime").omitted_when_null(),
+      text<&ReportedContainer::pod_namespace>("namespace").omitted_when_null(),
+      text<&ReportedContainer::pod_name>("pod_name").spelled_also("podName").omitted_when_null(),
+      text<&ReportedContainer::workload_name>("workload_name")
+          .spelled_also("workloadName")
+          .omitted_when_null(),
+      text<&ReportedContainer::workload_kind>("workload_kind")
+          .spelled_also("workloadKind")
+          .omitted_when_null(),
+      list_of_messages("processes", &ReportedContainer::processes, kMaxListItems),
+  };
+  return kFields;
+}
+
+const Fields<HeartbeatRequest>& fields_of(std::type_identity<HeartbeatRequest>) {
+  using Request = HeartbeatRequest;
+  static const Fields<Request> kFields = {
+      field("ip_address", &Request::ip_address, read_ip_address).required(),
+      field("hostname", &Request::hostname, read_name).required(),
+      field("service_name", &Request::service_name, read_name).required(),
+      field("last_command_id", &Request::last_command_id, read_command_id),
+      field("status", &Request::status, read_enum<HostStatus>),
+      field("timestamp", &Request::timestamp, read_string),
+      field("received_command_ids", &Request::received_command_ids,
+            list_of(read_command_id, kMaxListItems)),
+      field("executed_command_ids", &Request::executed_command_ids,
+            list_of(read_command_id, kMaxListItems)),
+      field("perf_supported_events", &Request::perf_supported_events,
+            list_of(read_string, kMaxListItems)),
+      field("agent_version", &Request::agent_version, read_string),
+      field("run_mode", &Request::run_mode, read_string),
+      field("namespace", &Request::pod_namespace, read_string),
+      field("pod_name", &Request::pod_name, read_string),
+      list_of_messages("containers", &Request::containers, kMaxListItems)
+          .written_by(write_containers),
+      field("containers_digest", &Request::containers_digest, read_name)
+          .read_by(read_containers_digest)
+          .omitted_when_null(),
+      field("agent_health", &Request::agent_health, read_bounded_object)
+          .written_by([](const Request& request) -> std::optional<nlohmann::json> {
+            if (request.agent_health.empty()) return std::nullopt;
+            return request.agent_health;
+          }),
+  };
+  return kFields;
+}
+
+const Fields<ProfilingCommand>& fields_of(std::type_identity<ProfilingCommand>) {
+  static const Fields<ProfilingCommand> kFields = {
+      field("command_type", &ProfilingCommand::command_type, read_string),
+      field("combined_config", &ProfilingCommand::combined_config, read_object),
+  };
+  return kFields;
+}
+
+const Fields<HeartbeatResponse>& fields_of(std::type_identity<HeartbeatResponse>) {
+  using Response = HeartbeatResponse;
+  static const Fields<Response> kFields = {
+      field("success", &Response::success, read_bool).required(),
+      field("message", &Response::message, read_string),
+      field("command_id", &Response::command_id, read_uuid),
+      field("containers_digest", &Response::containers_digest, read_name).omitted_when_null(),
+      field("profiling_command", &Response::profiling_command, read_message<ProfilingCommand>)
+          .read_by(read_profiling_command),
+  };
+  return kFields;
+}
+
+const Fields<CommandCompletion>& fields_of(std::type_identity<CommandCompletion>) {
+  using Completion = CommandCompletion;
+  static const Fields<Completion> kFields = {
+      field("command_id", &Completion::command_id, read_command_id).required(),
+      field("hostname", &Completion::hostname, read_name).required(),
+      field("status", &Completion::status, read_enum<CompletionStatus>).required(),
+      field("execution_time", &Completion::execution_time, number_in(0, kMaxExecutionTime))
+          .written_by(write_execution_time),
+      field("error_message", &Completion::error_message, read_string),
+      field("results_path", &Completion::results_path, read_string),
+  };
+  return kFields;
+}
+
+const Fields<ProfileUpload>& fields_of(std::type_identity<ProfileUpload>) {
+  static const Fields<ProfileUpload> kFields = {
+      field("start_time", &ProfileUpload::start_time, read_string).required(),
+      field("end_time", &ProfileUpload::end_time, read_string).required(),
+      field("hostname", &ProfileUpload::hostname, read_name).required(),
+      field("profile", &ProfileUpload::profile, read_string).required(),
+      field("cpu_avg", &ProfileUpload::cpu_avg, number_in(0, kAnyNonNegative)),
+      field("mem_avg", &ProfileUpload::mem_avg, number_in(0, kAnyNonNegative)),
+      field("spawn_time", &ProfileUpload::spawn_time, read_epoch_seconds),
+      field("gpid", &ProfileUpload::gpid, read_gpid).written_by(write_gpid),
+  };
+  return kFields;
+}
+
 nlohmann::json to_json(const std::vector<ReportedContainer>& containers) {
-  nlohmann::json items = nlohmann::json::array();
-  for (const ReportedContainer& container : containers) {
-    nlohmann::json processes = nlohmann::json::array();
-    for (const ReportedProcess& process : container.processes) {
-      processes.push_back({{"pid", process.pid}, {"process_name", process.process_name}});
-    }
-    nlohmann::json item = {{"container_name", container.container_name},
-                           {"processes", std::move(processes)}};
-    for (const ContainerText& text : kContainerTexts) {
-      if (const auto& value = container.*text.member) item[std::string(text.name)] = *value;
-    }
-    items.push_back(std::move(item));
-  }
-  return items;
+  return wire_value(containers);
 }
 
 nlohmann::json to_json(const HeartbeatRequest& request) {
   nlohmann::json body = request.extra.is_object() ? request.extra : nlohmann::json::object();
-  body["ip_address"] = request.ip_address;
-  body["hostname"] = request.hostname;
-  body["service_name"] = request.service_name;
-  body["last_command_id"] = or_null(request.last_command_id);
-  body["status"] = to_string(request.status);
-  body["timestamp"] = or_null(request.timestamp);
-  body["received_command_ids"] = request.received_command_ids;
-  body["executed_command_ids"] = request.executed_command_ids;
-  body["perf_supported_events"] = request.perf_supported_events;
-  body["agent_version"] = or_null(request.agent_version);
-  body["run_mode"] = or_null(request.run_mode);
-  body["namespace"] = or_null(request.pod_namespace);
-  body["pod_name"] = or_null(request.pod_name);
-  if (request.containers_digest) {
-    body["containers_digest"] = *request.containers_digest;
-  } else {
-    body["containers"] = to_json(request.containers);
-  }
-  if (!request.agent_health.empty()) body["agent_health"] = request.agent_health;
+  write_fields(request, body);
   return body;
 }
 
@@ -129,35 +221,12 @@ Result<HeartbeatRequest> read_heartbeat(const nlohmann::json& body,
   }
   HeartbeatRequest request;
   FieldReader fields(body, "");
-  fields.required("ip_address", request.ip_address, read_ip_address);
-  fields.required("hostname", request.hostname, read_name);
-  fields.required("service_name", request.service_name, read_name);
-  fields.optional("last_command_id", request.last_command_id, read_command_id);
-  fields.optional("status", request.status, read_enum<HostStatus>);
-  fields.optional("timestamp", request.timestamp, read_string);
-  fields.optional("received_command_ids", request.received_command_ids,
-                  list_of(read_command_id, kMaxListItems));
-  fields.optional("executed_command_ids", request.executed_command_ids,
-                  list_of(read_command_id, kMaxListItems));
-  fields.optional("perf_supported_events", request.perf_supported_events,
-                  list_of(read_string, kMaxListItems));
-  fields.optional("agent_version", request.agent_version, read_string);
-  fields.optional("run_mode", request.run_mode, read_string);
-  fields.optional("namespace", request.pod_namespace, read_string);
-  fields.optional("pod_name", request.pod_name, read_string);
+  read_fields(fields, request);
   if (read_apart) {
     request.containers = std::move(*read_apart);
-  } else {
-    fields.optional("containers", request.containers, list_of(read_container, kMaxListItems));
+    request.containers_digest.reset();  // a list was sent
   }
-  if (!read_apart && !body.contains("containers")) {
-    fields.optional("containers_digest", request.containers_digest, read_name);
-  }
-  fields.optional("agent_health", request.agent_health, read_bounded_object);
-  request.extra = fields.members_except(
-      {"ip_address", "hostname", "service_name", "last_command_id", "status", "timestamp",
-       "received_command_ids", "executed_command_ids", "perf_supported_events", "agent_version",
-       "run_mode", "namespace", "pod_name", "containers", "containers_digest", "agent_health"});
+  request.extra = members_not_named<HeartbeatRequest>(fields);
   if (auto fits = check_unnamed_fields_size(request.extra); !fits) {
     fields.fail(std::move(fits).take_error());
   }
@@ -175,98 +244,22 @@ Result<HeartbeatRequest> parse_heartbeat_request(const nlohmann::json& body,
   return read_heartbeat(body, std::move(containers));
 }
 
-nlohmann::json to_json(const HeartbeatResponse& response) {
-  nlohmann::json command = nullptr;
-  if (response.profiling_command) {
-    command = {{"command_type", response.profiling_command->command_type},
-               {"combined_config", response.profiling_command->combined_config}};
-  }
-  nlohmann::json body = {{"success", response.success},
-                         {"message", response.message},
-                         {"command_id", or_null(response.command_id)},
-                         {"profiling_command", std::move(command)}};
-  if (response.containers_digest) body["containers_digest"] = *response.containers_digest;
-  return body;
-}
+nlohmann::json to_json(const HeartbeatResponse& response) { return write_fields(response); }
 
 Result<HeartbeatResponse> parse_heartbeat_response(const nlohmann::json& body) {
-  if (Result<void> checked = check_body(body, "heartbeat response"); !checked) {
-    return std::move(checked).take_error();
-  }
-  HeartbeatResponse response;
-  FieldReader fields(body, "");
-  fields.required("success", response.success, read_bool);
-  fields.optional("message", response.message, read_string);
-  fields.optional("command_id", response.command_id, read_uuid);
-  fields.optional("containers_digest", response.containers_digest, read_name);
-  if (!fields.ok() || !response.success) return fields.finish(std::move(response));
-
-  const nlohmann::json* command = fields.object("profiling_command");
-  // gProfiler tests the dict's truthiness, so {} is no command either.
-  if (command == nullptr || command->empty()) return fields.finish(std::move(response));
-  FieldReader command_fields(*command, "profiling_command");
-  ProfilingCommand parsed;
-  command_fields.optional("command_type", parsed.command_type, read_string);
-  command_fields.optional("combined_config", parsed.combined_config, read_object);
-  if (!command_fields.ok()) return command_fields.status().take_error();
-  if (!response.command_id) return field_error("command_id", "required with a profiling_command");
-  response.profiling_command = std::move(parsed);
-  return response;
+  return read_body<HeartbeatResponse>(body, "heartbeat response");
 }
 
-nlohmann::json to_json(const CommandCompletion& completion) {
-  double seconds = std::isfinite(completion.execution_time)
-                       ? std::clamp(completion.execution_time, 0.0, kMaxExecutionTime)
-                       : 0.0;
-  return {{"command_id", completion.command_id},
-          {"hostname", completion.hostname},
-          {"status", to_string(completion.status)},
-          {"execution_time", static_cast<std::int64_t>(std::llround(seconds))},
-          {"error_message", or_null(completion.error_message)},
-          {"results_path", or_null(completion.results_path)}};
-}
+nlohmann::json to_json(const CommandCompletion& completion) { return write_fields(completion); }
 
 Result<CommandCompletion> parse_command_completion(const nlohmann::json& body) {
-  if (Result<void> checked = check_body(body, "command completion"); !checked) {
-    return std::move(checked).take_error();
-  }
-  CommandCompletion completion;
-  FieldReader fields(body, "");
-  fields.required("command_id", completion.command_id, read_command_id);
-  fields.required("hostname", completion.hostname, read_name);
-  fields.required("status", completion.status, read_enum<CompletionStatus>);
-  fields.optional("execution_time", completion.execution_time, number_in(0, kMaxExecutionTime));
-  fields.optional("error_message", completion.error_message, read_string);
-  fields.optional("results_path", completion.results_path, read_string);
-  return fields.finish(std::move(completion));
+  return read_body<CommandCompletion>(body, "command completion");
 }
 
-nlohmann::json to_json(const ProfileUpload& upload) {
-  return {{"start_time", upload.start_time},
-          {"end_time", upload.end_time},
-          {"hostname", upload.hostname},
-          {"profile", upload.profile},
-          {"cpu_avg", upload.cpu_avg},
-          {"mem_avg", upload.mem_avg},
-          {"spawn_time", upload.spawn_time},
-          {"gpid", upload.gpid ? nlohmann::json(*upload.gpid) : nlohmann::json("")}};
-}
+nlohmann::json to_json(const ProfileUpload& upload) { return write_fields(upload); }
 
 Result<ProfileUpload> parse_profile_upload(const nlohmann::json& body) {
-  if (Result<void> checked = check_body(body, "profile upload"); !checked) {
-    return std::move(checked).take_error();
-  }
-  ProfileUpload upload;
-  FieldReader fields(body, "");
-  fields.required("start_time", upload.start_time, read_string);
-  fields.required("end_time", upload.end_time, read_string);
-  fields.required("hostname", upload.hostname, read_name);
-  fields.required("profile", upload.profile, read_string);
-  fields.optional("cpu_avg", upload.cpu_avg, number_in(0, kAnyNonNegative));
-  fields.optional("mem_avg", upload.mem_avg, number_in(0, kAnyNonNegative));
-  fields.optional("spawn_time", upload.spawn_time, read_epoch_seconds);
-  fields.optional("gpid", upload.gpid, read_gpid);
-  return fields.finish(std::move(upload));
+  return read_body<ProfileUpload>(body, "profile upload");
 }
 
 }  // namespace dormant::wire

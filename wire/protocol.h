@@ -1,7 +1,7 @@
 // The messages between agent and server, in Performance Studio's JSON form (docs/protocol.md):
 // heartbeat, heartbeat response, command completion, profile upload body.
-// Each parse_* checks an untrusted body and names the offending field in its error;
-// each to_json writes what the other end expects.
+// Each has its table of fields (message_fields.h), which its parse_* reads an untrusted body by,
+// naming the offending field in its error, and its to_json writes what the other end expects by.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "wire/message_fields.h"
 #include "wire/wire_enums.h"
 
 namespace dormant::wire {
@@ -34,6 +35,7 @@ struct ReportedProcess {
 
   friend bool operator==(const ReportedProcess&, const ReportedProcess&) = default;
 };
+const Fields<ReportedProcess>& fields_of(std::type_identity<ReportedProcess>);
 
 // One item of a heartbeat's containers[]: a container and the processes it runs. On the wire in
 // Studio's snake_case; its camelCase aliases are read too.
@@ -49,6 +51,7 @@ struct ReportedContainer {
 
   friend bool operator==(const ReportedContainer&, const ReportedContainer&) = default;
 };
+const Fields<ReportedContainer>& fields_of(std::type_identity<ReportedContainer>);
 
 nlohmann::json to_json(const std::vector<ReportedContainer>& containers);
 
@@ -86,6 +89,7 @@ struct HeartbeatRequest {
 
   friend bool operator==(const HeartbeatRequest&, const HeartbeatRequest&) = default;
 };
+const Fields<HeartbeatRequest>& fields_of(std::type_identity<HeartbeatRequest>);
 
 nlohmann::json to_json(const HeartbeatRequest& request);
 // The body as sent: to_json's text (containers_digest in place of the list when set), with
@@ -113,6 +117,7 @@ struct ProfilingCommand {
 
   friend bool operator==(const ProfilingCommand&, const ProfilingCommand&) = default;
 };
+const Fields<ProfilingCommand>& fields_of(std::type_identity<ProfilingCommand>);
 
 // The answer to a heartbeat, server → agent. The server repeats the host's current command on
 // every heartbeat; the agent de-duplicates by command_id.
@@ -127,6 +132,7 @@ struct HeartbeatResponse {
 
   friend bool operator==(const HeartbeatResponse&, const HeartbeatResponse&) = default;
 };
+const Fields<HeartbeatResponse>& fields_of(std::type_identity<HeartbeatResponse>);
 
 nlohmann::json to_json(const HeartbeatResponse& response);
 // The agent's reading: a command only when success is true and
@@ -146,6 +152,7 @@ struct CommandCompletion {
 
   friend bool operator==(const CommandCompletion&, const CommandCompletion&) = default;
 };
+const Fields<CommandCompletion>& fields_of(std::type_identity<CommandCompletion>);
 
 nlohmann::json to_json(const CommandCompletion& completion);
 Result<CommandCompletion> parse_command_completion(const nlohmann::json& body);
@@ -164,6 +171,7 @@ struct ProfileUpload {
 
   friend bool operator==(const ProfileUpload&, const ProfileUpload&) = default;
 };
+const Fields<ProfileUpload>& fields_of(std::type_identity<ProfileUpload>);
 
 nlohmann::json to_json(const ProfileUpload& upload);
 Result<ProfileUpload> parse_profile_upload(const nlohmann::json& body);
