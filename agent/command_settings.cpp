@@ -34,22 +34,7 @@ Result<SessionPlan> plan_for_command(const config::AgentConfig& agent,
              session.system_profiler != config::SystemProfiler::kDisabled) {
     session.system_profiler = config::SystemProfiler::kPerf;
   }
-  if (command.gpu) {
-    switch (*command.gpu) {
-      case wire::GpuSetting::kMerge:
-        session.gpu_mode = config::GpuMode::kMerge;
-        break;
-      case wire::GpuSetting::kGpuOnly:
-        session.gpu_mode = config::GpuMode::kGpuOnly;
-        break;
-      case wire::GpuSetting::kCpuOnly:
-        session.gpu_mode = config::GpuMode::kCpuOnly;
-        break;
-      case wire::GpuSetting::kDisabled:
-        session.gpu_mode = config::GpuMode::kDisabled;
-        break;
-    }
-  }
+  if (command.gpu) session.gpu_mode = *command.gpu;
   if (auto valid = config::validate(session); !valid) {
     return std::move(valid).take_error().with_context("the command's settings");
   }

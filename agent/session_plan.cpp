@@ -9,39 +9,25 @@
 namespace dormant::agent {
 namespace {
 
-module::CpuProfilers cpu_profilers_of(const config::AgentConfig& config) {
-  switch (config::cpu_profilers(config)) {
-    case config::CpuProfilers::kNone:
-      return module::CpuProfilers::kNone;
-    case config::CpuProfilers::kEbpf:
-      return module::CpuProfilers::kEbpf;
-    case config::CpuProfilers::kPerf:
-      return module::CpuProfilers::kPerf;
-    case config::CpuProfilers::kEbpfElsePerf:
-      return module::CpuProfilers::kEbpfElsePerf;
-  }
-  return module::CpuProfilers::kNone;
-}
-
-module::CallGraph call_graph_of(config::PerfMode mode) {
+// --perf-mode's walk; `disabled` is perf not running at all (cpu_profilers).
+CallGraph call_graph_of(config::PerfMode mode) {
   switch (mode) {
     case config::PerfMode::kDwarf:
-      return module::CallGraph::kDwarf;
+      return CallGraph::kDwarf;
     case config::PerfMode::kSmart:
-      return module::CallGraph::kSmart;
+      return CallGraph::kSmart;
     case config::PerfMode::kFp:
     case config::PerfMode::kDisabled:
       break;
   }
-  return module::CallGraph::kFramePointer;
+  return CallGraph::kFramePointer;
 }
 
 module::SessionSettings profiling_settings(const config::AgentConfig& config) {
   module::SessionSettings settings;
-  settings.cpu = config.gpu_mode == config::GpuMode::kGpuOnly ? module::CpuProfilers::kNone
-                                                              : cpu_profilers_of(config);
-  settings.gpu =
-      config.gpu_mode == config::GpuMode::kMerge || config.gpu_mode == config::GpuMode::kGpuOnly;
+  settings.cpu =
+      config.gpu_mode == GpuMode::kGpuOnly ? CpuProfilers::kNone : config::cpu_profilers(config);
+  settings.gpu = config.gpu_mode == GpuMode::kMerge || config.gpu_mode == GpuMode::kGpuOnly;
   settings.frequency_hz = config.frequency_hz;
   settings.pids = config.pids;
   settings.skip_above_processes = config.skip_system_profilers_above;

@@ -30,7 +30,7 @@ struct SessionPlan {
   nlohmann::json run_arguments = nlohmann::json::object();
 
   bool profiles_the_whole_host() const { return profiling.pids.empty(); }
-  bool uses_the_system_profiler() const { return profiling.cpu != module::CpuProfilers::kNone; }
+  bool uses_the_system_profiler() const { return profiling.cpu != CpuProfilers::kNone; }
 };
 
 // The plan of a configuration that has passed config::validate.

@@ -331,27 +331,6 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
 
 }  // namespace
 
-std::string_view to_string(GpuMode mode) {
-  switch (mode) {
-    case GpuMode::kMerge:
-      return "merge";
-    case GpuMode::kGpuOnly:
-      return "gpu-only";
-    case GpuMode::kCpuOnly:
-      return "cpu-only";
-    case GpuMode::kDisabled:
-      return "disabled";
-  }
-  return "?";
-}
-
-std::optional<GpuMode> parse_gpu_mode(std::string_view text) {
-  for (GpuMode mode : {GpuMode::kMerge, GpuMode::kGpuOnly, GpuMode::kCpuOnly, GpuMode::kDisabled}) {
-    if (text == to_string(mode)) return mode;
-  }
-  return std::nullopt;
-}
-
 std::string_view to_string(PerfMode mode) {
   switch (mode) {
     case PerfMode::kFp:
@@ -496,7 +475,7 @@ std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* co
   config.mode = parse_profiling_mode(texts.mode).value_or(ProfilingMode::kCpu);
   config.perf_mode = perf_mode_from(texts.perf_mode);
   config.system_profiler = system_profiler_from(texts.system_profiler);
-  config.gpu_mode = parse_gpu_mode(texts.gpu_mode).value_or(GpuMode::kMerge);
+  config.gpu_mode = enum_from_string<GpuMode>(texts.gpu_mode).value_or(GpuMode::kMerge);
   config.ebpf_unwind_tables = texts.ebpf_unwind == "tables";
   config.api_server = join(texts.api_server, ",");
   config.server_host = join(texts.server_host, ",");

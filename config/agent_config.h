@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/profiler_choices.h"
 #include "common/profiling_mode.h"
 #include "common/result.h"
 #include "config/exit_request.h"
@@ -21,13 +22,9 @@ enum class PerfMode { kFp, kDwarf, kSmart, kDisabled };
 // them only, or none.
 enum class SystemProfiler { kAuto, kEbpf, kPerf, kDisabled };
 
-// GPU work beside the CPU samples (merge), instead of them (gpu-only), or not at all (cpu-only: in
-// `gpu --` the program also runs without libdormant_cupti.so; disabled).
-enum class GpuMode { kMerge, kGpuOnly, kCpuOnly, kDisabled };
-std::string_view to_string(GpuMode mode);
-std::optional<GpuMode> parse_gpu_mode(std::string_view text);
-
-// config::ProfilingMode and config::to_string(mode), as the agent names them.
+// config::ProfilingMode, GpuMode and to_string(mode), as the agent names them.
+using ::dormant::CpuProfilers;
+using ::dormant::GpuMode;
 using ::dormant::ProfilingMode;
 using ::dormant::to_string;
 
@@ -146,7 +143,6 @@ std::variant<AgentConfig, ExitRequest> parse_agent_args(int argc, const char* co
 // configuration (a heartbeat command builds an AgentConfig too).
 // What samples the CPU with these settings, once `--perf-mode dwarf|smart` (which only perf does)
 // and `--perf-mode disabled` are taken into account.
-enum class CpuProfilers { kNone, kEbpf, kPerf, kEbpfElsePerf };
 CpuProfilers cpu_profilers(const AgentConfig& config);
 
 Result<void> validate(const AgentConfig& config);

@@ -18,14 +18,10 @@ profilers::system::CgroupLimits cgroup_limits(const SessionSettings& settings) {
 }
 
 std::unique_ptr<profilers::Profiler> perf_profiler(const SessionSettings& settings) {
-  using profilers::perf::CallGraph;
   profilers::perf::PerfProfilerOptions options;
   options.perf_path = settings.perf_path;
   options.frequency_hz = settings.frequency_hz;
-  options.call_graph = settings.call_graph == module::CallGraph::kDwarf ? CallGraph::kDwarf
-                       : settings.call_graph == module::CallGraph::kSmart
-                           ? CallGraph::kSmart
-                           : CallGraph::kFramePointer;
+  options.call_graph = settings.call_graph;
   options.dwarf_stack_size = settings.dwarf_stack_size;
   options.pids = settings.pids;
   options.use_cgroups = settings.use_cgroups;

@@ -72,7 +72,7 @@ void read_profiler_configs(FieldReader& fields, std::string_view key, Presence,
   FieldReader config_fields(*configs, fields.path_of(key));
   config_fields.optional("perf", config.perf, read_perf);
   config_fields.optional("ebpf", config.ebpf, read_ebpf);
-  config_fields.optional("gpu", config.gpu, read_enum<GpuSetting>);
+  config_fields.optional("gpu", config.gpu, read_enum<GpuMode>);
   if (!config_fields.ok()) fields.fail(config_fields.status().take_error());
 }
 

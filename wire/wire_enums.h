@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/command_enums.h"
+#include "common/profiler_choices.h"
 #include "common/named_enums.h"
 #include "common/profiling_mode.h"
 
@@ -18,12 +19,11 @@ using ::dormant::HostStatus;
 using ::dormant::StopLevel;
 using ::dormant::TargetScope;
 using ProfilingMode = ::dormant::ProfilingMode;
+using ::dormant::GpuMode;  // profiler_configs.gpu
 enum class CompletionStatus { kCompleted, kFailed };
 // profiler_configs.perf: how freely perf may run (guard-rail presets), or not at all.
 enum class PerfSetting { kEnabledRestricted, kEnabledAggressive, kDisabled };
 enum class EbpfSetting { kEnabled, kDisabled };
-// profiler_configs.gpu: GPU work beside CPU samples, instead of them, or none.
-enum class GpuSetting { kMerge, kGpuOnly, kCpuOnly, kDisabled };
 
 // The words of an enumeration on the wire (common/named_enums.h).
 template <typename Enum>
@@ -47,11 +47,6 @@ struct EnumNames<wire::PerfSetting> {
 template <>
 struct EnumNames<wire::EbpfSetting> {
   static constexpr std::array<std::string_view, 2> kNames = {"enabled", "disabled"};
-};
-template <>
-struct EnumNames<wire::GpuSetting> {
-  static constexpr std::array<std::string_view, 4> kNames = {"merge", "gpu-only", "cpu-only",
-                                                             "disabled"};
 };
 
 }  // namespace dormant

@@ -18,13 +18,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/host_info.h"
+#include "common/profiler_choices.h"
 #include "common/result.h"
 
 namespace dormant::module {
-
-// What samples the CPU: eBPF where it loads and perf otherwise, one of them only, or none.
-enum class CpuProfilers { kNone, kEbpf, kPerf, kEbpfElsePerf };
-enum class CallGraph { kFramePointer, kDwarf, kSmart };
 
 // What one session profiles, and with what limits. No server address, token or TLS paths.
 struct SessionSettings {

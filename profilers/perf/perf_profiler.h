@@ -9,19 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "common/profiler_choices.h"
 #include "inventory/container_metadata.h"
-
 #include "profilers/perf/perf_record.h"
 #include "profilers/profiler.h"
 #include "profilers/system/cgroup_selection.h"
 
 namespace dormant::profilers::perf {
-
-enum class CallGraph {
-  kFramePointer,  // -g
-  kDwarf,         // --call-graph dwarf,SIZE
-  kSmart,         // both; per process, the deeper stacks win
-};
 
 struct PerfProfilerOptions {
   std::string perf_path = "perf";

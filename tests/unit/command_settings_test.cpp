@@ -5,8 +5,6 @@
 namespace dormant::agent {
 namespace {
 
-using module::CpuProfilers;
-
 config::AgentConfig agent_flags() {
   config::AgentConfig agent;
   agent.output_dir = "/tmp/out";
@@ -47,13 +45,13 @@ TEST(CommandSettings, TheCommandsGpuEntryChoosesTheGpuMode) {
   EXPECT_TRUE(plan->profiling.gpu) << "merge, the flag's default";
   EXPECT_EQ(plan->profiling.cpu, CpuProfilers::kEbpfElsePerf);
 
-  command.gpu = wire::GpuSetting::kGpuOnly;
+  command.gpu = GpuMode::kGpuOnly;
   plan = plan_for_command(agent_flags(), command);
   ASSERT_TRUE(plan.ok());
   EXPECT_TRUE(plan->profiling.gpu);
   EXPECT_EQ(plan->profiling.cpu, CpuProfilers::kNone);
 
-  for (auto off : {wire::GpuSetting::kCpuOnly, wire::GpuSetting::kDisabled}) {
+  for (auto off : {GpuMode::kCpuOnly, GpuMode::kDisabled}) {
     command.gpu = off;
     plan = plan_for_command(agent_flags(), command);
     ASSERT_TRUE(plan.ok());
@@ -61,8 +59,8 @@ TEST(CommandSettings, TheCommandsGpuEntryChoosesTheGpuMode) {
     EXPECT_EQ(plan->profiling.cpu, CpuProfilers::kEbpfElsePerf);
   }
   config::AgentConfig gpu_off = agent_flags();
-  gpu_off.gpu_mode = config::GpuMode::kDisabled;
-  command.gpu = wire::GpuSetting::kMerge;
+  gpu_off.gpu_mode = GpuMode::kDisabled;
+  command.gpu = GpuMode::kMerge;
   plan = plan_for_command(gpu_off, command);
   ASSERT_TRUE(plan.ok());
   EXPECT_TRUE(plan->profiling.gpu) << "the command's entry over the flag";

@@ -39,7 +39,7 @@ TEST(ModuleLoader, TheModuleAndItsLibrariesLeaveTheProcessWhenTheLastSessionLets
     EXPECT_TRUE(mapped("libbpf"));
 #endif
     module::SessionSettings settings;
-    settings.cpu = module::CpuProfilers::kNone;
+    settings.cpu = CpuProfilers::kNone;
     auto session = (*first)->profilers().start_session(settings, module::ProfileFacts{});
     EXPECT_FALSE(session->any_running());
     auto snapshot = session->snapshot({});

@@ -1043,10 +1043,10 @@ TEST(CommandConfig, GpuModes) {
   auto gpu_of = [](json gpu) {
     return parse_combined_config({{"profiler_configs", {{"gpu", gpu}}}}, "start");
   };
-  EXPECT_EQ(gpu_of("merge")->gpu, GpuSetting::kMerge);
-  EXPECT_EQ(gpu_of("gpu-only")->gpu, GpuSetting::kGpuOnly);
-  EXPECT_EQ(gpu_of("cpu-only")->gpu, GpuSetting::kCpuOnly);
-  EXPECT_EQ(gpu_of("disabled")->gpu, GpuSetting::kDisabled);
+  EXPECT_EQ(gpu_of("merge")->gpu, GpuMode::kMerge);
+  EXPECT_EQ(gpu_of("gpu-only")->gpu, GpuMode::kGpuOnly);
+  EXPECT_EQ(gpu_of("cpu-only")->gpu, GpuMode::kCpuOnly);
+  EXPECT_EQ(gpu_of("disabled")->gpu, GpuMode::kDisabled);
   EXPECT_FALSE(parse_combined_config(json::object(), "start")->gpu);
   auto bad = gpu_of("everything");
   ASSERT_FALSE(bad.ok());
