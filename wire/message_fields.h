@@ -160,10 +160,7 @@ Result<Message> read_body(const nlohmann::json& body, std::string_view name) {
   if (Result<void> checked = check_body(body, name); !checked) {
     return std::move(checked).take_error();
   }
-  FieldReader fields(body, "");
-  Message message;
-  read_fields(fields, message);
-  return fields.finish(std::move(message));
+  return read_message<Message>(body, "");
 }
 
 // The members of `fields`'s object that the table does not name.
