@@ -186,7 +186,7 @@ Supervisor::Hooks AgentDaemon::supervisor_hooks() {
   Supervisor::Hooks hooks;
   hooks.launch = [this](SessionSpec spec, SessionEvents events) {
     // The event perf settled on spares the next session its trial.
-    spec.plan.profiling.perf_event = perf_event_;
+    spec.plan.profiling.perf.known_event = perf_event_;
     events.started = [this, started = std::move(events.started)](const SessionStarted& s) {
       if (s.perf_supported_events) perf_events_ = *s.perf_supported_events;
       for (const auto& outcome : s.profilers) {

@@ -61,8 +61,7 @@ Result<ContinuousCommand> read_continuous(const nlohmann::json& entry) {
   if (!entry.is_object()) return Error::invalid_argument("continuous is not an object");
   ContinuousCommand command;
   auto id = entry.find("command_id");
-  if (id == entry.end() || !id->is_string() ||
-      !wire::is_uuid(id->get_ref<const std::string&>())) {
+  if (id == entry.end() || !id->is_string() || !wire::is_uuid(id->get_ref<const std::string&>())) {
     return Error::invalid_argument("continuous.command_id is not a command id");
   }
   command.command_id = id->get<std::string>();

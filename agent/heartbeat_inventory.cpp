@@ -120,8 +120,8 @@ void HeartbeatInventory::refresh(SteadyClock::time_point now) {
   processes_left_out_ = reading->processes_left_out;
   last_reading_files_ = reading->files_read;
   text_.reset();  // before the next is made: one at a time in memory
-  text_ = std::make_shared<const std::string>(
-      json_text(wire::to_json(heartbeat_containers(*reading))));
+  text_ =
+      std::make_shared<const std::string>(json_text(wire::to_json(heartbeat_containers(*reading))));
   Hash hash{};
   static_assert(hash.size() == SHA256_DIGEST_LENGTH);
   SHA256(reinterpret_cast<const unsigned char*>(text_->data()), text_->size(), hash.data());

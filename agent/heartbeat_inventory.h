@@ -23,10 +23,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "inventory/host_inventory.h"
-
 #include "common/deadline.h"
 #include "common/result.h"
+#include "inventory/host_inventory.h"
 #include "wire/protocol.h"
 
 namespace dormant::agent {

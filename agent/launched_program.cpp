@@ -56,7 +56,7 @@ int run_launched_program(const config::AgentConfig& config) {
   SessionPlan plan = plan_session(config);
   std::filesystem::path library =
       std::filesystem::absolute(installed_file(config.cupti_library, kCuptiLibrary));
-  if (plan.profiling.gpu) {  // the modes that profile the GPU inject the library
+  if (plan.profiling.gpu.enabled) {  // the modes that profile the GPU inject the library
     std::error_code error;
     if (!std::filesystem::is_regular_file(library, error)) {
       spdlog::error("--gpu-mode {} needs {} (not found: {}); --cupti-library names another",
@@ -78,8 +78,8 @@ int run_launched_program(const config::AgentConfig& config) {
     return 127;
   }
   HostInfo host = read_host_info();
-  plan.profiling.pids = {(*program)->pid()};
-  if (plan.profiling.gpu) plan.profiling.gpu_libraries = {library.string()};
+  plan.profiling.target.pids = {(*program)->pid()};
+  if (plan.profiling.gpu.enabled) plan.profiling.gpu.libraries = {library.string()};
   plan.continuous = false;
   plan.snapshot_every = std::chrono::hours(24 * 365);  // one profile, ended by the exit
   auto session = (*loaded)->profilers().start_session(plan.profiling, profile_facts(plan, host));

@@ -29,7 +29,7 @@ module::ProfileFacts profile_facts(const SessionPlan& plan, HostInfo host) {
   facts.spawn_time = agent_start().time;
   facts.spawn_uptime_ms = agent_start().uptime_ms;
   facts.run_arguments = plan.run_arguments;
-  facts.run_arguments["pids"] = plan.profiling.pids;
+  facts.run_arguments["pids"] = plan.profiling.target.pids;
   facts.profiling_mode = plan.profiling_mode;
   return facts;
 }

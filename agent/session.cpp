@@ -46,9 +46,9 @@ void Session::run() {
   const SessionPlan& plan = spec_.plan;
   spdlog::info(
       "session {}: starting ({} s {}, {} Hz, {})", spec_.command_id, plan.snapshot_every.count(),
-      plan.continuous ? "snapshots until stopped" : "one-shot", plan.profiling.frequency_hz,
+      plan.continuous ? "snapshots until stopped" : "one-shot", plan.profiling.target.frequency_hz,
       plan.profiles_the_whole_host() ? "whole host"
-                                     : std::to_string(plan.profiling.pids.size()) + " pids");
+                                     : std::to_string(plan.profiling.target.pids.size()) + " pids");
   SessionStarted started;
   SessionEnded ended;
   auto loaded = environment_.modules->acquire();

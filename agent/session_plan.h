@@ -15,7 +15,7 @@
 namespace dormant::agent {
 
 struct SessionPlan {
-  module::SessionSettings profiling;  // its pids are the session's: a process-level stop narrows
+  ProfilingSettings profiling;  // its pids are the session's: a process-level stop narrows
   std::chrono::seconds snapshot_every{60};
   bool continuous = false;  // snapshots until stopped; otherwise one
 
@@ -29,7 +29,7 @@ struct SessionPlan {
   // the profiling's, which a process-level stop may have narrowed.
   nlohmann::json run_arguments = nlohmann::json::object();
 
-  bool profiles_the_whole_host() const { return profiling.pids.empty(); }
+  bool profiles_the_whole_host() const { return profiling.target.pids.empty(); }
   bool uses_the_system_profiler() const { return profiling.cpu != CpuProfilers::kNone; }
 };
 

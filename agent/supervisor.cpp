@@ -31,11 +31,11 @@ std::string why_nothing_runs(const SessionStarted& started) {
 // them (the whole host included).
 std::optional<std::vector<int>> pids_left(const SessionSpec& spec,
                                           const std::vector<int>& stopped) {
-  std::vector<int> left = spec.plan.profiling.pids;
+  std::vector<int> left = spec.plan.profiling.target.pids;
   std::erase_if(left, [&](int pid) {
     return std::find(stopped.begin(), stopped.end(), pid) != stopped.end();
   });
-  if (left.size() == spec.plan.profiling.pids.size()) return std::nullopt;
+  if (left.size() == spec.plan.profiling.target.pids.size()) return std::nullopt;
   return left;
 }
 
@@ -75,8 +75,7 @@ bool Supervisor::nothing_left() const {
          queued_one_shots_.empty();
 }
 
-void Supervisor::on_command(const std::string& command_id,
-                            const wire::ProfilingCommand& command) {
+void Supervisor::on_command(const std::string& command_id, const wire::ProfilingCommand& command) {
   if (journal_.was_received(command_id)) {
     spdlog::trace("command {} again: already received", command_id);
     return;
@@ -108,8 +107,7 @@ void Supervisor::on_command(const std::string& command_id,
 }
 
 void Supervisor::start(const std::string& command_id, Clock::time_point received,
-                       const wire::CommandConfig& command,
-                       const nlohmann::json& combined_config) {
+                       const wire::CommandConfig& command, const nlohmann::json& combined_config) {
   auto plan = plan_for_command(agent_, command);
   if (!plan) {
     spdlog::error("command {} refused: {}", command_id, plan.error().message());
@@ -159,7 +157,7 @@ void Supervisor::resume(const ContinuousCommand& command, bool completion_owed,
   if (!parsed->continuous) return refuse("the journal holds it, but it is not continuous");
   auto plan = plan_for_command(agent_, *parsed);
   if (!plan) return refuse(plan.error().message());
-  if (command.pids) plan->profiling.pids = *command.pids;
+  if (command.pids) plan->profiling.target.pids = *command.pids;
   spdlog::info("resuming the continuous session of {}: the previous agent {}", command.command_id,
                after);
   resumed_ = {{"command_id", command.command_id}, {"previous_agent", after}};
@@ -193,7 +191,7 @@ void Supervisor::stop_processes(const std::string& command_id, Clock::time_point
       it = queued_one_shots_.erase(it);
       continue;
     }
-    if (left) it->spec.plan.profiling.pids = std::move(*left);
+    if (left) it->spec.plan.profiling.target.pids = std::move(*left);
     ++it;
   }
   if (paused_continuous_) {
@@ -201,7 +199,7 @@ void Supervisor::stop_processes(const std::string& command_id, Clock::time_point
     if (left && left->empty()) {
       drop_paused("stopped by " + command_id);
     } else if (left) {
-      paused_continuous_->spec.plan.profiling.pids = std::move(*left);
+      paused_continuous_->spec.plan.profiling.target.pids = std::move(*left);
     }
   }
 
@@ -222,7 +220,7 @@ void Supervisor::stop_processes(const std::string& command_id, Clock::time_point
     } else {
       // The same command goes on with the pids left, after a pause if one was under way.
       Waiting narrowed = active->command;
-      narrowed.spec.plan.profiling.pids = std::move(*left);
+      narrowed.spec.plan.profiling.target.pids = std::move(*left);
       narrowed.completion_owed = false;
       if (std::holds_alternative<StoppingThenPause>(active->state)) {
         stop_slot(slot, StoppingThenPause{std::move(narrowed)}, before_start);
@@ -265,7 +263,8 @@ void Supervisor::stop_slot(Slot slot, SlotState next, const std::string& why) {
 
 void Supervisor::keep_in_force(const Waiting& command) {
   ContinuousCommand in_force{command.spec.command_id, command.combined_config, std::nullopt};
-  if (!command.spec.plan.profiling.pids.empty()) in_force.pids = command.spec.plan.profiling.pids;
+  if (!command.spec.plan.profiling.target.pids.empty())
+    in_force.pids = command.spec.plan.profiling.target.pids;
   journal_.set_continuous(std::move(in_force));
 }
 

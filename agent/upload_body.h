@@ -5,8 +5,8 @@
 #include <string>
 
 #include "common/result.h"
-#include "wire/compressed_upload.h"
 #include "module/api/profiler_module.h"
+#include "wire/compressed_upload.h"
 
 namespace dormant::agent {
 

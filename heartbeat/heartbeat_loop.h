@@ -23,8 +23,8 @@
 
 #include "heartbeat/https_client.h"
 #include "heartbeat/outage_log.h"
-#include "wire/protocol.h"
 #include "heartbeat/retry_policy.h"
+#include "wire/protocol.h"
 
 namespace dormant::heartbeat {
 

@@ -2,8 +2,8 @@
 
 #include <boost/asio/post.hpp>
 
-#include "wire/json_fields.h"
 #include "heartbeat/reply_verdict.h"
+#include "wire/json_fields.h"
 
 namespace dormant::heartbeat {
 namespace {

@@ -12,7 +12,7 @@ namespace {
 
 class Session final : public ProfilingSession {
  public:
-  Session(const SessionSettings& settings, const ProfileFacts& facts)
+  Session(const ProfilingSettings& settings, const ProfileFacts& facts)
       : stop_deadline_(settings.stop_deadline),
         facts_(facts),
         profilers_(ProfilerSet::start(build_profilers(settings), settings.stop_deadline)) {}
@@ -39,7 +39,7 @@ class Session final : public ProfilingSession {
 
 class Module final : public ProfilerModule {
  public:
-  std::unique_ptr<ProfilingSession> start_session(const SessionSettings& settings,
+  std::unique_ptr<ProfilingSession> start_session(const ProfilingSettings& settings,
                                                   const ProfileFacts& facts) override {
     return std::make_unique<Session>(settings, facts);
   }

@@ -10,6 +10,7 @@
 
 namespace dormant::module {
 
-std::vector<std::unique_ptr<profilers::Profiler>> build_profilers(const SessionSettings& settings);
+std::vector<std::unique_ptr<profilers::Profiler>> build_profilers(
+    const ProfilingSettings& settings);
 
 }  // namespace dormant::module

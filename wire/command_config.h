@@ -42,7 +42,7 @@ struct CommandConfig {
   nlohmann::json profiler_configs = nlohmann::json::object();  // as sent
   std::optional<PerfConfig> perf;             // nullopt: not mentioned, the agent's flags apply
   std::optional<EbpfSetting> ebpf;            // nullopt: not mentioned, the agent's flags apply
-  std::optional<GpuMode> gpu;              // nullopt: not mentioned, the agent's flags apply
+  std::optional<GpuMode> gpu;                 // nullopt: not mentioned, the agent's flags apply
   std::vector<std::string> target_hostnames;  // empty: every host
 
   // Whether the target_hostnames filter lets `hostname` run this command.

@@ -32,7 +32,9 @@ using Fields = std::vector<Field<Message>>;
 
 // Messages that have a table.
 template <typename Message>
-concept HasFields = requires { fields_of(std::type_identity<Message>{}); };
+concept HasFields = requires {
+  fields_of(std::type_identity<Message>{});
+};
 
 template <typename Message>
 const Fields<Message>& fields_of_message() {
@@ -75,8 +77,7 @@ struct Field {
     left_out_when_null = true;
     return std::move(*this);
   }
-  Field read_by(
-      std::function<void(FieldReader&, std::string_view, Presence, Message&)> reader) && {
+  Field read_by(std::function<void(FieldReader&, std::string_view, Presence, Message&)> reader) && {
     read = std::move(reader);
     return std::move(*this);
   }
@@ -113,7 +114,10 @@ nlohmann::json write_fields(const Message& message) {
 
 template <typename T>
 nlohmann::json wire_value(const T& value) {
-  if constexpr (requires { value.has_value(); *value; }) {
+  if constexpr (requires {
+                  value.has_value();
+                  *value;
+                }) {
     return value ? wire_value(*value) : nlohmann::json(nullptr);
   } else if constexpr (NamedEnum<T>) {
     return to_string(value);
@@ -124,7 +128,10 @@ nlohmann::json wire_value(const T& value) {
     nlohmann::json members = nlohmann::json::object();
     for (const auto& [key, item] : value) members[key] = wire_value(item);
     return members;
-  } else if constexpr (requires { value.begin(); typename T::value_type; } &&
+  } else if constexpr (requires {
+                         value.begin();
+                         typename T::value_type;
+                       } &&
                        !std::is_convertible_v<T, std::string_view> &&
                        !std::is_same_v<T, nlohmann::json>) {
     nlohmann::json items = nlohmann::json::array();

@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "common/command_enums.h"
-#include "common/profiler_choices.h"
 #include "common/named_enums.h"
+#include "common/profiler_choices.h"
 #include "common/profiling_mode.h"
 
 namespace dormant::wire {

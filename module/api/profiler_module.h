@@ -18,60 +18,13 @@
 #include <nlohmann/json.hpp>
 
 #include "common/host_info.h"
-#include "common/profiler_choices.h"
+#include "common/profiling_settings.h"
 #include "common/result.h"
 
 namespace dormant::module {
 
-// What one session profiles, and with what limits. No server address, token or TLS paths.
-struct SessionSettings {
-  CpuProfilers cpu = CpuProfilers::kEbpfElsePerf;
-  int frequency_hz = 11;
-  std::vector<int> pids;  // empty: the whole host
-
-  // Guard rails and cgroups (0: off).
-  int skip_above_processes = 0;
-  bool use_cgroups = false;
-  int max_cgroups = 50;
-  int max_docker_containers = 0;
-
-  // Where profilers keep work files (perf.data), each entry named NAME-PID-… after the agent
-  // process; the agent made it private. Empty: the system's temporary directory.
-  std::string work_dir;
-
-  // perf.
-  std::string perf_path = "perf";
-  CallGraph call_graph = CallGraph::kFramePointer;
-  int dwarf_stack_size = 8192;
-  std::chrono::seconds perf_restart_after{600};
-  uint64_t perf_restart_above_rss_bytes = 200ull << 20;
-  std::chrono::seconds perf_script_timeout{300};
-  std::vector<std::string> perf_events = {"cycles"};  // the first this host counts is recorded
-  // The event an earlier session's perf recorded with on this host: perf starts on it without
-  // its trial recording, and tries the events again only if it fails.
-  std::string perf_event;
-
-  // eBPF map sizes.
-  uint32_t ebpf_max_stacks = 16384;
-  uint32_t ebpf_max_counted = 16384;
-  uint32_t ebpf_max_processes = 32768;
-  bool ebpf_walk_by_tables = true;  // user stacks by unwind tables, else by frame pointers only
-  uint64_t ebpf_unwind_table_bytes = uint64_t{64} << 20;
-  uint32_t max_python_processes = 0;   // processes whose Python frames are walked at once; 0: all
-  uint32_t max_runtime_processes = 0;  // JVMs, and V8 processes, whose frames are named; 0: all
-
-  // GPU work (kernels, copies) of the programs that load libdormant_cupti.so, under the stacks
-  // that launched it; `pids` limits it too.
-  bool gpu = false;
-  // The library files to attach to; empty: those the running programs have loaded.
-  std::vector<std::string> gpu_libraries;
-  std::chrono::milliseconds gpu_start_deadline{5000};  // past it, the session goes on without it
-  uint64_t gpu_records_per_second = 250'000;           // a process's, read whole; 0: all
-  uint32_t gpu_kernel_name_bytes = 4096;  // a kernel's frame's name, past which it is cut
-
-  // How long each profiler's stop() may take before its processes are killed.
-  std::chrono::milliseconds stop_deadline{10'000};
-};
+// What one session profiles, and with what limits (common/profiling_settings.h).
+using ::dormant::ProfilingSettings;
 
 // The facts every profile header of a session carries (gProfiler's metadata).
 struct ProfileFacts {
@@ -147,7 +100,7 @@ class ProfilerModule {
   virtual ~ProfilerModule() = default;
   // Builds and starts the profilers `settings` enable. Never fails: a profiler that does not
   // start is in outcomes() with its reason.
-  virtual std::unique_ptr<ProfilingSession> start_session(const SessionSettings& settings,
+  virtual std::unique_ptr<ProfilingSession> start_session(const ProfilingSettings& settings,
                                                           const ProfileFacts& facts) = 0;
   // The hardware events this host's PMUs offer, of gProfiler's supported set.
   virtual std::vector<std::string> perf_supported_events() = 0;

@@ -50,22 +50,28 @@ void EbpfProfiler::wake_reader() {
 
 Result<void> EbpfProfiler::start() {
   if (!wake_reader_) return Error::from_errno("eventfd for the eBPF reader", wake_reader_errno_);
-  if (auto allowed = system::check_process_limit("ebpf", options_.skip_above_processes); !allowed) {
+  if (auto allowed = system::check_process_limit("ebpf", options_.target.skip_above_processes);
+      !allowed) {
     return allowed.error();
   }
-  CpuSamplerOptions sampler_options = options_.limits;
-  sampler_options.frequency_hz = options_.frequency_hz;
-  if (!options_.pids.empty() && !options_.use_cgroups) {  // cgroups first, as for perf
-    auto split = system::split_live_pids(options_.pids);
+  CpuSamplerOptions sampler_options;
+  sampler_options.frequency_hz = options_.target.frequency_hz;
+  sampler_options.max_stacks = options_.ebpf.max_stacks;
+  sampler_options.max_counted = options_.ebpf.max_counted;
+  sampler_options.max_processes = options_.ebpf.max_processes;
+  sampler_options.walk_by_tables = options_.ebpf.walk_by_tables;
+  if (!options_.target.pids.empty() &&
+      !options_.target.use_cgroups) {  // cgroups first, as for perf
+    auto split = system::split_live_pids(options_.target.pids);
     if (split.live.empty()) {
       return Error(ErrorKind::kUnavailable, "ebpf skipped: none of the pids to profile runs");
     }
     sampler_options.pids = split.live;
   }
   sampler_options.cgroup_ids = options_.cgroup_ids;
-  if (options_.use_cgroups) {
-    auto picks =
-        system::cgroups_to_profile("ebpf", system::choose_unified_cgroups(options_.cgroup_limits));
+  if (options_.target.use_cgroups) {
+    auto picks = system::cgroups_to_profile(
+        "ebpf", system::choose_unified_cgroups(system::cgroup_limits_of(options_.target)));
     if (!picks) return picks.error();
     for (const auto& pick : *picks) sampler_options.cgroup_ids.push_back(pick.id);
   }
@@ -79,14 +85,15 @@ Result<void> EbpfProfiler::start() {
   symbolizer_ = std::make_unique<system::Symbolizer>(
       kernel ? std::optional(std::move(*kernel)) : std::nullopt, limits);
   python_processes_ = std::make_unique<PythonProcesses>(sampler_->python_processes_fd(),
-                                                        options_.max_python_processes);
+                                                        options_.ebpf.max_python_processes);
   hotspot_processes_ = std::make_unique<HotSpotProcesses>(sampler_->hotspot_processes_fd(),
-                                                          options_.max_runtime_processes);
-  v8_processes_ =
-      std::make_unique<V8Processes>(sampler_->v8_processes_fd(), options_.max_runtime_processes);
+                                                          options_.ebpf.max_runtime_processes);
+  v8_processes_ = std::make_unique<V8Processes>(sampler_->v8_processes_fd(),
+                                                options_.ebpf.max_runtime_processes);
   if (sampler_->walks_by_tables()) {
     unwind_tables_ = std::make_unique<UnwindTables>(
-        sampler_->unwind_files_fd(), sampler_->unwind_processes_fd(), options_.unwind, &stopping_);
+        sampler_->unwind_files_fd(), sampler_->unwind_processes_fd(),
+        UnwindLimits{.max_table_bytes = options_.ebpf.unwind_table_bytes}, &stopping_);
   } else {
     spdlog::info("ebpf: user stacks are walked by frame pointer only: {}",
                  sampler_->why_frame_pointers());
@@ -94,7 +101,7 @@ Result<void> EbpfProfiler::start() {
   stopping_ = false;
   reader_ = std::thread([this] { read_process_images(); });
   spdlog::info("ebpf: sampling {} at {} Hz on {} CPUs ({})", sampler_->event(),
-               options_.frequency_hz, sampler_->cpus(),
+               options_.target.frequency_hz, sampler_->cpus(),
                !sampler_options.pids.empty() ? std::to_string(sampler_options.pids.size()) + " pids"
                : !sampler_options.cgroup_ids.empty()
                    ? std::to_string(sampler_options.cgroup_ids.size()) + " cgroups"

@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
-#include "inventory/container_metadata.h"
-
 #include "common/deadline.h"
+#include "common/profiling_settings.h"
 #include "common/unique_fd.h"
+#include "inventory/container_metadata.h"
 #include "profilers/ebpf/cpu_sampler.h"
 #include "profilers/ebpf/hotspot_processes.h"
 #include "profilers/ebpf/python_processes.h"
@@ -30,17 +30,9 @@
 namespace dormant::profilers::ebpf {
 
 struct EbpfProfilerOptions {
-  int frequency_hz = 11;
-  std::vector<int> pids;             // empty: the whole host (or the cgroups below)
+  ProfilingTarget target;  // pids empty: the whole host (or the cgroups below)
+  EbpfSettings ebpf;
   std::vector<uint64_t> cgroup_ids;  // cgroup v2 ids (the directory's inode number)
-  bool use_cgroups = false;          // or the busiest cgroups, chosen at start
-  system::CgroupLimits cgroup_limits;
-  int skip_above_processes = 0;  // 0: no limit
-  CpuSamplerOptions limits;      // map sizes, the walk; what is above overrides the rest
-  UnwindLimits unwind;
-  size_t max_python_processes = 0;  // processes whose Python frames are walked at once; 0: all
-  size_t max_runtime_processes =
-      0;  // JVMs, and V8 processes, whose frames are named at once; 0: all
   std::filesystem::path docker_root = "/var/lib/docker";
 };
 

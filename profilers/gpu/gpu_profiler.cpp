@@ -101,7 +101,7 @@ GpuProfiler::GpuProfiler(GpuProfilerOptions options)
       container_names_(options_.docker_root),
       wake_reader_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       join_(options_.join),
-      weights_(options_.frequency_hz) {}
+      weights_(options_.target.frequency_hz) {}
 
 GpuProfiler::~GpuProfiler() { stop(); }
 
@@ -136,8 +136,10 @@ Result<void> GpuProfiler::start() {
   if (!wake_reader_) return Error::from_errno("eventfd for the GPU reader");
   session_start_ns_ = last_snapshot_ns_ = cupti_clock_ns();  // before recording can begin
   auto attached = within_deadline<GpuAttachment>(
-      options_.start_deadline, "attaching to " DORMANT_CUPTI_LIBRARY_NAME,
-      [libraries = options_.libraries, pids = options_.pids, rate = options_.records_per_second] {
+      options_.gpu.start_deadline, "attaching to " DORMANT_CUPTI_LIBRARY_NAME,
+      [libraries = std::vector<std::filesystem::path>(options_.gpu.libraries.begin(),
+                                                      options_.gpu.libraries.end()),
+       pids = options_.target.pids, rate = options_.gpu.records_per_second] {
         return attach_gpu_probes(libraries, pids, rate);
       });
   if (!attached) return attached.error();
@@ -151,9 +153,9 @@ Result<void> GpuProfiler::start() {
   stopping_ = false;
   reader_ = std::thread([this] { read_events(); });
   spdlog::info("gpu: attached to {} {} file(s){}", files_.size(), DORMANT_CUPTI_LIBRARY_NAME,
-               options_.pids.empty() ? ""
-                                     : " in " + std::to_string(options_.pids.size()) +
-                                           " process(es) and those they start");
+               options_.target.pids.empty() ? ""
+                                            : " in " + std::to_string(options_.target.pids.size()) +
+                                                  " process(es) and those they start");
   return ok();
 }
 
@@ -166,7 +168,7 @@ void GpuProfiler::read_events() {
       return;
     }
     take_events();
-    if (!options_.pids.empty()) attach_followed();
+    if (!options_.target.pids.empty()) attach_followed();
   }
 }
 
@@ -242,7 +244,7 @@ uint32_t GpuProfiler::intern_name(const dormant_cupti_activity& activity, const 
   if (names_.size() >= kMaxNames || names_bytes_ >= kMaxNameBytes) return 0;
   if (names_.empty()) names_.push_back("[GPU] more kernel names than kept");
   auto id = static_cast<uint32_t>(names_.size());
-  names_.push_back(gpu_frame(activity, name, options_.kernel_name_bytes));
+  names_.push_back(gpu_frame(activity, name, options_.gpu.kernel_name_bytes));
   names_bytes_ += names_.back().size() + raw.size();
   name_ids_.emplace(raw, id);
   return id;

@@ -20,9 +20,10 @@
 #include <vector>
 
 #include "dormant_cupti/probes.h"
-#include "inventory/container_metadata.h"
 
+#include "common/profiling_settings.h"
 #include "common/unique_fd.h"
+#include "inventory/container_metadata.h"
 #include "profilers/gpu/cuda_processes.h"
 #include "profilers/gpu/device_times.h"
 #include "profilers/gpu/gpu_counts.h"
@@ -37,20 +38,14 @@
 
 namespace dormant::profilers::gpu {
 
+// gpu.enabled is the session's business, not the profiler's. Past gpu.start_deadline, start()
+// gives up (CPU profiling goes on without the GPU): reading other processes' mappings and loading
+// the probes may block. gpu.records_per_second: one program cannot crowd out the others' records,
+// nor cost the agent without bound (the rest are kept as their time alone).
 struct GpuProfilerOptions {
-  int frequency_hz = 11;
-  std::vector<int> pids;  // only these processes; empty: every one that loads the library
-  // The library files to attach to; empty: those the running processes have loaded.
-  std::vector<std::filesystem::path> libraries;
+  ProfilingTarget target;  // pids: only these processes; empty: every one that loads the library
+  GpuSettings gpu;
   JoinLimits join;
-  // Past it, start() gives up (CPU profiling goes on without the GPU): reading other processes'
-  // mappings and loading the probes may block.
-  std::chrono::milliseconds start_deadline{5000};
-  // GPU records of one process a second, the rest kept as their time alone (0: all): one program
-  // cannot crowd out the others' records, nor cost the agent without bound.
-  uint64_t records_per_second = 250'000;
-  // A kernel's name in its frame, demangled, past which it is cut and ends in a hash of it.
-  size_t kernel_name_bytes = 4096;
   std::filesystem::path docker_root = "/var/lib/docker";
 };
 
@@ -69,7 +64,7 @@ class GpuProfiler final : public Profiler {
   void stop() override;
   void abort() override;
   // Without libraries named, it profiles what the host happens to run: optional.
-  bool optional() const override { return options_.libraries.empty(); }
+  bool optional() const override { return options_.gpu.libraries.empty(); }
   nlohmann::json header_facts() const override;
 
   GpuCounts counts() const;

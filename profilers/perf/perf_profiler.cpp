@@ -39,21 +39,21 @@ double average_depth(const profile::StackTable& table) {
 }  // namespace
 
 Result<PerfProfiler::Target> PerfProfiler::choose_target() {
-  if (options_.use_cgroups) {
-    auto picks =
-        system::cgroups_to_profile("perf", system::choose_perf_cgroups(options_.cgroup_limits));
+  if (options_.target.use_cgroups) {
+    auto picks = system::cgroups_to_profile(
+        "perf", system::choose_perf_cgroups(system::cgroup_limits_of(options_.target)));
     if (!picks) return picks.error();
     Target target{{"-a"}, system::perf_cgroup_names(*picks), ""};
     target.description = std::to_string(target.cgroups.size()) + " cgroups";
     return target;
   }
-  if (!options_.pids.empty()) {
-    auto split = system::split_live_pids(options_.pids);
+  if (!options_.target.pids.empty()) {
+    auto split = system::split_live_pids(options_.target.pids);
     for (int pid : split.gone) spdlog::debug("perf: pid {} is not running, dropped", pid);
     if (split.live.empty()) {
       return Error(ErrorKind::kUnavailable,
                    "perf skipped: none of the processes to profile is running (pids " +
-                       join(options_.pids) + ")");
+                       join(options_.target.pids) + ")");
     }
     return Target{{"--pid", join(split.live)}, {}, "pids " + join(split.live)};
   }
@@ -79,13 +79,13 @@ Result<std::string> PerfProfiler::discover_event(const Target& target,
   std::string usable;
   for (const std::string& event : candidates) {
     std::filesystem::path data = directory_ / ("trial-" + event + ".data");
-    std::vector<std::string> argv = {options_.perf_path,
+    std::vector<std::string> argv = {options_.perf.path,
                                      "record",
                                      "-q",
                                      "-o",
                                      data.string(),
                                      "-F",
-                                     std::to_string(options_.frequency_hz),
+                                     std::to_string(options_.target.frequency_hz),
                                      "-g"};
     auto targeted = event_and_target_args(event, target);
     argv.insert(argv.end(), targeted.begin(), targeted.end());
@@ -109,7 +109,7 @@ Result<std::string> PerfProfiler::discover_event(const Target& target,
       profile::StackTable table;
       PerfScriptParser parser(table);
       auto script =
-          run_perf_script(options_.perf_path, data, parser, std::chrono::seconds(30), &children_);
+          run_perf_script(options_.perf.path, data, parser, std::chrono::seconds(30), &children_);
       if (!script) {
         outcome = script.error().message();
       } else if (!script->complete) {
@@ -136,10 +136,11 @@ Result<std::string> PerfProfiler::discover_event(const Target& target,
 }
 
 Result<void> PerfProfiler::start() {
-  if (auto allowed = system::check_process_limit("perf", options_.skip_above_processes); !allowed) {
+  if (auto allowed = system::check_process_limit("perf", options_.target.skip_above_processes);
+      !allowed) {
     return allowed.error();
   }
-  auto candidates = events_to_try(options_.events, pmu_events());
+  auto candidates = events_to_try(options_.perf.events, pmu_events());
   if (!candidates) return candidates.error();
   auto target = choose_target();
   if (!target) return target.error();
@@ -151,7 +152,7 @@ Result<void> PerfProfiler::start() {
 
   // An event an earlier session recorded with is used without a trial (about a second of perf
   // record), and tried again only if it no longer starts.
-  const std::string& known = options_.known_event;
+  const std::string& known = options_.perf.known_event;
   if (known_event_applies(known, *candidates)) {
     auto started = start_recorders(known, *target);
     if (started) return ok();
@@ -174,20 +175,21 @@ Result<void> PerfProfiler::start() {
 Result<void> PerfProfiler::start_recorders(const std::string& event, const Target& target) {
   event_ = event;
   record_args_ = event_and_target_args(event_, target);
-  record_args_.insert(record_args_.end(), {"-F", std::to_string(options_.frequency_hz)});
+  record_args_.insert(record_args_.end(), {"-F", std::to_string(options_.target.frequency_hz)});
 
   std::vector<std::string> dwarf = {"--call-graph",
-                                    "dwarf," + std::to_string(options_.dwarf_stack_size)};
-  if (options_.call_graph != CallGraph::kDwarf) recorders_.push_back({"perf-fp", {"-g"}, nullptr});
-  if (options_.call_graph != CallGraph::kFramePointer) {
+                                    "dwarf," + std::to_string(options_.perf.dwarf_stack_size)};
+  if (options_.perf.call_graph != CallGraph::kDwarf)
+    recorders_.push_back({"perf-fp", {"-g"}, nullptr});
+  if (options_.perf.call_graph != CallGraph::kFramePointer) {
     recorders_.push_back({"perf-dwarf", dwarf, nullptr});
   }
   for (Recorder& recorder : recorders_) {
     if (auto started = start_recorder(recorder); !started) return started.error();
   }
-  spdlog::info("perf: recording {} at {} Hz ({})", event_, options_.frequency_hz,
+  spdlog::info("perf: recording {} at {} Hz ({})", event_, options_.target.frequency_hz,
                target.description);
-  if (options_.events.size() > 1) {
+  if (options_.perf.events.size() > 1) {
     spdlog::info(
         "perf: one event per session: {} is the first of those asked for that records here",
         event_);
@@ -197,7 +199,7 @@ Result<void> PerfProfiler::start_recorders(const std::string& event, const Targe
 
 Result<void> PerfProfiler::start_recorder(Recorder& recorder) {
   PerfRecordOptions options;
-  options.perf_path = options_.perf_path;
+  options.perf_path = options_.perf.path;
   options.directory = directory_;
   options.name = recorder.name;
   options.groups = &children_;
@@ -218,8 +220,8 @@ Result<std::map<int, profile::StackTable>> PerfProfiler::collect(Recorder& recor
   for (const std::filesystem::path& file : *files) {
     if (!failure) {
       PerfScriptParser parser([&](int pid) -> profile::StackTable& { return per_pid[pid]; });
-      auto script =
-          run_perf_script(options_.perf_path, file, parser, options_.script_timeout, &children_);
+      auto script = run_perf_script(options_.perf.path, file, parser, options_.perf.script_timeout,
+                                    &children_);
       if (!script) {
         failure = script.error();
       } else if (!script->complete) {
@@ -241,10 +243,11 @@ void PerfProfiler::restart_if_due(Recorder& recorder) {
   std::string reason;
   if (recorder.record->exited()) {
     reason = "it exited: " + recorder.record->stderr_tail();
-  } else if (recorder.record->age() >= options_.restart_after) {
-    reason = "it ran for " + std::to_string(options_.restart_after.count()) + " s";
-  } else if (recorder.record->rss_bytes() > options_.restart_above_rss_bytes) {
-    reason = "its memory passed " + std::to_string(options_.restart_above_rss_bytes >> 20) + " MB";
+  } else if (recorder.record->age() >= options_.perf.restart_after) {
+    reason = "it ran for " + std::to_string(options_.perf.restart_after.count()) + " s";
+  } else if (recorder.record->rss_bytes() > options_.perf.restart_above_rss_bytes) {
+    reason =
+        "its memory passed " + std::to_string(options_.perf.restart_above_rss_bytes >> 20) + " MB";
   } else {
     return;
   }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/profiler_choices.h"
+#include "common/profiling_settings.h"
 #include "inventory/container_metadata.h"
 #include "profilers/perf/perf_record.h"
 #include "profilers/profiler.h"
@@ -18,21 +18,8 @@
 namespace dormant::profilers::perf {
 
 struct PerfProfilerOptions {
-  std::string perf_path = "perf";
-  int frequency_hz = 11;
-  CallGraph call_graph = CallGraph::kFramePointer;
-  int dwarf_stack_size = 8192;
-  std::vector<int> pids;  // empty: the whole host (or the cgroups below)
-  bool use_cgroups = false;
-  system::CgroupLimits cgroup_limits;
-  int skip_above_processes = 0;  // 0: no limit
-  std::chrono::seconds restart_after{600};
-  uint64_t restart_above_rss_bytes = 200ULL << 20;
-  std::chrono::seconds script_timeout{300};
-  // gProfiler's names, in order of preference: perf records the first this host can count.
-  std::vector<std::string> events = {"cycles"};
-  // The event an earlier session recorded with on this host: started without a trial.
-  std::string known_event;
+  ProfilingTarget target;  // pids empty: the whole host (or the busiest cgroups)
+  PerfSettings perf;
   std::filesystem::path docker_root = "/var/lib/docker";  // where docker keeps container names
   // Where perf.data goes, in a directory perf-PID-XXXXXX of its own.
   std::filesystem::path temp_root = std::filesystem::temp_directory_path();

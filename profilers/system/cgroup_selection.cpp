@@ -88,6 +88,13 @@ Result<std::vector<CgroupPick>> choose_in(const CgroupLayout& layout, const Cgro
 
 }  // namespace
 
+CgroupLimits cgroup_limits_of(const ProfilingTarget& target) {
+  CgroupLimits limits;
+  limits.max_cgroups = static_cast<size_t>(std::max(0, target.max_cgroups));
+  limits.max_docker_containers = static_cast<size_t>(std::max(0, target.max_docker_containers));
+  return limits;
+}
+
 std::vector<CgroupPick> select_cgroups(const std::vector<CgroupUsage>& cgroups,
                                        const CgroupLimits& limits) {
   std::vector<CgroupPick> ranked = rank(cgroups);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/profiling_settings.h"
 #include "common/result.h"
 #include "profilers/system/cgroup_usage.h"
 
@@ -18,6 +19,9 @@ struct CgroupLimits {
   size_t max_cgroups = 50;           // --perf-max-cgroups
   size_t max_docker_containers = 0;  // --perf-max-docker-containers
 };
+
+// The target's limits (a negative one counts as 0).
+CgroupLimits cgroup_limits_of(const ProfilingTarget& target);
 
 struct CgroupPick {
   std::string name;

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <variant>
 
-#include "wire/json_fields.h"
 #include "server/api/api_requests.h"
 #include "server/api/upload_body.h"
 #include "server/api/wire_mapping.h"
+#include "wire/json_fields.h"
 
 namespace dormant::server::api {
 namespace {
@@ -21,8 +21,8 @@ constexpr std::string_view kServiceHeader = "GPROFILER-SERVICE-NAME";
 
 std::vector<Route> AgentEndpoints::routes() {
   return {
-      {verb::post, wire::kHeartbeatPath, Auth::kBearer, kAgentRole, Work::kStore,
-       Body::kMessage, handler(this, &AgentEndpoints::heartbeat)},
+      {verb::post, wire::kHeartbeatPath, Auth::kBearer, kAgentRole, Work::kStore, Body::kMessage,
+       handler(this, &AgentEndpoints::heartbeat)},
       {verb::post, "/api/metrics/command_completion", Auth::kBearer, kAgentRole, Work::kStore,
        Body::kMessage, handler(this, &AgentEndpoints::command_completion)},
       {verb::post, "/api/v2/profiles", Auth::kApiKey, kAgentRole, Work::kStore, Body::kBulk,

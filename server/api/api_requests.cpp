@@ -4,9 +4,9 @@
 
 #include "common/iso_time.h"
 #include "common/text.h"
+#include "server/api/wire_mapping.h"
 #include "wire/json_fields.h"
 #include "wire/plain_heartbeat.h"
-#include "server/api/wire_mapping.h"
 
 namespace dormant::server::api {
 

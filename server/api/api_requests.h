@@ -12,10 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
-#include "wire/protocol.h"
 #include "server/api/call.h"
 #include "server/api/refusal.h"
 #include "server/storage/records.h"
+#include "wire/protocol.h"
 
 namespace dormant::server::api {
 

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "wire/protocol.h"
 #include "server/http/http_server.h"
+#include "wire/protocol.h"
 
 namespace dormant::server::api {
 

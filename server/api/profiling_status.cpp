@@ -4,8 +4,8 @@
 #include <cctype>
 
 #include "common/text.h"
-#include "wire/command_config.h"
 #include "server/api/wire_mapping.h"
+#include "wire/command_config.h"
 
 namespace dormant::server::api {
 namespace {

@@ -45,11 +45,10 @@ RequestEndpoints::Prepared RequestEndpoints::prepare_request(const nlohmann::jso
   auto targets = store_.resolve_targets(*query);
   if (!targets) return store_refusal(targets.error());
   if (targets->empty()) {
-    return invalid_input(
-        Error::problem(ErrorKind::kInvalidArgument, "target_entities",
-                       "No active targets were resolved for scope '" +
-                           std::string(wire::to_string(request->target_scope)) +
-                           "' in service '" + request->service_name + "'"));
+    return invalid_input(Error::problem(ErrorKind::kInvalidArgument, "target_entities",
+                                        "No active targets were resolved for scope '" +
+                                            std::string(wire::to_string(request->target_scope)) +
+                                            "' in service '" + request->service_name + "'"));
   }
   take_resolved_targets(*request, *targets);
   return PreparedRequest{std::move(*request), std::move(*query)};
@@ -213,8 +212,8 @@ http::Response RequestEndpoints::list_subscriptions(const Call& call) {
         {"subscription_id", subscription.subscription_id},
         {"service_name", subscription.service_name},
         {"target_scope", storage::to_string(subscription.spec.scope)},
-        {"target_entities", wire::entities_in_camel_case(
-                                storage::selectors_to_json(subscription.spec.selectors))},
+        {"target_entities",
+         wire::entities_in_camel_case(storage::selectors_to_json(subscription.spec.selectors))},
         {"request_id", subscription.request_id},
         {"active", !subscription.ended_at},
         {"created_at", iso_time(subscription.created_at)},

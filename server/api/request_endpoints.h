@@ -6,10 +6,10 @@
 #include <variant>
 #include <vector>
 
-#include "wire/profiling_request.h"
 #include "server/api/endpoint_context.h"
 #include "server/api/router.h"
 #include "server/control/commands.h"
+#include "wire/profiling_request.h"
 
 namespace dormant::server::api {
 

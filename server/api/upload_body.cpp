@@ -5,11 +5,11 @@
 
 #include "common/gzip.h"
 #include "common/iso_time.h"
-#include "wire/json_fields.h"
 #include "profile/collapsed.h"
 #include "profile/metadata_validation.h"
 #include "profile/sample_plausibility.h"
 #include "server/api/api_requests.h"
+#include "wire/json_fields.h"
 
 namespace dormant::server::api {
 namespace {
@@ -69,8 +69,8 @@ std::variant<nlohmann::json, http::Response> inflate_json(std::string_view body,
 
 }  // namespace
 
-std::variant<wire::ProfileUpload, http::Response> read_upload_body(
-    const http::Request& request, size_t max_profile_bytes) {
+std::variant<wire::ProfileUpload, http::Response> read_upload_body(const http::Request& request,
+                                                                   size_t max_profile_bytes) {
   const std::string& body = request.body();
   bool gzipped = body.size() >= 2 && static_cast<unsigned char>(body[0]) == 0x1f &&
                  static_cast<unsigned char>(body[1]) == 0x8b;

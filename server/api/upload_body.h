@@ -7,9 +7,9 @@
 #include <variant>
 
 #include "common/result.h"
-#include "wire/protocol.h"
 #include "server/http/http_server.h"
 #include "server/storage/records.h"
+#include "wire/protocol.h"
 
 namespace dormant::server::api {
 
@@ -17,8 +17,8 @@ namespace dormant::server::api {
 // JSON, 413 past `max_profile_bytes` inflated, 422 for fields that are not an upload. Gzip is
 // parsed as it inflates and the profile is moved out of the tree, so that an upload holds about
 // one copy of its profile besides the parser's.
-std::variant<wire::ProfileUpload, http::Response> read_upload_body(
-    const http::Request& request, size_t max_profile_bytes);
+std::variant<wire::ProfileUpload, http::Response> read_upload_body(const http::Request& request,
+                                                                   size_t max_profile_bytes);
 
 // The upload as the store keeps it, once its times, its header and every line of its profile
 // are checked, and its samples found plausible for its duration.

@@ -178,8 +178,7 @@ Result<storage::TargetQuery> to_target_query(const wire::ProfilingRequest& reque
   return query;
 }
 
-void take_resolved_targets(wire::ProfilingRequest& request,
-                           const storage::TargetHosts& targets) {
+void take_resolved_targets(wire::ProfilingRequest& request, const storage::TargetHosts& targets) {
   request.target_hosts.clear();
   bool whole_hosts = false;
   for (const auto& [hostname, pids] : targets) {
@@ -234,8 +233,8 @@ Result<StoreRequest> to_store_request(const wire::ProfilingRequest& request,
 }
 
 wire::ProfilingResponse to_profiling_response(const wire::ProfilingRequest& request,
-                                                   const storage::SubmitOutcome& outcome,
-                                                   storage::TimePoint now) {
+                                              const storage::SubmitOutcome& outcome,
+                                              storage::TimePoint now) {
   wire::ProfilingResponse response;
   bool start = request.request_type == wire::CommandType::kStart;
   size_t changed = 0;

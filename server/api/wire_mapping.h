@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "server/storage/records.h"
 #include "wire/profiling_request.h"
 #include "wire/protocol.h"
-#include "server/storage/records.h"
 
 namespace dormant::server::api {
 
@@ -32,8 +32,7 @@ Result<storage::TargetQuery> to_target_query(const wire::ProfilingRequest& reque
 // Puts what selectors resolved to in target_hosts. A stop at process level of whole hosts (a
 // service or host scope) stops them whole. A start records its target_scope in additional_args,
 // so that the command's combined_config carries it, as Studio's does.
-void take_resolved_targets(wire::ProfilingRequest& request,
-                           const storage::TargetHosts& targets);
+void take_resolved_targets(wire::ProfilingRequest& request, const storage::TargetHosts& targets);
 
 // A start or a stop for the store, for the hosts in target_hosts. `selected_by`: the scope and
 // selectors they were resolved from: a continuous start by them subscribes, a stop by them ends
@@ -45,8 +44,8 @@ Result<StoreRequest> to_store_request(
     const std::optional<storage::TargetQuery>& selected_by = std::nullopt);
 
 wire::ProfilingResponse to_profiling_response(const wire::ProfilingRequest& request,
-                                                   const storage::SubmitOutcome& outcome,
-                                                   storage::TimePoint now);
+                                              const storage::SubmitOutcome& outcome,
+                                              storage::TimePoint now);
 
 storage::CompletionReport to_completion_report(const wire::CommandCompletion& completion);
 

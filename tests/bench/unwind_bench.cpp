@@ -124,7 +124,7 @@ void time_to_whole_stacks(const std::vector<std::string>& argv, std::string_view
                           std::string_view what) {
   constexpr int kHz = 997;
   ebpf::EbpfProfilerOptions options;
-  options.frequency_hz = kHz;
+  options.target.frequency_hz = kHz;
   ebpf::EbpfProfiler profiler(options);
   if (auto started = profiler.start(); !started) {
     std::cerr << "unwind_bench: " << started.error().message() << "\n";

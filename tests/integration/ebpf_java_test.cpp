@@ -102,8 +102,8 @@ TEST_F(EbpfJavaTest, JavaMethodsAreNamedInWholeStacksWithDefaultFlags) {
   ASSERT_TRUE(java.ok()) << java.error().message();
   std::this_thread::sleep_for(1500ms);  // past the first compilations
   EbpfProfilerOptions options;
-  options.frequency_hz = 499;
-  options.pids = {(*java)->pid()};
+  options.target.frequency_hz = 499;
+  options.target.pids = {(*java)->pid()};
   nlohmann::json facts;
   auto table = profile_for(options, 5s, {}, &facts);
   java->reset();
@@ -130,9 +130,9 @@ TEST_F(EbpfJavaTest, JvmsPastTheLimitKeepTheirNativeFramesAndAreCounted) {
   }
   std::this_thread::sleep_for(1500ms);
   EbpfProfilerOptions options;
-  options.frequency_hz = 199;
-  options.pids = {jvms[0]->pid(), jvms[1]->pid()};
-  options.max_runtime_processes = 1;
+  options.target.frequency_hz = 199;
+  options.target.pids = {jvms[0]->pid(), jvms[1]->pid()};
+  options.ebpf.max_runtime_processes = 1;
   nlohmann::json facts;
   auto table = profile_for(options, 3s, {}, &facts);
   jvms.clear();
@@ -153,8 +153,8 @@ TEST_F(EbpfJavaTest, AJvmThatExitsMidSessionKeepsItsNames) {
   ASSERT_TRUE(java.ok()) << java.error().message();
   std::this_thread::sleep_for(1500ms);
   EbpfProfilerOptions options;
-  options.frequency_hz = 499;
-  options.pids = {(*java)->pid()};
+  options.target.frequency_hz = 499;
+  options.target.pids = {(*java)->pid()};
   auto table = profile_for(options, 4s);  // it ends two seconds in
   auto status = (*java)->wait();
   ASSERT_TRUE(status.ok()) << status.error().message();
@@ -186,9 +186,9 @@ TEST_F(EbpfJavaTest, AJvmInItsOwnNamespacesAsAnotherUserIsWalked) {
   ASSERT_TRUE(java.ok()) << java.error().message();
   std::this_thread::sleep_for(1500ms);
   EbpfProfilerOptions options;
-  options.frequency_hz = 499;
-  options.pids = {only_child((*java)->pid())};  // unshare's child, its pid 1
-  ASSERT_GT(options.pids.front(), 0);
+  options.target.frequency_hz = 499;
+  options.target.pids = {only_child((*java)->pid())};  // unshare's child, its pid 1
+  ASSERT_GT(options.target.pids.front(), 0);
   nlohmann::json facts;
   auto table = profile_for(options, 3s, {}, &facts);
   java->reset();
@@ -206,8 +206,8 @@ TEST_F(EbpfJavaTest, AHostileJvmsLiesCostBoundedWork) {
   ASSERT_TRUE(hostile.ok()) << hostile.error().message();
   std::this_thread::sleep_for(300ms);
   EbpfProfilerOptions options;
-  options.frequency_hz = 499;
-  options.pids = {(*hostile)->pid()};
+  options.target.frequency_hz = 499;
+  options.target.pids = {(*hostile)->pid()};
   nlohmann::json facts;
   auto table = profile_for(options, 3s, {}, &facts);
   hostile->reset();
@@ -235,8 +235,8 @@ TEST_F(EbpfJavaTest, AJvmTooOldToWalkKeepsItsNativeFramesWithTheReason) {
   ASSERT_TRUE(old.ok()) << old.error().message();
   std::this_thread::sleep_for(300ms);
   EbpfProfilerOptions options;
-  options.frequency_hz = 199;
-  options.pids = {(*old)->pid()};
+  options.target.frequency_hz = 199;
+  options.target.pids = {(*old)->pid()};
   nlohmann::json facts;
   auto table = profile_for(options, 2s, {}, &facts);
   old->reset();

@@ -149,8 +149,8 @@ TEST_F(EbpfNodeTest, JavaScriptIsNamedFromNodesPerfMapInWholeStacks) {
   std::string map = "/tmp/perf-" + std::to_string((*node)->pid()) + ".map";
   std::this_thread::sleep_for(1500ms);  // past V8's first compilations
   EbpfProfilerOptions options;
-  options.frequency_hz = 499;
-  options.pids = {(*node)->pid()};
+  options.target.frequency_hz = 499;
+  options.target.pids = {(*node)->pid()};
   int64_t from = wall_ms();
   auto table = profile_for(options, 4s);
   Spent spent = spent_between(report_, from, wall_ms());
@@ -179,7 +179,7 @@ TEST_F(EbpfNodeTest, ANodeInItsOwnMountAndPidNamespacesIsNamedFromItsOwnPerfMap)
   ASSERT_TRUE(node.ok()) << node.error().message();
   std::this_thread::sleep_for(1500ms);
   EbpfProfilerOptions options;  // the whole host: the node's pid here is unshare's child's
-  options.frequency_hz = 499;
+  options.target.frequency_hz = 499;
   auto table = profile_for(options, 3s);
   node->reset();
   NodeShares shares = shares_of(table);
@@ -197,8 +197,8 @@ TEST_F(EbpfNodeTest, JavaScriptIsNamedFromV8sObjectsWithDefaultFlags) {
   ASSERT_TRUE(node.ok()) << node.error().message();
   std::this_thread::sleep_for(1500ms);
   EbpfProfilerOptions options;
-  options.frequency_hz = 499;
-  options.pids = {(*node)->pid()};
+  options.target.frequency_hz = 499;
+  options.target.pids = {(*node)->pid()};
   nlohmann::json facts;
   int64_t from = wall_ms();
   auto table = profile_for(options, 4s, {}, &facts);
@@ -254,9 +254,9 @@ TEST_F(EbpfNodeTest, NodesPastTheRuntimeLimitKeepTheirNativeFramesAndAreCounted)
   }
   std::this_thread::sleep_for(1000ms);
   EbpfProfilerOptions options;
-  options.frequency_hz = 199;
-  options.pids = {nodes[0]->pid(), nodes[1]->pid()};
-  options.max_runtime_processes = 1;
+  options.target.frequency_hz = 199;
+  options.target.pids = {nodes[0]->pid(), nodes[1]->pid()};
+  options.ebpf.max_runtime_processes = 1;
   nlohmann::json facts;
   auto table = profile_for(options, 3s, {}, &facts);
   nodes.clear();

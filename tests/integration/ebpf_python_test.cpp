@@ -119,8 +119,8 @@ RatioRun run_ratio(std::vector<std::string> command, const std::string& comm, in
   EXPECT_TRUE(python.ok()) << python.error().message();
   if (!python.ok()) return run;
   EbpfProfilerOptions options;
-  options.frequency_hz = 499;
-  options.pids = {(*python)->pid()};
+  options.target.frequency_hz = 499;
+  options.target.pids = {(*python)->pid()};
   auto table = profile_for(
       options, std::chrono::seconds(seconds) + 1s, [&] { EXPECT_TRUE((*python)->release().ok()); },
       &run.facts);
@@ -206,7 +206,7 @@ TEST_F(EbpfPythonTest, AnInterpreterOnlyAnotherMountNamespaceSeesIsReadThroughIt
 
 TEST_F(EbpfPythonTest, APythonProcessStartedMidSessionIsNamedFromItsFirstSecond) {
   EbpfProfilerOptions options;
-  options.frequency_hz = 499;
+  options.target.frequency_hz = 499;
   std::unique_ptr<Subprocess> python;
   nlohmann::json facts;
   auto table = profile_for(
@@ -232,9 +232,9 @@ TEST_F(EbpfPythonTest, ProcessesPastTheLimitKeepTheirNativeFramesAndAreCounted) 
   ASSERT_NE(second, nullptr);
   std::this_thread::sleep_for(500ms);
   EbpfProfilerOptions options;
-  options.frequency_hz = 199;
-  options.pids = {first->pid(), second->pid()};
-  options.max_python_processes = 1;
+  options.target.frequency_hz = 199;
+  options.target.pids = {first->pid(), second->pid()};
+  options.ebpf.max_python_processes = 1;
   nlohmann::json facts;
   auto table = profile_for(options, 3s, {}, &facts);
   std::cout << "header facts: " << facts.dump() << "\n";
@@ -252,8 +252,8 @@ TEST_F(EbpfPythonTest, AHostileInterpretersCyclesAndHugeNamesCostBoundedWork) {
   ASSERT_TRUE(hostile.ok()) << hostile.error().message();
   std::this_thread::sleep_for(300ms);
   EbpfProfilerOptions options;
-  options.frequency_hz = 499;
-  options.pids = {(*hostile)->pid()};
+  options.target.frequency_hz = 499;
+  options.target.pids = {(*hostile)->pid()};
   nlohmann::json facts;
   auto table = profile_for(options, 3s, {}, &facts);
   EXPECT_EQ(facts["python"].value("processes", 0), 1) << "it passes for CPython 3.11";

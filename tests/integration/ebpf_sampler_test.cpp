@@ -289,8 +289,8 @@ TEST_F(EbpfSamplerTest, TheKnownWorkloadComesOutInItsRatioWithEveryFrameNamed) {
   auto workload = spawn_workload(7);
   ASSERT_NE(workload, nullptr);
   EbpfProfilerOptions options;
-  options.frequency_hz = 499;  // enough samples for the ratio to be known within 5%
-  options.pids = {workload->pid()};
+  options.target.frequency_hz = 499;  // enough samples for the ratio to be known within 5%
+  options.target.pids = {workload->pid()};
   profile::StackTable table = profile_for(options, 6s);
   uint64_t one = 0, two = 0, total = 0, named = 0;
   table.for_each([&](const profile::StackView& stack) {
@@ -321,8 +321,8 @@ TEST_F(EbpfSamplerTest, APieProgramAndItsSharedLibraryResolveAndAStrippedOneGive
     auto workload = spawn_workload(3, program);
     ASSERT_NE(workload, nullptr);
     EbpfProfilerOptions options;
-    options.frequency_hz = 99;
-    options.pids = {workload->pid()};
+    options.target.frequency_hz = 99;
+    options.target.pids = {workload->pid()};
     profile::StackTable table = profile_for(options, 2s);
     uint64_t in_program = 0, in_library = 0, as_dso = 0, other = 0;
     std::string dso = "(" + std::filesystem::canonical(program).string() + ")";
@@ -368,8 +368,8 @@ TEST_F(EbpfSamplerTest, AnExecIntoAProgramOfTheSameNameStartsANewImage) {
   auto workload = Subprocess::spawn(spawn);
   ASSERT_TRUE(workload.ok()) << workload.error().message();
   EbpfProfilerOptions options;
-  options.frequency_hz = 199;
-  options.pids = {(*workload)->pid()};
+  options.target.frequency_hz = 199;
+  options.target.pids = {(*workload)->pid()};
   profile::StackTable table = profile_for(options, 3500ms);
   std::filesystem::remove_all(directory);
   uint64_t before_exec = 0, after_exec = 0, unnamed = 0;
@@ -450,10 +450,10 @@ TEST_F(EbpfSamplerTest, SamplesPastTheMapSizesAreReportedAsDrops) {
   auto workload = spawn_workload(4);
   ASSERT_NE(workload, nullptr);
   EbpfProfilerOptions options;
-  options.frequency_hz = 99;
-  options.pids = {workload->pid()};
-  options.limits.max_counted = 1;
-  options.limits.max_stacks = 1;
+  options.target.frequency_hz = 99;
+  options.target.pids = {workload->pid()};
+  options.ebpf.max_counted = 1;
+  options.ebpf.max_stacks = 1;
   uint64_t ran_before = 0;  // once the program is loaded, not while it loads
   profile::StackTable table =
       profile_for(options, 2s, [&] { ran_before = on_cpu_ns(workload->pid()); });
@@ -497,8 +497,8 @@ TEST_F(EbpfSamplerTest, ALibraryLoadedSecondsIntoTheSessionIsNamed) {
   auto program = Subprocess::spawn(spawn);
   ASSERT_TRUE(program.ok()) << program.error().message();
   EbpfProfilerOptions options;
-  options.frequency_hz = 199;
-  options.pids = {(*program)->pid()};
+  options.target.frequency_hz = 199;
+  options.target.pids = {(*program)->pid()};
   profile::StackTable table = profile_for(options, 5s);
   uint64_t in_library = 0, unnamed = 0;
   table.for_each([&](const profile::StackView& stack) {
@@ -521,7 +521,7 @@ TEST_F(EbpfSamplerTest, ShortLivedProcessesKeepTheirNameAndSymbols) {
   auto cgroup = TestCgroup::make();
   if (!cgroup) GTEST_SKIP() << "no cgroup v2 hierarchy to make a test cgroup in";
   EbpfProfilerOptions options;
-  options.frequency_hz = 99;
+  options.target.frequency_hz = 99;
   options.cgroup_ids = {cgroup->id()};
   profile::StackTable table = profile_for(options, 0ms, [&] {
     std::string script =

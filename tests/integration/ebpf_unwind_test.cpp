@@ -53,9 +53,9 @@ bool is_libc_start(std::string_view frame) { return frame.starts_with("__libc_st
 
 EbpfProfilerOptions profile_pid(int pid, bool by_tables) {
   EbpfProfilerOptions options;
-  options.frequency_hz = 499;
-  options.pids = {pid};
-  options.limits.walk_by_tables = by_tables;
+  options.target.frequency_hz = 499;
+  options.target.pids = {pid};
+  options.ebpf.walk_by_tables = by_tables;
   return options;
 }
 
@@ -137,7 +137,7 @@ TEST_F(EbpfUnwindTest, AFileLargerThanTheTablesBoundIsWalkedByFramePointerAndCou
   auto workload = spawn_workload(5, NO_FRAME_POINTERS);
   ASSERT_NE(workload, nullptr);
   EbpfProfilerOptions options = profile_pid(workload->pid(), true);
-  options.unwind.max_table_bytes = 16 << 10;  // the program's table fits; libc's does not
+  options.ebpf.unwind_table_bytes = 16 << 10;  // the program's table fits; libc's does not
   nlohmann::json facts;
   auto table = profile_for(options, 3s, {}, &facts);
   std::cout << "header facts: " << facts.dump() << "\n";

@@ -11,9 +11,9 @@
 #include "agent/profile_spool.h"
 #include "agent/upload_body.h"
 #include "common/gzip.h"
-#include "wire/protocol.h"
 #include "module/stack_snapshot.h"
 #include "profile/collapsed.h"
+#include "wire/protocol.h"
 
 namespace dormant::agent {
 namespace {

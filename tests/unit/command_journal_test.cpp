@@ -37,7 +37,7 @@ TEST_F(CommandJournalTest, WhatIsWrittenIsReadBackByTheNextRun) {
     journal.add_received(id(1));
     journal.add_session(id(1));
     wire::CommandCompletion owed{id(1), "web-01",     wire::CompletionStatus::kCompleted,
-                                      2.0,   std::nullopt, std::nullopt};
+                                 2.0,   std::nullopt, std::nullopt};
     journal.record_completion(owed);
   }
   auto journal = CommandJournal::open(path_);

@@ -42,20 +42,20 @@ TEST(CommandSettings, TheCommandsGpuEntryChoosesTheGpuMode) {
   wire::CommandConfig command;
   auto plan = plan_for_command(agent_flags(), command);
   ASSERT_TRUE(plan.ok());
-  EXPECT_TRUE(plan->profiling.gpu) << "merge, the flag's default";
+  EXPECT_TRUE(plan->profiling.gpu.enabled) << "merge, the flag's default";
   EXPECT_EQ(plan->profiling.cpu, CpuProfilers::kEbpfElsePerf);
 
   command.gpu = GpuMode::kGpuOnly;
   plan = plan_for_command(agent_flags(), command);
   ASSERT_TRUE(plan.ok());
-  EXPECT_TRUE(plan->profiling.gpu);
+  EXPECT_TRUE(plan->profiling.gpu.enabled);
   EXPECT_EQ(plan->profiling.cpu, CpuProfilers::kNone);
 
   for (auto off : {GpuMode::kCpuOnly, GpuMode::kDisabled}) {
     command.gpu = off;
     plan = plan_for_command(agent_flags(), command);
     ASSERT_TRUE(plan.ok());
-    EXPECT_FALSE(plan->profiling.gpu);
+    EXPECT_FALSE(plan->profiling.gpu.enabled);
     EXPECT_EQ(plan->profiling.cpu, CpuProfilers::kEbpfElsePerf);
   }
   config::AgentConfig gpu_off = agent_flags();
@@ -63,7 +63,7 @@ TEST(CommandSettings, TheCommandsGpuEntryChoosesTheGpuMode) {
   command.gpu = GpuMode::kMerge;
   plan = plan_for_command(gpu_off, command);
   ASSERT_TRUE(plan.ok());
-  EXPECT_TRUE(plan->profiling.gpu) << "the command's entry over the flag";
+  EXPECT_TRUE(plan->profiling.gpu.enabled) << "the command's entry over the flag";
 }
 
 TEST(CommandSettings, TheCommandsPerfEventsReplaceTheFlags) {
@@ -72,14 +72,14 @@ TEST(CommandSettings, TheCommandsPerfEventsReplaceTheFlags) {
   wire::CommandConfig command;
   auto plan = plan_for_command(agent, command);
   ASSERT_TRUE(plan.ok()) << plan.error().message();
-  EXPECT_EQ(plan->profiling.perf_events, std::vector<std::string>{"instructions"})
+  EXPECT_EQ(plan->profiling.perf.events, std::vector<std::string>{"instructions"})
       << "a command without a perf entry keeps the flags'";
 
   command.perf =
       wire::PerfConfig{wire::PerfSetting::kEnabledAggressive, {"cache-misses", "cycles"}};
   plan = plan_for_command(agent, command);
   ASSERT_TRUE(plan.ok()) << plan.error().message();
-  EXPECT_EQ(plan->profiling.perf_events, (std::vector<std::string>{"cache-misses", "cycles"}));
+  EXPECT_EQ(plan->profiling.perf.events, (std::vector<std::string>{"cache-misses", "cycles"}));
   EXPECT_EQ(plan->run_arguments["perf_events"], nlohmann::json({"cache-misses", "cycles"}));
 }
 
@@ -97,9 +97,9 @@ TEST(CommandSettings, ThePlanHoldsTheCommandOverTheFlagsAndNothingOfTheServer) {
   auto plan = plan_for_command(agent, command);
   ASSERT_TRUE(plan.ok()) << plan.error().message();
   EXPECT_EQ(plan->snapshot_every, std::chrono::seconds(30));
-  EXPECT_EQ(plan->profiling.frequency_hz, 49);
+  EXPECT_EQ(plan->profiling.target.frequency_hz, 49);
   EXPECT_TRUE(plan->continuous);
-  EXPECT_EQ(plan->profiling.pids, (std::vector<int>{7, 9}));
+  EXPECT_EQ(plan->profiling.target.pids, (std::vector<int>{7, 9}));
   EXPECT_EQ(plan->output_dir, "/tmp/out");
   std::string headers = plan->run_arguments.dump();
   EXPECT_EQ(headers.find("secret-token"), std::string::npos) << headers;

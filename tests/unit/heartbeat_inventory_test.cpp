@@ -38,15 +38,14 @@ TEST(HeartbeatContainers, StudiosFieldNamesAndNothingForWhatIsUnknown) {
   inventory.containers.push_back(bare);
 
   std::vector<wire::ReportedContainer> containers = heartbeat_containers(inventory);
-  EXPECT_EQ(wire::to_json(containers),
-            nlohmann::json::parse(R"([
+  EXPECT_EQ(wire::to_json(containers), nlohmann::json::parse(R"([
     {"container_id":")" + std::string(64, 'a') +
-                                  R"(","container_name":"app",
+                                                             R"(","container_name":"app",
      "runtime":"containerd","namespace":"shop","pod_name":"checkout-7f8d9cb4d-x2m9q",
      "workload_name":"checkout","workload_kind":"Deployment",
      "processes":[{"pid":300,"process_name":"java"},{"pid":301,"process_name":"java"}]},
     {"container_id":")" + std::string(64, 'b') +
-                                  R"(","container_name":"bbbbbbbbbbbb",
+                                                             R"(","container_name":"bbbbbbbbbbbb",
      "workload_kind":"container","processes":[]}])"));
 
   // What the server's parser takes.
@@ -260,11 +259,10 @@ TEST(HeartbeatBodyText, CarriesTheWrittenContainersInPlaceOfTheList) {
   request.containers = {{.container_name = "ignored"}};
   request.containers_text =
       std::make_shared<const std::string>(R"([{"container_name":"app","processes":[]}])");
-  auto parsed = wire::parse_heartbeat_request(
-      nlohmann::json::parse(wire::heartbeat_body_text(request)));
+  auto parsed =
+      wire::parse_heartbeat_request(nlohmann::json::parse(wire::heartbeat_body_text(request)));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
-  EXPECT_EQ(wire::to_json(parsed->containers),
-            nlohmann::json::parse(*request.containers_text));
+  EXPECT_EQ(wire::to_json(parsed->containers), nlohmann::json::parse(*request.containers_text));
   EXPECT_EQ(parsed->hostname, "h1");
   request.containers_text.reset();
   EXPECT_EQ(nlohmann::json::parse(wire::heartbeat_body_text(request))["containers"],

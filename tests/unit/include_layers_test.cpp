@@ -39,7 +39,8 @@ const std::map<std::string, std::vector<std::string>>& arrows() {
       {"module/api", {"module/api/", "common/"}},
       {"module", {"module/", "profilers/", "profile/", "common/"}},
       // The idle agent never includes the profilers: it loads them through module/api.
-      {"agent", {"agent/", "module/api/", "heartbeat/", "wire/", "inventory/", "config/", "common/"}},
+      {"agent",
+       {"agent/", "module/api/", "heartbeat/", "wire/", "inventory/", "config/", "common/"}},
       // The server shares the wire protocol with the agent, not the agent's client. Its layers:
       // http -> api -> control -> storage; main.cpp wires them together.
       {"server", {"server/", "wire/", "profile/", "config/", "common/"}},
@@ -50,8 +51,8 @@ const std::map<std::string, std::vector<std::string>>& arrows() {
        {"server/control/", "server/storage/store.h", "server/storage/records.h",
         "server/storage/combined_config.h", "common/"}},
       {"server/api",
-       {"server/api/", "server/control/", "server/storage/", "server/http/", "wire/",
-        "profile/", "common/"}},
+       {"server/api/", "server/control/", "server/storage/", "server/http/", "wire/", "profile/",
+        "common/"}},
   };
   return kArrows;
 }

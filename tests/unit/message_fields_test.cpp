@@ -87,7 +87,8 @@ TEST(MessageFields, ATableReadsItsMembersByNameOrAliasAndWritesThemBack) {
   auto sample = read_sample(json::parse(R"({"count": 3, "note": "n", "type": "stop",
       "parts": [{"size": 2, "partLabel": "a"}, {"size": 10, "label": "b"}], "seconds": 7.5})"));
   ASSERT_TRUE(sample.ok()) << sample.error().message();
-  EXPECT_EQ(*sample, (Sample{3, "n", std::nullopt, CommandType::kStop, {{2, "a"}, {10, "b"}}, 7.5}));
+  EXPECT_EQ(*sample,
+            (Sample{3, "n", std::nullopt, CommandType::kStop, {{2, "a"}, {10, "b"}}, 7.5}));
   // The alias is read, the name written; the optional left out when null is; the writer of
   // `seconds` is the table's.
   EXPECT_EQ(write_fields(*sample), json::parse(R"({"count": 3, "note": "n", "type": "stop",
@@ -102,10 +103,10 @@ TEST(MessageFields, EveryWrongMemberIsNamedOnceReadAsTheTableSays) {
       "parts": [{"size": 11, "partLabel": 1}], "seconds": 61})"));
   ASSERT_FALSE(sample.ok());
   std::string message = sample.error().message();
-  for (const char* named : {"count: required", "note: must be a string", "type: must be one of",
-                            "parts[0].size: 11 is not between 1 and 10",
-                            "parts[0].partLabel: must be a string",
-                            "seconds: 61 is not between 0 and 60"}) {
+  for (const char* named :
+       {"count: required", "note: must be a string", "type: must be one of",
+        "parts[0].size: 11 is not between 1 and 10", "parts[0].partLabel: must be a string",
+        "seconds: 61 is not between 0 and 60"}) {
     EXPECT_NE(message.find(named), std::string::npos) << named << " in " << message;
   }
   EXPECT_EQ(message.find("kind"), std::string::npos) << message;
@@ -143,7 +144,8 @@ TEST(MessageFields, TheFastReaderStoresTheMembersTheTableMarksAndRangeChecksInte
   ASSERT_TRUE(plain.has_value());
   EXPECT_EQ(plain->containers, beat.containers);
   size_t texts = 0;
-  for (const auto& field : fields_of_message<ReportedContainer>()) texts += field.store_text != nullptr;
+  for (const auto& field : fields_of_message<ReportedContainer>())
+    texts += field.store_text != nullptr;
   EXPECT_EQ(texts, 7u) << "container_name and its six optional texts";
 }
 
@@ -174,8 +176,11 @@ TEST(MessageFields, EachMessageWritesTheMembersItsTableNames) {
 }
 
 TEST(MessageFields, AProfilingResponseReadsBackWhatItWrites) {
-  ProfilingResponse response{true, "ok", "0b5e7c5a-3f7e-4a43-9a2c-6f0d2c1b9e11",
-                             {"9f6a1d2c-8b3e-4c5d-a6e7-f8091a2b3c4d"}, "2026-08-05T10:01:00"};
+  ProfilingResponse response{true,
+                             "ok",
+                             "0b5e7c5a-3f7e-4a43-9a2c-6f0d2c1b9e11",
+                             {"9f6a1d2c-8b3e-4c5d-a6e7-f8091a2b3c4d"},
+                             "2026-08-05T10:01:00"};
   response.plan = json::parse(R"([{"hostname": "h", "action": "start", "pids": null}])");
   auto read = parse_profiling_response(to_json(response));
   ASSERT_TRUE(read.ok()) << read.error().message();

@@ -38,7 +38,7 @@ TEST(ModuleLoader, TheModuleAndItsLibrariesLeaveTheProcessWhenTheLastSessionLets
 #if DORMANT_WITH_EBPF
     EXPECT_TRUE(mapped("libbpf"));
 #endif
-    module::SessionSettings settings;
+    ProfilingSettings settings;
     settings.cpu = CpuProfilers::kNone;
     auto session = (*first)->profilers().start_session(settings, module::ProfileFacts{});
     EXPECT_FALSE(session->any_running());

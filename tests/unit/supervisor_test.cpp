@@ -36,7 +36,7 @@ std::string id(int n) {
 }
 
 wire::ProfilingCommand start_command(bool continuous, std::vector<int> pids = {},
-                                          nlohmann::json extra = nlohmann::json::object()) {
+                                     nlohmann::json extra = nlohmann::json::object()) {
   wire::ProfilingCommand command;
   command.command_type = "start";
   command.combined_config = {{"continuous", continuous}, {"duration", 30}, {"frequency", 11}};
@@ -205,7 +205,7 @@ TEST_F(SupervisorTest, ANewContinuousStartReplacesTheRunningOne) {
   ASSERT_EQ(sessions_.size(), 1u) << "the new one waits for the old one's teardown";
   report_ended(*sessions_[0]);
   ASSERT_EQ(sessions_.size(), 2u);
-  EXPECT_EQ(sessions_[1]->spec.plan.profiling.frequency_hz, 99);
+  EXPECT_EQ(sessions_[1]->spec.plan.profiling.target.frequency_hz, 99);
   report_started(*sessions_[1]);
   EXPECT_EQ(completion_of(id(2)).status, wire::CompletionStatus::kCompleted);
   EXPECT_EQ(journal_->sessions(), std::vector<std::string>{id(2)});
@@ -287,7 +287,7 @@ TEST_F(SupervisorTest, AProcessStopTakesOnlyThosePidsOut) {
   report_ended(*sessions_[0]);
   EXPECT_EQ(completion_of(id(2)).status, wire::CompletionStatus::kCompleted);
   ASSERT_EQ(sessions_.size(), 2u) << "the session goes on with the other pids";
-  EXPECT_EQ(sessions_[1]->spec.plan.profiling.pids, (std::vector<int>{100, 300}));
+  EXPECT_EQ(sessions_[1]->spec.plan.profiling.target.pids, (std::vector<int>{100, 300}));
   EXPECT_EQ(sessions_[1]->spec.command_id, id(1));
   report_started(*sessions_[1]);
   EXPECT_EQ(completions_.size(), 2u);
@@ -312,7 +312,7 @@ TEST_F(SupervisorTest, AProcessStopDuringAPauseChangesWhatResumes) {
   report_ended(*sessions_[1]);
   ASSERT_EQ(sessions_.size(), 3u);
   EXPECT_EQ(sessions_[2]->spec.command_id, id(1));
-  EXPECT_EQ(sessions_[2]->spec.plan.profiling.pids, (std::vector<int>{100, 300}))
+  EXPECT_EQ(sessions_[2]->spec.plan.profiling.target.pids, (std::vector<int>{100, 300}))
       << "the stopped pid must not be profiled again";
 }
 
@@ -390,7 +390,7 @@ TEST_F(SupervisorTest, AContinuousSessionIsResumedByTheNextRunUntilAStopEndsIt) 
   supervisor_->resume(*left.resume, left.resume_completion_owed, "was killed");
   ASSERT_EQ(sessions_.size(), 1u);
   EXPECT_EQ(sessions_[0]->spec.command_id, id(1));
-  EXPECT_EQ(sessions_[0]->spec.plan.profiling.pids, std::vector<int>{9});
+  EXPECT_EQ(sessions_[0]->spec.plan.profiling.target.pids, std::vector<int>{9});
   EXPECT_EQ(supervisor_->resumed()["command_id"], id(1));
   EXPECT_EQ(supervisor_->resumed()["previous_agent"], "was killed");
   report_started(*sessions_[0]);
