@@ -74,17 +74,19 @@ class PlainReader {
   bool null() { return in_body() && dom_.null(); }
   bool boolean(bool value) { return in_body() && dom_.boolean(value); }
   bool number_integer(Json::number_integer_t value) {
-    return in_body() ? dom_.number_integer(value) : integer(value);
+    return in_body() ? dom_.number_integer(value) : store(int64_t{value});
   }
   bool number_unsigned(Json::number_unsigned_t value) {
     if (in_body()) return dom_.number_unsigned(value);
     return value <= static_cast<Json::number_unsigned_t>(std::numeric_limits<int64_t>::max()) &&
-           integer(static_cast<int64_t>(value));
+           store(static_cast<int64_t>(value));
   }
   bool number_float(Json::number_float_t value, const std::string& text) {
     return in_body() && dom_.number_float(value, text);
   }
-  bool string(std::string& value) { return in_body() ? dom_.string(value) : text(value); }
+  bool string(std::string& value) {
+    return in_body() ? dom_.string(value) : store(std::move(value));
+  }
   bool binary(Json::binary_t& value) { return in_body() && dom_.binary(value); }
   bool key(std::string& key);
   bool start_object(std::size_t size);
@@ -100,8 +102,22 @@ class PlainReader {
 
   bool in_body() const { return where_ == Where::kBody; }
   ReportedContainer& container() { return containers->back(); }
-  bool text(std::string& value);
-  bool integer(int64_t value);
+  // Stores a text or an integer by the entry of member_ in the table of the message the parse is
+  // in (a container or a process); false where that member takes no such value.
+  template <typename Value>
+  bool store(Value value);
+  template <typename Message>
+  static bool store_into(const typename PlainMembers<Message>::Member& member, Message& message,
+                         std::string&& text) {
+    if (member.store_text == nullptr) return false;
+    member.store_text(message, std::move(text));
+    return true;
+  }
+  template <typename Message>
+  static bool store_into(const typename PlainMembers<Message>::Member& member, Message& message,
+                         int64_t number) {
+    return member.store_integer != nullptr && member.store_integer(message, number);
+  }
   // Whether member_ is not in `seen` yet; it is now.
   bool first_time(uint32_t& seen) {
     if ((seen & (1U << member_)) != 0) return false;
@@ -214,36 +230,17 @@ bool PlainReader::end_array() {
   }
 }
 
-bool PlainReader::text(std::string& value) {
+template <typename Value>
+bool PlainReader::store(Value value) {
+  bool stored = false;
   if (member_ == kNoMember) return false;
   if (where_ == Where::kProcess) {
-    auto store = process_members_[member_].store_text;
-    if (store == nullptr) return false;
-    store(container().processes.back(), std::move(value));
+    stored = store_into(process_members_[member_], container().processes.back(), std::move(value));
   } else if (where_ == Where::kContainer) {
-    auto store = container_members_[member_].store_text;
-    if (store == nullptr) return false;
-    store(container(), std::move(value));
-  } else {
-    return false;
+    stored = store_into(container_members_[member_], container(), std::move(value));
   }
-  member_ = kNoMember;
-  return true;
-}
-
-bool PlainReader::integer(int64_t value) {
-  if (member_ == kNoMember) return false;
-  if (where_ == Where::kProcess) {
-    auto store = process_members_[member_].store_integer;
-    if (store == nullptr || !store(container().processes.back(), value)) return false;
-  } else if (where_ == Where::kContainer) {
-    auto store = container_members_[member_].store_integer;
-    if (store == nullptr || !store(container(), value)) return false;
-  } else {
-    return false;
-  }
-  member_ = kNoMember;
-  return true;
+  if (stored) member_ = kNoMember;
+  return stored;
 }
 
 }  // namespace

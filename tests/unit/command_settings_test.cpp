@@ -106,5 +106,57 @@ TEST(CommandSettings, ThePlanHoldsTheCommandOverTheFlagsAndNothingOfTheServer) {
   EXPECT_EQ(headers.find("/etc/dormant"), std::string::npos) << headers;
 }
 
+// The flags reach the module as the sections its profilers take (ProfilingSettings), each value
+// where that profiler reads it.
+TEST(SessionPlan, EachFlagLandsInItsSectionOfTheProfilingSettings) {
+  config::AgentConfig agent = agent_flags();
+  agent.frequency_hz = 49;
+  agent.pids = {3, 5};
+  agent.skip_system_profilers_above = 900;
+  agent.perf_use_cgroups = true;
+  agent.perf_max_cgroups = 7;
+  agent.perf_max_docker_containers = 4;
+  agent.perf_path = "/opt/perf";
+  agent.perf_mode = config::PerfMode::kSmart;
+  agent.perf_dwarf_stack_size = 4096;
+  agent.perf_restart_interval_s = 120;
+  agent.perf_restart_rss_mb = 300;
+  agent.perf_script_timeout_s = 60;
+  agent.ebpf_stack_map_entries = 1024;
+  agent.ebpf_count_map_entries = 2048;
+  agent.ebpf_process_map_entries = 512;
+  agent.ebpf_unwind_tables = false;
+  agent.ebpf_unwind_table_mb = 8;
+  agent.gpu_mode = GpuMode::kGpuOnly;
+  agent.gpu_start_timeout_s = 1.5;
+  agent.gpu_max_records_per_second = 1000;
+  agent.gpu_kernel_name_bytes = 256;
+  const ProfilingSettings settings = plan_session(agent).profiling;
+
+  EXPECT_EQ(settings.cpu, CpuProfilers::kNone) << "gpu-only";
+  EXPECT_EQ(settings.target.frequency_hz, 49);
+  EXPECT_EQ(settings.target.pids, (std::vector<int>{3, 5}));
+  EXPECT_EQ(settings.target.skip_above_processes, 900);
+  EXPECT_TRUE(settings.target.use_cgroups);
+  EXPECT_EQ(settings.target.max_cgroups, 7);
+  EXPECT_EQ(settings.target.max_docker_containers, 4);
+  EXPECT_EQ(settings.perf.path, "/opt/perf");
+  EXPECT_EQ(settings.perf.call_graph, CallGraph::kSmart);
+  EXPECT_EQ(settings.perf.dwarf_stack_size, 4096);
+  EXPECT_EQ(settings.perf.restart_after, std::chrono::seconds(120));
+  EXPECT_EQ(settings.perf.restart_above_rss_bytes, uint64_t{300} << 20);
+  EXPECT_EQ(settings.perf.script_timeout, std::chrono::seconds(60));
+  EXPECT_EQ(settings.ebpf.max_stacks, 1024u);
+  EXPECT_EQ(settings.ebpf.max_counted, 2048u);
+  EXPECT_EQ(settings.ebpf.max_processes, 512u);
+  EXPECT_FALSE(settings.ebpf.walk_by_tables);
+  EXPECT_EQ(settings.ebpf.unwind_table_bytes, uint64_t{8} << 20);
+  EXPECT_TRUE(settings.gpu.enabled);
+  EXPECT_EQ(settings.gpu.start_deadline, std::chrono::milliseconds(1500));
+  EXPECT_EQ(settings.gpu.records_per_second, 1000u);
+  EXPECT_EQ(settings.gpu.kernel_name_bytes, 256u);
+  EXPECT_FALSE(settings.work_dir.empty());
+}
+
 }  // namespace
 }  // namespace dormant::agent
