@@ -15,7 +15,7 @@
 namespace dormant::agent {
 
 struct SessionPlan {
-  ProfilingSettings profiling;  // its pids are the session's: a process-level stop narrows
+  ProfilingSettings profiling;  // its target's pids are the session's: a process-level stop narrows
   std::chrono::seconds snapshot_every{60};
   bool continuous = false;  // snapshots until stopped; otherwise one
 

@@ -60,8 +60,8 @@ Result<void> EbpfProfiler::start() {
   sampler_options.max_counted = options_.ebpf.max_counted;
   sampler_options.max_processes = options_.ebpf.max_processes;
   sampler_options.walk_by_tables = options_.ebpf.walk_by_tables;
-  if (!options_.target.pids.empty() &&
-      !options_.target.use_cgroups) {  // cgroups first, as for perf
+  // cgroups first, as for perf
+  if (!options_.target.pids.empty() && !options_.target.use_cgroups) {
     auto split = system::split_live_pids(options_.target.pids);
     if (split.live.empty()) {
       return Error(ErrorKind::kUnavailable, "ebpf skipped: none of the pids to profile runs");
