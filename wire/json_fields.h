@@ -133,12 +133,6 @@ auto list_of(ReadItem read_item, std::size_t max_items) {
   };
 }
 
-// The value, or null for nullopt: how optional fields go on the wire.
-template <typename T>
-nlohmann::json or_null(const std::optional<T>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
 // Reads the members of one JSON object. Each read stores into its destination (a T or a
 // std::optional<T>) and leaves it untouched when the member is absent, so the destination's
 // initial value is the default. Every member is read, and the problems of all that are wrong are
