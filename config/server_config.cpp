@@ -111,9 +111,21 @@ void define_options(CLI::App& app, ServerConfig& c) {
           "Distinct stacks a merged flamegraph keeps (its memory); the samples of stacks beyond "
           "them are shown as one",
           kLimits);
-  add_int(app, "--merge-max-mb", c.merge_max_mb, 1, 1 << 20,
-          "Profile text (MiB, uncompressed) one merged flamegraph or diff may read; a selection "
-          "holding more is refused with 413 before any is read",
+  add_int(app, "--merge-max-mb", c.merge_max_mb, 0, 1 << 20,
+          "No longer used: merged flamegraphs read rollups, whatever the number of profiles",
+          kLimits);
+  add_int(app, "--minute-rollup-days", c.minute_rollup_days, 0, 36500,
+          "Days a minute's rollup of the profiles is kept (0: for ever); a view of older times "
+          "reads whole hours",
+          kStorage);
+  add_int(app, "--hour-rollup-days", c.hour_rollup_days, 0, 36500,
+          "Days an hour's rollup is kept (0: for ever); older times are read by whole days",
+          kStorage);
+  add_int(app, "--day-rollup-days", c.day_rollup_days, 0, 36500,
+          "Days a day's rollup is kept (0: for ever); nothing older can be viewed", kStorage);
+  add_int(app, "--rollup-max-stacks", c.rollup_max_stacks, 1, 1 << 26,
+          "Distinct stacks one rollup bucket keeps (its memory and disk); the samples of stacks "
+          "beyond them are counted as one",
           kLimits);
   add_int(app, "--svg-max-frames", c.svg_max_frames, 100, 10'000'000,
           "Frames a flamegraph draws at most (and 16 MB): past them the narrowest are left out, "
@@ -154,6 +166,16 @@ Result<void> validate(const ServerConfig& c) {
   }
   if (c.tokens_file.empty()) {
     return invalid("--tokens-file is required: every endpoint but the health checks needs a token");
+  }
+  // 0 keeps for ever: the longest.
+  auto kept_longer = [](int finer, int coarser) {
+    return coarser == 0 || (finer != 0 && finer <= coarser);
+  };
+  if (!kept_longer(c.minute_rollup_days, c.hour_rollup_days) ||
+      !kept_longer(c.hour_rollup_days, c.day_rollup_days)) {
+    return invalid(
+        "rollups are kept longer the coarser they are: --minute-rollup-days <= "
+        "--hour-rollup-days <= --day-rollup-days (0: for ever)");
   }
   return ok();
 }

@@ -23,9 +23,13 @@ struct ServerConfig {
   int long_poll_max_s = 30;        // longest hold of a heartbeat waiting for a command; 0: none
   int active_window_s = 120;       // a host heard from this recently is active: selectors pick it
   int merge_max_stacks = 1 << 20;  // distinct stacks a merged flamegraph keeps
-  int merge_max_mb = 1024;         // profile text a merged flamegraph reads
-  int svg_max_frames = 50000;      // frames a flamegraph draws; the rest become boxes
-  int svg_cache_mb = 64;           // per-profile flamegraphs kept as drawn; 0: none
+  int merge_max_mb = 0;            // no longer read: merges read rollups; a warning when given
+  int minute_rollup_days = 7;      // how long each size of rollup bucket is kept; 0: for ever
+  int hour_rollup_days = 90;
+  int day_rollup_days = 365;
+  int rollup_max_stacks = 1 << 20;  // distinct stacks one rollup bucket keeps
+  int svg_max_frames = 50000;       // frames a flamegraph draws; the rest become boxes
+  int svg_cache_mb = 64;            // per-profile flamegraphs kept as drawn; 0: none
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;  // when set, clients must present a certificate it signed

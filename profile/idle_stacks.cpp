@@ -20,12 +20,20 @@ bool is_idle_function(std::string_view frame) {
   return std::find(kIdleFunctions.begin(), kIdleFunctions.end(), frame) != kIdleFunctions.end();
 }
 
+bool is_idle_process(std::string_view comm) {
+  return comm == "swapper" || comm.starts_with("swapper/");
+}
+
 }  // namespace
 
 bool is_idle_stack(const StackTable& table, const StackView& stack) {
-  if (stack.comm == "swapper" || stack.comm.starts_with("swapper/")) return true;
+  if (is_idle_process(stack.comm)) return true;
   return std::any_of(stack.frame_ids.begin(), stack.frame_ids.end(),
                      [&](StringId id) { return is_idle_function(table.string(id)); });
+}
+
+bool is_idle_stack(std::string_view comm, std::span<const std::string_view> frames) {
+  return is_idle_process(comm) || std::any_of(frames.begin(), frames.end(), is_idle_function);
 }
 
 }  // namespace dormant::profile

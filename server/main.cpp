@@ -101,6 +101,13 @@ int serve(const dormant::config::ServerConfig& config) {
   store_options.connection_wait = std::chrono::milliseconds(config.database_wait_ms);
   store_options.max_profile_bytes = int64_t{config.max_storage_mb} << 20;
   store_options.min_free_bytes = uint64_t(config.min_free_disk_mb) << 20;
+  store_options.rollup_retention = {std::chrono::hours(24 * config.minute_rollup_days),
+                                    std::chrono::hours(24 * config.hour_rollup_days),
+                                    std::chrono::hours(24 * config.day_rollup_days)};
+  store_options.rollup_max_stacks = static_cast<size_t>(config.rollup_max_stacks);
+  if (config.merge_max_mb != 0) {
+    spdlog::warn("--merge-max-mb is no longer used: merged flamegraphs read rollups");
+  }
   auto store = config.database.empty()
                    ? storage::Store::open(config.data_dir, store_options)
                    : storage::Store::open_postgres(config.database, store_options);
@@ -109,9 +116,12 @@ int serve(const dormant::config::ServerConfig& config) {
     return 1;
   }
   std::optional<control::Retention> retention;
-  if (config.retention_days > 0 || config.host_expiry_days > 0) {
+  bool rollups_expire =
+      config.minute_rollup_days > 0 || config.hour_rollup_days > 0 || config.day_rollup_days > 0;
+  if (config.retention_days > 0 || config.host_expiry_days > 0 || rollups_expire) {
     control::RetentionPolicy policy{std::chrono::hours(24 * config.retention_days),
-                                    std::chrono::hours(24 * config.host_expiry_days)};
+                                    std::chrono::hours(24 * config.host_expiry_days),
+                                    rollups_expire};
     retention.emplace(**store, policy, kRetentionPeriod, store_options.clock);
   }
   http::HttpServerOptions options;
@@ -145,7 +155,6 @@ int serve(const dormant::config::ServerConfig& config) {
   api_options.active_window = std::chrono::seconds(config.active_window_s);
   api_options.bind_hostname_to_certificate = config.bind_hostname_to_certificate;
   api_options.merge_max_stacks = static_cast<size_t>(config.merge_max_stacks);
-  api_options.merge_max_text_bytes = uint64_t(config.merge_max_mb) << 20;
   api_options.max_profile_bytes = static_cast<size_t>(config.max_profile_mb) << 20;
   api_options.concurrent_merges = std::max(1, threads / 2);
   api_options.svg_max_frames = static_cast<size_t>(config.svg_max_frames);

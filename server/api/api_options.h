@@ -26,8 +26,6 @@ struct ApiOptions {
   size_t max_profile_bytes = 16 << 20;
   // Distinct stacks a merged flamegraph keeps: its memory, whatever the profiles hold.
   size_t merge_max_stacks = 1 << 20;
-  // Profile text one merge reads at most (--merge-max-mb): past it, 413 before any is read.
-  uint64_t merge_max_text_bytes = uint64_t{1} << 30;
   // Merged flamegraphs made at once (merge_slots.h): fewer than the server's threads. With
   // render_threads, on threads of their own, so that a merge (seconds, a core) never holds one
   // that draws a single profile; niced, so that heartbeats get the cores first.

@@ -37,39 +37,50 @@ bool keeps_idle(const Call& call) {
   return idle == "1" || idle == "true";
 }
 
-// The profiles and stacks a merge takes, from the query; the time range from `since_name` and
-// `until_name`.
+// The stacks a merge takes, from the query; the time range from `since_name` and `until_name`:
+// the day before `until` (now) when `since` is not given.
 Result<MergeSelection> merge_selection(const Call& call, std::string_view since_name,
                                        std::string_view until_name, size_t max_stacks,
-                                       uint64_t max_text_bytes) {
+                                       storage::TimePoint now) {
   MergeSelection selection;
   selection.max_stacks = max_stacks;
-  selection.max_text_bytes = max_text_bytes;
-  selection.profiles.service_name = optional_parameter(call, "service");
-  if (!selection.profiles.service_name) {
+  auto service = optional_parameter(call, "service");
+  if (!service) {
     return Error::invalid_argument("service: the service whose profiles to merge is required");
   }
-  selection.profiles.hostname = optional_parameter(call, "hostname");
-  selection.container = optional_parameter(call, "container");
+  selection.service = std::move(*service);
+  if (!call.query_value("limit").empty()) {
+    return Error::invalid_argument(
+        "limit: a merge takes every profile of its time range (from rollups, at any number of "
+        "profiles); narrow it with since and until instead");
+  }
+  storage::LabelFilter filter;
+  if (auto host = optional_parameter(call, "hostname")) {
+    filter.rules.push_back({storage::Label::kHostName, true, std::move(*host)});
+  }
+  if (auto container = optional_parameter(call, "container")) {
+    filter.rules.push_back({storage::Label::kContainerName, true, std::move(*container)});
+  }
+  if (!filter.rules.empty()) selection.filter = std::move(filter);
   selection.keep_idle = keeps_idle(call);
   auto since = time_parameter(call, since_name);
   if (!since) return std::move(since).take_error();
   auto until = time_parameter(call, until_name);
   if (!until) return std::move(until).take_error();
-  selection.profiles.since = *since;
-  selection.profiles.until = *until;
-  constexpr int64_t kMostProfiles = 10000;
-  auto limit = integer_parameter(call, "limit", kMostProfiles, 1, kMostProfiles);
-  if (!limit) return std::move(limit).take_error();
-  selection.profiles.limit = *limit;
-  selection.stop_when = [gone = call.client.gone] { return gone != nullptr && gone->load(); };
+  selection.until = until->value_or(now);
+  selection.since = since->value_or(selection.until - std::chrono::hours(24));
+  if (selection.until < selection.since) {
+    return Error::invalid_argument(std::string(until_name) + ": before " + std::string(since_name));
+  }
   return selection;
 }
 
 std::string selection_title(const MergeSelection& selection) {
-  std::string title = *selection.profiles.service_name;
-  if (selection.profiles.hostname) title += " on " + *selection.profiles.hostname;
-  if (selection.container) title += " in container " + *selection.container;
+  std::string title = selection.service;
+  if (!selection.filter) return title;
+  for (const storage::LabelRule& rule : selection.filter->rules) {
+    title += (rule.label == storage::Label::kHostName ? " on " : " in container ") + rule.value;
+  }
   return title;
 }
 
@@ -80,20 +91,27 @@ std::string idle_note(const MergedProfile& merged) {
 // "12 profiles from 3 hosts, 2026-11-26T10:00:00Z to 2026-11-26T11:00:00Z; 4,567 idle samples
 // left out (idle=1 keeps them)".
 std::string merge_subtitle(const MergedProfile& merged) {
-  std::string text = std::to_string(merged.profiles) +
-                     (merged.profiles == 1 ? " profile from " : " profiles from ") +
-                     std::to_string(merged.hosts.size()) +
-                     (merged.hosts.size() == 1 ? " host" : " hosts");
+  std::string text;
+  if (merged.profiles) {
+    text = std::to_string(*merged.profiles) + (*merged.profiles == 1 ? " profile" : " profiles");
+  } else {
+    text = "profiles";
+  }
+  text += " from " + std::to_string(merged.hosts.size()) +
+          (merged.hosts.size() == 1 ? " host" : " hosts");
   if (merged.first_start && merged.last_end) {
     text += ", " + iso_utc(*merged.first_start) + " to " + iso_utc(*merged.last_end);
   }
-  if (merged.more_profiles) text += " (the newest only: more matched)";
   return text + "; " + idle_note(merged);
 }
 
 void describe_merge(http::Response& response, const MergedProfile& merged) {
-  response.set("X-Dormant-Profiles", std::to_string(merged.profiles));
+  if (merged.profiles) response.set("X-Dormant-Profiles", std::to_string(*merged.profiles));
   response.set("X-Dormant-Idle-Samples-Left-Out", std::to_string(merged.idle_samples));
+  if (merged.range_start && merged.range_end) {
+    response.set("X-Dormant-Range",
+                 iso_utc(*merged.range_start) + "/" + iso_utc(*merged.range_end));
+  }
 }
 
 http::Response svg_response(profile::FlamegraphOptions options, const profile::StackTable& stacks) {
@@ -183,30 +201,18 @@ std::vector<Route> RenderEndpoints::routes() {
   };
 }
 
-http::Response RenderEndpoints::merge_failure(const Error& error) {
-  if (error.kind() == ErrorKind::kInvalidArgument) {
-    return error_response(status::payload_too_large, error.message());
-  }
-  if (error.kind() == ErrorKind::kCancelled) {
-    metrics_.add(Counter::kMergesAbandoned);
-    return error_response(status::service_unavailable, error.message());  // read by no one
-  }
-  return store_failure(error);
-}
-
 http::Response RenderEndpoints::merged_flamegraph(const Call& call) {
   auto format = format_parameter(call);
   if (!format) return error_response(status::bad_request, format.error().message());
-  auto selection = merge_selection(call, "since", "until", options_.merge_max_stacks,
-                                   options_.merge_max_text_bytes);
+  auto selection = merge_selection(call, "since", "until", options_.merge_max_stacks, store_.now());
   if (!selection) return error_response(status::bad_request, selection.error().message());
   auto slot = merge_slots_.try_take();
   if (!slot) return busy_merging();
-  auto merged = merge_profiles(store_, *selection);
-  if (!merged) return merge_failure(merged.error());
+  auto merged = merge_rollups(store_, *selection);
+  if (!merged) return store_failure(merged.error());
   http::Response response;
   if (*format == Format::kPprof) {
-    response = pprof_response(*merged, file_stem(*selection->profiles.service_name));
+    response = pprof_response(*merged, file_stem(selection->service));
   } else if (*format == Format::kCollapsed) {
     response =
         text_response("text/plain; charset=utf-8",
@@ -232,21 +238,19 @@ http::Response RenderEndpoints::diff_flamegraph(const Call& call) {
     return error_response(status::bad_request,
                           "baseline_since, baseline_until: the baseline's time range is required");
   }
-  auto selection = merge_selection(call, "since", "until", options_.merge_max_stacks,
-                                   options_.merge_max_text_bytes);
+  auto selection = merge_selection(call, "since", "until", options_.merge_max_stacks, store_.now());
   if (!selection) return error_response(status::bad_request, selection.error().message());
-  auto baseline_selection =
-      merge_selection(call, "baseline_since", "baseline_until", options_.merge_max_stacks,
-                      options_.merge_max_text_bytes);
+  auto baseline_selection = merge_selection(call, "baseline_since", "baseline_until",
+                                            options_.merge_max_stacks, store_.now());
   if (!baseline_selection) {
     return error_response(status::bad_request, baseline_selection.error().message());
   }
   auto slot = merge_slots_.try_take();
   if (!slot) return busy_merging();
-  auto merged = merge_profiles(store_, *selection);
-  if (!merged) return merge_failure(merged.error());
-  auto baseline = merge_profiles(store_, *baseline_selection);
-  if (!baseline) return merge_failure(baseline.error());
+  auto merged = merge_rollups(store_, *selection);
+  if (!merged) return store_failure(merged.error());
+  auto baseline = merge_rollups(store_, *baseline_selection);
+  if (!baseline) return store_failure(baseline.error());
   profile::FlamegraphOptions options;
   options.max_frames = options_.svg_max_frames;
   options.title = selection_title(*selection) + ": change from the baseline";
@@ -254,7 +258,9 @@ http::Response RenderEndpoints::diff_flamegraph(const Call& call) {
   options.baseline = &baseline->stacks;
   http::Response response = svg_response(std::move(options), merged->stacks);
   describe_merge(response, *merged);
-  response.set("X-Dormant-Baseline-Profiles", std::to_string(baseline->profiles));
+  if (baseline->profiles) {
+    response.set("X-Dormant-Baseline-Profiles", std::to_string(*baseline->profiles));
+  }
   return response;
 }
 
@@ -297,10 +303,8 @@ Result<OneProfile> one_profile(storage::Store& store, storage::StoredProfile sto
                                const Call& call) {
   auto parsed = parsed_profile(store, stored.gpid);
   if (!parsed) return std::move(parsed).take_error();
-  MergeSelection selection;
-  selection.keep_idle = keeps_idle(call);
   OneProfile one{std::move(stored), {}};
-  one.merged.add(*parsed, selection);
+  one.merged.add_profile(*parsed, keeps_idle(call));
   one.merged.hosts.insert(one.stored.hostname);
   one.merged.first_start = one.stored.start_time;
   one.merged.last_end = one.stored.end_time;

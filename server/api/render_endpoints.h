@@ -30,7 +30,6 @@ class RenderEndpoints : private EndpointContext {
   http::Response diff_flamegraph(const Call& call);
   // A merge's failure: 413 past its budget of text, 503 for one stopped because its client left
   // (counted), store_failure's for the rest.
-  http::Response merge_failure(const Error& error);
 
   MergeSlots merge_slots_;
   SvgCache svg_cache_;

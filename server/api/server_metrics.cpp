@@ -26,8 +26,6 @@ constexpr std::array<CounterText, static_cast<size_t>(Counter::kCount)> kCounter
      "Held heartbeats answered because their host got a command."},
     {"dormant_server_long_polls_expired_total",
      "Held heartbeats answered because their wait ran out."},
-    {"dormant_server_merges_abandoned_total",
-     "Merged flamegraphs stopped before their end because their client left."},
 }};
 
 }  // namespace

@@ -23,7 +23,6 @@ enum class Counter {
   kStorageRefusals,   // writes refused with 503: the data directory is full or read-only
   kLongPollsWoken,    // held heartbeats answered because their host got a command
   kLongPollsExpired,  // held heartbeats answered because their wait ran out
-  kMergesAbandoned,   // merged flamegraphs stopped because their client left
   kCount,
 };
 

@@ -9,6 +9,7 @@
 #include "profile/metadata_validation.h"
 #include "profile/sample_plausibility.h"
 #include "server/api/api_requests.h"
+#include "server/api/profile_rollup.h"
 #include "wire/json_fields.h"
 
 namespace dormant::server::api {
@@ -125,6 +126,10 @@ Result<storage::ProfileUpload> to_stored_upload(wire::ProfileUpload&& upload,
   stored.start_time = *start;
   stored.end_time = *end;
   stored.collapsed = std::move(upload.profile);
+  stored.cpu_avg = upload.cpu_avg;
+  stored.mem_avg = upload.mem_avg;
+  stored.instance_type = instance_type_of(parsed->header);
+  stored.rollup = rollup_of(*parsed, stored.hostname, stored.instance_type);
   return stored;
 }
 

@@ -39,6 +39,22 @@ ExpiredRows Retention::sweep(int64_t* hosts) {
   if (policy_.data.count() > 0) total = sweep_data();
   int64_t expired_hosts = policy_.hosts.count() > 0 ? sweep_hosts() : 0;
   if (hosts != nullptr) *hosts = expired_hosts;
+  if (policy_.rollups) sweep_rollups();
+  return total;
+}
+
+int64_t Retention::sweep_rollups() {
+  int64_t total = 0;
+  for (;;) {
+    auto expired = store_.expire_rollups(kBatch);
+    if (!expired) {
+      spdlog::warn("retention: {}; trying again at the next sweep", expired.error().message());
+      break;
+    }
+    total += *expired;
+    if (*expired == 0 || stopping_for(kPauseBetweenBatches)) break;
+  }
+  if (total > 0) spdlog::info("retention: deleted {} rollup row(s) past their retention", total);
   return total;
 }
 

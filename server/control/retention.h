@@ -1,7 +1,8 @@
-// --retention-days and --host-expiry-days: a thread that deletes, every `period`, the profiles and
-// command history older than the retention and the hosts not heard from for longer than their
-// expiry, in batches of kBatch rows with a pause between them, so that heartbeats never queue
-// behind it. Current commands and requests still carried out stay.
+// --retention-days, --host-expiry-days and the rollups' own: a thread that deletes, every
+// `period`, the profiles and command history older than the retention, the hosts not heard from
+// for longer than their expiry and the rollup buckets past theirs, in batches of kBatch rows with a
+// pause between them, so that heartbeats never queue behind it. Current commands and requests still
+// carried out stay.
 #pragma once
 
 #include <chrono>
@@ -18,6 +19,7 @@ namespace dormant::server::control {
 struct RetentionPolicy {
   std::chrono::hours data{0};   // profiles, command history, requests
   std::chrono::hours hosts{0};  // since a host's last heartbeat
+  bool rollups = false;         // the store's rollup buckets, by their own retention
 };
 
 class Retention {
@@ -44,6 +46,7 @@ class Retention {
   void run();
   storage::ExpiredRows sweep_data();
   int64_t sweep_hosts();
+  int64_t sweep_rollups();
   bool stopping_for(std::chrono::milliseconds pause);
 
   storage::Store& store_;

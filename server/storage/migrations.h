@@ -94,6 +94,54 @@ CREATE TABLE subscription_opt_outs (
 );
 )sql";
 
+// Migration 6, the same SQL on both (SQLite keeps a BYTEA column's blobs as they are): profile
+// rollups (rollup_records.h) and each upload's CPU and memory figures and instance type.
+// Profiles stored before it are rolled up afterwards, found by rolled_up = 0.
+inline constexpr std::string_view kRollupTables = R"sql(
+ALTER TABLE profiles ADD COLUMN cpu_avg DOUBLE PRECISION;
+ALTER TABLE profiles ADD COLUMN mem_avg DOUBLE PRECISION;
+ALTER TABLE profiles ADD COLUMN instance_type TEXT NOT NULL DEFAULT '';
+ALTER TABLE profiles ADD COLUMN rolled_up BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX profiles_to_roll_up ON profiles (gpid) WHERE rolled_up = 0;
+CREATE TABLE rollup_stacks (
+  service_name TEXT NOT NULL,
+  stack_id     BIGINT NOT NULL,  -- the SHA-256 of stack, its first 8 bytes
+  stack        TEXT NOT NULL,    -- "comm;frame;...;frame", root first
+  last_day_ms  BIGINT NOT NULL,  -- the newest day bucket that holds it
+  PRIMARY KEY (service_name, stack_id)
+);
+CREATE INDEX rollup_stacks_by_day ON rollup_stacks (last_day_ms);
+CREATE TABLE service_rollups (
+  service_name   TEXT NOT NULL,
+  resolution_s   BIGINT NOT NULL,
+  bucket_ms      BIGINT NOT NULL,
+  profiles       BIGINT NOT NULL,
+  samples        BIGINT NOT NULL,
+  first_start_ms BIGINT NOT NULL,
+  last_end_ms    BIGINT NOT NULL,
+  frequency_hz   BIGINT NOT NULL,  -- every profile's, or 0
+  stacks         BYTEA NOT NULL,   -- rollup_blob.h
+  PRIMARY KEY (service_name, resolution_s, bucket_ms)
+);
+CREATE INDEX service_rollups_by_age ON service_rollups (resolution_s, bucket_ms);
+CREATE TABLE label_rollups (
+  service_name   TEXT NOT NULL,
+  resolution_s   BIGINT NOT NULL,
+  bucket_ms      BIGINT NOT NULL,
+  hostname       TEXT NOT NULL,
+  container      TEXT NOT NULL,
+  instance_type  TEXT NOT NULL,
+  profiles       BIGINT NOT NULL,
+  samples        BIGINT NOT NULL,
+  first_start_ms BIGINT NOT NULL,
+  last_end_ms    BIGINT NOT NULL,
+  frequency_hz   BIGINT NOT NULL,
+  stacks         BYTEA NOT NULL,
+  PRIMARY KEY (service_name, resolution_s, bucket_ms, hostname, container, instance_type)
+);
+CREATE INDEX label_rollups_by_age ON label_rollups (resolution_s, bucket_ms);
+)sql";
+
 // Every migration this binary knows for each database, oldest first.
 std::span<const Migration> sqlite_migrations();
 std::span<const Migration> postgres_migrations();

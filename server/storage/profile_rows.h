@@ -17,6 +17,10 @@ namespace dormant::server::storage {
 struct ProfileRow {
   StoredProfile profile;
   std::optional<std::string> file_name;
+  std::optional<double> cpu_avg;
+  std::optional<double> mem_avg;
+  std::string instance_type;
+  bool rolled_up = true;  // false: the rollups still lack it (stored before they existed)
 };
 
 // Returns the new row's gpid; `row.profile.gpid` is ignored.

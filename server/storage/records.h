@@ -20,6 +20,7 @@
 
 #include "common/command_enums.h"
 #include "common/profiling_mode.h"
+#include "server/storage/rollup_records.h"
 
 namespace dormant::server::storage {
 
@@ -379,7 +380,11 @@ struct ProfileUpload {
   std::string hostname;
   TimePoint start_time;
   TimePoint end_time;
-  std::string collapsed;  // the collapsed file, header line included
+  std::string collapsed;          // the collapsed file, header line included
+  std::optional<double> cpu_avg;  // percent, as the agent measured them
+  std::optional<double> mem_avg;
+  std::string instance_type;  // the header's cloud_info.instance_type, after its last '/'
+  ProfileRollup rollup;       // its stacks as the rollups take them
 };
 
 struct StoredProfile {

@@ -135,6 +135,7 @@ constexpr std::array kMigrations = {
               move_args_to_their_table},
     Migration{4, "host inventories as rows; subscriptions", kWorkloadTables},
     Migration{5, "commands found by their replacement", kReplacementIndex},
+    Migration{6, "profile rollups; uploads' CPU, memory and instance type", kRollupTables},
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "server/storage/postgres_database.h"
 #include "server/storage/profile_rows.h"
 #include "server/storage/request_rows.h"
+#include "server/storage/rollups.h"
 #include "server/storage/sqlite_database.h"
 #include "server/storage/subscription_rows.h"
 #include "server/storage/target_rows.h"
@@ -186,7 +187,9 @@ Store::Store(std::optional<DataDir> dir, std::unique_ptr<ConnectionPool> pool, S
       pool_(std::move(pool)),
       clock_(std::move(options.clock)),
       max_profile_bytes_(options.max_profile_bytes),
-      min_free_bytes_(options.min_free_bytes) {}
+      min_free_bytes_(options.min_free_bytes),
+      rollup_retention_(options.rollup_retention),
+      rollup_max_stacks_(options.rollup_max_stacks) {}
 
 template <typename Operation>
 auto Store::with_connection(Operation operation) -> decltype(operation(std::declval<Database&>())) {
@@ -512,6 +515,11 @@ Result<int64_t> Store::store_profile(const ProfileUpload& upload) {
   row.profile.raw_size = static_cast<int64_t>(upload.collapsed.size());
   row.profile.compressed_size = body->compressed_size;
   row.file_name = body->file_name;
+  row.cpu_avg = upload.cpu_avg;
+  row.mem_avg = upload.mem_avg;
+  row.instance_type = upload.instance_type;
+  int64_t day_ms = bucket_start(to_unix_ms(upload.start_time), Resolution::kDay);
+  auto new_texts = known_texts_.unknown(upload.service_name, day_ms, upload.rollup.texts);
   auto insert = [&](Database& db) -> Result<int64_t> {
     row.profile.received_at = current_time();
     auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
@@ -521,14 +529,63 @@ Result<int64_t> Store::store_profile(const ProfileUpload& upload) {
     if (auto attached = bodies_->attach(db, *gpid, *body); !attached) {
       return std::move(attached).take_error();
     }
+    if (auto rolled = roll_up_profile(db, upload, new_texts, rollup_max_stacks_); !rolled) {
+      return std::move(rolled).take_error();
+    }
     if (auto committed = transaction->commit(); !committed) {
       return std::move(committed).take_error();
     }
     return gpid;
   };
   auto gpid = with_connection(insert);
-  if (!gpid) bodies_->abandon(*body);
+  if (gpid) {
+    known_texts_.learn(upload.service_name, day_ms, new_texts);
+  } else {
+    bodies_->abandon(*body);
+  }
   return settle(in_context(std::move(gpid), context));
+}
+
+Result<RollupView> Store::read_rollup(const RollupQuery& query) {
+  BucketPlan plan = plan_buckets(to_unix_ms(query.from), to_unix_ms(query.to),
+                                 to_unix_ms(current_time()), rollup_retention_);
+  std::string doing = "reading the rollups of " + query.service;
+  auto read = [&](Database& db) -> Result<RollupView> {
+    auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
+    if (!transaction) return std::move(transaction).take_error();
+    return storage::read_rollup(db, query, plan);
+  };
+  auto view = with_connection(read);
+  if (!view) return std::move(view).take_error().with_context(doing);
+  // The texts a few thousand at a time, each on a connection leased anew: SQLite has one, and a
+  // view of a million stacks must not keep heartbeats from it. A text deleted meanwhile (its
+  // last day past retention) is missing from the view, and shown as such.
+  constexpr size_t kTextsPerLease = 4096;
+  std::vector<StackId> ids;
+  ids.reserve(view->stacks.size());
+  for (const StackCount& stack : view->stacks) {
+    if (stack.id != kStacksPastCap) ids.push_back(stack.id);
+  }
+  view->texts.reserve(ids.size());
+  for (size_t first = 0; first < ids.size(); first += kTextsPerLease) {
+    std::span<const StackId> chunk(ids.data() + first,
+                                   std::min(kTextsPerLease, ids.size() - first));
+    size_t before = view->texts.size();
+    auto texts = with_connection([&](Database& db) {
+      view->texts.resize(before);  // what a failed try added
+      return storage::read_rollup_texts(db, query.service, chunk, *view);
+    });
+    if (!texts) return std::move(texts).take_error().with_context(doing);
+  }
+  return view;
+}
+
+Result<int64_t> Store::expire_rollups(int64_t batch) {
+  int64_t now_ms = to_unix_ms(current_time());
+  auto expire = [&](Database& db) {
+    return storage::expire_rollups(db, rollup_retention_, now_ms, batch);
+  };
+  return in_context(with_connection(expire), "deleting old rollups");
 }
 
 Result<std::string> Store::read_profile(int64_t gpid) {

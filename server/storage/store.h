@@ -34,6 +34,7 @@
 #include "server/storage/data_dir.h"
 #include "server/storage/database.h"
 #include "server/storage/inventory_rows.h"
+#include "server/storage/known_stack_texts.h"
 #include "server/storage/postgres_listener.h"
 #include "server/storage/profile_bodies.h"
 #include "server/storage/records.h"
@@ -53,6 +54,10 @@ struct StoreOptions {
   // heartbeats, requests and completions still find room when uploads no longer do.
   int64_t max_profile_bytes = 0;
   uint64_t min_free_bytes = 0;
+  // Rollups (rollup_records.h): how long each bucket size is kept, and the distinct stacks a
+  // bucket holds (past them, samples are counted under kStacksPastCap).
+  RollupRetention rollup_retention;
+  size_t rollup_max_stacks = size_t{1} << 20;
 };
 
 // What one expire_before() deleted.
@@ -154,6 +159,12 @@ class Store {
   Result<StoredProfile> get_profile(int64_t gpid);
   Result<std::vector<StoredProfile>> list_profiles(const ProfileFilter& filter);
 
+  // The stacks of a service over a range, from its rollups: the buckets plan_buckets() picks
+  // for the range, now, and the retention.
+  Result<RollupView> read_rollup(const RollupQuery& query);
+  // Deletes what the rollups keep past its retention, up to `batch` rows of each kind.
+  Result<int64_t> expire_rollups(int64_t batch);
+
   // Why an upload of `incoming_bytes` would take more room than profiles have (StoreOptions),
   // or nullopt when it fits.
   Result<std::optional<std::string>> profile_room(int64_t incoming_bytes);
@@ -235,6 +246,9 @@ class Store {
   Clock clock_;
   int64_t max_profile_bytes_;
   uint64_t min_free_bytes_;
+  RollupRetention rollup_retention_;
+  size_t rollup_max_stacks_;
+  KnownStackTexts known_texts_;
   std::string postgres_url_;          // empty on SQLite
   CommandsChanged commands_changed_;  // SQLite: called after the commit
   std::unique_ptr<PostgresListener> listener_;

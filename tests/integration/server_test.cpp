@@ -821,7 +821,7 @@ class DataDirFaultTest : public ServerTest {
     ServerTest::SetUp();
     data_ = root_ / "data";
     std::string why;
-    mount_ = TmpfsMount::make(data_, "2m", why);
+    mount_ = TmpfsMount::make(data_, "6m", why);
     if (!mount_) GTEST_SKIP() << why;
   }
 
@@ -831,7 +831,7 @@ class DataDirFaultTest : public ServerTest {
     ServerTest::TearDown();
   }
 
-  // Uploads may fill the disk unless a test asks for a reserve: the 2 MB tmpfs has less than the
+  // Uploads may fill the disk unless a test asks for a reserve: the 6 MB tmpfs has less than the
   // default one.
   void start(std::vector<std::string> args = {}) {
     if (std::find(args.begin(), args.end(), "--min-free-disk-mb") == args.end()) {

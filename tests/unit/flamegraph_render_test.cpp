@@ -19,6 +19,7 @@
 #include "server/api/api.h"
 #include "server/api/job_pool.h"
 #include "server/api/profile_merge.h"
+#include "server/api/profile_rollup.h"
 #include "server/api/svg_cache.h"
 
 namespace dormant::server::api {
@@ -127,13 +128,8 @@ class FlamegraphRenderTest : public ::testing::Test {
     options.render_queue = 0;
     api_ = std::make_unique<Api>(*store_, Tokens::of(std::vector<std::string_view>{"t0k3n"}),
                                  metrics_, options);
-    storage::ProfileUpload upload;
-    upload.service_name = "web";
-    upload.hostname = "web-01";
-    upload.start_time = storage::TimePoint(std::chrono::seconds(1763805600));
-    upload.end_time = upload.start_time + std::chrono::seconds(60);
-    upload.collapsed = "# {}\n0;;nginx;main;serve;write 3\n0;;nginx;main;poll 1\n";
-    auto gpid = store_->store_profile(upload);
+    auto gpid = store_->store_profile(
+        rolled_up("web-01", "# {}\n0;;nginx;main;serve;write 3\n0;;nginx;main;poll 1\n"));
     ASSERT_TRUE(gpid.ok()) << gpid.error().message();
     gpid_ = *gpid;
   }
@@ -162,6 +158,21 @@ class FlamegraphRenderTest : public ::testing::Test {
     }
   }
   std::string flamegraph() { return "/api/profiles/" + std::to_string(gpid_) + "/flamegraph"; }
+
+  static constexpr storage::TimePoint kStart{std::chrono::seconds(1763805600)};
+  // A profile of "web" from kStart, with the rollup its upload gives.
+  static storage::ProfileUpload rolled_up(const std::string& hostname, const std::string& text) {
+    storage::ProfileUpload upload;
+    upload.service_name = "web";
+    upload.hostname = hostname;
+    upload.start_time = kStart;
+    upload.end_time = kStart + std::chrono::seconds(60);
+    upload.collapsed = text;
+    auto parsed = profile::read_collapsed(text);
+    EXPECT_TRUE(parsed.ok()) << parsed.error().message();
+    if (parsed.ok()) upload.rollup = rollup_of(*parsed, hostname, "");
+    return upload;
+  }
 
   fs::path dir_;
   boost::asio::io_context io_;
@@ -244,69 +255,58 @@ TEST_F(FlamegraphRenderTest, AProfilesSvgIsDrawnOnceAndServedWithANonceOfItsOwn)
   EXPECT_EQ(with_idle.find("X-Dormant-Cached"), with_idle.end());
 }
 
-// Issue 40: a merge went on reading profiles after its client had left, and had no budget of
-// text. It stops between profiles once its client is gone, and refuses a selection that holds
-// more text than its budget before reading any.
-TEST_F(FlamegraphRenderTest, AMergeStopsWhenItsClientGoesAndKeepsToItsTextBudget) {
+// Issue 40: a merge read every profile of its selection, and went on after its client had left.
+// Issue 42: it reads the service's rollups: with every profile's body gone, the merge is the same.
+TEST_F(FlamegraphRenderTest, AMergeReadsRollupsNotTheProfilesBodies) {
   for (int i = 0; i < 9; ++i) {
-    storage::ProfileUpload upload;
-    upload.service_name = "web";
-    upload.hostname = "web-0" + std::to_string(i + 2);
-    upload.start_time = storage::TimePoint(std::chrono::seconds(1763805600));
-    upload.end_time = upload.start_time + std::chrono::seconds(60);
-    upload.collapsed = "# {}\n0;;nginx;main;serve;write 3\n";
-    ASSERT_TRUE(store_->store_profile(upload).ok());
+    auto stored = store_->store_profile(
+        rolled_up("web-0" + std::to_string(i + 2), "# {}\n0;;nginx;main;serve;write 3\n"));
+    ASSERT_TRUE(stored.ok()) << stored.error().message();
+  }
+  for (const auto& entry : fs::directory_iterator(dir_ / "data" / "profiles")) {
+    fs::remove(entry.path());
   }
   MergeSelection selection;
-  selection.profiles.service_name = "web";
-  selection.profiles.limit = 100;
-  auto whole = merge_profiles(*store_, selection);
-  ASSERT_TRUE(whole.ok()) << whole.error().message();
-  EXPECT_EQ(whole->profiles, 10);
-
-  int asked = 0;
-  selection.stop_when = [&asked] { return ++asked > 3; };  // the client leaves after 3 profiles
-  auto stopped = merge_profiles(*store_, selection);
-  ASSERT_FALSE(stopped.ok());
-  EXPECT_EQ(stopped.error().kind(), ErrorKind::kCancelled);
-  EXPECT_EQ(asked, 4) << "not one profile read after the client left";
-
-  selection.stop_when = nullptr;
-  selection.max_text_bytes = 10 * 30;  // ten profiles of some 40 bytes each
-  auto refused = merge_profiles(*store_, selection);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().kind(), ErrorKind::kInvalidArgument);
-  EXPECT_NE(refused.error().message().find("a merge reads at most"), std::string::npos)
-      << refused.error().message();
+  selection.service = "web";
+  selection.since = kStart;
+  selection.until = kStart + std::chrono::minutes(1);
+  auto merged = merge_rollups(*store_, selection);
+  ASSERT_TRUE(merged.ok()) << merged.error().message();
+  EXPECT_EQ(merged->profiles, 10);  // and the fixture's
+  EXPECT_EQ(merged->hosts.size(), 10u);
+  EXPECT_EQ(merged->stacks.total_samples(), 9u * 3 + 4);
 }
 
 // Profiles of distinct stacks 2,048 frames deep, merged: a million such stacks (the stack limit)
 // would hold 8 GB. The merge keeps stacks within its bytes and counts the rest as one.
-TEST(MergedFlamegraph, ManyDeepProfilesMergeWithinTheMemoryBound) {
-  constexpr size_t kBudget = 16 << 20;
-  MergeSelection selection;
-  selection.max_bytes = kBudget;
-  MergedProfile merged;
+TEST_F(FlamegraphRenderTest, ManyDeepStacksMergeWithinTheMemoryBound) {
+  constexpr size_t kBudget = 4 << 20;
   uint64_t samples = 0;
-  for (int profile = 0; profile < 16; ++profile) {
+  std::string tail;
+  for (size_t i = 1; i < profile::kMaxStackDepth; ++i) tail += ";f";
+  for (int profile = 0; profile < 4; ++profile) {
     std::string text = "# {}\n";
-    std::string tail;
-    for (size_t i = 1; i < profile::kMaxStackDepth; ++i) tail += ";f";
     for (int stack = 0; stack < 500; ++stack) {
       text += "0;;app;p" + std::to_string(profile) + "s" + std::to_string(stack) + tail + " 2\n";
       samples += 2;
     }
-    auto parsed = profile::read_collapsed(text);
-    ASSERT_TRUE(parsed.ok()) << parsed.error().message();
-    merged.add(*parsed, selection);
+    ASSERT_TRUE(store_->store_profile(rolled_up("batch-01", text)).ok());
   }
+  MergeSelection selection;
+  selection.service = "web";
+  selection.since = kStart;
+  selection.until = kStart + std::chrono::minutes(1);
+  selection.filter = storage::LabelFilter{false, {{storage::Label::kHostName, true, "batch-01"}}};
+  selection.max_bytes = kBudget;
+  auto merged = merge_rollups(*store_, selection);
+  ASSERT_TRUE(merged.ok()) << merged.error().message();
   std::printf("merged: %zu stacks in %zu bytes, %lu samples beyond the limit\n",
-              merged.stacks.distinct_stacks(), merged.stacks.bytes(),
-              static_cast<unsigned long>(merged.samples_beyond_limit));
+              merged->stacks.distinct_stacks(), merged->stacks.bytes(),
+              static_cast<unsigned long>(merged->samples_beyond_limit));
   // Its vectors grow by doubling: up to twice what they hold when the budget is reached.
-  EXPECT_LE(merged.stacks.bytes(), 2 * kBudget + (1 << 20));
-  EXPECT_GT(merged.samples_beyond_limit, 0u);
-  EXPECT_EQ(merged.stacks.total_samples(), samples) << "no sample lost";
+  EXPECT_LE(merged->stacks.bytes(), 2 * kBudget + (1 << 20));
+  EXPECT_GT(merged->samples_beyond_limit, 0u);
+  EXPECT_EQ(merged->stacks.total_samples(), samples) << "no sample lost";
 }
 
 }  // namespace

@@ -217,7 +217,8 @@ TEST_P(StoreBoundsTest, RepeatedStartsCostInProportionToTheirNumber) {
               static_cast<long long>(once_rows), twice_s, static_cast<long long>(twice_rows),
               time_ratio, data_ratio);
   EXPECT_LE(data_ratio, 2.2);
-  EXPECT_LE(time_ratio, 2.6) << "the time, on a shared machine, within a margin of the data's";
+  // Linear: 2.3-2.7x here (SQLite's pages grow with the data); quadratic, as it was, 5.1-5.8x.
+  EXPECT_LE(time_ratio, 3.5) << "the time, on a shared machine, within a margin of the data's";
 }
 
 // Server finding 6: uploads stop at --max-storage-mb (both databases) and short of the
@@ -227,7 +228,7 @@ TEST_P(StoreBoundsTest, ProfilesStopAtTheirRoomAndTheRestGoesOn) {
   const std::string collapsed = "# {}\n" + junk(64 << 10) + " 1\n";
   options_.max_profile_bytes = 100 << 10;
   reopen();
-  ASSERT_TRUE(store_->store_profile({"web", "web-01", now_, now_, collapsed}).ok());
+  ASSERT_TRUE(store_->store_profile(plain_upload("web", "web-01", now_, now_, collapsed)).ok());
   EXPECT_FALSE(store_->profile_room(1 << 10).value()) << "some 40 kB compressed: room for 1 kB";
   auto refusal = store_->profile_room(100 << 10);
   ASSERT_TRUE(refusal.ok());

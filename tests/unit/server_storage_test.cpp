@@ -523,7 +523,8 @@ TEST_P(StoreTest, ProfilesRoundTripCompressed) {
     collapsed += "0;;python;main;handle_request;parse_" + std::to_string(i % 17) + " " +
                  std::to_string(i) + "\n";
   }
-  auto gpid = store_->store_profile({"web", "web-01", now_ - seconds(60), now_, collapsed});
+  auto gpid =
+      store_->store_profile(plain_upload("web", "web-01", now_ - seconds(60), now_, collapsed));
   ASSERT_TRUE(gpid.ok()) << gpid.error().message();
   auto text = store_->read_profile(*gpid);
   ASSERT_TRUE(text.ok()) << text.error().message();
@@ -553,7 +554,7 @@ TEST_P(StoreTest, ProfilesRoundTripCompressed) {
   EXPECT_EQ(body.substr(0, 2), "\x1f\x8b");  // gzip
 
   EXPECT_EQ(store_->read_profile(*gpid + 1).error().kind(), ErrorKind::kNotFound);
-  auto empty = store_->store_profile({"web", "web-01", now_, now_, ""});
+  auto empty = store_->store_profile(plain_upload("web", "web-01", now_, now_, ""));
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(store_->read_profile(*empty).value(), "");
 }
@@ -567,7 +568,8 @@ TEST_P(StoreTest, ProfilesAreListedByServiceHostAndTime) {
            {"b", "web", "web-02", 1},
            {"c", "batch", "web-01", 2},
            {"d", "web", "web-01", 3}}) {
-    auto gpid = store_->store_profile({service, host, at(minute), at(minute) + seconds(59), name});
+    auto gpid = store_->store_profile(
+        plain_upload(service, host, at(minute), at(minute) + seconds(59), name));
     ASSERT_TRUE(gpid.ok());
     gpids[name] = *gpid;
   }
@@ -597,7 +599,7 @@ TEST_P(StoreTest, SqlMetacharactersAreStoredVerbatim) {
   ASSERT_TRUE(commands_->record_heartbeat(odd).ok());
   ASSERT_TRUE(commands_->record_heartbeat(heartbeat("plain", "svc")).ok());
   SubmitOutcome started = submit(start({{host, PidList{1}}}, service));
-  auto gpid = store_->store_profile({service, host, now_, now_, "x 1\n"});
+  auto gpid = store_->store_profile(plain_upload(service, host, now_, now_, "x 1\n"));
   ASSERT_TRUE(gpid.ok());
 
   auto hosts = store_->list_hosts({std::nullopt, service, 1000, {}});
@@ -627,7 +629,7 @@ TEST_P(StoreTest, EverythingSurvivesARestart) {
   ASSERT_TRUE(again.ok() && again->command);
   EXPECT_FALSE(again->first_delivery) << "a re-sent command is not a new delivery";
   ASSERT_TRUE(complete(delivered->command->command_id, "web-01").accepted);
-  auto gpid = store_->store_profile({"web", "web-01", now_, now_, "a;b 3\n"});
+  auto gpid = store_->store_profile(plain_upload("web", "web-01", now_, now_, "a;b 3\n"));
   ASSERT_TRUE(gpid.ok());
   auto before = store_->list_commands({}).value();
 
@@ -662,7 +664,7 @@ INSTANTIATE_TEST_SUITE_P(Stores, PostgresStoreTest, ::testing::Values(Dialect::k
                          store_name);
 
 TEST_P(SqliteStoreTest, AProfileFileWithoutARowIsRemovedAtOpen) {
-  auto gpid = store_->store_profile({"web", "web-01", now_, now_, "kept 1\n"});
+  auto gpid = store_->store_profile(plain_upload("web", "web-01", now_, now_, "kept 1\n"));
   ASSERT_TRUE(gpid.ok());
   fs::path profiles = dir_ / "data" / "profiles";
   ASSERT_TRUE(write_file_atomically(profiles / (random_uuid() + ".col.gz"), "stray").ok());
@@ -687,7 +689,7 @@ TEST_P(StoreTest, OperationsFromSeveralThreadsAreSerialised) {
       for (int i = 0; i < 25; ++i) {
         count(commands_->record_heartbeat(heartbeat(host)));
         count(commands_->submit_start(start({{host, PidList{i + 1}}})));
-        count(store_->store_profile({"web", host, now_, now_, "f 1\n"}));
+        count(store_->store_profile(plain_upload("web", host, now_, now_, "f 1\n")));
       }
     });
   }
@@ -725,8 +727,8 @@ TEST_P(StoreTest, AcknowledgedWritesSurviveSigkill) {
       std::string line =
           "R " + outcome->request_id + " " + outcome->hosts[0].command->command_id + "\n";
       if (i % 3 == 0) {
-        auto gpid = (*store)->store_profile(
-            {"crash", "host", TimePoint{}, TimePoint{}, "stack;frame " + std::to_string(i) + "\n"});
+        auto gpid = (*store)->store_profile(plain_upload(
+            "crash", "host", TimePoint{}, TimePoint{}, "stack;frame " + std::to_string(i) + "\n"));
         if (!gpid) ::_exit(4);
         line += "P " + std::to_string(*gpid) + " " + std::to_string(i) + "\n";
       }
@@ -815,13 +817,13 @@ TEST_P(StoreTest, RetentionDeletesOldProfilesAndHistoryButNotCurrentCommands) {
   ASSERT_TRUE(complete(first.hosts[0].command->command_id, "web-01").accepted);
   now_ += seconds(61);                                               // it has run its course
   SubmitOutcome second = submit(start({{"web-01", std::nullopt}}));  // replaces the finished one
-  auto old_profile = store_->store_profile({"web", "web-01", now_, now_, "old 1\n"});
+  auto old_profile = store_->store_profile(plain_upload("web", "web-01", now_, now_, "old 1\n"));
   ASSERT_TRUE(old_profile.ok());
   SubmitOutcome unrelated = submit(start({{"web-02", std::nullopt}}));
 
   now_ = began + std::chrono::hours(24 * 10);
   SubmitOutcome third = submit(stop({{"web-01", std::nullopt}}, StopLevel::kHost));
-  auto new_profile = store_->store_profile({"web", "web-01", now_, now_, "new 1\n"});
+  auto new_profile = store_->store_profile(plain_upload("web", "web-01", now_, now_, "new 1\n"));
   ASSERT_TRUE(new_profile.ok());
 
   // In batches of one: each call deletes at most one row of each kind.
@@ -858,7 +860,7 @@ TEST_P(StoreTest, RetentionDeletesOldProfilesAndHistoryButNotCurrentCommands) {
 }
 
 TEST_P(StoreTest, TheRetentionThreadSweepsAtStartAndStopsWhenDestroyed) {
-  auto gpid = store_->store_profile({"web", "web-01", now_, now_, "old 1\n"});
+  auto gpid = store_->store_profile(plain_upload("web", "web-01", now_, now_, "old 1\n"));
   ASSERT_TRUE(gpid.ok());
   TimePoint later = now_ + std::chrono::hours(24 * 3);
   {
@@ -910,7 +912,7 @@ TEST_P(PostgresStoreTest, ARequestMadeOnOneReplicaIsDeliveredByAnother) {
   ASSERT_TRUE(answer.ok() && answer->command);
   EXPECT_EQ(answer->command->command_id, started.hosts[0].command->command_id);
   EXPECT_TRUE(answer->first_delivery);
-  auto gpid = (*replica)->store_profile({"web", "web-01", now_, now_, "a;b 2\n"});
+  auto gpid = (*replica)->store_profile(plain_upload("web", "web-01", now_, now_, "a;b 2\n"));
   ASSERT_TRUE(gpid.ok());
   EXPECT_EQ(store_->read_profile(*gpid).value(), "a;b 2\n");
 }

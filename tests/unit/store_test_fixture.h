@@ -125,6 +125,18 @@ class StoreTest : public StorageDirTest, public ::testing::WithParamInterface<Di
     return joined;
   }
 
+  // A profile as the store takes it, without the rollup an upload's stacks give.
+  static ProfileUpload plain_upload(std::string service, std::string hostname, TimePoint start,
+                                    TimePoint end, std::string collapsed) {
+    ProfileUpload upload;
+    upload.service_name = std::move(service);
+    upload.hostname = std::move(hostname);
+    upload.start_time = start;
+    upload.end_time = end;
+    upload.collapsed = std::move(collapsed);
+    return upload;
+  }
+
   static HostHeartbeat heartbeat(const std::string& hostname, const std::string& service = "web") {
     HostHeartbeat beat;
     beat.hostname = hostname;

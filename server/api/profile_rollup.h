@@ -1,0 +1,27 @@
+// An uploaded profile as the rollups take it (server/storage/rollup_records.h): its stacks
+// without their container frame, each under the id of its text, grouped by container; and what
+// its header says of the host.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "profile/collapsed.h"
+#include "server/storage/rollup_records.h"
+
+namespace dormant::server::api {
+
+// The text a stack is kept under: "comm;frame;…;frame", root first.
+std::string stack_text(const profile::StackTable& table, const profile::StackView& stack);
+storage::StackId stack_id(std::string_view text);
+
+storage::ProfileRollup rollup_of(const profile::CollapsedProfile& profile,
+                                 std::string_view hostname, std::string_view instance_type);
+
+// The header's metadata.cloud_info.instance_type after its last '/' (GCP's machine types are
+// paths); "" when it has none.
+std::string instance_type_of(const nlohmann::json& header);
+
+}  // namespace dormant::server::api

@@ -1,0 +1,102 @@
+#include "server/storage/rollup_records.h"
+
+#include <algorithm>
+
+namespace dormant::server::storage {
+namespace {
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  for (;;) {
+    size_t at = text.find(separator);
+    parts.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) return parts;
+    text.remove_prefix(at + 1);
+  }
+}
+
+// Kubernetes' generated suffixes use consonants and digits that cannot spell words.
+bool is_generated(std::string_view part, size_t min_size, size_t max_size) {
+  constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+  return part.size() >= min_size && part.size() <= max_size &&
+         std::all_of(part.begin(), part.end(),
+                     [&](char c) { return kAlphabet.find(c) != std::string_view::npos; });
+}
+
+// A pod's name without the pod's random suffix and its ReplicaSet's hash.
+std::string_view pod_owner(std::string_view pod) {
+  size_t dash = pod.rfind('-');
+  if (dash == std::string_view::npos || !is_generated(pod.substr(dash + 1), 5, 5)) return pod;
+  pod = pod.substr(0, dash);
+  dash = pod.rfind('-');
+  if (dash != std::string_view::npos && is_generated(pod.substr(dash + 1), 6, 10)) {
+    pod = pod.substr(0, dash);
+  }
+  return pod;
+}
+
+std::string_view label_value(const LabelKey& key, Label label, std::string& derived) {
+  switch (label) {
+    case Label::kHostName:
+      return key.hostname;
+    case Label::kContainerName:
+      return key.container;
+    case Label::kContainerEnvName:
+      derived = container_env_name(key.container);
+      return derived;
+    case Label::kInstanceType:
+      return key.instance_type;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::chrono::hours RollupRetention::of(Resolution resolution) const {
+  switch (resolution) {
+    case Resolution::kMinute:
+      return minute;
+    case Resolution::kHour:
+      return hour;
+    case Resolution::kDay:
+      return day;
+  }
+  return day;
+}
+
+bool LabelFilter::matches(const LabelKey& key) const {
+  std::string derived;
+  auto holds = [&](const LabelRule& rule) {
+    return (label_value(key, rule.label, derived) == rule.value) == rule.equal;
+  };
+  if (rules.empty()) return true;
+  return any ? std::any_of(rules.begin(), rules.end(), holds)
+             : std::all_of(rules.begin(), rules.end(), holds);
+}
+
+std::optional<std::string> LabelFilter::required_host() const {
+  if (any && rules.size() != 1) return std::nullopt;
+  for (const LabelRule& rule : rules) {
+    if (rule.label == Label::kHostName && rule.equal) return rule.value;
+  }
+  return std::nullopt;
+}
+
+std::string container_env_name(std::string_view container) {
+  // Ours: "<namespace>/<pod>/<container>".
+  if (auto parts = split(container, '/'); parts.size() == 3 && !parts[0].empty()) {
+    return std::string(pod_owner(parts[1])) + "_" + std::string(parts[0]);
+  }
+  // dockershim's "k8s_<container>_<pod>_<namespace>_<uid>_<restarts>", and the
+  // "<container>_<pod>_<namespace>" of Studio's agents.
+  auto parts = split(container, '_');
+  if (parts.size() == 6 && parts[0] == "k8s") {
+    return std::string(pod_owner(parts[2])) + "_" + std::string(parts[3]);
+  }
+  if (parts.size() == 3 && !parts[2].empty()) {
+    return std::string(pod_owner(parts[1])) + "_" + std::string(parts[2]);
+  }
+  return std::string(container);
+}
+
+}  // namespace dormant::server::storage

@@ -1,0 +1,194 @@
+#include "server/storage/rollups.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "server/storage/rollup_blob.h"
+#include "server/storage/rollup_rows.h"
+
+namespace dormant::server::storage {
+namespace {
+
+// Makes other servers' uploads of the service wait until this transaction ends: a bucket is read,
+// added to and written whole. SQLite's write transactions already exclude each other.
+Result<void> lock_service_rollups(Database& db, const std::string& service) {
+  if (db.dialect() == Dialect::kSqlite) return ok();
+  auto lock = db.prepare("SELECT pg_advisory_xact_lock(hashtextextended(?1, 1))");
+  if (!lock) return std::move(lock).take_error();
+  return lock->bind_all("rollups\n" + service).run();
+}
+
+// A view's sums, at most `max_stacks` distinct stacks; the samples of the others under
+// kStacksPastCap.
+class StackSums {
+ public:
+  explicit StackSums(size_t max_stacks) : max_stacks_(max_stacks) {}
+
+  Result<void> add(std::string_view blob) {
+    auto stacks = decode_stacks(blob);
+    if (!stacks) return std::move(stacks).take_error();
+    for (const StackCount& stack : *stacks) {
+      auto found = sums_.find(stack.id);
+      if (found != sums_.end()) {
+        found->second += stack.count;
+      } else if (stack.id != kStacksPastCap && sums_.size() >= max_stacks_) {
+        past_cap_ += stack.count;
+      } else {
+        sums_.emplace(stack.id, stack.count);
+      }
+    }
+    return {};
+  }
+
+  std::vector<StackCount> sorted() const {
+    std::vector<StackCount> out;
+    out.reserve(sums_.size() + 1);
+    for (const auto& [id, count] : sums_) {
+      if (id != kStacksPastCap) out.push_back({id, count});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const StackCount& a, const StackCount& b) { return a.id < b.id; });
+    uint64_t past_cap = past_cap_;
+    if (auto held = sums_.find(kStacksPastCap); held != sums_.end()) past_cap += held->second;
+    if (past_cap > 0) out.insert(out.begin(), {kStacksPastCap, past_cap});
+    return out;
+  }
+
+ private:
+  const size_t max_stacks_;
+  std::unordered_map<StackId, uint64_t> sums_;
+  uint64_t past_cap_ = 0;
+};
+
+}  // namespace
+
+Result<void> roll_up_profile(Database& db, const ProfileUpload& upload,
+                             std::span<const std::pair<StackId, std::string>> new_texts,
+                             size_t max_stacks) {
+  if (auto locked = lock_service_rollups(db, upload.service_name); !locked) return locked;
+  int64_t start_ms = to_unix_ms(upload.start_time);
+  int64_t end_ms = to_unix_ms(upload.end_time);
+  const ProfileRollup& rollup = upload.rollup;
+  if (auto kept = remember_stack_texts(db, upload.service_name,
+                                       bucket_start(start_ms, Resolution::kDay), new_texts);
+      !kept) {
+    return kept;
+  }
+  for (Resolution resolution : kResolutions) {
+    BucketKey key{upload.service_name, resolution, bucket_start(start_ms, resolution)};
+    if (auto added =
+            add_to_bucket(db, key, rollup.whole, start_ms, end_ms, rollup.frequency_hz, max_stacks);
+        !added) {
+      return added;
+    }
+    for (const RollupPart& part : rollup.parts) {
+      key.label = &part.key;
+      if (auto added = add_to_bucket(db, key, part.stacks, start_ms, end_ms, rollup.frequency_hz,
+                                     max_stacks);
+          !added) {
+        return added;
+      }
+    }
+  }
+  return {};
+}
+
+Result<RollupView> read_rollup(Database& db, const RollupQuery& query, const BucketPlan& plan) {
+  RollupView view;
+  view.from = from_unix_ms(plan.from_ms);
+  view.to = from_unix_ms(plan.to_ms);
+  bool by_label = query.filter && !query.filter->rules.empty();
+  StackSums sums(query.max_stacks);
+  std::set<std::pair<Resolution, int64_t>> buckets;
+  std::optional<int64_t> frequency;
+  int64_t first_start_ms = INT64_MAX;
+  int64_t last_end_ms = INT64_MIN;
+  if (!by_label) view.profiles = 0;
+  auto visit = [&](const BucketRow& row) -> Result<void> {
+    if (by_label) {
+      if (!query.filter->matches(*row.label)) return {};
+      view.hosts.insert(row.label->hostname);
+    } else {
+      *view.profiles += row.totals.profiles;
+    }
+    if (auto added = sums.add(row.stacks); !added) {
+      return std::move(added).take_error().with_context("reading a rollup bucket of " +
+                                                        query.service);
+    }
+    buckets.emplace(row.resolution, row.bucket_ms);
+    first_start_ms = std::min(first_start_ms, row.totals.first_start_ms);
+    last_end_ms = std::max(last_end_ms, row.totals.last_end_ms);
+    if (!frequency) {
+      frequency = row.totals.frequency_hz;
+    } else if (*frequency != row.totals.frequency_hz) {
+      frequency = 0;
+    }
+    return {};
+  };
+  auto host = by_label ? query.filter->required_host() : std::nullopt;
+  if (auto read = read_buckets(db, query.service, plan.ranges, by_label, host, visit); !read) {
+    return std::move(read).take_error();
+  }
+  if (!by_label && !buckets.empty()) {
+    auto hosts = read_bucket_hosts(db, query.service, plan.ranges);
+    if (!hosts) return std::move(hosts).take_error();
+    view.hosts = std::move(*hosts);
+  }
+  view.buckets = static_cast<int64_t>(buckets.size());
+  view.frequency_hz = static_cast<uint64_t>(std::max<int64_t>(0, frequency.value_or(0)));
+  if (first_start_ms <= last_end_ms) {
+    view.first_start = from_unix_ms(first_start_ms);
+    view.last_end = from_unix_ms(last_end_ms);
+  }
+  view.stacks = sums.sorted();
+  if (!view.stacks.empty() && view.stacks.front().id == kStacksPastCap) {
+    view.samples_past_cap = view.stacks.front().count;
+  }
+  return view;
+}
+
+Result<void> read_rollup_texts(Database& db, const std::string& service,
+                               std::span<const StackId> ids, RollupView& view) {
+  size_t first = view.texts.size();
+  auto found = [&](StackId id, std::string_view text) { view.texts.emplace_back(id, text); };
+  if (auto read = read_stack_texts(db, service, ids, found); !read) return read;
+  std::sort(view.texts.begin() + static_cast<std::ptrdiff_t>(first), view.texts.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return {};
+}
+
+Result<int64_t> expire_rollups(Database& db, const RollupRetention& retention, int64_t now_ms,
+                               int64_t batch) {
+  auto in_transaction = [&](auto remove) -> Result<int64_t> {
+    auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
+    if (!transaction) return std::move(transaction).take_error();
+    auto removed = remove();
+    if (!removed) return removed;
+    if (auto committed = transaction->commit(); !committed) {
+      return std::move(committed).take_error();
+    }
+    return removed;
+  };
+  auto cutoff = [&](Resolution resolution) {
+    return now_ms -
+           std::chrono::duration_cast<std::chrono::milliseconds>(retention.of(resolution)).count();
+  };
+  int64_t deleted = 0;
+  for (Resolution resolution : kResolutions) {
+    if (retention.of(resolution).count() == 0) continue;
+    auto removed = in_transaction(
+        [&] { return delete_buckets_before(db, resolution, cutoff(resolution), batch); });
+    if (!removed) return removed;
+    deleted += *removed;
+  }
+  if (retention.day.count() > 0) {
+    // A text is held by the day buckets up to its last day: gone once that day is.
+    int64_t day = bucket_start(cutoff(Resolution::kDay), Resolution::kDay);
+    auto removed = in_transaction([&] { return delete_stack_texts_before(db, day, batch); });
+    if (!removed) return removed;
+    deleted += *removed;
+  }
+  return deleted;
+}
+
+}  // namespace dormant::server::storage

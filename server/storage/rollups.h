@@ -1,0 +1,36 @@
+// Profiles into rollups and views out of them (rollup_records.h), over rollup_rows.h: what the
+// Store runs in its transactions.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "common/result.h"
+#include "server/storage/database.h"
+#include "server/storage/records.h"
+#include "server/storage/rollup_plan.h"
+
+namespace dormant::server::storage {
+
+// Adds `upload` to the minute, hour and day that hold its start: its service's buckets and each
+// of its parts' label buckets. `new_texts`: those of its stacks' texts the database may lack.
+// In the upload's write transaction; on PostgreSQL it waits for other uploads of the service.
+Result<void> roll_up_profile(Database& db, const ProfileUpload& upload,
+                             std::span<const std::pair<StackId, std::string>> new_texts,
+                             size_t max_stacks);
+
+// The stacks of `query.service` in the buckets of `plan`, without their texts: the service's own
+// buckets when the query has no filter, else its label buckets that match it.
+Result<RollupView> read_rollup(Database& db, const RollupQuery& query, const BucketPlan& plan);
+// Adds to `view.texts` (by id) the texts of `ids` (by id) that the service keeps.
+Result<void> read_rollup_texts(Database& db, const std::string& service,
+                               std::span<const StackId> ids, RollupView& view);
+
+// Deletes up to `batch` buckets of each size past its retention, and texts no kept day bucket
+// holds; each in a transaction of its own. Returns the rows deleted.
+Result<int64_t> expire_rollups(Database& db, const RollupRetention& retention, int64_t now_ms,
+                               int64_t batch);
+
+}  // namespace dormant::server::storage
