@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <set>
 
 #include <openssl/sha.h>
 
@@ -48,11 +49,19 @@ storage::StackId stack_id(std::string_view text) {
 storage::ProfileRollup rollup_of(const profile::CollapsedProfile& profile,
                                  std::string_view hostname, std::string_view instance_type) {
   storage::ProfileRollup rollup;
+  std::vector<std::string> containers = profile.stacks.containers();
+  std::set<std::string_view> own_parts = {""};
+  for (const std::string& container : containers) {
+    if (own_parts.size() == kMaxRollupParts) break;
+    own_parts.insert(container);
+  }
   std::map<std::string_view, std::vector<storage::StackCount>> by_container;
   profile.stacks.for_each([&](const profile::StackView& stack) {
     std::string text = stack_text(profile.stacks, stack);
     storage::StackId id = stack_id(text);
-    by_container[stack.container].push_back({id, stack.count});
+    std::string_view part =
+        own_parts.contains(stack.container) ? stack.container : kContainersPastCap;
+    by_container[part].push_back({id, stack.count});
     rollup.whole.push_back({id, stack.count});
     rollup.texts.emplace_back(id, std::move(text));
   });
@@ -80,7 +89,7 @@ std::string instance_type_of(const nlohmann::json& header) {
   auto type = cloud->find("instance_type");
   if (type == cloud->end() || !type->is_string()) return "";
   const auto& text = type->get_ref<const std::string&>();
-  return text.substr(text.rfind('/') + 1);
+  return text.substr(text.rfind('/') + 1, 256);
 }
 
 }  // namespace dormant::server::api

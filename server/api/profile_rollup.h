@@ -17,6 +17,11 @@ namespace dormant::server::api {
 std::string stack_text(const profile::StackTable& table, const profile::StackView& stack);
 storage::StackId stack_id(std::string_view text);
 
+// A profile's parts: one per container, at most kMaxRollupParts; the stacks of containers past
+// them (by name) are kept under kContainersPastCap: each part costs three bucket writes.
+inline constexpr size_t kMaxRollupParts = 1024;
+inline constexpr std::string_view kContainersPastCap = "[containers past the 1,024th]";
+
 storage::ProfileRollup rollup_of(const profile::CollapsedProfile& profile,
                                  std::string_view hostname, std::string_view instance_type);
 

@@ -13,6 +13,8 @@
 #include "server/api/api_requests.h"
 #include "server/api/content_policy.h"
 #include "server/api/profile_merge.h"
+#include "server/api/studio_flamegraph.h"
+#include "server/api/studio_queries.h"
 #include "server/api/wire_mapping.h"
 
 namespace dormant::server::api {
@@ -198,10 +200,12 @@ std::vector<Route> RenderEndpoints::routes() {
       read("/api/profiles/{}/gpus", Work::kRender, &RenderEndpoints::profile_gpus),
       read("/api/flamegraph", Work::kMerge, &RenderEndpoints::merged_flamegraph),
       read("/api/flamegraph/diff", Work::kMerge, &RenderEndpoints::diff_flamegraph),
+      read("/api/flamegraph/datetime_with_data", Work::kStore, &RenderEndpoints::studio_data_span),
   };
 }
 
 http::Response RenderEndpoints::merged_flamegraph(const Call& call) {
+  if (has_parameter(call, "serviceName")) return studio_flamegraph_tree(call);
   auto format = format_parameter(call);
   if (!format) return error_response(status::bad_request, format.error().message());
   auto selection = merge_selection(call, "since", "until", options_.merge_max_stacks, store_.now());
@@ -226,6 +230,62 @@ http::Response RenderEndpoints::merged_flamegraph(const Call& call) {
   }
   describe_merge(response, *merged);
   return response;
+}
+
+// Studio's answers have no error for "no data": an empty root, never 204 or [] (either replaces
+// its whole UI with an error page).
+http::Response RenderEndpoints::studio_flamegraph_tree(const Call& call) {
+  if (has_parameter(call, "service")) {
+    return error_response(status::bad_request,
+                          "service, serviceName: ours takes service, Performance Studio's UI "
+                          "serviceName; not both");
+  }
+  auto range = studio_range(call);
+  if (!range) return invalid_request(range.error(), "query");
+  auto stacks_count = integer_parameter(call, "stacksCount", 10000, 1, 1'000'000);
+  if (!stacks_count) return invalid_request(stacks_count.error(), "query");
+  auto filter = studio_filter_parameter(call);
+  if (!filter) return error_response(status::bad_request, filter.error().message());
+  auto begun = std::chrono::steady_clock::now();
+  MergeSelection selection;
+  selection.service = range->service;
+  selection.since = range->start;
+  selection.until = range->end;
+  selection.filter = std::move(*filter);
+  selection.max_stacks = options_.merge_max_stacks;
+  auto slot = merge_slots_.try_take();
+  if (!slot) return busy_merging();
+  auto merged = merge_rollups(store_, selection);
+  if (!merged) return store_failure(merged.error());
+  StudioTreeOptions tree_options;
+  tree_options.max_frames = static_cast<size_t>(*stacks_count);
+  tree_options.languages = call.query_value("enrichment") == "lang";
+  nlohmann::json tree = studio_flamegraph(merged->stacks, tree_options);
+  tree["exec_time"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count();
+  http::Response response = json_ok(tree);
+  describe_merge(response, *merged);
+  return response;
+}
+
+http::Response RenderEndpoints::studio_data_span(const Call& call) {
+  std::string service(call.query_value("serviceName"));
+  if (service.empty()) {
+    return invalid_request(
+        Error::problem(ErrorKind::kInvalidArgument, "serviceName", "field required"), "query");
+  }
+  auto filter = studio_filter_parameter(call);
+  if (!filter) return error_response(status::bad_request, filter.error().message());
+  storage::TimePoint now = store_.now();
+  auto span = store_.data_span(service, *filter, now - std::chrono::hours(24 * 366), now);
+  if (!span) return store_failure(span.error());
+  if (!*span) {
+    http::Response none(status::no_content, 11);
+    none.prepare_payload();
+    return none;
+  }
+  return json_ok(
+      {{"firstDateTime", iso_utc((*span)->first)}, {"lastDateTime", iso_utc((*span)->second)}});
 }
 
 http::Response RenderEndpoints::diff_flamegraph(const Call& call) {

@@ -1,7 +1,8 @@
-// The endpoints that draw: one stored profile, the merge of every profile a query selects, and the
-// differential flamegraph of two time ranges; as SVG, collapsed text or pprof; and a profile's
-// GPU devices. One profile's are drawn on the render pool and kept as drawn (svg_cache.h);
-// merges run on the merge pool, as many at once as there are slots (merge_slots.h).
+// The endpoints that draw: one stored profile, the merge of a service's time range (as SVG,
+// collapsed text or pprof, or as the tree Performance Studio's UI draws), and the differential
+// flamegraph of two time ranges; and a profile's GPU devices. One profile's are drawn on the render
+// pool and kept as drawn (svg_cache.h); merges run on the merge pool, as many at once as there are
+// slots (merge_slots.h).
 #pragma once
 
 #include <vector>
@@ -26,10 +27,12 @@ class RenderEndpoints : private EndpointContext {
   http::Response profile_flamegraph(const Call& call);
   http::Response profile_gpus(const Call& call);
   http::Response profile_pprof(const Call& call);
+  // Ours by `service`, Performance Studio's UI's by `serviceName` (its JSON tree).
   http::Response merged_flamegraph(const Call& call);
+  http::Response studio_flamegraph_tree(const Call& call);
+  // Performance Studio's UI's time picker: the first and last times with data in a year.
+  http::Response studio_data_span(const Call& call);
   http::Response diff_flamegraph(const Call& call);
-  // A merge's failure: 413 past its budget of text, 503 for one stopped because its client left
-  // (counted), store_failure's for the rest.
 
   MergeSlots merge_slots_;
   SvgCache svg_cache_;

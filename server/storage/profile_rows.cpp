@@ -96,6 +96,31 @@ Result<std::set<std::string>> profile_file_names(Database& db) {
   return names;
 }
 
+Result<std::vector<int64_t>> profiles_not_rolled_up(Database& db, int64_t limit) {
+  auto select = db.prepare("SELECT gpid FROM profiles WHERE rolled_up = 0 ORDER BY gpid LIMIT ?1");
+  if (!select) return std::move(select).take_error();
+  select->bind_all(limit);
+  std::vector<int64_t> gpids;
+  for (;;) {
+    auto row = select->step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) break;
+    gpids.push_back(select->int64(0));
+  }
+  select->reset();
+  return gpids;
+}
+
+Result<bool> mark_rolled_up(Database& db, int64_t gpid, const std::string& instance_type) {
+  auto update = db.prepare(
+      "UPDATE profiles SET rolled_up = 1, instance_type = ?2 WHERE gpid = ?1 AND rolled_up = 0");
+  if (!update) return std::move(update).take_error();
+  if (auto ran = update->bind_all(gpid, instance_type).run(); !ran) {
+    return std::move(ran).take_error();
+  }
+  return db.changes() == 1;
+}
+
 Result<DeletedProfiles> delete_profiles_before(Database& db, TimePoint cutoff, int64_t batch) {
   auto remove = db.prepare(R"sql(
 DELETE FROM profiles

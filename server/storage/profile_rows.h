@@ -28,6 +28,11 @@ Result<int64_t> insert_profile(Database& db, const ProfileRow& row);
 Result<std::optional<ProfileRow>> find_profile(Database& db, int64_t gpid);
 Result<std::vector<StoredProfile>> find_profiles(Database& db, const ProfileFilter& filter);
 Result<std::set<std::string>> profile_file_names(Database& db);
+// Up to `limit` profiles the rollups still lack (stored before them), oldest first.
+Result<std::vector<int64_t>> profiles_not_rolled_up(Database& db, int64_t limit);
+// Marks a profile as in the rollups, with the instance type its header gives; false when it was
+// already (another server did it meanwhile).
+Result<bool> mark_rolled_up(Database& db, int64_t gpid, const std::string& instance_type);
 // What the profiles' bodies take, compressed.
 Result<int64_t> stored_profile_bytes(Database& db);
 

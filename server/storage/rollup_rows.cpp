@@ -123,8 +123,11 @@ Result<void> remember_stack_texts(Database& db, std::string_view service, int64_
 Result<void> read_buckets(Database& db, std::string_view service,
                           std::span<const BucketRange> ranges, bool by_label,
                           const std::optional<std::string>& hostname,
-                          const std::function<Result<void>(const BucketRow&)>& visit) {
-  std::string sql = "SELECT resolution_s, bucket_ms, " + std::string(kTotals);
+                          const std::function<Result<void>(const BucketRow&)>& visit,
+                          bool with_stacks) {
+  std::string totals(kTotals);
+  if (!with_stacks) totals.replace(totals.find("stacks"), 6, "NULL");
+  std::string sql = "SELECT resolution_s, bucket_ms, " + totals;
   if (by_label) sql += ", hostname, container, instance_type";
   sql += by_label ? " FROM label_rollups" : " FROM service_rollups";
   sql += " WHERE service_name = ?1 AND resolution_s = ?2 AND bucket_ms >= ?3 AND bucket_ms < ?4";
@@ -142,7 +145,7 @@ Result<void> read_buckets(Database& db, std::string_view service,
       bucket.resolution = static_cast<Resolution>(select->int64(0));
       bucket.bucket_ms = select->int64(1);
       bucket.totals = read_totals(*select, 2);
-      std::string stacks = select->blob(7);
+      std::string stacks = with_stacks ? select->blob(7) : std::string();
       bucket.stacks = stacks;
       if (by_label) bucket.label = LabelKey{select->text(8), select->text(9), select->text(10)};
       if (auto visited = visit(bucket); !visited) {

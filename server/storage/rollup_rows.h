@@ -55,11 +55,13 @@ struct BucketRow {
 };
 
 // Visits every bucket of `service` in `ranges`: the service's own, or with `by_label` those of
-// its label keys (of `hostname` alone when given). A visit's error stops the reading.
+// its label keys (of `hostname` alone when given); without `with_stacks`, their totals alone. A
+// visit's error stops the reading.
 Result<void> read_buckets(Database& db, std::string_view service,
                           std::span<const BucketRange> ranges, bool by_label,
                           const std::optional<std::string>& hostname,
-                          const std::function<Result<void>(const BucketRow&)>& visit);
+                          const std::function<Result<void>(const BucketRow&)>& visit,
+                          bool with_stacks = true);
 
 // The hosts with label buckets of `service` in `ranges`.
 Result<std::set<std::string>> read_bucket_hosts(Database& db, std::string_view service,

@@ -157,6 +157,26 @@ Result<void> read_rollup_texts(Database& db, const std::string& service,
   return {};
 }
 
+Result<std::optional<std::pair<int64_t, int64_t>>> read_data_span(
+    Database& db, const std::string& service, const std::optional<LabelFilter>& filter,
+    const BucketPlan& plan) {
+  bool by_label = filter && !filter->rules.empty();
+  int64_t first = INT64_MAX;
+  int64_t last = INT64_MIN;
+  auto visit = [&](const BucketRow& row) -> Result<void> {
+    if (by_label && !filter->matches(*row.label)) return {};
+    first = std::min(first, row.totals.first_start_ms);
+    last = std::max(last, row.totals.last_end_ms);
+    return {};
+  };
+  auto host = by_label ? filter->required_host() : std::nullopt;
+  if (auto read = read_buckets(db, service, plan.ranges, by_label, host, visit, false); !read) {
+    return std::move(read).take_error();
+  }
+  if (first > last) return std::optional<std::pair<int64_t, int64_t>>();
+  return std::optional<std::pair<int64_t, int64_t>>(std::pair{first, last});
+}
+
 Result<int64_t> expire_rollups(Database& db, const RollupRetention& retention, int64_t now_ms,
                                int64_t batch) {
   auto in_transaction = [&](auto remove) -> Result<int64_t> {

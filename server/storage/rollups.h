@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -27,6 +28,12 @@ Result<RollupView> read_rollup(Database& db, const RollupQuery& query, const Buc
 // Adds to `view.texts` (by id) the texts of `ids` (by id) that the service keeps.
 Result<void> read_rollup_texts(Database& db, const std::string& service,
                                std::span<const StackId> ids, RollupView& view);
+
+// The first start and the last end of the profiles in the buckets of `plan` that `filter` (or
+// none) matches; none when no bucket has data.
+Result<std::optional<std::pair<int64_t, int64_t>>> read_data_span(
+    Database& db, const std::string& service, const std::optional<LabelFilter>& filter,
+    const BucketPlan& plan);
 
 // Deletes up to `batch` buckets of each size past its retention, and texts no kept day bucket
 // holds; each in a transaction of its own. Returns the rows deleted.

@@ -580,6 +580,55 @@ Result<RollupView> Store::read_rollup(const RollupQuery& query) {
   return view;
 }
 
+Result<std::optional<std::pair<TimePoint, TimePoint>>> Store::data_span(
+    const std::string& service, const std::optional<LabelFilter>& filter, TimePoint since,
+    TimePoint until) {
+  BucketPlan plan = plan_buckets(to_unix_ms(since), to_unix_ms(until), to_unix_ms(current_time()),
+                                 rollup_retention_);
+  auto read = [&](Database& db) { return read_data_span(db, service, filter, plan); };
+  auto span = with_connection(read);
+  if (!span) return std::move(span).take_error().with_context("reading the rollups of " + service);
+  if (!*span) return std::optional<std::pair<TimePoint, TimePoint>>();
+  return std::optional<std::pair<TimePoint, TimePoint>>(
+      std::pair{from_unix_ms((*span)->first), from_unix_ms((*span)->second)});
+}
+
+Result<std::vector<int64_t>> Store::profiles_not_rolled_up(int64_t limit) {
+  return in_context(
+      with_connection([&](Database& db) { return storage::profiles_not_rolled_up(db, limit); }),
+      "listing the profiles the rollups lack");
+}
+
+Result<bool> Store::add_to_rollups(int64_t gpid, const ProfileRollup* rollup,
+                                   const std::string& instance_type) {
+  if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
+  auto add = [&](Database& db) -> Result<bool> {
+    auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
+    if (!transaction) return std::move(transaction).take_error();
+    auto found = find_profile(db, gpid);
+    if (!found) return std::move(found).take_error();
+    if (!*found) return false;  // deleted meanwhile
+    auto marked = mark_rolled_up(db, gpid, instance_type);
+    if (!marked || !*marked) return marked;
+    if (rollup != nullptr) {
+      ProfileUpload upload;
+      upload.service_name = (*found)->profile.service_name;
+      upload.start_time = (*found)->profile.start_time;
+      upload.end_time = (*found)->profile.end_time;
+      upload.rollup = *rollup;
+      if (auto rolled = roll_up_profile(db, upload, rollup->texts, rollup_max_stacks_); !rolled) {
+        return std::move(rolled).take_error();
+      }
+    }
+    if (auto committed = transaction->commit(); !committed) {
+      return std::move(committed).take_error();
+    }
+    return true;
+  };
+  return settle(in_context(with_connection(add),
+                           "adding profile " + std::to_string(gpid) + " to the rollups"));
+}
+
 Result<int64_t> Store::expire_rollups(int64_t batch) {
   int64_t now_ms = to_unix_ms(current_time());
   auto expire = [&](Database& db) {

@@ -162,6 +162,18 @@ class Store {
   // The stacks of a service over a range, from its rollups: the buckets plan_buckets() picks
   // for the range, now, and the retention.
   Result<RollupView> read_rollup(const RollupQuery& query);
+  // The first start and the last end of the profiles of `service` that `filter` matches in
+  // [since, until), from the rollups; none when there are none.
+  Result<std::optional<std::pair<TimePoint, TimePoint>>> data_span(
+      const std::string& service, const std::optional<LabelFilter>& filter, TimePoint since,
+      TimePoint until);
+  // Profiles stored before rollups existed, up to `limit`, oldest first: each to be added with
+  // add_to_rollups().
+  Result<std::vector<int64_t>> profiles_not_rolled_up(int64_t limit);
+  // Adds a stored profile to the rollups, once: false when it was already. Without a rollup
+  // (its text unreadable), only marks it done.
+  Result<bool> add_to_rollups(int64_t gpid, const ProfileRollup* rollup,
+                              const std::string& instance_type);
   // Deletes what the rollups keep past its retention, up to `batch` rows of each kind.
   Result<int64_t> expire_rollups(int64_t batch);
 

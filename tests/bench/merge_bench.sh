@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What merging a busy host's profiles costs dormant-server (issue 20): COUNT one-minute profiles
-# of a busy host (tests/bench/upload_profiles.py) stored on SQLite, then each format of
-# GET /api/flamegraph?service=busy timed by curl, with the server's peak RSS (VmHWM) and RssAnon
+# of a busy host (tests/bench/upload_profiles.py, from 2026-11-20) stored on SQLite, then each
+# format of GET /api/flamegraph?service=busy over their two days timed by curl, with the server's peak RSS (VmHWM) and RssAnon
 # before and after. Usage: merge_bench.sh BUILD_DIR [COUNT (default 1000)] [STACKS (default 3000)]
 set -euo pipefail
 build=${1:?usage: merge_bench.sh BUILD_DIR [COUNT] [STACKS]}
@@ -29,7 +29,7 @@ for format in collapsed svg pprof; do
   echo 5 >"/proc/$server/clear_refs"  # VmHWM back to the current RSS
   timing=$(curl -sS --cacert "$work/certs/ca.pem" -H "Authorization: Bearer bench-token" \
     -o "$work/merged.$format" -w '%{http_code} %{time_total}' \
-    "https://localhost:$port/api/flamegraph?service=busy&format=$format")
+    "https://localhost:$port/api/flamegraph?service=busy&format=$format&since=2026-11-20T00:00:00Z&until=2026-11-22T00:00:00Z")
   read -r code seconds <<<"$timing"
   [[ $code == 200 ]] || { echo "merge as $format: HTTP $code" >&2; exit 1; }
   printf "merge of %d profiles as %-9s %6.2f s, %6.1f MB out; server %s\n" "$count" "$format" \

@@ -37,6 +37,20 @@ std::string recent(int minutes, int seconds = 0) {
   return iso_utc(base + std::chrono::minutes(minutes) + std::chrono::seconds(seconds));
 }
 
+std::string url_encoded(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
+      out += static_cast<char>(c);
+    } else {
+      char escaped[4];
+      std::snprintf(escaped, sizeof escaped, "%%%02X", c);
+      out += escaped;
+    }
+  }
+  return out;
+}
+
 class FlamegraphApiTest : public ServerFixture {
  protected:
   FlamegraphApiTest() : ServerFixture("dormant-flamegraph-it-") {}
@@ -387,6 +401,100 @@ TEST_F(FlamegraphApiTest, TheOldTextBudgetIsAcceptedAndNoLongerRefusesAMerge) {
   json header;
   EXPECT_EQ(stacks_of(merged.body, &header).size(), 1000u);
   EXPECT_EQ(header["merge"]["samples"], 3000);
+}
+
+// Performance Studio's web UI asks /api/flamegraph by serviceName, with its range as
+// toISOString() gives it, and draws the JSON tree it gets: process names first, children in name
+// order, values inclusive, languages and markers as its colours and filters need them.
+TEST_F(FlamegraphApiTest, StudiosUiGetsTheTreeItDraws) {
+  start();
+  upload("web", "web-01",
+         "0;;java;Thread.run_[j];Checkout.total_[j];Cart.add_[i] 7\n"
+         "0;;java;Thread.run_[j];Checkout.total_[j] 3\n"
+         "0;box;python3;handle (/app/web.py)_[p] 5\n"
+         "0;;swapper/0;do_idle_[k] 90\n");
+  upload("web", "web-02", "0;;python3;handle (/app/web.py)_[p] 2\n", recent(10), recent(11));
+  auto ms = [](const std::string& iso) { return iso.substr(0, 19) + ".000Z"; };
+  const std::string range =
+      "serviceName=web&startTime=" + ms(recent(0)) + "&endTime=" + ms(recent(30));
+  Answer answer = get("/api/flamegraph?enrichment=lang&" + range);
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.headers["content-type"], "application/json");
+  json tree = json::parse(answer.body);
+  EXPECT_EQ(tree["name"], "root");
+  EXPECT_EQ(tree["value"], 17) << "the idle task is left out, as Studio's indexer drops it";
+  ASSERT_EQ(tree["children"].size(), 2u);
+  EXPECT_EQ(tree["children"][0]["name"], "java");
+  EXPECT_EQ(tree["children"][0]["value"], 10);
+  const json& run = tree["children"][0]["children"][0];
+  EXPECT_EQ(run["name"], "Thread.run");
+  EXPECT_EQ(run["suffix"], "_[j]");
+  EXPECT_EQ(run["language"], "Java");
+  EXPECT_EQ(run["children"][0]["children"][0]["specialType"], "Java (inl)");
+  EXPECT_EQ(tree["children"][1]["name"], "python3");
+  EXPECT_EQ(tree["children"][1]["value"], 7) << "merged over hosts and containers";
+  for (const char* key : {"50", "75", "95", "99"}) {
+    EXPECT_TRUE(tree["percentiles"].contains(key)) << key << " hides every weight preset";
+  }
+  // Snapshots find frames by their place: the same range answers the same tree.
+  json again = json::parse(get("/api/flamegraph?enrichment=lang&" + range).body);
+  tree.erase("exec_time");
+  again.erase("exec_time");
+  EXPECT_EQ(again, tree);
+
+  std::string host = "{\"id\":\"\",\"filter\":{\"$and\":[{\"HostName\":{\"$eq\":\"web-02\"}}]}}";
+  Answer filtered_answer = get("/api/flamegraph?" + range + "&filter=" + url_encoded(host));
+  ASSERT_EQ(filtered_answer.status, 200) << filtered_answer.body;
+  json filtered = json::parse(filtered_answer.body);
+  EXPECT_EQ(filtered["value"], 2);
+  EXPECT_FALSE(filtered["children"][0].contains("language")) << "no enrichment asked";
+  json capped = json::parse(get("/api/flamegraph?stacksCount=2&" + range).body);
+  EXPECT_EQ(capped["value"], 17) << "the root still counts every sample";
+  ASSERT_EQ(capped["children"].size(), 1u) << "the two largest frames: java and Thread.run";
+  EXPECT_EQ(capped["children"][0]["children"][0]["name"], "Thread.run_[j]");
+  EXPECT_EQ(capped["children"][0]["children"][0]["children"], json::array());
+  // No data, or a service never seen: the empty root (204 or [] would crash the UI).
+  for (const std::string& empty :
+       {"serviceName=nobody&startTime=" + ms(recent(0)) + "&endTime=" + ms(recent(30)),
+        "serviceName=web&startTime=" + ms(recent(100)) + "&endTime=" + ms(recent(110))}) {
+    Answer none = get("/api/flamegraph?" + empty);
+    EXPECT_EQ(none.status, 200) << empty;
+    json root = json::parse(none.body);
+    root.erase("exec_time");
+    EXPECT_EQ(root, json::parse(R"({"name":"root","value":0,"children":[],"percentiles":{}})"))
+        << none.body;
+  }
+  Answer missing = get("/api/flamegraph?serviceName=web&startTime=" + ms(recent(0)));
+  EXPECT_EQ(missing.status, 422);
+  EXPECT_EQ(json::parse(missing.body)["detail"][0]["loc"], json::array({"query", "endTime"}))
+      << missing.body;
+  EXPECT_EQ(get("/api/flamegraph?service=web&" + range).status, 400) << "service and serviceName";
+  EXPECT_EQ(get("/api/flamegraph?" + range +
+                "&filter=" + url_encoded("{\"filter\":{\"$and\":[{\"Pod\":{\"$eq\":\"x\"}}]}}"))
+                .status,
+            400);
+  EXPECT_EQ(get("/api/flamegraph?" + range + "&filter=%7B").status, 400);
+}
+
+// The time picker's "Custom" and "Last snapshot": the first and last times with data, of the
+// service or of what a filter keeps; 204 (read as []) when there are none.
+TEST_F(FlamegraphApiTest, StudiosUiFindsTheTimesWithData) {
+  start();
+  upload("web", "web-01", kWeb01, recent(0), recent(1));
+  upload("web", "web-02", kWeb02, recent(10), recent(11));
+  Answer span = get("/api/flamegraph/datetime_with_data?serviceName=web");
+  ASSERT_EQ(span.status, 200) << span.body;
+  EXPECT_EQ(json::parse(span.body),
+            (json{{"firstDateTime", recent(0)}, {"lastDateTime", recent(11)}}));
+  std::string host = "{\"id\":7,\"filter\":{\"$or\":[{\"HostName\":{\"$eq\":\"web-01\"}}]}}";
+  EXPECT_EQ(json::parse(get("/api/flamegraph/datetime_with_data?serviceName=web&filter=" +
+                            url_encoded(host))
+                            .body),
+            (json{{"firstDateTime", recent(0)}, {"lastDateTime", recent(1)}}));
+  Answer none = get("/api/flamegraph/datetime_with_data?serviceName=nobody");
+  EXPECT_EQ(none.status, 204);
+  EXPECT_EQ(none.body, "");
+  EXPECT_EQ(get("/api/flamegraph/datetime_with_data").status, 422);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "profile/collapsed.h"
 #include "server/api/profile_merge.h"
 #include "server/api/profile_rollup.h"
+#include "server/api/rollup_backfill.h"
 #include "server/storage/rollup_blob.h"
 #include "server/storage/rollup_plan.h"
 
@@ -143,6 +144,32 @@ TEST(LabelFilterTest, AllOrAnyRuleMustHold) {
   EXPECT_TRUE(any.matches(key));
   EXPECT_EQ(any.required_host(), std::nullopt);
   EXPECT_TRUE(LabelFilter{}.matches(key));
+}
+
+// A profile of a host with thousands of containers (or an agent that says so) costs at most
+// kMaxRollupParts parts, three bucket writes each; no sample is lost.
+TEST(ProfileRollupTest, ContainersPastTheCapShareOnePart) {
+  std::string text = "# {\"metadata\": {\"cloud_info\": {\"instance_type\": \"zones/x/" +
+                     std::string(1000, 'm') + "\"}}}\n";
+  for (int i = 0; i < 3000; ++i) text += "0;c" + std::to_string(10000 + i) + ";app;main 2\n";
+  text += "0;;app;main 1\n";
+  auto parsed = profile::read_collapsed(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(api::instance_type_of(parsed->header), std::string(256, 'm'));
+  ProfileRollup rollup = api::rollup_of(*parsed, "web-01", "");
+  ASSERT_EQ(rollup.parts.size(), api::kMaxRollupParts + 1);
+  uint64_t samples = 0;
+  for (const RollupPart& part : rollup.parts) {
+    for (const StackCount& stack : part.stacks) samples += stack.count;
+  }
+  EXPECT_EQ(samples, 6001u);
+  auto past = std::find_if(rollup.parts.begin(), rollup.parts.end(), [](const RollupPart& part) {
+    return part.key.container == api::kContainersPastCap;
+  });
+  ASSERT_NE(past, rollup.parts.end());
+  EXPECT_EQ(past->stacks, (std::vector<StackCount>{{rollup.whole[0].id, 2 * (3000 - 1023)}}));
+  EXPECT_EQ(rollup.whole.size(), 1u) << "one stack text, in every container";
+  EXPECT_EQ(rollup.whole[0].count, 6001u);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -419,6 +446,57 @@ TEST_P(RollupStoreTest, ADamagedBucketFailsItsReadsButNotTheUploadsAfterIt) {
   merged = api::merge_rollups(*store_, selection);
   ASSERT_TRUE(merged.ok()) << merged.error().message();
   EXPECT_EQ(merged->stacks.total_samples(), 5u);  // what it held is gone; the new profile is in
+}
+
+// A server upgraded from a schema without rollups has profiles they lack: they are added once,
+// the same as if they had come after; one whose text is gone is marked done with nothing.
+TEST_P(RollupStoreTest, ProfilesStoredBeforeRollupsAreAddedToThemOnce) {
+  int64_t start = bucket_start(to_unix_ms(now_), Resolution::kMinute) - 30 * kMinute;
+  for (int i = 0; i < 70; ++i) {  // more than a batch
+    SentProfile sent{"web-0" + std::to_string(i % 3),
+                     "m5.xlarge",
+                     start + i * 1000,
+                     {{"", "python;main;f" + std::to_string(i % 5), 2},
+                      {"shop/web-7d9f8b6c5-x2x9k/app", "java;run", 1}}};
+    ASSERT_NO_FATAL_FAILURE(send(sent));
+  }
+  api::MergeSelection selection;
+  selection.service = "web";
+  selection.since = from_unix_ms(start);
+  selection.until = from_unix_ms(start + 5 * kMinute);
+  auto before = api::merge_rollups(*store_, selection);
+  ASSERT_TRUE(before.ok()) << before.error().message();
+  // As an older schema left them: in no rollup, no instance type; and one profile's text gone.
+  auto db = open_database();
+  ASSERT_TRUE(db->execute("UPDATE profiles SET rolled_up = 0, instance_type = ''; "
+                          "DELETE FROM service_rollups; DELETE FROM label_rollups; "
+                          "DELETE FROM rollup_stacks")
+                  .ok());
+  auto gone = store_->list_profiles({std::nullopt, std::nullopt, std::nullopt, std::nullopt, 1});
+  ASSERT_TRUE(gone.ok() && gone->size() == 1);
+  if (GetParam() == Dialect::kSqlite) {
+    std::string file =
+        column("SELECT file_name FROM profiles WHERE gpid = " + std::to_string(gone->front().gpid));
+    ASSERT_TRUE(fs::remove(dir_ / "data" / "profiles" / file)) << file;
+  } else {
+    ASSERT_TRUE(
+        db->execute("DELETE FROM profile_bodies WHERE gpid = " + std::to_string(gone->front().gpid))
+            .ok());
+  }
+  EXPECT_EQ(api::merge_rollups(*store_, selection).value().stacks.total_samples(), 0u);
+
+  auto added = api::roll_up_stored_profiles(*store_);
+  ASSERT_TRUE(added.ok()) << added.error().message();
+  EXPECT_EQ(*added, 70);
+  EXPECT_EQ(api::roll_up_stored_profiles(*store_).value(), 0) << "once";
+  EXPECT_EQ(column("SELECT COUNT(*) FROM profiles WHERE instance_type = 'm5.xlarge'"), "69");
+  auto after = api::merge_rollups(*store_, selection);
+  ASSERT_TRUE(after.ok()) << after.error().message();
+  const SentProfile& last = sent_.back();
+  uint64_t lost = 0;
+  for (const SentStack& stack : last.stacks) lost += stack.count;
+  EXPECT_EQ(after->stacks.total_samples() + lost, before->stacks.total_samples());
+  EXPECT_EQ(after->profiles, 69);
 }
 
 }  // namespace

@@ -1,0 +1,39 @@
+// What Performance Studio's web UI sends its data calls: the service and the range every call
+// carries ("the common three": serviceName, startTime, endTime, ISO-8601 with
+// milliseconds) and the filter of its filter panel, the JSON text of
+// {"id": …, "filter": {"$and"|"$or": [{"HostName"|"ContainerName"|"ContainerEnvName"|
+// "InstanceType": {"$eq"|"$neq": "value"}}, …]}}.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "server/api/call.h"
+#include "server/storage/records.h"
+
+namespace dormant::server::api {
+
+// Whether the query names `name` at all, even empty.
+bool has_parameter(const Call& call, std::string_view name);
+
+struct StudioRange {
+  std::string service;
+  storage::TimePoint start;
+  storage::TimePoint end;
+};
+
+// The common three, each required: kInvalidArgument naming what is missing or wrong (answered
+// 422, as Studio's validation does).
+Result<StudioRange> studio_range(const Call& call);
+
+// A filter as its JSON: {"id": …, "filter": {…}}, or the {"$and": […]} inside it. None for an
+// empty one; kInvalidArgument for any other shape, label or operator.
+Result<std::optional<storage::LabelFilter>> studio_filter(const nlohmann::json& filter);
+// The `filter` parameter's text; none when absent or empty.
+Result<std::optional<storage::LabelFilter>> studio_filter_parameter(const Call& call);
+
+}  // namespace dormant::server::api
