@@ -28,9 +28,13 @@ struct ApiOptions {
   size_t merge_max_stacks = 1 << 20;
   // Merged flamegraphs made at once (merge_slots.h): fewer than the server's threads. With
   // render_threads, on threads of their own, so that a merge (seconds, a core) never holds one
-  // that draws a single profile; niced, so that heartbeats get the cores first.
+  // that draws a single profile. Not niced: a merge reads the rollups with a database connection
+  // in hand, and a niced thread descheduled while holding SQLite's only one kept heartbeats
+  // waiting past --database-wait-ms on a loaded machine (503s); nice had made no measurable
+  // difference to heartbeats during merges anyway (issue 40: 12.6-14.5 ms at most against
+  // 12.0-14.0 ms).
   int concurrent_merges = 1;
-  int merge_nice = 10;
+  int merge_nice = 0;
   // Frames a flamegraph draws at most (profile/flamegraph.h); those past it become boxes.
   size_t svg_max_frames = 50000;
   // Per-profile flamegraphs kept as drawn for the next request (svg_cache.h), in bytes; 0: none.

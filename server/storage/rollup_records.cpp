@@ -2,18 +2,10 @@
 
 #include <algorithm>
 
+#include "common/text.h"
+
 namespace dormant::server::storage {
 namespace {
-
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  for (;;) {
-    size_t at = text.find(separator);
-    parts.push_back(text.substr(0, at));
-    if (at == std::string_view::npos) return parts;
-    text.remove_prefix(at + 1);
-  }
-}
 
 // Kubernetes' generated suffixes use consonants and digits that cannot spell words.
 bool is_generated(std::string_view part, size_t min_size, size_t max_size) {

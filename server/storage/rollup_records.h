@@ -120,7 +120,6 @@ struct RollupView {
   std::optional<RollupTime> first_start;
   std::optional<RollupTime> last_end;
   uint64_t frequency_hz = 0;  // every bucket's, or 0 where they differ
-  uint64_t samples_past_cap = 0;
 };
 
 }  // namespace dormant::server::storage

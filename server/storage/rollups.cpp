@@ -141,9 +141,6 @@ Result<RollupView> read_rollup(Database& db, const RollupQuery& query, const Buc
     view.last_end = from_unix_ms(last_end_ms);
   }
   view.stacks = sums.sorted();
-  if (!view.stacks.empty() && view.stacks.front().id == kStacksPastCap) {
-    view.samples_past_cap = view.stacks.front().count;
-  }
   return view;
 }
 

@@ -17,7 +17,8 @@ echo "bench-token" >"$work/tokens"
 chmod 600 "$work/tokens"
 "$build/server/dormant-server" --listen 127.0.0.1 --port 0 --data-dir "$work/data" \
   --tokens-file "$work/tokens" --tls-cert "$work/certs/server.pem" \
-  --tls-key "$work/certs/server.key" --log-level warn >"$work/server.out" 2>&1 &
+  --tls-key "$work/certs/server.key" --log-level warn --minute-rollup-days 0 \
+  --hour-rollup-days 0 --day-rollup-days 0 >"$work/server.out" 2>&1 &
 server=$!
 for _ in $(seq 100); do grep -q listening "$work/server.out" 2>/dev/null && break; sleep 0.1; done
 port=$(sed -n 's/.*listening.*://p' "$work/server.out" | head -1)

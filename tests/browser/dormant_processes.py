@@ -10,6 +10,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 
@@ -70,8 +71,11 @@ class ServerProcess:
             return Reply(error.code, error.headers, error.read())
 
     def upload_profile(self, service, hostname, collapsed):
-        """A profile upload as gProfiler sends it (gzip JSON, GPROFILER-API-KEY)."""
-        body = {"start_time": "2026-01-01T10:00:00", "end_time": "2026-01-01T10:01:00",
+        """A profile upload as gProfiler sends it (gzip JSON, GPROFILER-API-KEY), of the minute
+        that began ten minutes ago: merged flamegraphs read rollups, kept for a time."""
+        begin = datetime.now(timezone.utc).replace(second=0, microsecond=0) - timedelta(minutes=10)
+        body = {"start_time": begin.strftime("%Y-%m-%dT%H:%M:%S"),
+                "end_time": (begin + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%S"),
                 "hostname": hostname, "profile": collapsed, "cpu_avg": 1.0, "mem_avg": 1.0,
                 "spawn_time": "2026-07-25T17:20:00", "gpid": ""}
         return self.request("/api/v2/profiles", body=gzip.compress(json.dumps(body).encode()),

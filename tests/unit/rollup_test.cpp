@@ -242,6 +242,15 @@ class RollupStoreTest : public StoreTest {
     return profile::write_collapsed(table, {});
   }
 
+  // What a merge of "web" over [from_ms, to_ms) takes.
+  static api::MergeSelection web_from(int64_t from_ms, int64_t to_ms) {
+    api::MergeSelection selection;
+    selection.service = "web";
+    selection.since = from_unix_ms(from_ms);
+    selection.until = from_unix_ms(to_ms);
+    return selection;
+  }
+
   RollupRetention retention_;
   std::vector<SentProfile> sent_;
 };
@@ -293,12 +302,9 @@ TEST_P(RollupStoreTest, MergesFromRollupsEqualMergesOfTheRawProfiles) {
     return "";
   };
   for (int round = 0; round < 60; ++round) {
-    api::MergeSelection selection;
-    selection.service = "web";
     int64_t from = now - static_cast<int64_t>(random() % (3 * kDay + kHour));
     int64_t length = 1 + static_cast<int64_t>(random() % (2 * kDay));
-    selection.since = from_unix_ms(from);
-    selection.until = from_unix_ms(from + length);
+    api::MergeSelection selection = web_from(from, from + length);
     selection.keep_idle = round % 3 == 0;
     if (round % 4 != 0) {
       LabelFilter filter;
@@ -348,10 +354,7 @@ TEST_P(RollupStoreTest, PastTheirRetentionFinerBucketsGiveWayToCoarserOnes) {
   ASSERT_TRUE(expired.ok()) << expired.error().message();
   EXPECT_GT(*expired, 0);
   for (int64_t from : {now - 2 * kDay + 17 * kMinute, now - 4 * kDay - 5 * kHour - 3 * kMinute}) {
-    api::MergeSelection selection;
-    selection.service = "web";
-    selection.since = from_unix_ms(from);
-    selection.until = from_unix_ms(from + 30 * kHour + 7 * kMinute);
+    api::MergeSelection selection = web_from(from, from + 30 * kHour + 7 * kMinute);
     auto merged = api::merge_rollups(*store_, selection);
     ASSERT_TRUE(merged.ok()) << merged.error().message();
     int64_t read_from = to_unix_ms(*merged->range_start);
@@ -370,10 +373,7 @@ TEST_P(RollupStoreTest, ABucketKeepsItsCapOfStacksAndCountsTheRestAsOne) {
   for (int i = 0; i < 10; ++i) sent.stacks.push_back({"", "python;f" + std::to_string(i), 10});
   ASSERT_NO_FATAL_FAILURE(send(sent));
   ASSERT_NO_FATAL_FAILURE(send(sent));
-  api::MergeSelection selection;
-  selection.service = "web";
-  selection.since = from_unix_ms(start);
-  selection.until = from_unix_ms(start + kMinute);
+  api::MergeSelection selection = web_from(start, start + kMinute);
   auto merged = api::merge_rollups(*store_, selection);
   ASSERT_TRUE(merged.ok()) << merged.error().message();
   EXPECT_EQ(merged->stacks.total_samples(), 200u);
@@ -415,10 +415,7 @@ TEST_P(RollupStoreTest, ConcurrentUploadsOfOneServiceLoseNoSamples) {
   std::thread two([&] { upload_from(other, 5); });
   one.join();
   two.join();
-  api::MergeSelection selection;
-  selection.service = "web";
-  selection.since = from_unix_ms(start);
-  selection.until = from_unix_ms(start + kMinute);
+  api::MergeSelection selection = web_from(start, start + kMinute);
   auto merged = api::merge_rollups(*store_, selection);
   ASSERT_TRUE(merged.ok()) << merged.error().message();
   EXPECT_EQ(merged->stacks.total_samples(), 2u * 15 * 3);
@@ -435,10 +432,7 @@ TEST_P(RollupStoreTest, ADamagedBucketFailsItsReadsButNotTheUploadsAfterIt) {
   auto damage = db->prepare("UPDATE service_rollups SET stacks = ?1 WHERE resolution_s = 60");
   ASSERT_TRUE(damage.ok());
   ASSERT_TRUE(damage->bind_blob(1, std::string("\x01\x02\x03", 3)).run().ok());
-  api::MergeSelection selection;
-  selection.service = "web";
-  selection.since = from_unix_ms(start);
-  selection.until = from_unix_ms(start + kMinute);
+  api::MergeSelection selection = web_from(start, start + kMinute);
   auto merged = api::merge_rollups(*store_, selection);
   ASSERT_FALSE(merged.ok());
   EXPECT_NE(merged.error().message().find("rollup"), std::string::npos) << merged.error().message();
@@ -460,10 +454,7 @@ TEST_P(RollupStoreTest, ProfilesStoredBeforeRollupsAreAddedToThemOnce) {
                       {"shop/web-7d9f8b6c5-x2x9k/app", "java;run", 1}}};
     ASSERT_NO_FATAL_FAILURE(send(sent));
   }
-  api::MergeSelection selection;
-  selection.service = "web";
-  selection.since = from_unix_ms(start);
-  selection.until = from_unix_ms(start + 5 * kMinute);
+  api::MergeSelection selection = web_from(start, start + 5 * kMinute);
   auto before = api::merge_rollups(*store_, selection);
   ASSERT_TRUE(before.ok()) << before.error().message();
   // As an older schema left them: in no rollup, no instance type; and one profile's text gone.
