@@ -171,6 +171,18 @@ class Transaction {
   Database* db_;  // null once committed or rolled back
 };
 
+// Runs `operation` (no arguments, returning a Result) in a kWrite transaction of its own, committed
+// when it succeeds and rolled back when it fails.
+template <typename Operation>
+auto in_write_transaction(Database& db, Operation operation) -> decltype(operation()) {
+  auto transaction = Transaction::begin(db, TransactionKind::kWrite);
+  if (!transaction) return std::move(transaction).take_error();
+  auto done = operation();
+  if (!done) return done;
+  if (auto committed = transaction->commit(); !committed) return std::move(committed).take_error();
+  return done;
+}
+
 // Within a kWrite transaction, makes every other writer that asks for the same host wait until
 // this transaction ends: two replicas answering one host's heartbeats at once deliver its command
 // once. SQLite's write transactions already exclude each other; PostgreSQL takes an advisory lock.

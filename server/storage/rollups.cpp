@@ -62,20 +62,20 @@ class StackSums {
 
 }  // namespace
 
-Result<void> roll_up_profile(Database& db, const ProfileUpload& upload,
+Result<void> roll_up_profile(Database& db, const std::string& service, TimePoint start,
+                             TimePoint end, const ProfileRollup& rollup,
                              std::span<const std::pair<StackId, std::string>> new_texts,
                              size_t max_stacks) {
-  if (auto locked = lock_service_rollups(db, upload.service_name); !locked) return locked;
-  int64_t start_ms = to_unix_ms(upload.start_time);
-  int64_t end_ms = to_unix_ms(upload.end_time);
-  const ProfileRollup& rollup = upload.rollup;
-  if (auto kept = remember_stack_texts(db, upload.service_name,
-                                       bucket_start(start_ms, Resolution::kDay), new_texts);
+  if (auto locked = lock_service_rollups(db, service); !locked) return locked;
+  int64_t start_ms = to_unix_ms(start);
+  int64_t end_ms = to_unix_ms(end);
+  if (auto kept =
+          remember_stack_texts(db, service, bucket_start(start_ms, Resolution::kDay), new_texts);
       !kept) {
     return kept;
   }
   for (Resolution resolution : kResolutions) {
-    BucketKey key{upload.service_name, resolution, bucket_start(start_ms, resolution)};
+    BucketKey key{service, resolution, bucket_start(start_ms, resolution)};
     if (auto added =
             add_to_bucket(db, key, rollup.whole, start_ms, end_ms, rollup.frequency_hz, max_stacks);
         !added) {
@@ -176,16 +176,6 @@ Result<std::optional<std::pair<int64_t, int64_t>>> read_data_span(
 
 Result<int64_t> expire_rollups(Database& db, const RollupRetention& retention, int64_t now_ms,
                                int64_t batch) {
-  auto in_transaction = [&](auto remove) -> Result<int64_t> {
-    auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
-    if (!transaction) return std::move(transaction).take_error();
-    auto removed = remove();
-    if (!removed) return removed;
-    if (auto committed = transaction->commit(); !committed) {
-      return std::move(committed).take_error();
-    }
-    return removed;
-  };
   auto cutoff = [&](Resolution resolution) {
     return now_ms -
            std::chrono::duration_cast<std::chrono::milliseconds>(retention.of(resolution)).count();
@@ -193,15 +183,16 @@ Result<int64_t> expire_rollups(Database& db, const RollupRetention& retention, i
   int64_t deleted = 0;
   for (Resolution resolution : kResolutions) {
     if (retention.of(resolution).count() == 0) continue;
-    auto removed = in_transaction(
-        [&] { return delete_buckets_before(db, resolution, cutoff(resolution), batch); });
+    auto removed = in_write_transaction(
+        db, [&] { return delete_buckets_before(db, resolution, cutoff(resolution), batch); });
     if (!removed) return removed;
     deleted += *removed;
   }
   if (retention.day.count() > 0) {
     // A text is held by the day buckets up to its last day: gone once that day is.
     int64_t day = bucket_start(cutoff(Resolution::kDay), Resolution::kDay);
-    auto removed = in_transaction([&] { return delete_stack_texts_before(db, day, batch); });
+    auto removed =
+        in_write_transaction(db, [&] { return delete_stack_texts_before(db, day, batch); });
     if (!removed) return removed;
     deleted += *removed;
   }

@@ -15,10 +15,12 @@
 
 namespace dormant::server::storage {
 
-// Adds `upload` to the minute, hour and day that hold its start: its service's buckets and each
-// of its parts' label buckets. `new_texts`: those of its stacks' texts the database may lack.
-// In the upload's write transaction; on PostgreSQL it waits for other uploads of the service.
-Result<void> roll_up_profile(Database& db, const ProfileUpload& upload,
+// Adds a profile of `service` over [start, end] to the minute, hour and day that hold its start:
+// the service's buckets and each of its parts' label buckets. `new_texts`: those of its stacks'
+// texts the database may lack. In the upload's write transaction; on PostgreSQL it waits for
+// other uploads of the service.
+Result<void> roll_up_profile(Database& db, const std::string& service, TimePoint start,
+                             TimePoint end, const ProfileRollup& rollup,
                              std::span<const std::pair<StackId, std::string>> new_texts,
                              size_t max_stacks);
 
@@ -36,7 +38,7 @@ Result<std::optional<std::pair<int64_t, int64_t>>> read_data_span(
     const BucketPlan& plan);
 
 // Deletes up to `batch` buckets of each size past its retention, and texts no kept day bucket
-// holds; each in a transaction of its own. Returns the rows deleted.
+// holds; each in a write transaction of its own. Returns the rows deleted.
 Result<int64_t> expire_rollups(Database& db, const RollupRetention& retention, int64_t now_ms,
                                int64_t batch);
 

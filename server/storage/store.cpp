@@ -529,7 +529,9 @@ Result<int64_t> Store::store_profile(const ProfileUpload& upload) {
     if (auto attached = bodies_->attach(db, *gpid, *body); !attached) {
       return std::move(attached).take_error();
     }
-    if (auto rolled = roll_up_profile(db, upload, new_texts, rollup_max_stacks_); !rolled) {
+    if (auto rolled = roll_up_profile(db, upload.service_name, upload.start_time, upload.end_time,
+                                      upload.rollup, new_texts, rollup_max_stacks_);
+        !rolled) {
       return std::move(rolled).take_error();
     }
     if (auto committed = transaction->commit(); !committed) {
@@ -610,13 +612,11 @@ Result<bool> Store::add_to_rollups(int64_t gpid, const ProfileRollup* rollup,
     if (!*found) return false;  // deleted meanwhile
     auto marked = mark_rolled_up(db, gpid, instance_type);
     if (!marked || !*marked) return marked;
+    const StoredProfile& stored = (*found)->profile;
     if (rollup != nullptr) {
-      ProfileUpload upload;
-      upload.service_name = (*found)->profile.service_name;
-      upload.start_time = (*found)->profile.start_time;
-      upload.end_time = (*found)->profile.end_time;
-      upload.rollup = *rollup;
-      if (auto rolled = roll_up_profile(db, upload, rollup->texts, rollup_max_stacks_); !rolled) {
+      if (auto rolled = roll_up_profile(db, stored.service_name, stored.start_time, stored.end_time,
+                                        *rollup, rollup->texts, rollup_max_stacks_);
+          !rolled) {
         return std::move(rolled).take_error();
       }
     }
@@ -772,16 +772,7 @@ void Store::on_commands(CommandsChanged changed, std::function<void()> missed) {
 Result<ExpiredRows> Store::expire_before(TimePoint cutoff, int64_t batch) {
   // Each kind in a transaction of its own: short ones, between which heartbeats get through.
   auto in_transaction = [](auto remove) {
-    return [remove](Database& db) -> decltype(remove(db)) {
-      auto transaction = Transaction::begin(db, Transaction::Kind::kWrite);
-      if (!transaction) return std::move(transaction).take_error();
-      auto removed = remove(db);
-      if (!removed) return removed;
-      if (auto committed = transaction->commit(); !committed) {
-        return std::move(committed).take_error();
-      }
-      return removed;
-    };
+    return [remove](Database& db) { return in_write_transaction(db, [&] { return remove(db); }); };
   };
   ExpiredRows expired;
   auto profiles = with_connection(
