@@ -28,6 +28,7 @@ Api::Api(storage::Store& store, Tokens tokens, ServerMetrics& metrics, ApiOption
       requests_(store, commands_, metrics_, options_),
       status_(store, metrics_, options_),
       render_(store, metrics_, options_),
+      studio_(store, metrics_, options_),
       router_(tokens_, all_routes()) {
   if (options_.render_threads > 0) {
     render_pool_ =
@@ -44,7 +45,8 @@ Api::Api(storage::Store& store, Tokens tokens, ServerMetrics& metrics, ApiOption
 
 std::vector<Route> Api::all_routes() {
   std::vector<Route> routes;
-  for (auto group : {agent_.routes(), requests_.routes(), status_.routes(), render_.routes()}) {
+  for (auto group : {agent_.routes(), requests_.routes(), status_.routes(), render_.routes(),
+                     studio_.routes()}) {
     routes.insert(routes.end(), group.begin(), group.end());
   }
   for (std::string_view page : {"/", "/ui/{}"}) {
@@ -82,6 +84,11 @@ void Api::finish(http::Response& response, const http::RequestHeader& header, co
   response.set("X-Content-Type-Options", "nosniff");
   if (response.find(bhttp::field::cache_control) == response.end()) {
     response.set(bhttp::field::cache_control, "no-store");
+  }
+  // An answer opened as a document (a JSON answer, an error) runs and frames nothing; the pages
+  // and drawings that do set their own policy.
+  if (response.find("Content-Security-Policy") == response.end()) {
+    response.set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'");
   }
   std::string_view endpoint = route != nullptr ? route->pattern : "other";
   metrics_.count_request(endpoint, static_cast<unsigned>(response.result_int()));

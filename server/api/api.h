@@ -22,6 +22,7 @@
 #include "server/api/router.h"
 #include "server/api/server_metrics.h"
 #include "server/api/status_endpoints.h"
+#include "server/api/studio_endpoints.h"
 #include "server/api/tokens.h"
 #include "server/control/commands.h"
 #include "server/http/http_server.h"
@@ -89,6 +90,7 @@ class Api {
   RequestEndpoints requests_;
   StatusEndpoints status_;
   RenderEndpoints render_;
+  StudioEndpoints studio_;
   Router router_;
   // Last: destroyed first, they wait for the jobs running, which use the members above.
   std::unique_ptr<JobPool> render_pool_;

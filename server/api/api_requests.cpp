@@ -87,9 +87,17 @@ http::Response invalid_request(const Error& error, std::string_view part) {
   return to_response(invalid_input(error, part));
 }
 
-http::Response json_ok(const nlohmann::json& body) {
-  return http::json_response(status::ok,
+http::Response json_ok(const nlohmann::json& body) { return json_answer(status::ok, body); }
+
+http::Response json_answer(boost::beast::http::status code, const nlohmann::json& body) {
+  return http::json_response(code,
                              body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+http::Response no_content() {
+  http::Response none(status::no_content, 11);
+  none.prepare_payload();
+  return none;
 }
 
 http::Response json_text_ok(std::string body) {

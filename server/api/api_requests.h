@@ -26,6 +26,9 @@ http::Response invalid_request(const Error& error, std::string_view part = "body
 // "pod_name"]; nothing to say where: [part, "__root__"].
 nlohmann::json problem_location(std::string_view where, std::string_view part);
 http::Response json_ok(const nlohmann::json& body);
+http::Response json_answer(boost::beast::http::status code, const nlohmann::json& body);
+// 204, no body.
+http::Response no_content();
 // JSON already written (a listing's page).
 http::Response json_text_ok(std::string body);
 http::Response text_response(std::string content_type, std::string body);

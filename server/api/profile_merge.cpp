@@ -45,6 +45,18 @@ nlohmann::json MergedProfile::summary() const {
   return json;
 }
 
+std::string_view split_stack_text(std::string_view text, std::vector<std::string_view>& frames) {
+  size_t end = text.find(';');
+  std::string_view comm = text.substr(0, end);
+  frames.clear();
+  while (end != std::string_view::npos) {
+    text.remove_prefix(end + 1);
+    end = text.find(';');
+    frames.push_back(text.substr(0, end));
+  }
+  return comm;
+}
+
 Result<MergedProfile> merge_rollups(storage::Store& store, const MergeSelection& selection) {
   storage::RollupQuery query;
   query.service = selection.service;
@@ -78,15 +90,7 @@ Result<MergedProfile> merge_rollups(storage::Store& store, const MergeSelection&
       without_text += stack.count;
       continue;
     }
-    std::string_view rest = text->second;
-    size_t end = rest.find(';');
-    std::string_view comm = rest.substr(0, end);
-    frames.clear();
-    while (end != std::string_view::npos) {
-      rest.remove_prefix(end + 1);
-      end = rest.find(';');
-      frames.push_back(rest.substr(0, end));
-    }
+    std::string_view comm = split_stack_text(text->second, frames);
     if (!selection.keep_idle && profile::is_idle_stack(comm, frames)) {
       merged.idle_samples += stack.count;
       continue;

@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -56,6 +57,9 @@ struct MergedProfile {
   void add_profile(const profile::CollapsedProfile& profile, bool keep_idle);
   nlohmann::json summary() const;
 };
+
+// A rollup stack's text, "comm;frame;…;frame": its comm, its frames put in `frames`.
+std::string_view split_stack_text(std::string_view text, std::vector<std::string_view>& frames);
 
 // The merge of what `selection` picks, from the rollups.
 Result<MergedProfile> merge_rollups(storage::Store& store, const MergeSelection& selection);

@@ -7,6 +7,7 @@
 
 #include <openssl/sha.h>
 
+#include "common/text.h"
 #include "profile/profile_header.h"
 
 namespace dormant::server::api {
@@ -90,6 +91,21 @@ std::string instance_type_of(const nlohmann::json& header) {
   if (type == cloud->end() || !type->is_string()) return "";
   const auto& text = type->get_ref<const std::string&>();
   return text.substr(text.rfind('/') + 1, 256);
+}
+
+int64_t processors_of(const nlohmann::json& header) {
+  constexpr int64_t kMostProcessors = 1 << 20;
+  auto metadata = header.find("metadata");
+  if (metadata == header.end() || !metadata->is_object()) return 0;
+  auto processors = metadata->find("processors");
+  if (processors == metadata->end()) return 0;
+  std::optional<int64_t> count;
+  if (processors->is_number_integer()) {
+    count = processors->get<int64_t>();
+  } else if (processors->is_string()) {
+    count = parse_integer(processors->get_ref<const std::string&>());
+  }
+  return count && *count > 0 && *count <= kMostProcessors ? *count : 0;
 }
 
 }  // namespace dormant::server::api

@@ -28,5 +28,8 @@ storage::ProfileRollup rollup_of(const profile::CollapsedProfile& profile,
 // The header's metadata.cloud_info.instance_type after its last '/' (GCP's machine types are
 // paths); "" when it has none.
 std::string instance_type_of(const nlohmann::json& header);
+// The header's metadata.processors (a number, or one written as text); 0 where it gives none or
+// one no host has.
+int64_t processors_of(const nlohmann::json& header);
 
 }  // namespace dormant::server::api

@@ -3,17 +3,20 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "common/iso_time.h"
 #include "common/text.h"
 #include "profile/collapsed.h"
 #include "profile/flamegraph.h"
 #include "profile/gpu_devices.h"
+#include "profile/idle_stacks.h"
 #include "profile/pprof/pprof.h"
 #include "server/api/api_requests.h"
 #include "server/api/content_policy.h"
 #include "server/api/profile_merge.h"
 #include "server/api/studio_flamegraph.h"
+#include "server/api/studio_metrics.h"
 #include "server/api/studio_queries.h"
 #include "server/api/wire_mapping.h"
 
@@ -201,6 +204,10 @@ std::vector<Route> RenderEndpoints::routes() {
       read("/api/flamegraph", Work::kMerge, &RenderEndpoints::merged_flamegraph),
       read("/api/flamegraph/diff", Work::kMerge, &RenderEndpoints::diff_flamegraph),
       read("/api/flamegraph/datetime_with_data", Work::kStore, &RenderEndpoints::studio_data_span),
+      // The UI's own spelling, with its trailing slash.
+      read("/api/flamegraph/download_svg/", Work::kMerge, &RenderEndpoints::studio_svg_download),
+      read("/api/flamegraph/download_svg", Work::kMerge, &RenderEndpoints::studio_svg_download),
+      read("/api/metrics/function_cpu", Work::kMerge, &RenderEndpoints::studio_function_share),
   };
 }
 
@@ -279,13 +286,125 @@ http::Response RenderEndpoints::studio_data_span(const Call& call) {
   storage::TimePoint now = store_.now();
   auto span = store_.data_span(service, *filter, now - std::chrono::hours(24 * 366), now);
   if (!span) return store_failure(span.error());
-  if (!*span) {
-    http::Response none(status::no_content, 11);
-    none.prepare_payload();
-    return none;
+  if (!*span) return no_content();
+  return json_ok({{"firstDateTime", studio_time((*span)->first)},
+                  {"lastDateTime", studio_time((*span)->second)}});
+}
+
+namespace {
+
+// Studio's name for a range, from its exact length: "hourly" for an hour…, else "custom".
+std::string range_name(storage::TimePoint start, storage::TimePoint end) {
+  using std::chrono::hours;
+  using std::chrono::minutes;
+  const std::pair<storage::TimePoint::duration, const char*> named[] = {
+      {minutes(15), "15min"}, {minutes(30), "30min"}, {hours(1), "hourly"},
+      {hours(6), "6hour"},    {hours(24), "daily"},   {hours(24 * 7), "weekly"},
+  };
+  for (const auto& [length, name] : named) {
+    if (end - start == length) return name;
   }
-  return json_ok(
-      {{"firstDateTime", iso_utc((*span)->first)}, {"lastDateTime", iso_utc((*span)->second)}});
+  return "custom";
+}
+
+// The selection of a Studio data call: its common three and filter.
+Result<MergeSelection> studio_selection(const Call& call, size_t max_stacks) {
+  auto range = studio_range(call);
+  if (!range) return std::move(range).take_error();
+  auto filter = studio_filter_parameter(call);
+  if (!filter) return std::move(filter).take_error();
+  MergeSelection selection;
+  selection.service = range->service;
+  selection.since = range->start;
+  selection.until = range->end;
+  selection.filter = std::move(*filter);
+  selection.max_stacks = max_stacks;
+  return selection;
+}
+
+http::Response refused_selection(const Error& error) {
+  // The common three are validation (422), as on Studio; a bad filter is 400.
+  if (!error.problems().empty()) return invalid_request(error, "query");
+  return error_response(status::bad_request, error.message());
+}
+
+}  // namespace
+
+http::Response RenderEndpoints::studio_svg_download(const Call& call) {
+  auto selection = studio_selection(call, options_.merge_max_stacks);
+  if (!selection) return refused_selection(selection.error());
+  auto slot = merge_slots_.try_take();
+  if (!slot) return busy_merging();
+  auto merged = merge_rollups(store_, *selection);
+  if (!merged) return store_failure(merged.error());
+  profile::FlamegraphOptions options;
+  options.max_frames = options_.svg_max_frames;
+  options.title = selection_title(*selection);
+  options.subtitle = merge_subtitle(*merged);
+  http::Response response = svg_response(std::move(options), merged->stacks);
+  response.set(bhttp::field::content_type, "application/octet-stream");
+  response.set(bhttp::field::content_disposition,
+               "attachment; filename=" + file_stem(selection->service) + "_" +
+                   range_name(selection->since, selection->until) + ".svg");
+  describe_merge(response, *merged);
+  return response;
+}
+
+http::Response RenderEndpoints::studio_function_share(const Call& call) {
+  auto selection = studio_selection(call, options_.merge_max_stacks);
+  if (!selection) return refused_selection(selection.error());
+  std::string function(call.query_value("functionName"));
+  if (function.empty()) {
+    return invalid_request(
+        Error::problem(ErrorKind::kInvalidArgument, "functionName", "field required"), "query");
+  }
+  auto slot = merge_slots_.try_take();
+  if (!slot) return busy_merging();
+  storage::RollupQuery query;
+  query.service = selection->service;
+  query.from = selection->since;
+  query.to = selection->until;
+  query.filter = selection->filter;
+  query.max_stacks = selection->max_stacks;
+  constexpr int64_t kMinuteMs = 60'000;
+  int64_t range_ms = storage::to_unix_ms(query.to) - storage::to_unix_ms(query.from);
+  auto slots = store_.read_rollup_slots(query, automatic_slot_ms(range_ms, kMinuteMs), true);
+  if (!slots) return store_failure(slots.error());
+  std::vector<storage::StackId> ids;
+  for (const storage::RollupSlot& each : *slots) {
+    for (const storage::StackCount& stack : each.stacks) ids.push_back(stack.id);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  auto texts = store_.stack_texts(selection->service, ids);
+  if (!texts) return store_failure(texts.error());
+  // Whether each stack holds the function, and whether it is idle (left out, as in the tree).
+  enum class Kind : uint8_t { kOther, kHolds, kIdle };
+  std::unordered_map<storage::StackId, Kind> kinds;
+  std::vector<std::string_view> frames;
+  for (const auto& [id, text] : *texts) {
+    std::string_view comm = split_stack_text(text, frames);
+    Kind kind = profile::is_idle_stack(comm, frames)                                ? Kind::kIdle
+                : std::find(frames.begin(), frames.end(), function) != frames.end() ? Kind::kHolds
+                                                                                    : Kind::kOther;
+    kinds.emplace(id, kind);
+  }
+  nlohmann::json points = nlohmann::json::array();
+  for (auto each = slots->rbegin(); each != slots->rend(); ++each) {
+    uint64_t all = 0;
+    uint64_t holding = 0;
+    for (const storage::StackCount& stack : each->stacks) {
+      auto kind = kinds.find(stack.id);
+      Kind of = kind == kinds.end() ? Kind::kOther : kind->second;
+      if (of == Kind::kIdle) continue;
+      all += stack.count;
+      if (of == Kind::kHolds) holding += stack.count;
+    }
+    if (holding == 0) continue;
+    points.push_back({{"time", studio_time_ms(each->slot_ms)},
+                      {"cpu_percentage", static_cast<double>(holding) / static_cast<double>(all)}});
+  }
+  return json_ok(points);
 }
 
 http::Response RenderEndpoints::diff_flamegraph(const Call& call) {

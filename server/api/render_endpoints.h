@@ -33,6 +33,10 @@ class RenderEndpoints : private EndpointContext {
   // Performance Studio's UI's time picker: the first and last times with data in a year.
   http::Response studio_data_span(const Call& call);
   http::Response diff_flamegraph(const Call& call);
+  // Performance Studio's UI's "Download Flame Graph": the SVG of its view, as a file.
+  http::Response studio_svg_download(const Call& call);
+  // Its table view's trend of one function: its share of the samples per slot.
+  http::Response studio_function_share(const Call& call);
 
   MergeSlots merge_slots_;
   SvgCache svg_cache_;

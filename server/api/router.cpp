@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "server/api/api_requests.h"
+#include "server/api/browser_guard.h"
 
 namespace dormant::server::api {
 namespace {
@@ -33,7 +34,8 @@ Routing Router::route(const http::RequestHeader& header) const {
   }
   const Route* route = routing.route;
   Tokens::Presented presented;
-  if (route != nullptr) presented = presented_token(header, routing.query, route->auth);
+  bool basic = false;
+  if (route != nullptr) presented = presented_token(header, routing.query, route->auth, &basic);
   Roles roles = presented.roles;
   routing.credential = std::move(presented.credential);
   if (route == nullptr && !allowed.empty()) {
@@ -44,12 +46,18 @@ Routing Router::route(const http::RequestHeader& header) const {
   } else if (route == nullptr) {
     routing.refusal = error_response(status::not_found, "no such endpoint");
   } else if (roles == 0) {
-    routing.refusal =
-        error_response(status::unauthorized,
-                       route->auth == Auth::kApiKey
-                           ? "a valid API token is required in the GPROFILER-API-KEY header"
-                           : "a valid API token is required: 'Authorization: Bearer <token>'");
-    routing.refusal->set(bhttp::field::www_authenticate, "Bearer");
+    routing.refusal = error_response(
+        status::unauthorized,
+        route->auth == Auth::kApiKey
+            ? "a valid API token is required in the GPROFILER-API-KEY header"
+            : "a valid API token is required: 'Authorization: Bearer <token>', or as the "
+              "password of HTTP Basic");
+    routing.refusal->set(bhttp::field::www_authenticate, kBearerChallenge);
+    if (route->auth == Auth::kBearer) {
+      routing.refusal->insert(bhttp::field::www_authenticate, kBasicChallenge);
+    }
+  } else if (auto refusal = cross_site_refusal(header, basic)) {
+    routing.refusal = error_response(status::forbidden, *refusal);
   } else if ((roles & route->allowed) == 0) {
     routing.refusal =
         error_response(status::forbidden, "this token's roles (" + role_names(roles) +
@@ -84,12 +92,16 @@ http::Admission Router::admission(const Routing& routing) {
 
 Tokens::Presented Router::presented_token(
     const http::RequestHeader& request,
-    const std::vector<std::pair<std::string, std::string>>& query, Auth auth) const {
+    const std::vector<std::pair<std::string, std::string>>& query, Auth auth, bool* basic) const {
   switch (auth) {
     case Auth::kNone:
       return {kAllRoles, ""};
     case Auth::kBearer: {
       std::string_view value = header(request, "Authorization");
+      if (auto password = basic_password(value)) {
+        *basic = true;
+        return tokens_.check(*password);
+      }
       constexpr std::string_view kScheme = "Bearer ";  // case-insensitive (RFC 7235)
       if (value.size() <= kScheme.size() ||
           !boost::beast::iequals(boost::beast::string_view(value.data(), kScheme.size()),

@@ -16,6 +16,8 @@
 
 namespace dormant::server::api {
 
+// kBearer: "Authorization: Bearer <token>", or the token as the password of HTTP Basic (a
+// browser's; browser_guard.h); kApiKey: gProfiler's GPROFILER-API-KEY header or `key` parameter.
 enum class Auth { kNone, kBearer, kApiKey };
 // kNone: no body; kMessage: a heartbeat or completion (kMessageBodyBytes), within the share of
 // the body budget kept for them; kBulk: the server's --max-body-bytes.
@@ -66,9 +68,10 @@ class Router {
 
  private:
   // The roles of the token the request presents the way `auth` says; 0: none the server knows.
+  // kBearer takes the token as the password of HTTP Basic too, and sets `basic` when it is.
   Tokens::Presented presented_token(const http::RequestHeader& header,
                                     const std::vector<std::pair<std::string, std::string>>& query,
-                                    Auth auth) const;
+                                    Auth auth, bool* basic) const;
 
   const Tokens& tokens_;
   std::vector<Route> routes_;

@@ -4,6 +4,7 @@
 #include <array>
 #include <utility>
 
+#include "common/iso_time.h"
 #include "server/api/api_requests.h"
 
 namespace dormant::server::api {
@@ -45,6 +46,8 @@ Result<storage::LabelRule> studio_rule(const nlohmann::json& rule) {
 }
 
 }  // namespace
+
+std::string studio_time(storage::TimePoint time) { return iso_utc(time) + "Z"; }
 
 bool has_parameter(const Call& call, std::string_view name) {
   return std::any_of(call.query.begin(), call.query.end(),
@@ -94,6 +97,16 @@ Result<std::optional<storage::LabelFilter>> studio_filter(const nlohmann::json& 
   }
   if (parsed.rules.empty()) return std::optional<storage::LabelFilter>();
   return std::optional<storage::LabelFilter>(std::move(parsed));
+}
+
+nlohmann::json studio_filter_json(const storage::LabelFilter& filter) {
+  nlohmann::json rules = nlohmann::json::array();
+  for (const storage::LabelRule& rule : filter.rules) {
+    auto label = std::find_if(kLabels.begin(), kLabels.end(),
+                              [&](const auto& known) { return known.second == rule.label; });
+    rules.push_back({{std::string(label->first), {{rule.equal ? "$eq" : "$neq", rule.value}}}});
+  }
+  return {{filter.any ? "$or" : "$and", std::move(rules)}};
 }
 
 Result<std::optional<storage::LabelFilter>> studio_filter_parameter(const Call& call) {

@@ -20,6 +20,11 @@ namespace dormant::server::api {
 // Whether the query names `name` at all, even empty.
 bool has_parameter(const Call& call, std::string_view name);
 
+// A time as the UI reads it: UTC with its 'Z' ("2026-11-28T09:15:00Z"); a naive one would be
+// read as the browser's local time.
+std::string studio_time(storage::TimePoint time);
+inline std::string studio_time_ms(int64_t ms) { return studio_time(storage::from_unix_ms(ms)); }
+
 struct StudioRange {
   std::string service;
   storage::TimePoint start;
@@ -33,6 +38,8 @@ Result<StudioRange> studio_range(const Call& call);
 // A filter as its JSON: {"id": …, "filter": {…}}, or the {"$and": […]} inside it. None for an
 // empty one; kInvalidArgument for any other shape, label or operator.
 Result<std::optional<storage::LabelFilter>> studio_filter(const nlohmann::json& filter);
+// A filter as the UI writes it: {"$and"|"$or": [{"HostName": {"$eq": "web-01"}}, …]}.
+nlohmann::json studio_filter_json(const storage::LabelFilter& filter);
 // The `filter` parameter's text; none when absent or empty.
 Result<std::optional<storage::LabelFilter>> studio_filter_parameter(const Call& call);
 

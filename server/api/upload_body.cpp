@@ -129,6 +129,7 @@ Result<storage::ProfileUpload> to_stored_upload(wire::ProfileUpload&& upload,
   stored.cpu_avg = upload.cpu_avg;
   stored.mem_avg = upload.mem_avg;
   stored.instance_type = instance_type_of(parsed->header);
+  stored.processors = processors_of(parsed->header);
   stored.rollup = rollup_of(*parsed, stored.hostname, stored.instance_type);
   return stored;
 }

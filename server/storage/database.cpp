@@ -73,6 +73,11 @@ std::optional<int64_t> Statement::optional_int64(int column) const {
   return int64(column);
 }
 
+std::optional<double> Statement::optional_float64(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return float64(column);
+}
+
 Result<void> lock_host(Database& db, const std::string& hostname, const std::string& service) {
   if (db.dialect() == Dialect::kSqlite) return ok();
   // The key is a hash: two hosts that share one merely wait for each other.

@@ -50,6 +50,7 @@ class StatementBackend {
 
   virtual bool is_null(int column) const = 0;
   virtual int64_t int64(int column) const = 0;
+  virtual double float64(int column) const = 0;
   // Valid until the next step() or reset().
   virtual std::string_view text(int column) const = 0;
   virtual std::string blob(int column) const = 0;
@@ -113,12 +114,14 @@ class Statement {
   bool is_null(int column) const { return backend_->is_null(column); }
   int64_t int64(int column) const { return backend_->int64(column); }
   bool boolean(int column) const { return int64(column) != 0; }
+  double float64(int column) const { return backend_->float64(column); }
   std::string text(int column) const { return std::string(backend_->text(column)); }
   // The column's bytes where the row holds them: valid until the next step() or reset().
   std::string_view text_view(int column) const { return backend_->text(column); }
   std::string blob(int column) const { return backend_->blob(column); }
   std::optional<std::string> optional_text(int column) const;
   std::optional<int64_t> optional_int64(int column) const;
+  std::optional<double> optional_float64(int column) const;
 
  private:
   std::unique_ptr<StatementBackend> backend_;

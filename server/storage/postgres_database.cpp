@@ -82,6 +82,12 @@ class PostgresStatement final : public StatementBackend {
     std::from_chars(text, text + PQgetlength(result_.get(), row_, column), value);
     return value;
   }
+  double float64(int column) const override {
+    const char* text = PQgetvalue(result_.get(), row_, column);
+    double value = 0;
+    std::from_chars(text, text + PQgetlength(result_.get(), row_, column), value);
+    return value;
+  }
   std::string_view text(int column) const override {
     return std::string_view(PQgetvalue(result_.get(), row_, column),
                             static_cast<size_t>(PQgetlength(result_.get(), row_, column)));

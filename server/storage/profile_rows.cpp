@@ -35,8 +35,9 @@ Result<int64_t> insert_profile(Database& db, const ProfileRow& row) {
   const StoredProfile& profile = row.profile;
   auto insert = db.prepare(R"sql(
 INSERT INTO profiles (service_name, hostname, start_ms, end_ms, received_ms, raw_size,
-                      compressed_size, file_name, cpu_avg, mem_avg, instance_type, rolled_up)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                      compressed_size, file_name, cpu_avg, mem_avg, instance_type, rolled_up,
+                      processors)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
 RETURNING gpid)sql");
   if (!insert) return std::move(insert).take_error();
   auto inserted =
@@ -44,7 +45,7 @@ RETURNING gpid)sql");
           ->bind_all(profile.service_name, profile.hostname, to_unix_ms(profile.start_time),
                      to_unix_ms(profile.end_time), to_unix_ms(profile.received_at),
                      profile.raw_size, profile.compressed_size, row.file_name, row.cpu_avg,
-                     row.mem_avg, row.instance_type, row.rolled_up)
+                     row.mem_avg, row.instance_type, row.rolled_up, row.processors)
           .step();
   if (!inserted) return std::move(inserted).take_error();
   if (!*inserted) return Error(ErrorKind::kSystem, "inserting a profile returned no gpid");

@@ -384,6 +384,7 @@ struct ProfileUpload {
   std::optional<double> cpu_avg;  // percent, as the agent measured them
   std::optional<double> mem_avg;
   std::string instance_type;  // the header's cloud_info.instance_type, after its last '/'
+  int64_t processors = 0;     // the header's metadata.processors; 0: not given
   ProfileRollup rollup;       // its stacks as the rollups take them
 };
 

@@ -1,6 +1,7 @@
 #include "server/storage/rollups.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "server/storage/rollup_blob.h"
@@ -172,6 +173,53 @@ Result<std::optional<std::pair<int64_t, int64_t>>> read_data_span(
   }
   if (first > last) return std::optional<std::pair<int64_t, int64_t>>();
   return std::optional<std::pair<int64_t, int64_t>>(std::pair{first, last});
+}
+
+Result<std::vector<RollupSlot>> read_rollup_slots(Database& db, const RollupQuery& query,
+                                                  Resolution resolution, int64_t slot_ms,
+                                                  bool with_stacks) {
+  const int64_t width = width_ms(resolution);
+  slot_ms = std::max(width, slot_ms - slot_ms % width);
+  const int64_t from_ms = bucket_start(to_unix_ms(query.from), resolution);
+  const int64_t to_ms = to_unix_ms(query.to);
+  if (to_ms <= from_ms) return std::vector<RollupSlot>();
+  const BucketRange range{resolution, from_ms, to_ms};
+  bool by_label = query.filter && !query.filter->rules.empty();
+  std::map<int64_t, std::pair<int64_t, StackSums>> slots;
+  auto visit = [&](const BucketRow& row) -> Result<void> {
+    if (by_label && !query.filter->matches(*row.label)) return {};
+    int64_t slot = row.bucket_ms - ((row.bucket_ms % slot_ms) + slot_ms) % slot_ms;
+    auto& [samples, sums] = slots.try_emplace(slot, 0, StackSums(query.max_stacks)).first->second;
+    samples += row.totals.samples;
+    if (!with_stacks) return {};
+    return sums.add(row.stacks);
+  };
+  auto host = by_label ? query.filter->required_host() : std::nullopt;
+  if (auto read =
+          read_buckets(db, query.service, std::span(&range, 1), by_label, host, visit, with_stacks);
+      !read) {
+    return std::move(read).take_error().with_context("reading the rollups of " + query.service);
+  }
+  std::vector<RollupSlot> series;
+  series.reserve(slots.size());
+  for (auto& [slot, held] : slots) {
+    series.push_back(
+        {slot, held.first, with_stacks ? held.second.sorted() : std::vector<StackCount>()});
+  }
+  return series;
+}
+
+Result<std::map<LabelKey, int64_t>> read_label_samples(Database& db, const std::string& service,
+                                                       const BucketPlan& plan) {
+  std::map<LabelKey, int64_t> samples;
+  auto visit = [&](const BucketRow& row) -> Result<void> {
+    samples[*row.label] += row.totals.samples;
+    return {};
+  };
+  if (auto read = read_buckets(db, service, plan.ranges, true, std::nullopt, visit, false); !read) {
+    return std::move(read).take_error();
+  }
+  return samples;
 }
 
 Result<int64_t> expire_rollups(Database& db, const RollupRetention& retention, int64_t now_ms,

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/result.h"
 #include "server/storage/database.h"
@@ -30,6 +32,25 @@ Result<RollupView> read_rollup(Database& db, const RollupQuery& query, const Buc
 // Adds to `view.texts` (by id) the texts of `ids` (by id) that the service keeps.
 Result<void> read_rollup_texts(Database& db, const std::string& service,
                                std::span<const StackId> ids, RollupView& view);
+
+// One slot of a series over a range: the samples of the buckets that start in it, and their
+// stacks (by id) when asked for.
+struct RollupSlot {
+  int64_t slot_ms = 0;  // its start: a multiple of the slot's width (UTC)
+  int64_t samples = 0;
+  std::vector<StackCount> stacks;
+};
+
+// The buckets of `resolution` in [query.from, query.to) that the query's filter (or none)
+// matches, summed into slots of `slot_ms`, a multiple of the resolution's width; in time order,
+// slots without data left out. Each slot keeps at most query.max_stacks distinct stacks.
+Result<std::vector<RollupSlot>> read_rollup_slots(Database& db, const RollupQuery& query,
+                                                  Resolution resolution, int64_t slot_ms,
+                                                  bool with_stacks);
+
+// The samples of each label key of `service` in the buckets of `plan`.
+Result<std::map<LabelKey, int64_t>> read_label_samples(Database& db, const std::string& service,
+                                                       const BucketPlan& plan);
 
 // The first start and the last end of the profiles in the buckets of `plan` that `filter` (or
 // none) matches; none when no bucket has data.

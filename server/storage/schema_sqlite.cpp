@@ -128,6 +128,29 @@ CREATE INDEX profiling_requests_by_args ON profiling_requests (args_digest);
 CREATE INDEX hosts_by_last_heartbeat ON hosts (last_heartbeat_ms);
 )sql";
 
+// Migration 7: what Performance Studio's web UI keeps (saved filters, snapshots) and the cores
+// of each upload and host, for its nodes-and-cores figures.
+constexpr std::string_view kSqliteV7 = R"sql(
+ALTER TABLE profiles ADD COLUMN processors BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE hosts ADD COLUMN processors BIGINT NOT NULL DEFAULT 0;
+CREATE TABLE saved_filters (
+  filter_id    INTEGER PRIMARY KEY AUTOINCREMENT,
+  service_name TEXT NOT NULL,
+  filter       TEXT NOT NULL CHECK (json_type(filter) = 'object'),  -- {"$and"|"$or": [rules]}
+  created_ms   BIGINT NOT NULL
+);
+CREATE INDEX saved_filters_by_service ON saved_filters (service_name, filter_id);
+CREATE TABLE snapshots (
+  snapshot_id  INTEGER PRIMARY KEY AUTOINCREMENT,
+  service_name TEXT NOT NULL,
+  start_ms     BIGINT NOT NULL,
+  end_ms       BIGINT NOT NULL,
+  frames       TEXT NOT NULL CHECK (json_type(frames) = 'array'),
+  filter       TEXT CHECK (filter IS NULL OR json_valid(filter)),
+  created_ms   BIGINT NOT NULL
+);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "hosts, requests, commands, executions, profiles", kSqliteV1},
     Migration{2, "indexes for retention", kRetentionIndexes},
@@ -136,6 +159,7 @@ constexpr std::array kMigrations = {
     Migration{4, "host inventories as rows; subscriptions", kWorkloadTables},
     Migration{5, "commands found by their replacement", kReplacementIndex},
     Migration{6, "profile rollups; uploads' CPU, memory and instance type", kRollupTables},
+    Migration{7, "saved filters, snapshots; uploads' and hosts' processors", kSqliteV7},
 };
 
 }  // namespace

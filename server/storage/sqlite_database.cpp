@@ -65,6 +65,7 @@ class SqliteStatement final : public StatementBackend {
     return sqlite3_column_type(handle_, column) == SQLITE_NULL;
   }
   int64_t int64(int column) const override { return sqlite3_column_int64(handle_, column); }
+  double float64(int column) const override { return sqlite3_column_double(handle_, column); }
   std::string_view text(int column) const override {
     const auto* data = sqlite3_column_text(handle_, column);
     if (data == nullptr) return {};

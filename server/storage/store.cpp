@@ -18,6 +18,7 @@
 #include "server/storage/request_rows.h"
 #include "server/storage/rollups.h"
 #include "server/storage/sqlite_database.h"
+#include "server/storage/studio_rows.h"
 #include "server/storage/subscription_rows.h"
 #include "server/storage/target_rows.h"
 
@@ -518,6 +519,7 @@ Result<int64_t> Store::store_profile(const ProfileUpload& upload) {
   row.cpu_avg = upload.cpu_avg;
   row.mem_avg = upload.mem_avg;
   row.instance_type = upload.instance_type;
+  row.processors = upload.processors;
   int64_t day_ms = bucket_start(to_unix_ms(upload.start_time), Resolution::kDay);
   auto new_texts = known_texts_.unknown(upload.service_name, day_ms, upload.rollup.texts);
   auto insert = [&](Database& db) -> Result<int64_t> {
@@ -528,6 +530,11 @@ Result<int64_t> Store::store_profile(const ProfileUpload& upload) {
     if (!gpid) return gpid;
     if (auto attached = bodies_->attach(db, *gpid, *body); !attached) {
       return std::move(attached).take_error();
+    }
+    if (upload.processors > 0) {
+      auto noted =
+          note_host_processors(db, upload.hostname, upload.service_name, upload.processors);
+      if (!noted) return std::move(noted).take_error();
     }
     if (auto rolled = roll_up_profile(db, upload.service_name, upload.start_time, upload.end_time,
                                       upload.rollup, new_texts, rollup_max_stacks_);
@@ -559,27 +566,48 @@ Result<RollupView> Store::read_rollup(const RollupQuery& query) {
   };
   auto view = with_connection(read);
   if (!view) return std::move(view).take_error().with_context(doing);
-  // The texts a few thousand at a time, each on a connection leased anew: SQLite has one, and a
-  // view of a million stacks must not keep heartbeats from it. A text deleted meanwhile (its
-  // last day past retention) is missing from the view, and shown as such.
-  constexpr size_t kTextsPerLease = 4096;
   std::vector<StackId> ids;
   ids.reserve(view->stacks.size());
   for (const StackCount& stack : view->stacks) {
     if (stack.id != kStacksPastCap) ids.push_back(stack.id);
   }
-  view->texts.reserve(ids.size());
-  for (size_t first = 0; first < ids.size(); first += kTextsPerLease) {
-    std::span<const StackId> chunk(ids.data() + first,
-                                   std::min(kTextsPerLease, ids.size() - first));
-    size_t before = view->texts.size();
-    auto texts = with_connection([&](Database& db) {
-      view->texts.resize(before);  // what a failed try added
-      return storage::read_rollup_texts(db, query.service, chunk, *view);
-    });
-    if (!texts) return std::move(texts).take_error().with_context(doing);
-  }
+  auto texts = stack_texts(query.service, ids);
+  if (!texts) return std::move(texts).take_error().with_context(doing);
+  view->texts = std::move(*texts);
   return view;
+}
+
+Result<std::vector<std::pair<StackId, std::string>>> Store::stack_texts(
+    const std::string& service, std::span<const StackId> ids) {
+  // A few thousand at a time, each on a connection leased anew: SQLite has one, and a view of a
+  // million stacks must not keep heartbeats from it. A text deleted meanwhile (its last day past
+  // retention) is missing.
+  constexpr size_t kTextsPerLease = 4096;
+  RollupView view;
+  view.texts.reserve(ids.size());
+  for (size_t first = 0; first < ids.size(); first += kTextsPerLease) {
+    std::span<const StackId> chunk =
+        ids.subspan(first, std::min(kTextsPerLease, ids.size() - first));
+    size_t before = view.texts.size();
+    auto texts = with_connection([&](Database& db) {
+      view.texts.resize(before);  // what a failed try added
+      return storage::read_rollup_texts(db, service, chunk, view);
+    });
+    if (!texts) return std::move(texts).take_error();
+  }
+  return std::move(view.texts);
+}
+
+Result<std::map<LabelKey, int64_t>> Store::label_samples(const std::string& service,
+                                                         TimePoint since, TimePoint until) {
+  BucketPlan plan = plan_buckets(to_unix_ms(since), to_unix_ms(until), to_unix_ms(current_time()),
+                                 rollup_retention_);
+  auto read = [&](Database& db) -> Result<std::map<LabelKey, int64_t>> {
+    auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
+    if (!transaction) return std::move(transaction).take_error();
+    return read_label_samples(db, service, plan);
+  };
+  return in_context(with_connection(read), "reading the labels of " + service);
 }
 
 Result<std::optional<std::pair<TimePoint, TimePoint>>> Store::data_span(
@@ -593,6 +621,88 @@ Result<std::optional<std::pair<TimePoint, TimePoint>>> Store::data_span(
   if (!*span) return std::optional<std::pair<TimePoint, TimePoint>>();
   return std::optional<std::pair<TimePoint, TimePoint>>(
       std::pair{from_unix_ms((*span)->first), from_unix_ms((*span)->second)});
+}
+
+Result<std::vector<RollupSlot>> Store::read_rollup_slots(const RollupQuery& query, int64_t slot_ms,
+                                                         bool with_stacks) {
+  const int64_t now_ms = to_unix_ms(current_time());
+  const int64_t from_ms = to_unix_ms(query.from);
+  Resolution resolution = Resolution::kDay;
+  for (Resolution finer : kResolutions) {
+    auto kept =
+        std::chrono::duration_cast<std::chrono::milliseconds>(rollup_retention_.of(finer)).count();
+    if (slot_ms % width_ms(finer) == 0 && (kept == 0 || from_ms >= now_ms - kept)) {
+      resolution = finer;
+      break;
+    }
+  }
+  auto read = [&](Database& db) -> Result<std::vector<RollupSlot>> {
+    auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
+    if (!transaction) return std::move(transaction).take_error();
+    return storage::read_rollup_slots(db, query, resolution, slot_ms, with_stacks);
+  };
+  return with_connection(read);
+}
+
+Result<std::vector<HostSlotMetrics>> Store::upload_metrics(const UploadMetricsQuery& query) {
+  return in_context(with_connection([&](Database& db) { return read_upload_metrics(db, query); }),
+                    "reading the uploads' metrics of " + query.service);
+}
+
+Result<std::vector<ServiceHost>> Store::service_hosts(TimePoint since) {
+  return in_context(
+      with_connection([&](Database& db) { return read_service_hosts(db, to_unix_ms(since)); }),
+      "listing the services' hosts");
+}
+
+Result<std::vector<ServiceDataSpan>> Store::service_data_spans(TimePoint since) {
+  return in_context(
+      with_connection([&](Database& db) { return read_service_data_spans(db, to_unix_ms(since)); }),
+      "listing the services with profiles");
+}
+
+Result<int64_t> Store::save_filter(const SavedFilter& filter) {
+  if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
+  auto save = [&](Database& db) {
+    return in_write_transaction(
+        db, [&] { return insert_saved_filter(db, filter, to_unix_ms(current_time())); });
+  };
+  return settle(in_context(with_connection(save), "saving a filter of " + filter.service));
+}
+
+Result<bool> Store::replace_filter(int64_t id, const std::string& filter) {
+  if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
+  auto replace = [&](Database& db) {
+    return in_write_transaction(db, [&] { return update_saved_filter(db, id, filter); });
+  };
+  return settle(in_context(with_connection(replace), "saving filter " + std::to_string(id)));
+}
+
+Result<bool> Store::delete_filter(int64_t id) {
+  if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
+  auto remove = [&](Database& db) {
+    return in_write_transaction(db, [&] { return delete_saved_filter(db, id); });
+  };
+  return settle(in_context(with_connection(remove), "deleting filter " + std::to_string(id)));
+}
+
+Result<std::vector<SavedFilter>> Store::saved_filters(const std::string& service) {
+  return in_context(with_connection([&](Database& db) { return read_saved_filters(db, service); }),
+                    "listing the saved filters of " + service);
+}
+
+Result<int64_t> Store::save_snapshot(const Snapshot& snapshot) {
+  if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
+  auto save = [&](Database& db) {
+    return in_write_transaction(
+        db, [&] { return insert_snapshot(db, snapshot, to_unix_ms(current_time())); });
+  };
+  return settle(in_context(with_connection(save), "saving a snapshot of " + snapshot.service));
+}
+
+Result<std::optional<Snapshot>> Store::find_snapshot(int64_t id) {
+  return in_context(with_connection([&](Database& db) { return storage::find_snapshot(db, id); }),
+                    "reading snapshot " + std::to_string(id));
 }
 
 Result<std::vector<int64_t>> Store::profiles_not_rolled_up(int64_t limit) {

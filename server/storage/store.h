@@ -23,8 +23,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,8 @@
 #include "server/storage/postgres_listener.h"
 #include "server/storage/profile_bodies.h"
 #include "server/storage/records.h"
+#include "server/storage/rollups.h"
+#include "server/storage/studio_records.h"
 #include "server/storage/subscription_rows.h"
 #include "server/storage/workload_rows.h"
 #include "server/storage/write_gate.h"
@@ -167,6 +171,31 @@ class Store {
   Result<std::optional<std::pair<TimePoint, TimePoint>>> data_span(
       const std::string& service, const std::optional<LabelFilter>& filter, TimePoint since,
       TimePoint until);
+  // The texts of the stacks `ids` (by id) that `service` keeps, by id.
+  Result<std::vector<std::pair<StackId, std::string>>> stack_texts(const std::string& service,
+                                                                   std::span<const StackId> ids);
+  // The samples of each label key of `service` in [since, until), from its rollups.
+  Result<std::map<LabelKey, int64_t>> label_samples(const std::string& service, TimePoint since,
+                                                    TimePoint until);
+  // The query's range in slots of `slot_ms` (rollups.h), read from the finest bucket size whose
+  // width divides the slot and whose retention still keeps the range's start; day buckets
+  // where none does.
+  Result<std::vector<RollupSlot>> read_rollup_slots(const RollupQuery& query, int64_t slot_ms,
+                                                    bool with_stacks);
+
+  // What Performance Studio's web UI reads besides flamegraphs (studio_records.h).
+  Result<std::vector<HostSlotMetrics>> upload_metrics(const UploadMetricsQuery& query);
+  Result<std::vector<ServiceHost>> service_hosts(TimePoint since);
+  Result<std::vector<ServiceDataSpan>> service_data_spans(TimePoint since);
+  // Saved filters: kInvalidArgument past kMaxSavedFiltersPerService; false: no such filter.
+  Result<int64_t> save_filter(const SavedFilter& filter);
+  Result<bool> replace_filter(int64_t id, const std::string& filter);
+  Result<bool> delete_filter(int64_t id);
+  Result<std::vector<SavedFilter>> saved_filters(const std::string& service);
+  // Snapshots: kInvalidArgument past kMaxSnapshots.
+  Result<int64_t> save_snapshot(const Snapshot& snapshot);
+  Result<std::optional<Snapshot>> find_snapshot(int64_t id);
+
   // Profiles stored before rollups existed, up to `limit`, oldest first: each to be added with
   // add_to_rollups().
   Result<std::vector<int64_t>> profiles_not_rolled_up(int64_t limit);

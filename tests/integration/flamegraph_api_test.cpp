@@ -485,12 +485,12 @@ TEST_F(FlamegraphApiTest, StudiosUiFindsTheTimesWithData) {
   Answer span = get("/api/flamegraph/datetime_with_data?serviceName=web");
   ASSERT_EQ(span.status, 200) << span.body;
   EXPECT_EQ(json::parse(span.body),
-            (json{{"firstDateTime", recent(0)}, {"lastDateTime", recent(11)}}));
+            (json{{"firstDateTime", recent(0) + "Z"}, {"lastDateTime", recent(11) + "Z"}}));
   std::string host = "{\"id\":7,\"filter\":{\"$or\":[{\"HostName\":{\"$eq\":\"web-01\"}}]}}";
   EXPECT_EQ(json::parse(get("/api/flamegraph/datetime_with_data?serviceName=web&filter=" +
                             url_encoded(host))
                             .body),
-            (json{{"firstDateTime", recent(0)}, {"lastDateTime", recent(1)}}));
+            (json{{"firstDateTime", recent(0) + "Z"}, {"lastDateTime", recent(1) + "Z"}}));
   Answer none = get("/api/flamegraph/datetime_with_data?serviceName=nobody");
   EXPECT_EQ(none.status, 204);
   EXPECT_EQ(none.body, "");

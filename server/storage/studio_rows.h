@@ -1,0 +1,41 @@
+// The rows behind Performance Studio's web UI (studio_records.h): upload metrics, services' hosts
+// and data, saved filters and snapshots. Callers hold the transaction.
+#pragma once
+
+#include <vector>
+
+#include "common/result.h"
+#include "server/storage/database.h"
+#include "server/storage/studio_records.h"
+
+namespace dormant::server::storage {
+
+// Saved filters a service keeps, and snapshots the whole store keeps: past these a save is
+// refused (kInvalidArgument) rather than a row deleted that a user saved.
+inline constexpr int64_t kMaxSavedFiltersPerService = 1000;
+inline constexpr int64_t kMaxSnapshots = 100'000;
+
+// Per slot, host and instance type.
+Result<std::vector<HostSlotMetrics>> read_upload_metrics(Database& db,
+                                                         const UploadMetricsQuery& query);
+
+// Keeps the cores an upload of a host gave on the host's row, where the heartbeats made one.
+Result<void> note_host_processors(Database& db, const std::string& hostname,
+                                  const std::string& service, int64_t processors);
+
+// Hosts heard from since `since_ms`, by service and hostname.
+Result<std::vector<ServiceHost>> read_service_hosts(Database& db, int64_t since_ms);
+// Services with day rollups since `since_ms`, by name.
+Result<std::vector<ServiceDataSpan>> read_service_data_spans(Database& db, int64_t since_ms);
+
+Result<int64_t> insert_saved_filter(Database& db, const SavedFilter& filter, int64_t now_ms);
+// False: no such filter.
+Result<bool> update_saved_filter(Database& db, int64_t id, const std::string& filter);
+Result<bool> delete_saved_filter(Database& db, int64_t id);
+// Oldest first.
+Result<std::vector<SavedFilter>> read_saved_filters(Database& db, const std::string& service);
+
+Result<int64_t> insert_snapshot(Database& db, const Snapshot& snapshot, int64_t now_ms);
+Result<std::optional<Snapshot>> find_snapshot(Database& db, int64_t id);
+
+}  // namespace dormant::server::storage
