@@ -45,14 +45,16 @@ std::optional<std::string> basic_password(std::string_view authorization) {
   if (encoded.empty() || encoded.size() % 4 != 0 || encoded.size() > kLongestEncoded) {
     return std::nullopt;
   }
+  // '=' pads the end only, at most twice: EVP_DecodeBlock reads it as a zero anywhere.
+  size_t pad = encoded.ends_with("==") ? 2 : encoded.ends_with("=") ? 1 : 0;
+  if (encoded.find('=') < encoded.size() - pad) return std::nullopt;
   std::vector<unsigned char> decoded(encoded.size() / 4 * 3 + 1);
   int length =
       EVP_DecodeBlock(decoded.data(), reinterpret_cast<const unsigned char*>(encoded.data()),
                       static_cast<int>(encoded.size()));
-  if (length < 0) return std::nullopt;
-  // EVP_DecodeBlock counts the padding's bytes as zeros.
-  for (size_t pad = encoded.size(); pad > 0 && encoded[pad - 1] == '='; --pad) --length;
-  std::string_view text(reinterpret_cast<const char*>(decoded.data()), static_cast<size_t>(length));
+  if (length < static_cast<int>(pad)) return std::nullopt;
+  std::string_view text(reinterpret_cast<const char*>(decoded.data()),
+                        static_cast<size_t>(length) - pad);
   size_t colon = text.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
   return std::string(text.substr(colon + 1));
@@ -66,15 +68,20 @@ std::optional<std::string> cross_site_refusal(const http::RequestHeader& request
            std::string(site) + ")";
   }
   std::string_view origin = header(request, "Origin");
+  // A proxy in front may rewrite Host and say the browser's in X-Forwarded-Host; a page of another
+  // site cannot set that header without a preflight, which this server never grants.
   std::string_view host = header(request, "Host");
-  if (!origin.empty() && !equal_nocase(origin_host(origin), host)) {
+  std::string_view forwarded = header(request, "X-Forwarded-Host");
+  if (!origin.empty() && !equal_nocase(origin_host(origin), host) &&
+      (forwarded.empty() || !equal_nocase(origin_host(origin), forwarded))) {
     return "a request from another origin (" + std::string(origin) +
            ") may not change anything here";
   }
+  bool from_browser = basic || !origin.empty() || !site.empty();
   bool sends_body = request.method() == bhttp::verb::post || request.method() == bhttp::verb::put;
   std::string_view type = header(request, "Content-Type");
-  if (basic && sends_body && !starts_with_nocase(type, "application/json")) {
-    return "with HTTP Basic credentials, a POST or PUT is application/json";
+  if (from_browser && sends_body && !starts_with_nocase(type, "application/json")) {
+    return "from a browser, a POST or PUT is application/json";
   }
   return std::nullopt;
 }

@@ -21,9 +21,10 @@ inline constexpr char kBasicChallenge[] = "Basic realm=\"dormant\", charset=\"UT
 std::optional<std::string> basic_password(std::string_view authorization);
 
 // Why a request that changes state is refused as another site's (a page elsewhere posting with
-// the browser's credentials): its Sec-Fetch-Site is cross-site or same-site, or its Origin is not
-// the Host it was sent to. With Basic credentials, a POST or PUT must also be
-// application/json, which no cross-site form can send without a preflight. None: it may go on.
+// the browser's credentials): its Sec-Fetch-Site is cross-site or same-site, or its Origin is
+// neither the Host it was sent to nor a proxy's X-Forwarded-Host. From a browser (Basic
+// credentials, an Origin or a Sec-Fetch-Site), a POST or PUT must also be application/json, which
+// no cross-site form can send without a preflight. None: it may go on.
 std::optional<std::string> cross_site_refusal(const http::RequestHeader& request, bool basic);
 
 }  // namespace dormant::server::api

@@ -102,6 +102,12 @@ int64_t processors_of(const nlohmann::json& header) {
   std::optional<int64_t> count;
   if (processors->is_number_integer()) {
     count = processors->get<int64_t>();
+  } else if (processors->is_number_float()) {
+    double value = processors->get<double>();
+    if (value >= 1 && value <= kMostProcessors &&
+        value == static_cast<double>(static_cast<int64_t>(value))) {
+      count = static_cast<int64_t>(value);
+    }
   } else if (processors->is_string()) {
     count = parse_integer(processors->get_ref<const std::string&>());
   }

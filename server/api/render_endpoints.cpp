@@ -3,14 +3,12 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
 #include "common/iso_time.h"
 #include "common/text.h"
 #include "profile/collapsed.h"
 #include "profile/flamegraph.h"
 #include "profile/gpu_devices.h"
-#include "profile/idle_stacks.h"
 #include "profile/pprof/pprof.h"
 #include "server/api/api_requests.h"
 #include "server/api/content_policy.h"
@@ -18,6 +16,7 @@
 #include "server/api/studio_flamegraph.h"
 #include "server/api/studio_metrics.h"
 #include "server/api/studio_queries.h"
+#include "server/api/studio_series.h"
 #include "server/api/wire_mapping.h"
 
 namespace dormant::server::api {
@@ -208,6 +207,7 @@ std::vector<Route> RenderEndpoints::routes() {
       read("/api/flamegraph/download_svg/", Work::kMerge, &RenderEndpoints::studio_svg_download),
       read("/api/flamegraph/download_svg", Work::kMerge, &RenderEndpoints::studio_svg_download),
       read("/api/metrics/function_cpu", Work::kMerge, &RenderEndpoints::studio_function_share),
+      read("/api/metrics/samples", Work::kMerge, &RenderEndpoints::studio_samples),
   };
 }
 
@@ -350,6 +350,25 @@ http::Response RenderEndpoints::studio_svg_download(const Call& call) {
   return response;
 }
 
+http::Response RenderEndpoints::studio_samples(const Call& call) {
+  auto selection = studio_selection(call, options_.merge_max_stacks);
+  if (!selection) return refused_selection(selection.error());
+  constexpr int64_t kMinuteMs = 60'000;
+  int64_t range_ms = storage::to_unix_ms(selection->until) - storage::to_unix_ms(selection->since);
+  auto requested = requested_slot_ms(call.query_value("requested_interval"), false);
+  if (!requested) return invalid_request(requested.error(), "query");
+  auto slot = merge_slots_.try_take();
+  if (!slot) return busy_merging();
+  auto series = studio_series(store_, *selection,
+                              requested->value_or(automatic_slot_ms(range_ms, kMinuteMs)), "");
+  if (!series) return store_failure(series.error());
+  nlohmann::json points = nlohmann::json::array();
+  for (auto each = series->rbegin(); each != series->rend(); ++each) {
+    points.push_back({{"time", studio_time_ms(each->slot_ms)}, {"samples", each->samples}});
+  }
+  return json_ok(points);
+}
+
 http::Response RenderEndpoints::studio_function_share(const Call& call) {
   auto selection = studio_selection(call, options_.merge_max_stacks);
   if (!selection) return refused_selection(selection.error());
@@ -360,49 +379,16 @@ http::Response RenderEndpoints::studio_function_share(const Call& call) {
   }
   auto slot = merge_slots_.try_take();
   if (!slot) return busy_merging();
-  storage::RollupQuery query;
-  query.service = selection->service;
-  query.from = selection->since;
-  query.to = selection->until;
-  query.filter = selection->filter;
-  query.max_stacks = selection->max_stacks;
   constexpr int64_t kMinuteMs = 60'000;
-  int64_t range_ms = storage::to_unix_ms(query.to) - storage::to_unix_ms(query.from);
-  auto slots = store_.read_rollup_slots(query, automatic_slot_ms(range_ms, kMinuteMs), true);
-  if (!slots) return store_failure(slots.error());
-  std::vector<storage::StackId> ids;
-  for (const storage::RollupSlot& each : *slots) {
-    for (const storage::StackCount& stack : each.stacks) ids.push_back(stack.id);
-  }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  auto texts = store_.stack_texts(selection->service, ids);
-  if (!texts) return store_failure(texts.error());
-  // Whether each stack holds the function, and whether it is idle (left out, as in the tree).
-  enum class Kind : uint8_t { kOther, kHolds, kIdle };
-  std::unordered_map<storage::StackId, Kind> kinds;
-  std::vector<std::string_view> frames;
-  for (const auto& [id, text] : *texts) {
-    std::string_view comm = split_stack_text(text, frames);
-    Kind kind = profile::is_idle_stack(comm, frames)                                ? Kind::kIdle
-                : std::find(frames.begin(), frames.end(), function) != frames.end() ? Kind::kHolds
-                                                                                    : Kind::kOther;
-    kinds.emplace(id, kind);
-  }
+  int64_t range_ms = storage::to_unix_ms(selection->until) - storage::to_unix_ms(selection->since);
+  auto series = studio_series(store_, *selection, automatic_slot_ms(range_ms, kMinuteMs), function);
+  if (!series) return store_failure(series.error());
   nlohmann::json points = nlohmann::json::array();
-  for (auto each = slots->rbegin(); each != slots->rend(); ++each) {
-    uint64_t all = 0;
-    uint64_t holding = 0;
-    for (const storage::StackCount& stack : each->stacks) {
-      auto kind = kinds.find(stack.id);
-      Kind of = kind == kinds.end() ? Kind::kOther : kind->second;
-      if (of == Kind::kIdle) continue;
-      all += stack.count;
-      if (of == Kind::kHolds) holding += stack.count;
-    }
-    if (holding == 0) continue;
+  for (auto each = series->rbegin(); each != series->rend(); ++each) {
+    if (each->holding == 0) continue;
     points.push_back({{"time", studio_time_ms(each->slot_ms)},
-                      {"cpu_percentage", static_cast<double>(holding) / static_cast<double>(all)}});
+                      {"cpu_percentage",
+                       static_cast<double>(each->holding) / static_cast<double>(each->samples)}});
   }
   return json_ok(points);
 }

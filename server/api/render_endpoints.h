@@ -35,6 +35,8 @@ class RenderEndpoints : private EndpointContext {
   http::Response diff_flamegraph(const Call& call);
   // Performance Studio's UI's "Download Flame Graph": the SVG of its view, as a file.
   http::Response studio_svg_download(const Call& call);
+  // Its service view's samples per slot.
+  http::Response studio_samples(const Call& call);
   // Its table view's trend of one function: its share of the samples per slot.
   http::Response studio_function_share(const Call& call);
 

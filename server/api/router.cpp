@@ -83,6 +83,9 @@ http::Admission Router::admission(const Routing& routing) {
       admission.max_body_bytes = kMessageBodyBytes;
       admission.reserved = true;  // what keeps the fleet's agents in touch
       break;
+    case Body::kSmall:
+      admission.max_body_bytes = kMessageBodyBytes;
+      break;
     case Body::kBulk:
       admission.max_body_bytes = std::numeric_limits<size_t>::max();  // the server's own limit
       break;

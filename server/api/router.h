@@ -20,8 +20,9 @@ namespace dormant::server::api {
 // browser's; browser_guard.h); kApiKey: gProfiler's GPROFILER-API-KEY header or `key` parameter.
 enum class Auth { kNone, kBearer, kApiKey };
 // kNone: no body; kMessage: a heartbeat or completion (kMessageBodyBytes), within the share of
-// the body budget kept for them; kBulk: the server's --max-body-bytes.
-enum class Body { kNone, kMessage, kBulk };
+// the body budget kept for them; kSmall: as large, from the shared budget (a UI's saved state);
+// kBulk: the server's --max-body-bytes.
+enum class Body { kNone, kMessage, kSmall, kBulk };
 // Where a request is served: at once, on the thread that read it (what never waits: the health
 // check, the console, /metrics), or on the pool of its kind of work.
 enum class Work { kInline, kStore, kRender, kMerge };

@@ -11,6 +11,7 @@
 #include "server/api/studio_metrics.h"
 #include "server/api/studio_queries.h"
 #include "server/api/studio_services.h"
+#include "wire/json_fields.h"
 
 namespace dormant::server::api {
 namespace {
@@ -22,9 +23,10 @@ using nlohmann::json;
 using storage::Label;
 
 constexpr int64_t kMinuteMs = 60'000;
-constexpr int64_t kDayMs = 24 * 60 * kMinuteMs;
-// What a snapshot may hold: the UI marks a handful of frames.
-constexpr size_t kMaxSnapshotFrames = 10'000;
+// What a snapshot may hold: the UI marks a few frames; a bound for any other client.
+constexpr size_t kMaxSnapshotFrames = 1000;
+// A service's name as kept with a saved filter or a snapshot.
+constexpr size_t kMaxServiceBytes = 1024;
 
 // The common three and the filter of a data call, or the answer that refuses them.
 struct ViewQuery {
@@ -62,6 +64,27 @@ Result<int64_t> slot_of(const Call& call, const ViewQuery& view, bool plural) {
   auto requested = requested_slot_ms(call.query_value("requested_interval"), plural);
   if (!requested) return std::move(requested).take_error();
   return requested->value_or(automatic_slot_ms(view.to_ms() - view.from_ms(), kMinuteMs));
+}
+
+// A UI's JSON body, an object nested within the bounds every message keeps to.
+Result<json> ui_body(const Call& call, std::string_view name) {
+  auto body = json_body(call.request, name);
+  if (!body) return body;
+  if (auto checked = wire::check_body(*body, name); !checked) {
+    return std::move(checked).take_error();
+  }
+  return body;
+}
+
+Result<void> check_service_name(std::string_view service, std::string_view where) {
+  if (service.empty()) {
+    return Error::problem(ErrorKind::kInvalidArgument, std::string(where), "field required");
+  }
+  if (service.size() > kMaxServiceBytes) {
+    return Error::problem(ErrorKind::kInvalidArgument, std::string(where),
+                          "at most " + std::to_string(kMaxServiceBytes) + " bytes");
+  }
+  return ok();
 }
 
 http::Response created(const json& body) { return json_answer(status::created, body); }
@@ -144,16 +167,15 @@ std::vector<Route> StudioEndpoints::routes() {
       read("/api/metrics/cpu_trend", &StudioEndpoints::cpu_trend),
       read("/api/metrics/graph", &StudioEndpoints::usage_graph),
       read("/api/metrics/graph/nodes_and_cores", &StudioEndpoints::nodes_and_cores_graph),
-      read("/api/metrics/samples", &StudioEndpoints::samples),
       read("/api/v1/filters/tags/{}", &StudioEndpoints::filter_values),
       read("/api/v1/filters/service/{}", &StudioEndpoints::saved_filters),
-      route(verb::post, "/api/v1/filters/service/{}", Work::kStore, Body::kMessage,
+      route(verb::post, "/api/v1/filters/service/{}", Work::kStore, Body::kSmall,
             &StudioEndpoints::save_filter),
-      route(verb::put, "/api/v1/filters", Work::kStore, Body::kMessage,
+      route(verb::put, "/api/v1/filters", Work::kStore, Body::kSmall,
             &StudioEndpoints::replace_filter),
       route(verb::delete_, "/api/v1/filters/{}", Work::kStore, Body::kNone,
             &StudioEndpoints::delete_filter),
-      route(verb::post, "/api/snapshots", Work::kStore, Body::kMessage,
+      route(verb::post, "/api/snapshots", Work::kStore, Body::kSmall,
             &StudioEndpoints::save_snapshot),
       read("/api/snapshots/{}", &StudioEndpoints::snapshot),
       route(verb::get, "/api/metrics/html_metadata", Work::kInline, Body::kNone,
@@ -183,7 +205,9 @@ http::Response StudioEndpoints::overview(const Call&) {
   storage::TimePoint now = store_.now();
   auto hosts = store_.service_hosts(now - std::chrono::hours(24));
   if (!hosts) return store_failure(hosts.error());
-  return json_ok(fleet_overview(*hosts, storage::to_unix_ms(now)));
+  auto spans = store_.service_data_spans(now - std::chrono::hours(48));
+  if (!spans) return store_failure(spans.error());
+  return json_ok(fleet_overview(*hosts, *spans, storage::to_unix_ms(now)));
 }
 
 http::Response StudioEndpoints::overview_services(const Call&) {
@@ -280,25 +304,6 @@ http::Response StudioEndpoints::nodes_and_cores_graph(const Call& call) {
   });
 }
 
-http::Response StudioEndpoints::samples(const Call& call) {
-  return with_view(call, [&](const ViewQuery& view) {
-    auto slot = slot_of(call, view, false);
-    if (!slot) return invalid_request(slot.error(), "query");
-    storage::RollupQuery query;
-    query.service = view.range.service;
-    query.from = view.range.start;
-    query.to = view.range.end;
-    query.filter = view.filter;
-    auto slots = store_.read_rollup_slots(query, *slot, false);
-    if (!slots) return store_failure(slots.error());
-    json points = json::array();
-    for (auto each = slots->rbegin(); each != slots->rend(); ++each) {
-      points.push_back({{"time", studio_time_ms(each->slot_ms)}, {"samples", each->samples}});
-    }
-    return json_ok(points);
-  });
-}
-
 // The values of one label with samples in the range, most samples first; the samples as text.
 http::Response StudioEndpoints::filter_values(const Call& call) {
   const std::string& tag = call.params[0];
@@ -350,7 +355,10 @@ http::Response StudioEndpoints::saved_filters(const Call& call) {
 }
 
 http::Response StudioEndpoints::save_filter(const Call& call) {
-  auto body = json_body(call.request, "filter");
+  if (auto named = check_service_name(call.params[0], "service_name"); !named) {
+    return invalid_request(named.error(), "path");
+  }
+  auto body = ui_body(call, "filter");
   if (!body) return invalid_request(body.error());
   auto filter = filter_of_body(*body);
   if (!filter) return invalid_request(filter.error());
@@ -360,7 +368,7 @@ http::Response StudioEndpoints::save_filter(const Call& call) {
 }
 
 http::Response StudioEndpoints::replace_filter(const Call& call) {
-  auto body = json_body(call.request, "filter");
+  auto body = ui_body(call, "filter");
   if (!body) return invalid_request(body.error());
   auto id = body->is_object() ? id_in_body(*body) : std::nullopt;
   if (!id) {
@@ -377,7 +385,10 @@ http::Response StudioEndpoints::replace_filter(const Call& call) {
 
 http::Response StudioEndpoints::delete_filter(const Call& call) {
   auto id = id_in_path(call);
-  if (!id) return not_found("no saved filter " + call.params[0]);
+  if (!id) {
+    return invalid_request(
+        Error::problem(ErrorKind::kInvalidArgument, "filter_id", "a whole number above 0"), "path");
+  }
   auto deleted = store_.delete_filter(*id);
   if (!deleted) return store_failure(deleted.error());
   if (!*deleted) return not_found("no saved filter " + call.params[0]);
@@ -385,19 +396,15 @@ http::Response StudioEndpoints::delete_filter(const Call& call) {
 }
 
 http::Response StudioEndpoints::save_snapshot(const Call& call) {
-  auto body = json_body(call.request, "snapshot");
+  auto body = ui_body(call, "snapshot");
   if (!body) return invalid_request(body.error());
-  if (!body->is_object()) {
-    return invalid_request(Error::invalid_argument("snapshot: a JSON object is required"));
-  }
   storage::Snapshot snapshot;
   auto service = body->find("serviceName");
-  if (service == body->end() || !service->is_string() ||
-      service->get_ref<const std::string&>().empty()) {
-    return invalid_request(
-        Error::problem(ErrorKind::kInvalidArgument, "serviceName", "field required"));
+  if (service != body->end() && service->is_string())
+    snapshot.service = service->get<std::string>();
+  if (auto named = check_service_name(snapshot.service, "serviceName"); !named) {
+    return invalid_request(named.error());
   }
-  snapshot.service = service->get<std::string>();
   for (auto [name, into] :
        {std::pair{"startTime", &snapshot.start_ms}, {"endTime", &snapshot.end_ms}}) {
     auto text = body->find(name);
@@ -418,8 +425,13 @@ http::Response StudioEndpoints::save_snapshot(const Call& call) {
     auto rules = studio_filter(*filter);
     if (!rules) return invalid_request(rules.error());
     if (*rules) {
-      json kept = {{"id", filter->is_object() ? filter->value("id", json("")) : json("")},
-                   {"filter", studio_filter_json(**rules)}};
+      // The UI ignores the id: kept only as a number or a short text.
+      json id = filter->is_object() ? filter->value("id", json("")) : json("");
+      if (!id.is_number_integer() &&
+          !(id.is_string() && id.get_ref<const std::string&>().size() <= 64)) {
+        id = "";
+      }
+      json kept = {{"id", std::move(id)}, {"filter", studio_filter_json(**rules)}};
       snapshot.filter = kept.dump();
     }
   }

@@ -31,7 +31,6 @@ class StudioEndpoints : private EndpointContext {
   http::Response cpu_trend(const Call& call);
   http::Response usage_graph(const Call& call);
   http::Response nodes_and_cores_graph(const Call& call);
-  http::Response samples(const Call& call);
 
   http::Response filter_values(const Call& call);
   http::Response saved_filters(const Call& call);

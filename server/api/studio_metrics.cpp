@@ -12,9 +12,6 @@
 namespace dormant::server::api {
 namespace {
 
-// A count, as JSON writes an integer.
-int64_t whole(double value) { return static_cast<int64_t>(value); }
-
 using nlohmann::json;
 using storage::HostSlotMetrics;
 using storage::Label;
@@ -170,8 +167,8 @@ std::optional<json> nodes_and_cores(const HostSlots& rows, int64_t range_ms, boo
   }
   double over = static_cast<double>(ignore_zeros ? std::min(last - first, range_ms) : range_ms);
   if (over <= 0) over = 1;
-  return json{{"avg_nodes", whole(std::ceil(profiled_ms / over))},
-              {"avg_cores", whole(std::ceil(core_ms / over))}};
+  return json{{"avg_nodes", as_count(std::ceil(profiled_ms / over))},
+              {"avg_cores", as_count(std::ceil(core_ms / over))}};
 }
 
 json nodes_and_cores_by_slot(const HostSlots& rows, int64_t slot_ms) {

@@ -19,6 +19,9 @@ namespace dormant::server::api {
 
 using HostSlots = std::vector<storage::HostSlotMetrics>;
 
+// A count worked out in floating point, as JSON writes an integer.
+inline int64_t as_count(double value) { return static_cast<int64_t>(value); }
+
 // What a view's filter says of uploads' figures, which are a host's, not a container's: its
 // HostName and InstanceType rules pick uploads; an $eq on one of `none_on` picks none (Studio
 // answers "no data"); other container rules say nothing of a host and are left out.

@@ -17,8 +17,10 @@ constexpr std::array<std::pair<std::string_view, storage::Label>, 4> kLabels = {
     {"InstanceType", storage::Label::kInstanceType},
 }};
 
-// The UI's filters hold a handful of rules; a bound for any other client.
+// The UI's filters hold a handful of rules of host, container and deployment names; bounds for
+// any other client.
 constexpr size_t kMaxRules = 64;
+constexpr size_t kMaxValueBytes = 1024;
 
 Result<storage::LabelRule> studio_rule(const nlohmann::json& rule) {
   if (!rule.is_object() || rule.size() != 1) {
@@ -42,6 +44,10 @@ Result<storage::LabelRule> studio_rule(const nlohmann::json& rule) {
     return Error::invalid_argument("filter: " + op + " is not $eq or $neq");
   }
   if (!value.is_string()) return Error::invalid_argument("filter: a value is a string");
+  if (value.get_ref<const std::string&>().size() > kMaxValueBytes) {
+    return Error::invalid_argument("filter: a value is at most " + std::to_string(kMaxValueBytes) +
+                                   " bytes");
+  }
   return storage::LabelRule{label->second, op == "$eq", value.get<std::string>()};
 }
 

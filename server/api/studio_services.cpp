@@ -8,14 +8,12 @@
 #include <string>
 
 #include "common/text.h"
+#include "server/api/studio_metrics.h"
 #include "server/api/studio_queries.h"
 #include "server/storage/records.h"
 
 namespace dormant::server::api {
 namespace {
-
-// A count, as JSON writes an integer.
-int64_t whole(double value) { return static_cast<int64_t>(value); }
 
 using nlohmann::json;
 using storage::ServiceHost;
@@ -81,8 +79,11 @@ json service_list(const ServiceHosts& hosts, const ServiceSpans& spans) {
   return out;
 }
 
-json fleet_overview(const ServiceHosts& hosts, int64_t now_ms) {
+json fleet_overview(const ServiceHosts& hosts, const ServiceSpans& spans, int64_t now_ms) {
   std::set<std::string> services;
+  for (const storage::ServiceDataSpan& span : spans) {
+    if (span.last_ms >= now_ms - kDayMs) services.insert(span.service);
+  }
   double alive = 0;
   double cores = 0;
   for (const ServiceHost& host : hosts) {
@@ -92,8 +93,8 @@ json fleet_overview(const ServiceHosts& hosts, int64_t now_ms) {
     cores += ms * static_cast<double>(host.processors);
   }
   return {{"services", services.size()},
-          {"instances", whole(std::ceil(alive / kDayMs))},
-          {"cores", whole(std::round(cores / kDayMs))}};
+          {"instances", as_count(std::ceil(alive / kDayMs))},
+          {"cores", as_count(std::round(cores / kDayMs))}};
 }
 
 json service_overviews(const ServiceHosts& hosts, const ServiceSpans& spans) {
@@ -122,9 +123,9 @@ json service_overviews(const ServiceHosts& hosts, const ServiceSpans& spans) {
     out.push_back({{"serviceName", name},
                    {"createDate", studio_time_ms(created)},
                    {"lastUpdated", studio_time_ms(last)},
-                   {"nodes", whole(std::ceil(alive / kDayMs))},
-                   {"cores", whole(std::ceil(cores / kDayMs))},
-                   {"agentVersionLowest", lowest ? json(*lowest) : json(nullptr)},
+                   {"nodes", as_count(std::ceil(alive / kDayMs))},
+                   {"cores", as_count(std::ceil(cores / kDayMs))},
+                   {"agentVersionLowest", lowest.value_or("")},
                    {"envType", env_type(facts)},
                    {"serviceId", id}});
   }

@@ -18,9 +18,10 @@ using ServiceSpans = std::vector<storage::ServiceDataSpan>;
 // [{"name", "hasData", "envType", "createDate", "serviceId"}]; serviceId is its place in the list.
 nlohmann::json service_list(const ServiceHosts& hosts, const ServiceSpans& spans);
 
-// /api/overview over the day before `now_ms`: {"services", "instances", "cores"}, instances and
-// cores weighted by the share of the day each host was heard from.
-nlohmann::json fleet_overview(const ServiceHosts& hosts, int64_t now_ms);
+// /api/overview over the day before `now_ms`: {"services", "instances", "cores"}: the services
+// with hosts heard from or profiles in it; instances and cores weighted by the share of the day
+// each host was heard from.
+nlohmann::json fleet_overview(const ServiceHosts& hosts, const ServiceSpans& spans, int64_t now_ms);
 
 // /api/overview/services: per service, its nodes and cores over its last day of activity,
 // its first and last time seen, the lowest agent version and its kind of deployment.

@@ -21,7 +21,7 @@ struct ProfileRow {
   std::optional<double> mem_avg;
   std::string instance_type;
   int64_t processors = 0;  // the host's, as the upload's header gave them; 0: not given
-  bool rolled_up = true;  // false: the rollups still lack it (stored before they existed)
+  bool rolled_up = true;   // false: the rollups still lack it (stored before they existed)
 };
 
 // Returns the new row's gpid; `row.profile.gpid` is ignored.

@@ -177,7 +177,7 @@ Result<std::optional<std::pair<int64_t, int64_t>>> read_data_span(
 
 Result<std::vector<RollupSlot>> read_rollup_slots(Database& db, const RollupQuery& query,
                                                   Resolution resolution, int64_t slot_ms,
-                                                  bool with_stacks) {
+                                                  const StackClasses* classes) {
   const int64_t width = width_ms(resolution);
   slot_ms = std::max(width, slot_ms - slot_ms % width);
   const int64_t from_ms = bucket_start(to_unix_ms(query.from), resolution);
@@ -185,27 +185,31 @@ Result<std::vector<RollupSlot>> read_rollup_slots(Database& db, const RollupQuer
   if (to_ms <= from_ms) return std::vector<RollupSlot>();
   const BucketRange range{resolution, from_ms, to_ms};
   bool by_label = query.filter && !query.filter->rules.empty();
-  std::map<int64_t, std::pair<int64_t, StackSums>> slots;
+  std::map<int64_t, RollupSlot> slots;
   auto visit = [&](const BucketRow& row) -> Result<void> {
     if (by_label && !query.filter->matches(*row.label)) return {};
-    int64_t slot = row.bucket_ms - ((row.bucket_ms % slot_ms) + slot_ms) % slot_ms;
-    auto& [samples, sums] = slots.try_emplace(slot, 0, StackSums(query.max_stacks)).first->second;
-    samples += row.totals.samples;
-    if (!with_stacks) return {};
-    return sums.add(row.stacks);
+    int64_t start = row.bucket_ms - ((row.bucket_ms % slot_ms) + slot_ms) % slot_ms;
+    RollupSlot& slot = slots.try_emplace(start, RollupSlot{start}).first->second;
+    slot.samples += row.totals.samples;
+    if (classes == nullptr) return {};
+    auto stacks = decode_stacks(row.stacks);
+    if (!stacks) return std::move(stacks).take_error();
+    for (const StackCount& stack : *stacks) {
+      auto found = classes->find(stack.id);
+      if (found == classes->end()) continue;
+      (found->second == StackClass::kPicked ? slot.picked : slot.left_out) += stack.count;
+    }
+    return {};
   };
   auto host = by_label ? query.filter->required_host() : std::nullopt;
-  if (auto read =
-          read_buckets(db, query.service, std::span(&range, 1), by_label, host, visit, with_stacks);
+  if (auto read = read_buckets(db, query.service, std::span(&range, 1), by_label, host, visit,
+                               classes != nullptr);
       !read) {
     return std::move(read).take_error().with_context("reading the rollups of " + query.service);
   }
   std::vector<RollupSlot> series;
   series.reserve(slots.size());
-  for (auto& [slot, held] : slots) {
-    series.push_back(
-        {slot, held.first, with_stacks ? held.second.sorted() : std::vector<StackCount>()});
-  }
+  for (const auto& held : slots) series.push_back(held.second);
   return series;
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -33,20 +34,27 @@ Result<RollupView> read_rollup(Database& db, const RollupQuery& query, const Buc
 Result<void> read_rollup_texts(Database& db, const std::string& service,
                                std::span<const StackId> ids, RollupView& view);
 
-// One slot of a series over a range: the samples of the buckets that start in it, and their
-// stacks (by id) when asked for.
+// How a series counts a stack besides its samples: as picked (it holds a function looked for) or
+// left out (idle).
+enum class StackClass : uint8_t { kPicked, kLeftOut };
+using StackClasses = std::unordered_map<StackId, StackClass>;
+
+// One slot of a series over a range: the samples of the buckets that start in it, and of those
+// the samples of picked and of left-out stacks.
 struct RollupSlot {
   int64_t slot_ms = 0;  // its start: a multiple of the slot's width (UTC)
   int64_t samples = 0;
-  std::vector<StackCount> stacks;
+  uint64_t picked = 0;
+  uint64_t left_out = 0;
 };
 
-// The buckets of `resolution` in [query.from, query.to) that the query's filter (or none)
-// matches, summed into slots of `slot_ms`, a multiple of the resolution's width; in time order,
-// slots without data left out. Each slot keeps at most query.max_stacks distinct stacks.
+// The buckets of `resolution` that start in [query.from, query.to) widened to whole buckets, that
+// the query's filter (or none) matches, summed into slots of `slot_ms`, a multiple of the
+// resolution's width; in time order, slots without data left out. Without `classes`, only the
+// buckets' totals are read.
 Result<std::vector<RollupSlot>> read_rollup_slots(Database& db, const RollupQuery& query,
                                                   Resolution resolution, int64_t slot_ms,
-                                                  bool with_stacks);
+                                                  const StackClasses* classes);
 
 // The samples of each label key of `service` in the buckets of `plan`.
 Result<std::map<LabelKey, int64_t>> read_label_samples(Database& db, const std::string& service,

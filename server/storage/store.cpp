@@ -190,7 +190,10 @@ Store::Store(std::optional<DataDir> dir, std::unique_ptr<ConnectionPool> pool, S
       max_profile_bytes_(options.max_profile_bytes),
       min_free_bytes_(options.min_free_bytes),
       rollup_retention_(options.rollup_retention),
-      rollup_max_stacks_(options.rollup_max_stacks) {}
+      rollup_max_stacks_(options.rollup_max_stacks),
+      max_saved_filters_per_service_(options.max_saved_filters_per_service),
+      max_saved_filters_(options.max_saved_filters),
+      max_snapshots_(options.max_snapshots) {}
 
 template <typename Operation>
 auto Store::with_connection(Operation operation) -> decltype(operation(std::declval<Database&>())) {
@@ -624,22 +627,22 @@ Result<std::optional<std::pair<TimePoint, TimePoint>>> Store::data_span(
 }
 
 Result<std::vector<RollupSlot>> Store::read_rollup_slots(const RollupQuery& query, int64_t slot_ms,
-                                                         bool with_stacks) {
+                                                         const StackClasses* classes) {
   const int64_t now_ms = to_unix_ms(current_time());
   const int64_t from_ms = to_unix_ms(query.from);
-  Resolution resolution = Resolution::kDay;
-  for (Resolution finer : kResolutions) {
-    auto kept =
-        std::chrono::duration_cast<std::chrono::milliseconds>(rollup_retention_.of(finer)).count();
-    if (slot_ms % width_ms(finer) == 0 && (kept == 0 || from_ms >= now_ms - kept)) {
-      resolution = finer;
+  Resolution resolution = Resolution::kMinute;
+  for (Resolution coarser : {Resolution::kDay, Resolution::kHour}) {
+    auto kept = std::chrono::duration_cast<std::chrono::milliseconds>(rollup_retention_.of(coarser))
+                    .count();
+    if (slot_ms % width_ms(coarser) == 0 && (kept == 0 || from_ms >= now_ms - kept)) {
+      resolution = coarser;
       break;
     }
   }
   auto read = [&](Database& db) -> Result<std::vector<RollupSlot>> {
     auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
     if (!transaction) return std::move(transaction).take_error();
-    return storage::read_rollup_slots(db, query, resolution, slot_ms, with_stacks);
+    return storage::read_rollup_slots(db, query, resolution, slot_ms, classes);
   };
   return with_connection(read);
 }
@@ -664,8 +667,10 @@ Result<std::vector<ServiceDataSpan>> Store::service_data_spans(TimePoint since) 
 Result<int64_t> Store::save_filter(const SavedFilter& filter) {
   if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
   auto save = [&](Database& db) {
-    return in_write_transaction(
-        db, [&] { return insert_saved_filter(db, filter, to_unix_ms(current_time())); });
+    return in_write_transaction(db, [&] {
+      return insert_saved_filter(db, filter, to_unix_ms(current_time()),
+                                 {max_saved_filters_per_service_, max_saved_filters_});
+    });
   };
   return settle(in_context(with_connection(save), "saving a filter of " + filter.service));
 }
@@ -694,8 +699,9 @@ Result<std::vector<SavedFilter>> Store::saved_filters(const std::string& service
 Result<int64_t> Store::save_snapshot(const Snapshot& snapshot) {
   if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
   auto save = [&](Database& db) {
-    return in_write_transaction(
-        db, [&] { return insert_snapshot(db, snapshot, to_unix_ms(current_time())); });
+    return in_write_transaction(db, [&] {
+      return insert_snapshot(db, snapshot, to_unix_ms(current_time()), max_snapshots_);
+    });
   };
   return settle(in_context(with_connection(save), "saving a snapshot of " + snapshot.service));
 }

@@ -62,6 +62,10 @@ struct StoreOptions {
   // bucket holds (past them, samples are counted under kStacksPastCap).
   RollupRetention rollup_retention;
   size_t rollup_max_stacks = size_t{1} << 20;
+  // What Performance Studio's UI may keep: past these, a save is refused, not a row deleted.
+  int64_t max_saved_filters_per_service = 1000;
+  int64_t max_saved_filters = 10'000;
+  int64_t max_snapshots = 10'000;
 };
 
 // What one expire_before() deleted.
@@ -177,22 +181,22 @@ class Store {
   // The samples of each label key of `service` in [since, until), from its rollups.
   Result<std::map<LabelKey, int64_t>> label_samples(const std::string& service, TimePoint since,
                                                     TimePoint until);
-  // The query's range in slots of `slot_ms` (rollups.h), read from the finest bucket size whose
-  // width divides the slot and whose retention still keeps the range's start; day buckets
-  // where none does.
+  // The query's range in slots of `slot_ms` (rollups.h), read from the coarsest bucket size whose
+  // width divides the slot and whose retention still keeps the range's start; minutes where none
+  // does.
   Result<std::vector<RollupSlot>> read_rollup_slots(const RollupQuery& query, int64_t slot_ms,
-                                                    bool with_stacks);
+                                                    const StackClasses* classes = nullptr);
 
   // What Performance Studio's web UI reads besides flamegraphs (studio_records.h).
   Result<std::vector<HostSlotMetrics>> upload_metrics(const UploadMetricsQuery& query);
   Result<std::vector<ServiceHost>> service_hosts(TimePoint since);
   Result<std::vector<ServiceDataSpan>> service_data_spans(TimePoint since);
-  // Saved filters: kInvalidArgument past kMaxSavedFiltersPerService; false: no such filter.
+  // Saved filters: kInvalidArgument past StoreOptions' cap; false: no such filter.
   Result<int64_t> save_filter(const SavedFilter& filter);
   Result<bool> replace_filter(int64_t id, const std::string& filter);
   Result<bool> delete_filter(int64_t id);
   Result<std::vector<SavedFilter>> saved_filters(const std::string& service);
-  // Snapshots: kInvalidArgument past kMaxSnapshots.
+  // Snapshots: kInvalidArgument past StoreOptions' cap.
   Result<int64_t> save_snapshot(const Snapshot& snapshot);
   Result<std::optional<Snapshot>> find_snapshot(int64_t id);
 
@@ -289,6 +293,9 @@ class Store {
   uint64_t min_free_bytes_;
   RollupRetention rollup_retention_;
   size_t rollup_max_stacks_;
+  int64_t max_saved_filters_per_service_;
+  int64_t max_saved_filters_;
+  int64_t max_snapshots_;
   KnownStackTexts known_texts_;
   std::string postgres_url_;          // empty on SQLite
   CommandsChanged commands_changed_;  // SQLite: called after the commit

@@ -5,23 +5,24 @@ namespace dormant::server::storage {
 Result<std::vector<HostSlotMetrics>> read_upload_metrics(Database& db,
                                                          const UploadMetricsQuery& query) {
   auto select = db.prepare(R"sql(
-SELECT (start_ms - ?2) / CAST(?4 AS BIGINT) AS slot, hostname, instance_type, COUNT(*),
+SELECT start_ms / CAST(?4 AS BIGINT), hostname, instance_type, COUNT(*),
        COUNT(cpu_avg), COALESCE(SUM(cpu_avg), 0), COALESCE(MAX(cpu_avg), 0),
        COUNT(mem_avg), COALESCE(SUM(mem_avg), 0), COALESCE(MAX(mem_avg), 0),
        SUM(end_ms - start_ms), MAX(processors), MIN(start_ms), MAX(end_ms)
 FROM profiles
 WHERE service_name = ?1 AND start_ms >= ?2 AND start_ms < ?3
-GROUP BY slot, hostname, instance_type
-ORDER BY slot, hostname, instance_type)sql");
+GROUP BY 1, 2, 3
+ORDER BY 1, 2, 3)sql");
   if (!select) return std::move(select).take_error();
-  select->bind_all(query.service, query.from_ms, query.to_ms, std::max<int64_t>(1, query.slot_ms));
+  const int64_t slot_ms = std::max<int64_t>(1, query.slot_ms);
+  select->bind_all(query.service, query.from_ms, query.to_ms, slot_ms);
   std::vector<HostSlotMetrics> rows;
   while (true) {
     auto row = select->step();
     if (!row) return std::move(row).take_error();
     if (!*row) break;
     HostSlotMetrics metrics;
-    metrics.slot_ms = query.from_ms + select->int64(0) * query.slot_ms;
+    metrics.slot_ms = select->int64(0) * slot_ms;
     metrics.hostname = select->text(1);
     metrics.instance_type = select->text(2);
     metrics.uploads = select->int64(3);
@@ -131,14 +132,20 @@ Result<bool> changed_one(Database& db, Statement& statement) {
 
 }  // namespace
 
-Result<int64_t> insert_saved_filter(Database& db, const SavedFilter& filter, int64_t now_ms) {
+Result<int64_t> insert_saved_filter(Database& db, const SavedFilter& filter, int64_t now_ms,
+                                    const SavedFilterCaps& caps) {
   auto kept =
       count_rows(db, "SELECT COUNT(*) FROM saved_filters WHERE service_name = ?1", &filter.service);
   if (!kept) return std::move(kept).take_error();
-  if (*kept >= kMaxSavedFiltersPerService) {
-    return Error::invalid_argument(filter.service + " keeps " +
-                                   std::to_string(kMaxSavedFiltersPerService) +
+  if (*kept >= caps.per_service) {
+    return Error::invalid_argument(filter.service + " keeps " + std::to_string(caps.per_service) +
                                    " saved filters, as many as a service may: delete one first");
+  }
+  auto all = count_rows(db, "SELECT COUNT(*) FROM saved_filters", nullptr);
+  if (!all) return std::move(all).take_error();
+  if (*all >= caps.in_all) {
+    return Error::invalid_argument("the server keeps " + std::to_string(caps.in_all) +
+                                   " saved filters, as many as it may: delete some first");
   }
   auto insert = db.prepare(R"sql(
 INSERT INTO saved_filters (service_name, filter, created_ms) VALUES (?1, ?2, ?3)
@@ -178,11 +185,12 @@ Result<std::vector<SavedFilter>> read_saved_filters(Database& db, const std::str
   return filters;
 }
 
-Result<int64_t> insert_snapshot(Database& db, const Snapshot& snapshot, int64_t now_ms) {
+Result<int64_t> insert_snapshot(Database& db, const Snapshot& snapshot, int64_t now_ms,
+                                int64_t most) {
   auto kept = count_rows(db, "SELECT COUNT(*) FROM snapshots", nullptr);
   if (!kept) return std::move(kept).take_error();
-  if (*kept >= kMaxSnapshots) {
-    return Error::invalid_argument("the server keeps " + std::to_string(kMaxSnapshots) +
+  if (*kept >= most) {
+    return Error::invalid_argument("the server keeps " + std::to_string(most) +
                                    " snapshots, as many as it may");
   }
   auto insert = db.prepare(R"sql(

@@ -10,11 +10,6 @@
 
 namespace dormant::server::storage {
 
-// Saved filters a service keeps, and snapshots the whole store keeps: past these a save is
-// refused (kInvalidArgument) rather than a row deleted that a user saved.
-inline constexpr int64_t kMaxSavedFiltersPerService = 1000;
-inline constexpr int64_t kMaxSnapshots = 100'000;
-
 // Per slot, host and instance type.
 Result<std::vector<HostSlotMetrics>> read_upload_metrics(Database& db,
                                                          const UploadMetricsQuery& query);
@@ -28,14 +23,22 @@ Result<std::vector<ServiceHost>> read_service_hosts(Database& db, int64_t since_
 // Services with day rollups since `since_ms`, by name.
 Result<std::vector<ServiceDataSpan>> read_service_data_spans(Database& db, int64_t since_ms);
 
-Result<int64_t> insert_saved_filter(Database& db, const SavedFilter& filter, int64_t now_ms);
+struct SavedFilterCaps {
+  int64_t per_service = 1000;
+  int64_t in_all = 10'000;
+};
+// Refused (kInvalidArgument) past `caps`: a row a user saved is never deleted to make room.
+Result<int64_t> insert_saved_filter(Database& db, const SavedFilter& filter, int64_t now_ms,
+                                    const SavedFilterCaps& caps);
 // False: no such filter.
 Result<bool> update_saved_filter(Database& db, int64_t id, const std::string& filter);
 Result<bool> delete_saved_filter(Database& db, int64_t id);
 // Oldest first.
 Result<std::vector<SavedFilter>> read_saved_filters(Database& db, const std::string& service);
 
-Result<int64_t> insert_snapshot(Database& db, const Snapshot& snapshot, int64_t now_ms);
+// Refused (kInvalidArgument) when `most` are kept already.
+Result<int64_t> insert_snapshot(Database& db, const Snapshot& snapshot, int64_t now_ms,
+                                int64_t most);
 Result<std::optional<Snapshot>> find_snapshot(Database& db, int64_t id);
 
 }  // namespace dormant::server::storage

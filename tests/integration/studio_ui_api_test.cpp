@@ -243,7 +243,8 @@ TEST_P(StudioUiApiTest, ServicesAndOverviewDescribeTheFleetAndNeverErrWhenEmpty)
 TEST_P(StudioUiApiTest, TheMetricsBarComesFromEachUploadsFigures) {
   upload("shop", "web-01", "0;;python;main;work 40", recent(0), recent(1), {10, 20, 4, "m5.large"});
   upload("shop", "web-02", "0;;python;main;work 40", recent(0), recent(1), {30, 60, 4, "m5.large"});
-  upload("shop", "web-03", "0;;python;main;work 40", recent(0), recent(1), {50, 40, 8, "c5.xlarge"});
+  upload("shop", "web-03", "0;;python;main;work 40", recent(0), recent(1),
+         {50, 40, 8, "c5.xlarge"});
   const std::string range = common_three("shop", recent(0), recent(10));
 
   json summary = ok_json("/api/metrics/summary?" + range);
@@ -305,8 +306,10 @@ TEST_P(StudioUiApiTest, TheMetricsBarComesFromEachUploadsFigures) {
 }
 
 TEST_P(StudioUiApiTest, SamplesAndAFunctionsShareAreCountedPerSlot) {
-  upload("shop", "web-01", "0;;python;main;work 30\n0;;python;main;wait 10", recent(0), recent(1), {});
-  upload("shop", "web-02", "0;;python;main;work 10\n0;;python;main;other 30", recent(5), recent(6), {});
+  upload("shop", "web-01", "0;;python;main;work 30\n0;;python;main;wait 10", recent(0), recent(1),
+         {});
+  upload("shop", "web-02", "0;;python;main;work 10\n0;;python;main;other 30", recent(5), recent(6),
+         {});
   const std::string range = common_three("shop", recent(0), recent(10));
 
   json samples = ok_json("/api/metrics/samples?" + range + "&requested_interval=1%20minute");
@@ -384,6 +387,22 @@ TEST_P(StudioUiApiTest, SnapshotsKeepTheirMarksAndAnUnknownOneIsAllNull) {
   EXPECT_EQ(kept["startTime"], recent(0).substr(0, 19) + "Z");
   EXPECT_EQ(ok_json("/api/snapshots/999999"),
             json::parse(R"({"startTime":null,"endTime":null,"frames":null,"filter":null})"));
+  json too_many = json::array();
+  for (int i = 0; i <= 1000; ++i)
+    too_many.push_back({{"level", 1}, {"start", i}, {"duration", 1}});
+  EXPECT_EQ(send_json("POST", "/api/snapshots",
+                      {{"frames", too_many},
+                       {"startTime", recent(0)},
+                       {"endTime", recent(60)},
+                       {"serviceName", "shop"}})
+                .status,
+            422);
+  json rules = json::array();
+  for (int i = 0; i <= 64; ++i) rules.push_back({{"HostName", {{"$neq", std::to_string(i)}}}});
+  EXPECT_EQ(call("/api/metrics/summary?" + common_three("shop", recent(0), recent(10)) +
+                 filter_of({{"$and", rules}}))
+                .status,
+            400);
   EXPECT_EQ(send_json("POST", "/api/snapshots",
                       {{"frames", {{{"level", "two"}}}},
                        {"startTime", recent(0)},

@@ -14,7 +14,6 @@
 
 #include "inventory/container_cgroups.h"
 #include "inventory/process_cgroups.h"
-
 #include "profilers/system/cgroup_layout.h"
 #include "profilers/system/cgroup_selection.h"
 #include "profilers/system/cgroup_usage.h"

@@ -8,8 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "inventory/container_metadata.h"
 #include "proc_cgroup_text.h"
+
+#include "inventory/container_metadata.h"
 
 namespace dormant::inventory {
 namespace {

@@ -9,8 +9,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "inventory/workload_identity.h"
 #include "proc_cgroup_text.h"
+
+#include "inventory/workload_identity.h"
 
 namespace dormant::inventory {
 namespace {

@@ -1,6 +1,8 @@
 // Rollups: a bucket's stacks as stored, the buckets a range reads, the labels a filter matches,
 // and, on SQLite and PostgreSQL, merges from rollups against merges of the raw profiles.
 #include <algorithm>
+#include <array>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -488,6 +490,140 @@ TEST_P(RollupStoreTest, ProfilesStoredBeforeRollupsAreAddedToThemOnce) {
   for (const SentStack& stack : last.stacks) lost += stack.count;
   EXPECT_EQ(after->stacks.total_samples() + lost, before->stacks.total_samples());
   EXPECT_EQ(after->profiles, 69);
+}
+
+// The series of Performance Studio's service view (samples per slot) and its table view (a
+// function's share per slot) read slots of buckets: each slot's samples are those of the raw
+// profiles that start in it, filtered as the buckets are.
+TEST_P(RollupStoreTest, SlotsOfARangeHoldTheSamplesOfTheProfilesThatStartInThem) {
+  std::mt19937 random(7);
+  const std::vector<std::string> hosts = {"web-01", "web-02", "db-01"};
+  int64_t now = to_unix_ms(now_);
+  for (int i = 0; i < 60; ++i) {
+    SentProfile sent;
+    sent.hostname = hosts[random() % hosts.size()];
+    sent.instance_type = "m5.xlarge";
+    sent.start_ms = now - static_cast<int64_t>(random() % (2 * kDay)) - 61'000;
+    sent.stacks = {{"", "python;main;work", 1 + random() % 50},
+                   {"happy_einstein", "python;main;wait", 1 + random() % 50}};
+    ASSERT_NO_FATAL_FAILURE(send(sent));
+  }
+  for (int64_t slot : {15 * kMinute, 2 * kHour, kDay}) {
+    for (bool filtered : {false, true}) {
+      RollupQuery query;
+      query.service = "web";
+      query.from = from_unix_ms(now - 2 * kDay - kHour);
+      query.to = from_unix_ms(now);
+      if (filtered) {
+        query.filter = LabelFilter{false, {{Label::kHostName, true, "web-02"}}};
+      }
+      StackClasses classes = {{api::stack_id("python;main;work"), StackClass::kPicked},
+                              {api::stack_id("python;main;wait"), StackClass::kLeftOut}};
+      auto slots = store_->read_rollup_slots(query, slot, &classes);
+      ASSERT_TRUE(slots.ok()) << slots.error().message();
+      std::map<int64_t, std::array<int64_t, 3>> expected;  // samples, picked, left out
+      for (const SentProfile& sent : sent_) {
+        if (filtered && sent.hostname != "web-02") continue;
+        auto& sums = expected[sent.start_ms - sent.start_ms % slot];
+        for (const SentStack& stack : sent.stacks) {
+          sums[0] += static_cast<int64_t>(stack.count);
+          sums[stack.stack.ends_with("work") ? 1 : 2] += static_cast<int64_t>(stack.count);
+        }
+      }
+      std::map<int64_t, std::array<int64_t, 3>> read;
+      for (const RollupSlot& each : *slots) {
+        read[each.slot_ms] = {each.samples, static_cast<int64_t>(each.picked),
+                              static_cast<int64_t>(each.left_out)};
+      }
+      EXPECT_EQ(read, expected) << "slot " << slot << (filtered ? ", filtered" : "");
+    }
+  }
+}
+
+class StudioStateTest : public StoreTest {
+ protected:
+  void SetUp() override {
+    options_.max_saved_filters_per_service = 3;
+    options_.max_saved_filters = 5;
+    options_.max_snapshots = 2;
+    StoreTest::SetUp();
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Stores, StudioStateTest,
+                         ::testing::Values(Dialect::kSqlite, Dialect::kPostgres), store_name);
+
+// What a UI's users save is kept until they delete it: past the caps a save is refused, and
+// nothing saved before is dropped to make room.
+TEST_P(StudioStateTest, SavedFiltersAndSnapshotsAreBoundedAndNeverDroppedForRoom) {
+  const std::string rules = R"({"$and":[{"HostName":{"$eq":"web-01"}}]})";
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    auto id = store_->save_filter({0, "shop", rules});
+    ASSERT_TRUE(id.ok()) << id.error().message();
+    ids.push_back(*id);
+  }
+  auto refused = store_->save_filter({0, "shop", rules});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind(), ErrorKind::kInvalidArgument);
+  EXPECT_TRUE(store_->save_filter({0, "other", rules}).ok());  // per service
+  EXPECT_TRUE(store_->save_filter({0, "third", rules}).ok());
+  EXPECT_FALSE(store_->save_filter({0, "fourth", rules}).ok());  // and in all: any name counts
+  EXPECT_EQ(store_->saved_filters("shop")->size(), 3u);
+  ASSERT_TRUE(*store_->delete_filter(ids[0]));
+  EXPECT_TRUE(store_->save_filter({0, "shop", rules}).ok());
+  EXPECT_FALSE(*store_->replace_filter(ids[0], rules));  // gone
+
+  Snapshot snapshot{0, "shop", 1000, 2000, R"([{"level":1,"start":0,"duration":5}])", rules};
+  auto first = store_->save_snapshot(snapshot);
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  ASSERT_TRUE(store_->save_snapshot(snapshot).ok());
+  auto third = store_->save_snapshot(snapshot);
+  ASSERT_FALSE(third.ok());
+  EXPECT_EQ(third.error().kind(), ErrorKind::kInvalidArgument);
+  auto kept = store_->find_snapshot(*first);
+  ASSERT_TRUE(kept.ok() && kept->has_value());
+  EXPECT_EQ((*kept)->frames, snapshot.frames);
+  EXPECT_EQ((*kept)->filter, snapshot.filter);
+  EXPECT_EQ(*store_->find_snapshot(*first + 100), std::nullopt);
+}
+
+// Each upload's figures, summed per host and slot: what the metrics bar and graphs are made of.
+TEST_P(StudioStateTest, UploadMetricsSumEachHostsUploadsPerSlot) {
+  auto sent = [&](std::string host, int64_t start_ms, std::optional<double> cpu, int64_t cores) {
+    ProfileUpload upload = plain_upload("shop", std::move(host), from_unix_ms(start_ms),
+                                        from_unix_ms(start_ms + 60'000), "# {}\n");
+    upload.cpu_avg = cpu;
+    upload.mem_avg = 40;
+    upload.processors = cores;
+    upload.instance_type = "m5.large";
+    ASSERT_TRUE(store_->store_profile(upload).ok());
+  };
+  const int64_t hour = 3'600'000;
+  sent("web-01", 10 * hour, 10, 4);
+  sent("web-01", 10 * hour + 120'000, 30, 8);
+  sent("web-01", 10 * hour + 900'000, std::nullopt, 8);  // the next slot; no CPU figure
+  sent("web-02", 10 * hour + 60'000, 50, 2);
+  auto rows = store_->upload_metrics({"shop", 10 * hour, 11 * hour, 900'000});
+  ASSERT_TRUE(rows.ok()) << rows.error().message();
+  ASSERT_EQ(rows->size(), 3u);
+  const HostSlotMetrics& first = (*rows)[0];
+  EXPECT_EQ(first.slot_ms, 10 * hour);
+  EXPECT_EQ(first.hostname, "web-01");
+  EXPECT_EQ(first.instance_type, "m5.large");
+  EXPECT_EQ(first.uploads, 2);
+  EXPECT_EQ(first.cpu_values, 2);
+  EXPECT_DOUBLE_EQ(first.cpu_sum, 40);
+  EXPECT_DOUBLE_EQ(first.cpu_max, 30);
+  EXPECT_DOUBLE_EQ(first.memory_max, 40);
+  EXPECT_EQ(first.profiled_ms, 120'000);
+  EXPECT_EQ(first.processors, 8);
+  EXPECT_EQ(first.first_start_ms, 10 * hour);
+  EXPECT_EQ(first.last_end_ms, 10 * hour + 180'000);
+  EXPECT_EQ((*rows)[1].hostname, "web-02");
+  EXPECT_EQ((*rows)[2].slot_ms, 10 * hour + 900'000);
+  EXPECT_EQ((*rows)[2].cpu_values, 0);
+  EXPECT_EQ((*rows)[2].memory_values, 1);
 }
 
 }  // namespace
