@@ -18,7 +18,7 @@
 #include "common/termination_signals.h"
 #include "config/server_config.h"
 #include "server/api/api.h"
-#include "server/api/rollup_backfill.h"
+#include "server/api/rollup_upkeep.h"
 #include "server/control/retention.h"
 #include "server/http/http_server.h"
 #include "server/storage/store.h"
@@ -125,7 +125,7 @@ int serve(const dormant::config::ServerConfig& config) {
                                     rollups_expire};
     retention.emplace(**store, policy, kRetentionPeriod, store_options.clock);
   }
-  api::RollupBackfill backfill(**store);
+  api::RollupUpkeep rollup_upkeep(**store);
   http::HttpServerOptions options;
   if (!config.insecure_http) {
     auto tls = http::make_tls_context(

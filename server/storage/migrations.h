@@ -142,6 +142,17 @@ CREATE TABLE label_rollups (
 CREATE INDEX label_rollups_by_age ON label_rollups (resolution_s, bucket_ms);
 )sql";
 
+// Migration 8, the same SQL on both: how far each service's hour and day rollups are compacted
+// (rollup_records.h: Compacted); mark_rollups_compacted() then marks what uploads wrote whole.
+inline constexpr std::string_view kRollupCompactions = R"sql(
+CREATE TABLE rollup_compactions (
+  service_name TEXT NOT NULL,
+  resolution_s BIGINT NOT NULL,
+  before_ms    BIGINT NOT NULL,  -- this size's buckets that start before it are whole
+  PRIMARY KEY (service_name, resolution_s)
+);
+)sql";
+
 // Every migration this binary knows for each database, oldest first.
 std::span<const Migration> sqlite_migrations();
 std::span<const Migration> postgres_migrations();

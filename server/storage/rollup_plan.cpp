@@ -26,7 +26,7 @@ int64_t bucket_start(int64_t ms, Resolution resolution) {
 }
 
 BucketPlan plan_buckets(int64_t from_ms, int64_t to_ms, int64_t now_ms,
-                        const RollupRetention& retention) {
+                        const RollupRetention& retention, const Compacted& compacted) {
   BucketPlan plan;
   plan.from_ms = bucket_start(from_ms, Resolution::kMinute);
   plan.to_ms = ceil_to(to_ms, width_ms(Resolution::kMinute));
@@ -56,7 +56,7 @@ BucketPlan plan_buckets(int64_t from_ms, int64_t to_ms, int64_t now_ms,
     for (Resolution coarser : kResolutions) {
       if (width_ms(coarser) <= width_ms(chosen)) continue;
       if (start % width_ms(coarser) == 0 && start + width_ms(coarser) <= plan.to_ms &&
-          kept(coarser, start, now_ms, retention)) {
+          kept(coarser, start, now_ms, retention) && start < compacted.before(coarser)) {
         chosen = coarser;
       }
     }

@@ -18,8 +18,9 @@ struct BucketPlan {
 };
 
 // [from_ms, to_ms), widened to whole minutes, as buckets; none where to_ms <= from_ms.
+// An hour or a day is read whole only where `compacted` says it is.
 BucketPlan plan_buckets(int64_t from_ms, int64_t to_ms, int64_t now_ms,
-                        const RollupRetention& retention);
+                        const RollupRetention& retention, const Compacted& compacted = {});
 
 // The start of the bucket of `resolution` that holds `ms` (UTC).
 int64_t bucket_start(int64_t ms, Resolution resolution);

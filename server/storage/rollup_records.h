@@ -8,6 +8,7 @@
 #include <chrono>
 #include <compare>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -59,6 +60,21 @@ inline int64_t width_ms(Resolution resolution) { return static_cast<int64_t>(res
 
 inline constexpr Resolution kResolutions[] = {Resolution::kMinute, Resolution::kHour,
                                               Resolution::kDay};
+
+// How far a service's hour and day buckets are whole. Uploads add to minute buckets; an hour is
+// compacted from its minutes once it is over, a day from its hours (rollups.h), and a late upload
+// into a compacted hour or day is added to it as well as to its minute. A bucket that starts
+// before its size's `before` holds every profile of its time; later ones are read as finer
+// buckets. INT64_MAX: every bucket is whole; INT64_MIN: none is.
+struct Compacted {
+  int64_t hours_before_ms = INT64_MAX;
+  int64_t days_before_ms = INT64_MAX;
+  int64_t before(Resolution resolution) const {
+    return resolution == Resolution::kHour  ? hours_before_ms
+           : resolution == Resolution::kDay ? days_before_ms
+                                            : INT64_MAX;
+  }
+};
 
 // How long each bucket size is kept; zero: for ever. Finer buckets are kept no longer than
 // coarser ones (validated with the server's flags).

@@ -77,6 +77,13 @@ Result<void> add_to_bucket(Database& db, const BucketKey& key, std::span<const S
   }
   select->reset();
 
+  return put_bucket(db, key, sum, totals);
+}
+
+Result<void> put_bucket(Database& db, const BucketKey& key, std::span<const StackCount> stacks,
+                        const BucketTotals& totals) {
+  bool by_label = key.label != nullptr;
+  std::string table = by_label ? "label_rollups" : "service_rollups";
   std::string columns = "service_name, resolution_s, bucket_ms, ";
   std::string key_columns = "service_name, resolution_s, bucket_ms";
   if (by_label) {
@@ -96,7 +103,7 @@ Result<void> add_to_bucket(Database& db, const BucketKey& key, std::span<const S
   bind_key(*upsert, key)
       .bind_from(first_total, totals.profiles, totals.samples, totals.first_start_ms,
                  totals.last_end_ms, totals.frequency_hz)
-      .bind_blob(first_total + 5, encode_stacks(sum));
+      .bind_blob(first_total + 5, encode_stacks(stacks));
   return upsert->run();
 }
 
@@ -206,6 +213,63 @@ Result<void> read_stack_texts(Database& db, std::string_view service, std::span<
     select->reset();
   }
   return {};
+}
+
+Result<Compacted> read_compacted(Database& db, std::string_view service) {
+  auto select =
+      db.prepare("SELECT resolution_s, before_ms FROM rollup_compactions WHERE service_name = ?1");
+  if (!select) return std::move(select).take_error();
+  select->bind_all(service);
+  Compacted compacted{INT64_MIN, INT64_MIN};
+  for (;;) {
+    auto row = select->step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) break;
+    int64_t before = select->int64(1);
+    if (select->int64(0) == static_cast<int64_t>(Resolution::kHour))
+      compacted.hours_before_ms = before;
+    if (select->int64(0) == static_cast<int64_t>(Resolution::kDay))
+      compacted.days_before_ms = before;
+  }
+  select->reset();
+  return compacted;
+}
+
+Result<void> write_compacted(Database& db, std::string_view service, Resolution resolution,
+                             int64_t before_ms) {
+  auto upsert = db.prepare(
+      "INSERT INTO rollup_compactions (service_name, resolution_s, before_ms) VALUES (?1, ?2, ?3) "
+      "ON CONFLICT (service_name, resolution_s) DO UPDATE SET before_ms = excluded.before_ms");
+  if (!upsert) return std::move(upsert).take_error();
+  return upsert->bind_all(service, static_cast<int64_t>(resolution), before_ms).run();
+}
+
+Result<std::optional<int64_t>> next_minute_bucket(Database& db, std::string_view service,
+                                                  int64_t from_ms) {
+  auto select = db.prepare(
+      "SELECT MIN(bucket_ms) FROM service_rollups WHERE service_name = ?1 AND resolution_s = 60 "
+      "AND bucket_ms >= ?2");
+  if (!select) return std::move(select).take_error();
+  auto row = select->bind_all(service, from_ms).step();
+  if (!row) return std::move(row).take_error();
+  std::optional<int64_t> first = *row ? select->optional_int64(0) : std::nullopt;
+  select->reset();
+  return first;
+}
+
+Result<std::vector<std::string>> services_with_minutes(Database& db) {
+  auto select =
+      db.prepare("SELECT DISTINCT service_name FROM service_rollups WHERE resolution_s = 60");
+  if (!select) return std::move(select).take_error();
+  std::vector<std::string> services;
+  for (;;) {
+    auto row = select->step();
+    if (!row) return std::move(row).take_error();
+    if (!*row) break;
+    services.push_back(select->text(0));
+  }
+  select->reset();
+  return services;
 }
 
 Result<int64_t> delete_buckets_before(Database& db, Resolution resolution, int64_t cutoff_ms,

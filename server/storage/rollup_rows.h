@@ -42,6 +42,10 @@ Result<void> add_to_bucket(Database& db, const BucketKey& key, std::span<const S
                            int64_t start_ms, int64_t end_ms, uint64_t frequency_hz,
                            size_t max_stacks);
 
+// Replaces a bucket's stacks and totals with these.
+Result<void> put_bucket(Database& db, const BucketKey& key, std::span<const StackCount> stacks,
+                        const BucketTotals& totals);
+
 // Keeps each stack's text for `service`, and `day_ms` as the newest day that holds it.
 Result<void> remember_stack_texts(Database& db, std::string_view service, int64_t day_ms,
                                   std::span<const std::pair<StackId, std::string>> texts);
@@ -70,6 +74,17 @@ Result<std::set<std::string>> read_bucket_hosts(Database& db, std::string_view s
 // Calls `found` with the text of each of `ids` that `service` keeps.
 Result<void> read_stack_texts(Database& db, std::string_view service, std::span<const StackId> ids,
                               const std::function<void(StackId, std::string_view)>& found);
+
+// How far each coarser size of a service's buckets is whole (rollup_records.h: Compacted);
+// INT64_MIN for a size never compacted.
+Result<Compacted> read_compacted(Database& db, std::string_view service);
+Result<void> write_compacted(Database& db, std::string_view service, Resolution resolution,
+                             int64_t before_ms);
+// The start of the service's first minute bucket at or after `from_ms`; none without any.
+Result<std::optional<int64_t>> next_minute_bucket(Database& db, std::string_view service,
+                                                  int64_t from_ms);
+// The services with minute buckets.
+Result<std::vector<std::string>> services_with_minutes(Database& db);
 
 // Deletes up to `batch` buckets of `resolution` that start before `cutoff_ms`, of both tables;
 // returns how many.

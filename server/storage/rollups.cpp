@@ -61,6 +61,62 @@ class StackSums {
   uint64_t past_cap_ = 0;
 };
 
+Resolution finer(Resolution resolution) {
+  return resolution == Resolution::kDay ? Resolution::kHour : Resolution::kMinute;
+}
+
+// Buckets summed into one: their stacks (capped) and their totals.
+struct SummedBuckets {
+  explicit SummedBuckets(size_t max_stacks) : sums(max_stacks) {}
+
+  Result<void> add(const BucketRow& row) {
+    if (auto added = sums.add(row.stacks); !added) return added;
+    if (totals.profiles == 0) {
+      totals = row.totals;
+      return {};
+    }
+    totals.profiles += row.totals.profiles;
+    totals.samples += row.totals.samples;
+    totals.first_start_ms = std::min(totals.first_start_ms, row.totals.first_start_ms);
+    totals.last_end_ms = std::max(totals.last_end_ms, row.totals.last_end_ms);
+    if (totals.frequency_hz != row.totals.frequency_hz) totals.frequency_hz = 0;
+    return {};
+  }
+
+  StackSums sums;
+  BucketTotals totals;
+};
+
+// Writes the bucket of `coarse` at `start_ms` from the finer buckets it holds, for the service
+// and for each label key, replacing what it held.
+Result<void> compact_bucket(Database& db, const std::string& service, Resolution coarse,
+                            int64_t start_ms, size_t max_stacks) {
+  const BucketRange range{finer(coarse), start_ms, start_ms + width_ms(coarse)};
+  SummedBuckets whole(max_stacks);
+  std::map<LabelKey, SummedBuckets> by_key;
+  auto add_whole = [&](const BucketRow& row) { return whole.add(row); };
+  auto add_labelled = [&](const BucketRow& row) {
+    return by_key.try_emplace(*row.label, max_stacks).first->second.add(row);
+  };
+  if (auto read = read_buckets(db, service, std::span(&range, 1), false, std::nullopt, add_whole);
+      !read) {
+    return read;
+  }
+  if (auto read = read_buckets(db, service, std::span(&range, 1), true, std::nullopt, add_labelled);
+      !read) {
+    return read;
+  }
+  if (whole.totals.profiles > 0) {
+    BucketKey key{service, coarse, start_ms};
+    if (auto put = put_bucket(db, key, whole.sums.sorted(), whole.totals); !put) return put;
+  }
+  for (const auto& [label, summed] : by_key) {
+    BucketKey key{service, coarse, start_ms, &label};
+    if (auto put = put_bucket(db, key, summed.sums.sorted(), summed.totals); !put) return put;
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<void> roll_up_profile(Database& db, const std::string& service, TimePoint start,
@@ -75,8 +131,12 @@ Result<void> roll_up_profile(Database& db, const std::string& service, TimePoint
       !kept) {
     return kept;
   }
+  auto compacted = read_compacted(db, service);
+  if (!compacted) return std::move(compacted).take_error();
   for (Resolution resolution : kResolutions) {
     BucketKey key{service, resolution, bucket_start(start_ms, resolution)};
+    // An hour or a day still open is compacted from its minutes later.
+    if (key.bucket_ms >= compacted->before(resolution)) continue;
     if (auto added =
             add_to_bucket(db, key, rollup.whole, start_ms, end_ms, rollup.frequency_hz, max_stacks);
         !added) {
@@ -177,13 +237,24 @@ Result<std::optional<std::pair<int64_t, int64_t>>> read_data_span(
 
 Result<std::vector<RollupSlot>> read_rollup_slots(Database& db, const RollupQuery& query,
                                                   Resolution resolution, int64_t slot_ms,
+                                                  const Compacted& compacted,
                                                   const StackClasses* classes) {
   const int64_t width = width_ms(resolution);
   slot_ms = std::max(width, slot_ms - slot_ms % width);
   const int64_t from_ms = bucket_start(to_unix_ms(query.from), resolution);
   const int64_t to_ms = to_unix_ms(query.to);
   if (to_ms <= from_ms) return std::vector<RollupSlot>();
-  const BucketRange range{resolution, from_ms, to_ms};
+  // Whole buckets of `resolution`, then finer ones where it is not compacted yet.
+  std::vector<BucketRange> ranges;
+  int64_t at = from_ms;
+  for (Resolution size = resolution;; size = finer(size)) {
+    int64_t end = std::min(to_ms, compacted.before(size));
+    if (end > at) {
+      ranges.push_back({size, at, end});
+      at = end;
+    }
+    if (size == Resolution::kMinute || at >= to_ms) break;
+  }
   bool by_label = query.filter && !query.filter->rules.empty();
   std::map<int64_t, RollupSlot> slots;
   auto visit = [&](const BucketRow& row) -> Result<void> {
@@ -202,8 +273,8 @@ Result<std::vector<RollupSlot>> read_rollup_slots(Database& db, const RollupQuer
     return {};
   };
   auto host = by_label ? query.filter->required_host() : std::nullopt;
-  if (auto read = read_buckets(db, query.service, std::span(&range, 1), by_label, host, visit,
-                               classes != nullptr);
+  if (auto read =
+          read_buckets(db, query.service, ranges, by_label, host, visit, classes != nullptr);
       !read) {
     return std::move(read).take_error().with_context("reading the rollups of " + query.service);
   }
@@ -224,6 +295,71 @@ Result<std::map<LabelKey, int64_t>> read_label_samples(Database& db, const std::
     return std::move(read).take_error();
   }
   return samples;
+}
+
+Result<bool> compact_next_bucket(Database& db, const std::string& service, int64_t now_ms,
+                                 size_t max_stacks) {
+  return in_write_transaction(db, [&]() -> Result<bool> {
+    if (auto locked = lock_service_rollups(db, service); !locked) {
+      return std::move(locked).take_error();
+    }
+    auto compacted = read_compacted(db, service);
+    if (!compacted) return std::move(compacted).take_error();
+    const int64_t settled = now_ms - kCompactionGraceMs;
+    int64_t hours_before = compacted->hours_before_ms;
+    auto next = next_minute_bucket(db, service, hours_before);
+    if (!next) return std::move(next).take_error();
+    if (hours_before == INT64_MIN && !*next) return false;  // no minutes: nothing to compact
+    // Hours without minutes (a quiet spell) are skipped, up to the next that has some.
+    int64_t quiet_until = bucket_start(*next ? **next : settled, Resolution::kHour);
+    if (hours_before == INT64_MIN || quiet_until > hours_before) hours_before = quiet_until;
+    int64_t days_before = compacted->days_before_ms;
+    if (days_before == INT64_MIN && hours_before != INT64_MIN) {
+      days_before = bucket_start(hours_before, Resolution::kDay);
+    }
+    if (hours_before != INT64_MIN && hours_before + width_ms(Resolution::kHour) <= settled) {
+      if (auto made = compact_bucket(db, service, Resolution::kHour, hours_before, max_stacks);
+          !made) {
+        return std::move(made).take_error();
+      }
+      for (auto [size, before] :
+           {std::pair{Resolution::kHour, hours_before + width_ms(Resolution::kHour)},
+            {Resolution::kDay, days_before}}) {
+        if (auto noted = write_compacted(db, service, size, before); !noted) {
+          return std::move(noted).take_error();
+        }
+      }
+      return true;
+    }
+    if (days_before != INT64_MIN && days_before + width_ms(Resolution::kDay) <= settled &&
+        days_before + width_ms(Resolution::kDay) <= hours_before) {
+      if (auto made = compact_bucket(db, service, Resolution::kDay, days_before, max_stacks);
+          !made) {
+        return std::move(made).take_error();
+      }
+      if (auto noted = write_compacted(db, service, Resolution::kDay,
+                                       days_before + width_ms(Resolution::kDay));
+          !noted) {
+        return std::move(noted).take_error();
+      }
+      return true;
+    }
+    return false;
+  });
+}
+
+Result<void> mark_rollups_compacted(Database& db) {
+  auto services = services_with_minutes(db);
+  if (!services) return std::move(services).take_error();
+  const int64_t now_ms = to_unix_ms(std::chrono::system_clock::now());
+  for (const std::string& service : *services) {
+    for (Resolution size : {Resolution::kHour, Resolution::kDay}) {
+      if (auto noted = write_compacted(db, service, size, bucket_start(now_ms, size)); !noted) {
+        return noted;
+      }
+    }
+  }
+  return {};
 }
 
 Result<int64_t> expire_rollups(Database& db, const RollupRetention& retention, int64_t now_ms,

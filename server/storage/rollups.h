@@ -18,8 +18,9 @@
 
 namespace dormant::server::storage {
 
-// Adds a profile of `service` over [start, end] to the minute, hour and day that hold its start:
-// the service's buckets and each of its parts' label buckets. `new_texts`: those of its stacks'
+// Adds a profile of `service` over [start, end] to the minute that holds its start, and to its
+// hour and day where those are compacted already (Compacted): the service's buckets and each of
+// its parts' label buckets. `new_texts`: those of its stacks'
 // texts the database may lack. In the upload's write transaction; on PostgreSQL it waits for
 // other uploads of the service.
 Result<void> roll_up_profile(Database& db, const std::string& service, TimePoint start,
@@ -54,6 +55,7 @@ struct RollupSlot {
 // buckets' totals are read.
 Result<std::vector<RollupSlot>> read_rollup_slots(Database& db, const RollupQuery& query,
                                                   Resolution resolution, int64_t slot_ms,
+                                                  const Compacted& compacted,
                                                   const StackClasses* classes);
 
 // The samples of each label key of `service` in the buckets of `plan`.
@@ -65,6 +67,19 @@ Result<std::map<LabelKey, int64_t>> read_label_samples(Database& db, const std::
 Result<std::optional<std::pair<int64_t, int64_t>>> read_data_span(
     Database& db, const std::string& service, const std::optional<LabelFilter>& filter,
     const BucketPlan& plan);
+
+// An hour is compacted this long after it ends, a day after its last hour is: the uploads of
+// its profiles have come by then. A later one is added to the compacted bucket directly.
+inline constexpr int64_t kCompactionGraceMs = 10 * 60'000;
+
+// Compacts the service's next hour (from its minutes) or day (from its hours) that is over, in a
+// write transaction of its own that waits for the service's uploads; false when none is due.
+Result<bool> compact_next_bucket(Database& db, const std::string& service, int64_t now_ms,
+                                 size_t max_stacks);
+
+// Migration 8's step: the rollups of a database written before compaction existed are whole up
+// to the current hour and day (every upload added to them); those are compacted again later.
+Result<void> mark_rollups_compacted(Database& db);
 
 // Deletes up to `batch` buckets of each size past its retention, and texts no kept day bucket
 // holds; each in a write transaction of its own. Returns the rows deleted.

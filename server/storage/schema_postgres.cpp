@@ -6,6 +6,7 @@
 
 #include "server/storage/args_rows.h"
 #include "server/storage/migrations.h"
+#include "server/storage/rollups.h"
 
 namespace dormant::server::storage {
 namespace {
@@ -166,6 +167,8 @@ constexpr std::array kMigrations = {
     Migration{5, "commands found by their replacement", kReplacementIndex},
     Migration{6, "profile rollups; uploads' CPU, memory and instance type", kRollupTables},
     Migration{7, "saved filters, snapshots; uploads' and hosts' processors", kPostgresV7},
+    Migration{8, "hour and day rollups compacted from minutes", kRollupCompactions,
+              mark_rollups_compacted},
 };
 
 }  // namespace

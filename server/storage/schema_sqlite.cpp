@@ -3,6 +3,7 @@
 
 #include "server/storage/args_rows.h"
 #include "server/storage/migrations.h"
+#include "server/storage/rollups.h"
 
 namespace dormant::server::storage {
 namespace {
@@ -160,6 +161,8 @@ constexpr std::array kMigrations = {
     Migration{5, "commands found by their replacement", kReplacementIndex},
     Migration{6, "profile rollups; uploads' CPU, memory and instance type", kRollupTables},
     Migration{7, "saved filters, snapshots; uploads' and hosts' processors", kSqliteV7},
+    Migration{8, "hour and day rollups compacted from minutes", kRollupCompactions,
+              mark_rollups_compacted},
 };
 
 }  // namespace

@@ -16,6 +16,8 @@
 #include "server/storage/postgres_database.h"
 #include "server/storage/profile_rows.h"
 #include "server/storage/request_rows.h"
+#include "server/storage/rollup_plan.h"
+#include "server/storage/rollup_rows.h"
 #include "server/storage/rollups.h"
 #include "server/storage/sqlite_database.h"
 #include "server/storage/studio_rows.h"
@@ -559,13 +561,13 @@ Result<int64_t> Store::store_profile(const ProfileUpload& upload) {
 }
 
 Result<RollupView> Store::read_rollup(const RollupQuery& query) {
-  BucketPlan plan = plan_buckets(to_unix_ms(query.from), to_unix_ms(query.to),
-                                 to_unix_ms(current_time()), rollup_retention_);
   std::string doing = "reading the rollups of " + query.service;
   auto read = [&](Database& db) -> Result<RollupView> {
     auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
     if (!transaction) return std::move(transaction).take_error();
-    return storage::read_rollup(db, query, plan);
+    auto plan = plan_of(db, query.service, query.from, query.to);
+    if (!plan) return std::move(plan).take_error();
+    return storage::read_rollup(db, query, *plan);
   };
   auto view = with_connection(read);
   if (!view) return std::move(view).take_error().with_context(doing);
@@ -578,6 +580,36 @@ Result<RollupView> Store::read_rollup(const RollupQuery& query) {
   if (!texts) return std::move(texts).take_error().with_context(doing);
   view->texts = std::move(*texts);
   return view;
+}
+
+Result<BucketPlan> Store::plan_of(Database& db, const std::string& service, TimePoint from,
+                                  TimePoint to) const {
+  auto compacted = read_compacted(db, service);
+  if (!compacted) return std::move(compacted).take_error();
+  return plan_buckets(to_unix_ms(from), to_unix_ms(to), to_unix_ms(current_time()),
+                      rollup_retention_, *compacted);
+}
+
+Result<int64_t> Store::compact_rollups(int64_t most) {
+  if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
+  auto services = with_connection([](Database& db) { return services_with_minutes(db); });
+  if (!services) return std::move(services).take_error().with_context("compacting rollups");
+  int64_t compacted = 0;
+  for (const std::string& service : *services) {
+    while (compacted < most) {
+      // One bucket per lease: uploads and heartbeats go on in between.
+      auto done = with_connection([&](Database& db) {
+        return compact_next_bucket(db, service, to_unix_ms(current_time()), rollup_max_stacks_);
+      });
+      if (!done) {
+        return settle(in_context(Result<int64_t>(std::move(done).take_error()),
+                                 "compacting the rollups of " + service));
+      }
+      if (!*done) break;
+      ++compacted;
+    }
+  }
+  return compacted;
 }
 
 Result<std::vector<std::pair<StackId, std::string>>> Store::stack_texts(
@@ -603,12 +635,12 @@ Result<std::vector<std::pair<StackId, std::string>>> Store::stack_texts(
 
 Result<std::map<LabelKey, int64_t>> Store::label_samples(const std::string& service,
                                                          TimePoint since, TimePoint until) {
-  BucketPlan plan = plan_buckets(to_unix_ms(since), to_unix_ms(until), to_unix_ms(current_time()),
-                                 rollup_retention_);
   auto read = [&](Database& db) -> Result<std::map<LabelKey, int64_t>> {
     auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
     if (!transaction) return std::move(transaction).take_error();
-    return read_label_samples(db, service, plan);
+    auto plan = plan_of(db, service, since, until);
+    if (!plan) return std::move(plan).take_error();
+    return read_label_samples(db, service, *plan);
   };
   return in_context(with_connection(read), "reading the labels of " + service);
 }
@@ -616,9 +648,13 @@ Result<std::map<LabelKey, int64_t>> Store::label_samples(const std::string& serv
 Result<std::optional<std::pair<TimePoint, TimePoint>>> Store::data_span(
     const std::string& service, const std::optional<LabelFilter>& filter, TimePoint since,
     TimePoint until) {
-  BucketPlan plan = plan_buckets(to_unix_ms(since), to_unix_ms(until), to_unix_ms(current_time()),
-                                 rollup_retention_);
-  auto read = [&](Database& db) { return read_data_span(db, service, filter, plan); };
+  auto read = [&](Database& db) -> Result<std::optional<std::pair<int64_t, int64_t>>> {
+    auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
+    if (!transaction) return std::move(transaction).take_error();
+    auto plan = plan_of(db, service, since, until);
+    if (!plan) return std::move(plan).take_error();
+    return read_data_span(db, service, filter, *plan);
+  };
   auto span = with_connection(read);
   if (!span) return std::move(span).take_error().with_context("reading the rollups of " + service);
   if (!*span) return std::optional<std::pair<TimePoint, TimePoint>>();
@@ -642,7 +678,9 @@ Result<std::vector<RollupSlot>> Store::read_rollup_slots(const RollupQuery& quer
   auto read = [&](Database& db) -> Result<std::vector<RollupSlot>> {
     auto transaction = Transaction::begin(db, Transaction::Kind::kRead);
     if (!transaction) return std::move(transaction).take_error();
-    return storage::read_rollup_slots(db, query, resolution, slot_ms, classes);
+    auto compacted = read_compacted(db, query.service);
+    if (!compacted) return std::move(compacted).take_error();
+    return storage::read_rollup_slots(db, query, resolution, slot_ms, *compacted, classes);
   };
   return with_connection(read);
 }

@@ -40,6 +40,7 @@
 #include "server/storage/postgres_listener.h"
 #include "server/storage/profile_bodies.h"
 #include "server/storage/records.h"
+#include "server/storage/rollup_plan.h"
 #include "server/storage/rollups.h"
 #include "server/storage/studio_records.h"
 #include "server/storage/subscription_rows.h"
@@ -207,6 +208,9 @@ class Store {
   // (its text unreadable), only marks it done.
   Result<bool> add_to_rollups(int64_t gpid, const ProfileRollup* rollup,
                               const std::string& instance_type);
+  // Compacts, service by service, the hours and days that are over from their finer buckets
+  // (rollups.h), up to `most` buckets; returns how many.
+  Result<int64_t> compact_rollups(int64_t most = INT64_MAX);
   // Deletes what the rollups keep past its retention, up to `batch` rows of each kind.
   Result<int64_t> expire_rollups(int64_t batch);
 
@@ -278,6 +282,9 @@ class Store {
 
   // The gate's answer before a write of some `bytes`; always yes on PostgreSQL.
   Result<void> check_writable(uint64_t bytes = 0);
+  // The buckets a view of `service` over [from, to) reads, now, in `db`'s transaction.
+  Result<BucketPlan> plan_of(Database& db, const std::string& service, TimePoint from,
+                             TimePoint to) const;
   // A write operation's result, told to the gate: a failure for lack of space or of write access
   // becomes the gate's refusal; a success that wrote something ends the refusals.
   template <typename T>

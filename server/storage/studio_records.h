@@ -48,7 +48,7 @@ struct ServiceHost {
   bool has_pods = false;  // containers of Kubernetes pods
 };
 
-// A service's first and last profile time that the kept day rollups hold.
+// A service's first and last profile time that its kept rollups hold.
 struct ServiceDataSpan {
   std::string service;
   int64_t first_ms = 0;

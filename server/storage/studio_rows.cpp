@@ -87,7 +87,7 @@ Result<std::vector<ServiceDataSpan>> read_service_data_spans(Database& db, int64
   auto select = db.prepare(R"sql(
 SELECT service_name, MIN(first_start_ms), MAX(last_end_ms)
 FROM service_rollups
-WHERE resolution_s = 86400 AND bucket_ms >= ?1
+WHERE resolution_s IN (60, 86400) AND bucket_ms >= ?1
 GROUP BY service_name
 ORDER BY service_name)sql");
   if (!select) return std::move(select).take_error();

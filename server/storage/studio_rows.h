@@ -20,7 +20,8 @@ Result<void> note_host_processors(Database& db, const std::string& hostname,
 
 // Hosts heard from since `since_ms`, by service and hostname.
 Result<std::vector<ServiceHost>> read_service_hosts(Database& db, int64_t since_ms);
-// Services with day rollups since `since_ms`, by name.
+// Services with rollups since `since_ms` (day buckets, and minutes for the days not compacted
+// yet), by name.
 Result<std::vector<ServiceDataSpan>> read_service_data_spans(Database& db, int64_t since_ms);
 
 struct SavedFilterCaps {

@@ -16,9 +16,10 @@
 #include "profile/collapsed.h"
 #include "server/api/profile_merge.h"
 #include "server/api/profile_rollup.h"
-#include "server/api/rollup_backfill.h"
+#include "server/api/rollup_upkeep.h"
 #include "server/storage/rollup_blob.h"
 #include "server/storage/rollup_plan.h"
+#include "server/storage/rollup_rows.h"
 
 namespace dormant::server::storage {
 namespace {
@@ -277,6 +278,14 @@ TEST_P(RollupStoreTest, MergesFromRollupsEqualMergesOfTheRawProfiles) {
                                            "node;LazyCompile:*tick;uv_run"};
   int64_t now = to_unix_ms(now_);
   for (int i = 0; i < 120; ++i) {
+    // Hours and days over are compacted from minutes two thirds of the way: the rest come late,
+    // into compacted buckets as well as their minutes.
+    if (i == 80) {
+      auto compacted = store_->compact_rollups();
+      ASSERT_TRUE(compacted.ok()) << compacted.error().message();
+      EXPECT_GT(*compacted, 10);
+      EXPECT_EQ(*store_->compact_rollups(), 0);  // none is due again
+    }
     SentProfile sent;
     sent.hostname = pick(hosts);
     sent.instance_type = sent.hostname.starts_with("web") ? "m5.xlarge" : "c5.large";
@@ -352,6 +361,9 @@ TEST_P(RollupStoreTest, PastTheirRetentionFinerBucketsGiveWayToCoarserOnes) {
                      {{"", "python;main;step_" + std::to_string(i % 9), 1 + random() % 9}}};
     ASSERT_NO_FATAL_FAILURE(send(sent));
   }
+  auto compacted = store_->compact_rollups();
+  ASSERT_TRUE(compacted.ok()) << compacted.error().message();
+  EXPECT_GT(*compacted, 0);
   auto expired = store_->expire_rollups(100000);
   ASSERT_TRUE(expired.ok()) << expired.error().message();
   EXPECT_GT(*expired, 0);
@@ -538,6 +550,24 @@ TEST_P(RollupStoreTest, SlotsOfARangeHoldTheSamplesOfTheProfilesThatStartInThem)
       EXPECT_EQ(read, expected) << "slot " << slot << (filtered ? ", filtered" : "");
     }
   }
+}
+
+// A database from before compaction (migration 8) had every upload added to its hours and days:
+// they are whole up to the hour and the day it is upgraded in, and compacted from there on.
+TEST_P(RollupStoreTest, AnUpgradedDatabasesRollupsAreWholeUpToTheHourItIsUpgradedIn) {
+  ASSERT_NO_FATAL_FAILURE(
+      send({"web-01", "", to_unix_ms(now_) - kDay, {{"", "python;main;work", 5}}}));
+  auto db = open_database();
+  ASSERT_TRUE(db->execute("DELETE FROM rollup_compactions").ok());
+  int64_t before = to_unix_ms(std::chrono::system_clock::now());
+  ASSERT_TRUE(mark_rollups_compacted(*db).ok());
+  int64_t after = to_unix_ms(std::chrono::system_clock::now());
+  auto compacted = read_compacted(*db, "web");
+  ASSERT_TRUE(compacted.ok()) << compacted.error().message();
+  EXPECT_GE(compacted->hours_before_ms, bucket_start(before, Resolution::kHour));
+  EXPECT_LE(compacted->hours_before_ms, bucket_start(after, Resolution::kHour));
+  EXPECT_EQ(compacted->days_before_ms, bucket_start(compacted->hours_before_ms, Resolution::kDay));
+  EXPECT_EQ(read_compacted(*db, "other").value().hours_before_ms, INT64_MIN);
 }
 
 class StudioStateTest : public StoreTest {

@@ -1,4 +1,4 @@
-#include "server/api/rollup_backfill.h"
+#include "server/api/rollup_upkeep.h"
 
 #include <optional>
 
@@ -45,12 +45,12 @@ Result<int64_t> roll_up_stored_profiles(storage::Store& store, const std::functi
   }
 }
 
-RollupBackfill::RollupBackfill(storage::Store& store, std::chrono::milliseconds retry)
-    : store_(store), retry_(retry) {
+RollupUpkeep::RollupUpkeep(storage::Store& store, std::chrono::milliseconds period)
+    : store_(store), period_(period) {
   thread_ = std::thread([this] { run(); });
 }
 
-RollupBackfill::~RollupBackfill() {
+RollupUpkeep::~RollupUpkeep() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
@@ -59,23 +59,38 @@ RollupBackfill::~RollupBackfill() {
   thread_.join();
 }
 
-bool RollupBackfill::stopping() {
+bool RollupUpkeep::stopping() {
   std::lock_guard lock(mutex_);
   return stop_;
 }
 
-void RollupBackfill::run() {
+void RollupUpkeep::run() {
+  bool backfilled = false;
   for (;;) {
-    auto added = roll_up_stored_profiles(store_, [this] { return stopping(); });
-    if (added && *added > 0) {
-      spdlog::info("rollups: {} profile(s) stored before them added", *added);
+    if (!backfilled) {
+      auto added = roll_up_stored_profiles(store_, [this] { return stopping(); });
+      if (added && *added > 0) {
+        spdlog::info("rollups: {} profile(s) stored before them added", *added);
+      }
+      if (!added) {
+        spdlog::warn("rollups: adding the profiles stored before them: {}; trying again in {} s",
+                     added.error().message(), period_.count() / 1000);
+      }
+      backfilled = added.ok();
     }
-    if (added) return;
-    spdlog::warn("rollups: adding the profiles stored before them: {}; trying again in {} s",
-                 added.error().message(), retry_.count() / 1000);
+    if (backfilled) {
+      // A bucket at a time, so that a stop is not kept waiting for a backlog.
+      while (!stopping()) {
+        auto compacted = store_.compact_rollups(1);
+        if (!compacted) {
+          spdlog::warn("rollups: {}; trying again in {} s", compacted.error().message(),
+                       period_.count() / 1000);
+        }
+        if (!compacted || *compacted == 0) break;
+      }
+    }
     std::unique_lock lock(mutex_);
-    if (wake_.wait_for(lock, retry_, [this] { return stop_; })) return;
+    if (wake_.wait_for(lock, period_, [this] { return stop_; })) return;
   }
 }
-
 }  // namespace dormant::server::api
