@@ -57,14 +57,18 @@ std::string_view split_stack_text(std::string_view text, std::vector<std::string
   return comm;
 }
 
-Result<MergedProfile> merge_rollups(storage::Store& store, const MergeSelection& selection) {
+storage::RollupQuery rollup_query(const MergeSelection& selection) {
   storage::RollupQuery query;
   query.service = selection.service;
   query.from = selection.since;
   query.to = selection.until;
   query.filter = selection.filter;
   query.max_stacks = selection.max_stacks;
-  auto view = store.read_rollup(query);
+  return query;
+}
+
+Result<MergedProfile> merge_rollups(storage::Store& store, const MergeSelection& selection) {
+  auto view = store.read_rollup(rollup_query(selection));
   if (!view) return std::move(view).take_error();
   MergedProfile merged;
   merged.profiles = view->profiles;

@@ -58,6 +58,9 @@ struct MergedProfile {
   nlohmann::json summary() const;
 };
 
+// The rollups' query for what `selection` picks.
+storage::RollupQuery rollup_query(const MergeSelection& selection);
+
 // A rollup stack's text, "comm;frame;…;frame": its comm, its frames put in `frames`.
 std::string_view split_stack_text(std::string_view text, std::vector<std::string_view>& frames);
 

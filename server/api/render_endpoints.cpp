@@ -322,6 +322,10 @@ Result<MergeSelection> studio_selection(const Call& call, size_t max_stacks) {
   return selection;
 }
 
+int64_t range_ms(const MergeSelection& selection) {
+  return storage::to_unix_ms(selection.until) - storage::to_unix_ms(selection.since);
+}
+
 http::Response refused_selection(const Error& error) {
   // The common three are validation (422), as on Studio; a bad filter is 400.
   if (!error.problems().empty()) return invalid_request(error, "query");
@@ -353,14 +357,12 @@ http::Response RenderEndpoints::studio_svg_download(const Call& call) {
 http::Response RenderEndpoints::studio_samples(const Call& call) {
   auto selection = studio_selection(call, options_.merge_max_stacks);
   if (!selection) return refused_selection(selection.error());
-  constexpr int64_t kMinuteMs = 60'000;
-  int64_t range_ms = storage::to_unix_ms(selection->until) - storage::to_unix_ms(selection->since);
-  auto requested = requested_slot_ms(call.query_value("requested_interval"), false);
-  if (!requested) return invalid_request(requested.error(), "query");
+  auto slot_ms =
+      series_slot_ms(call.query_value("requested_interval"), false, range_ms(*selection));
+  if (!slot_ms) return invalid_request(slot_ms.error(), "query");
   auto slot = merge_slots_.try_take();
   if (!slot) return busy_merging();
-  auto series = studio_series(store_, *selection,
-                              requested->value_or(automatic_slot_ms(range_ms, kMinuteMs)), "");
+  auto series = studio_series(store_, *selection, *slot_ms, "");
   if (!series) return store_failure(series.error());
   nlohmann::json points = nlohmann::json::array();
   for (auto each = series->rbegin(); each != series->rend(); ++each) {
@@ -377,11 +379,11 @@ http::Response RenderEndpoints::studio_function_share(const Call& call) {
     return invalid_request(
         Error::problem(ErrorKind::kInvalidArgument, "functionName", "field required"), "query");
   }
+  auto slot_ms = series_slot_ms("", false, range_ms(*selection));
+  if (!slot_ms) return invalid_request(slot_ms.error(), "query");
   auto slot = merge_slots_.try_take();
   if (!slot) return busy_merging();
-  constexpr int64_t kMinuteMs = 60'000;
-  int64_t range_ms = storage::to_unix_ms(selection->until) - storage::to_unix_ms(selection->since);
-  auto series = studio_series(store_, *selection, automatic_slot_ms(range_ms, kMinuteMs), function);
+  auto series = studio_series(store_, *selection, *slot_ms, function);
   if (!series) return store_failure(series.error());
   nlohmann::json points = nlohmann::json::array();
   for (auto each = series->rbegin(); each != series->rend(); ++each) {

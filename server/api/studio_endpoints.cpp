@@ -22,7 +22,6 @@ using bhttp::verb;
 using nlohmann::json;
 using storage::Label;
 
-constexpr int64_t kMinuteMs = 60'000;
 // What a snapshot may hold: the UI marks a few frames; a bound for any other client.
 constexpr size_t kMaxSnapshotFrames = 1000;
 // A service's name as kept with a saved filter or a snapshot.
@@ -56,14 +55,12 @@ storage::UploadMetricsQuery uploads_in(const ViewQuery& view, int64_t slot_ms) {
   return {view.range.service, view.from_ms(), view.to_ms(), slot_ms};
 }
 
-// The whole range as one slot.
-int64_t whole_range(const ViewQuery& view) { return view.to_ms() - view.from_ms() + 1; }
+// A slot wider than any range: its uploads as one.
+constexpr int64_t kOneSlot = int64_t{1} << 62;
 
-// requested_interval, or the automatic slot of the range.
 Result<int64_t> slot_of(const Call& call, const ViewQuery& view, bool plural) {
-  auto requested = requested_slot_ms(call.query_value("requested_interval"), plural);
-  if (!requested) return std::move(requested).take_error();
-  return requested->value_or(automatic_slot_ms(view.to_ms() - view.from_ms(), kMinuteMs));
+  return series_slot_ms(call.query_value("requested_interval"), plural,
+                        view.to_ms() - view.from_ms());
 }
 
 // A UI's JSON body, an object nested within the bounds every message keeps to.
@@ -228,7 +225,7 @@ http::Response StudioEndpoints::summary(const Call& call) {
   return with_view(call, [&](const ViewQuery& view) {
     UploadSelection selection = upload_selection(view.filter, {Label::kContainerEnvName});
     if (selection.none) return no_content();
-    auto rows = store_.upload_metrics(uploads_in(view, whole_range(view)));
+    auto rows = store_.upload_metrics(uploads_in(view, kOneSlot));
     if (!rows) return store_failure(rows.error());
     auto summary = usage_summary(selection.picked(std::move(*rows)));
     return summary ? json_ok(*summary) : no_content();
@@ -239,7 +236,7 @@ http::Response StudioEndpoints::nodes_cores_summary(const Call& call) {
   return with_view(call, [&](const ViewQuery& view) {
     UploadSelection selection = upload_selection(view.filter, {Label::kContainerEnvName});
     if (selection.none) return no_content();
-    auto rows = store_.upload_metrics(uploads_in(view, whole_range(view)));
+    auto rows = store_.upload_metrics(uploads_in(view, kOneSlot));
     if (!rows) return store_failure(rows.error());
     bool ignore_zeros = call.query_value("ignoreZeros") != "false";
     auto figures = nodes_and_cores(selection.picked(std::move(*rows)),
@@ -252,7 +249,7 @@ http::Response StudioEndpoints::instance_type_count(const Call& call) {
   return with_view(call, [&](const ViewQuery& view) {
     UploadSelection selection = upload_selection(view.filter, {Label::kContainerEnvName});
     if (selection.none) return json_ok(json::array());
-    auto rows = store_.upload_metrics(uploads_in(view, whole_range(view)));
+    auto rows = store_.upload_metrics(uploads_in(view, kOneSlot));
     if (!rows) return store_failure(rows.error());
     return json_ok(instance_type_counts(selection.picked(std::move(*rows))));
   });
@@ -265,11 +262,11 @@ http::Response StudioEndpoints::cpu_trend(const Call& call) {
     HostSlots now;
     HostSlots before;
     if (!selection.none) {
-      auto rows = store_.upload_metrics(uploads_in(view, whole_range(view)));
+      auto rows = store_.upload_metrics(uploads_in(view, kOneSlot));
       if (!rows) return store_failure(rows.error());
       int64_t shift = trend_shift_ms(view.to_ms() - view.from_ms());
       storage::UploadMetricsQuery earlier{view.range.service, view.from_ms() - shift,
-                                          view.to_ms() - shift, whole_range(view)};
+                                          view.to_ms() - shift, kOneSlot};
       auto earlier_rows = store_.upload_metrics(earlier);
       if (!earlier_rows) return store_failure(earlier_rows.error());
       now = selection.picked(std::move(*rows));

@@ -242,4 +242,16 @@ Result<std::optional<int64_t>> requested_slot_ms(std::string_view text, bool plu
                                  ", 15 minute" + s + ", 1 hour" + s + ", 6 hour" + s);
 }
 
+Result<int64_t> series_slot_ms(std::string_view requested, bool plural, int64_t range_ms) {
+  auto slot = requested_slot_ms(requested, plural);
+  if (!slot) return std::move(slot).take_error();
+  int64_t ms = slot->value_or(automatic_slot_ms(range_ms, kMinuteMs));
+  if (range_ms / ms >= kMaxSlots) {
+    return Error::problem(ErrorKind::kInvalidArgument, "requested_interval",
+                          "at most " + std::to_string(kMaxSlots) +
+                              " intervals in a range: a wider interval or a shorter range");
+  }
+  return ms;
+}
+
 }  // namespace dormant::server::api

@@ -62,4 +62,10 @@ int64_t automatic_slot_ms(int64_t range_ms, int64_t at_least_ms);
 // graph/nodes_and_cores takes them); empty: none. kInvalidArgument for any other.
 Result<std::optional<int64_t>> requested_slot_ms(std::string_view text, bool plural);
 
+// The most slots a series answers: what a graph draws, and a bound on what it costs.
+inline constexpr int64_t kMaxSlots = 10'000;
+// The slot of a series over `range_ms`: requested_interval's (`plural` as above), else the
+// automatic one, at least a minute; kInvalidArgument past kMaxSlots slots.
+Result<int64_t> series_slot_ms(std::string_view requested, bool plural, int64_t range_ms);
+
 }  // namespace dormant::server::api

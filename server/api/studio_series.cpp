@@ -9,12 +9,7 @@ namespace dormant::server::api {
 Result<std::vector<SlotSamples>> studio_series(storage::Store& store,
                                                const MergeSelection& selection, int64_t slot_ms,
                                                std::string_view function) {
-  storage::RollupQuery query;
-  query.service = selection.service;
-  query.from = selection.since;
-  query.to = selection.until;
-  query.filter = selection.filter;
-  query.max_stacks = selection.max_stacks;
+  const storage::RollupQuery query = rollup_query(selection);
   auto view = store.read_rollup(query);
   if (!view) return std::move(view).take_error();
   storage::StackClasses classes;

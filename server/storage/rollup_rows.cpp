@@ -257,10 +257,14 @@ Result<std::optional<int64_t>> next_minute_bucket(Database& db, std::string_view
   return first;
 }
 
-Result<std::vector<std::string>> services_with_minutes(Database& db) {
-  auto select =
-      db.prepare("SELECT DISTINCT service_name FROM service_rollups WHERE resolution_s = 60");
+Result<std::vector<std::string>> services_with_rollups(Database& db,
+                                                       std::optional<Resolution> resolution) {
+  auto select = db.prepare(
+      "SELECT DISTINCT service_name FROM service_rollups WHERE CAST(?1 AS BIGINT) IS NULL OR "
+      "resolution_s = ?1");
   if (!select) return std::move(select).take_error();
+  select->bind(1, resolution ? std::optional<int64_t>(static_cast<int64_t>(*resolution))
+                             : std::optional<int64_t>());
   std::vector<std::string> services;
   for (;;) {
     auto row = select->step();

@@ -83,8 +83,9 @@ Result<void> write_compacted(Database& db, std::string_view service, Resolution 
 // The start of the service's first minute bucket at or after `from_ms`; none without any.
 Result<std::optional<int64_t>> next_minute_bucket(Database& db, std::string_view service,
                                                   int64_t from_ms);
-// The services with minute buckets.
-Result<std::vector<std::string>> services_with_minutes(Database& db);
+// The services with buckets of `resolution`, or of any size.
+Result<std::vector<std::string>> services_with_rollups(Database& db,
+                                                       std::optional<Resolution> resolution);
 
 // Deletes up to `batch` buckets of `resolution` that start before `cutoff_ms`, of both tables;
 // returns how many.

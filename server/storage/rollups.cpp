@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include <spdlog/spdlog.h>
+
 #include "server/storage/rollup_blob.h"
 #include "server/storage/rollup_rows.h"
 
@@ -69,18 +71,22 @@ Resolution finer(Resolution resolution) {
 struct SummedBuckets {
   explicit SummedBuckets(size_t max_stacks) : sums(max_stacks) {}
 
-  Result<void> add(const BucketRow& row) {
-    if (auto added = sums.add(row.stacks); !added) return added;
+  // An unreadable bucket (damaged on disk) is left out, and said: it must not hold up the rest.
+  void add(const std::string& service, const BucketRow& row) {
+    if (auto added = sums.add(row.stacks); !added) {
+      spdlog::error("compacting the rollups of {}: the bucket at {} is unreadable ({}); left out",
+                    service, row.bucket_ms, added.error().message());
+      return;
+    }
     if (totals.profiles == 0) {
       totals = row.totals;
-      return {};
+      return;
     }
     totals.profiles += row.totals.profiles;
     totals.samples += row.totals.samples;
     totals.first_start_ms = std::min(totals.first_start_ms, row.totals.first_start_ms);
     totals.last_end_ms = std::max(totals.last_end_ms, row.totals.last_end_ms);
     if (totals.frequency_hz != row.totals.frequency_hz) totals.frequency_hz = 0;
-    return {};
   }
 
   StackSums sums;
@@ -94,9 +100,13 @@ Result<void> compact_bucket(Database& db, const std::string& service, Resolution
   const BucketRange range{finer(coarse), start_ms, start_ms + width_ms(coarse)};
   SummedBuckets whole(max_stacks);
   std::map<LabelKey, SummedBuckets> by_key;
-  auto add_whole = [&](const BucketRow& row) { return whole.add(row); };
-  auto add_labelled = [&](const BucketRow& row) {
-    return by_key.try_emplace(*row.label, max_stacks).first->second.add(row);
+  auto add_whole = [&](const BucketRow& row) -> Result<void> {
+    whole.add(service, row);
+    return {};
+  };
+  auto add_labelled = [&](const BucketRow& row) -> Result<void> {
+    by_key.try_emplace(*row.label, max_stacks).first->second.add(service, row);
+    return {};
   };
   if (auto read = read_buckets(db, service, std::span(&range, 1), false, std::nullopt, add_whole);
       !read) {
@@ -349,7 +359,7 @@ Result<bool> compact_next_bucket(Database& db, const std::string& service, int64
 }
 
 Result<void> mark_rollups_compacted(Database& db) {
-  auto services = services_with_minutes(db);
+  auto services = services_with_rollups(db, std::nullopt);
   if (!services) return std::move(services).take_error();
   const int64_t now_ms = to_unix_ms(std::chrono::system_clock::now());
   for (const std::string& service : *services) {

@@ -592,9 +592,11 @@ Result<BucketPlan> Store::plan_of(Database& db, const std::string& service, Time
 
 Result<int64_t> Store::compact_rollups(int64_t most) {
   if (auto writable = check_writable(); !writable) return std::move(writable).take_error();
-  auto services = with_connection([](Database& db) { return services_with_minutes(db); });
+  auto services =
+      with_connection([](Database& db) { return services_with_rollups(db, Resolution::kMinute); });
   if (!services) return std::move(services).take_error().with_context("compacting rollups");
   int64_t compacted = 0;
+  std::optional<Error> failed;  // the first; the other services are compacted all the same
   for (const std::string& service : *services) {
     while (compacted < most) {
       // One bucket per lease: uploads and heartbeats go on in between.
@@ -602,13 +604,17 @@ Result<int64_t> Store::compact_rollups(int64_t most) {
         return compact_next_bucket(db, service, to_unix_ms(current_time()), rollup_max_stacks_);
       });
       if (!done) {
-        return settle(in_context(Result<int64_t>(std::move(done).take_error()),
-                                 "compacting the rollups of " + service));
+        if (!failed) {
+          failed =
+              std::move(done).take_error().with_context("compacting the rollups of " + service);
+        }
+        break;
       }
       if (!*done) break;
       ++compacted;
     }
   }
+  if (failed) return settle(Result<int64_t>(std::move(*failed)));
   return compacted;
 }
 
@@ -666,13 +672,25 @@ Result<std::vector<RollupSlot>> Store::read_rollup_slots(const RollupQuery& quer
                                                          const StackClasses* classes) {
   const int64_t now_ms = to_unix_ms(current_time());
   const int64_t from_ms = to_unix_ms(query.from);
-  Resolution resolution = Resolution::kMinute;
-  for (Resolution coarser : {Resolution::kDay, Resolution::kHour}) {
-    auto kept = std::chrono::duration_cast<std::chrono::milliseconds>(rollup_retention_.of(coarser))
-                    .count();
-    if (slot_ms % width_ms(coarser) == 0 && (kept == 0 || from_ms >= now_ms - kept)) {
-      resolution = coarser;
+  auto kept_at_start = [&](Resolution size) {
+    auto kept =
+        std::chrono::duration_cast<std::chrono::milliseconds>(rollup_retention_.of(size)).count();
+    return kept == 0 || from_ms >= now_ms - kept;
+  };
+  // The coarsest size whose width divides the slot; where the start is past the retention of
+  // every such size, the finest size still kept there, its width the slot's.
+  std::optional<Resolution> resolution;
+  for (Resolution size : {Resolution::kDay, Resolution::kHour, Resolution::kMinute}) {
+    if (slot_ms % width_ms(size) == 0 && kept_at_start(size)) {
+      resolution = size;
       break;
+    }
+  }
+  for (Resolution size : kResolutions) {
+    if (resolution) break;
+    if (kept_at_start(size) || size == Resolution::kDay) {
+      resolution = size;
+      slot_ms = std::max(slot_ms, width_ms(size));
     }
   }
   auto read = [&](Database& db) -> Result<std::vector<RollupSlot>> {
@@ -680,7 +698,7 @@ Result<std::vector<RollupSlot>> Store::read_rollup_slots(const RollupQuery& quer
     if (!transaction) return std::move(transaction).take_error();
     auto compacted = read_compacted(db, query.service);
     if (!compacted) return std::move(compacted).take_error();
-    return storage::read_rollup_slots(db, query, resolution, slot_ms, *compacted, classes);
+    return storage::read_rollup_slots(db, query, *resolution, slot_ms, *compacted, classes);
   };
   return with_connection(read);
 }

@@ -2,7 +2,7 @@
 # Issue 42: what rollups cost at upload and what they save in views. PROFILES one-minute profiles
 # of a service from 200 hosts, spread over the day before now (tests/bench/upload_fleet.py), are
 # uploaded; the 24 h view of the service (GET /api/flamegraph, collapsed and SVG) is timed, and
-# the view of one host, and each call of Performance Studio's UI's Profiles page over that day;
+# the view of one host (just uploaded, and once the server has compacted the day's hours), and each call of Performance Studio's UI's Profiles page over that day;
 # then 1.5 x PROFILES more in the same day (2.5 x in all) and the views
 # again, with the ratio. With BASELINE_SERVER (a build without rollups), the upload rate of 2,000
 # profiles on each, side by side.
@@ -114,11 +114,16 @@ fi
 start_server rollups $(store_of rollups)
 wait_for_servers rollups
 echo "first: $(upload "${ports[0]}" "$profiles" 1)"
+views "$profiles profiles, just uploaded"
+# The server compacts hours and days that are over from their minutes every minute: views after
+# that read them.
+sleep "${COMPACTION_WAIT:-150}"
 views "$profiles profiles"
 beat_fleet
 studio_views "$profiles profiles"
 echo "stored: $(size)"
 echo "then: $(upload "${ports[0]}" $((profiles * 3 / 2)) 2)"
+sleep "${COMPACTION_WAIT:-150}"
 views "$((profiles * 5 / 2)) profiles"
 echo "stored: $(size)"
 grep -E 'VmHWM|RssAnon' "/proc/${server_pids[0]}/status" | tr -s ' \t' ' ' | paste -sd ' '

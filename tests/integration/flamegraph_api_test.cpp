@@ -22,12 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// What a curl with -D got: status, headers (names lower-case) and body.
-struct Answer {
-  int status = 0;
-  std::map<std::string, std::string> headers;
-  std::string body;
-};
+using Answer = FullReply;
 
 // `minutes` (and `seconds`) after the start of the hour two hours ago, as "…T10:05:00Z": recent
 // enough for every rollup, on whole minutes. Merges read the day before now unless told.
@@ -35,20 +30,6 @@ std::string recent(int minutes, int seconds = 0) {
   using std::chrono::hours;
   static const auto base = std::chrono::floor<hours>(std::chrono::system_clock::now()) - hours(2);
   return iso_utc(base + std::chrono::minutes(minutes) + std::chrono::seconds(seconds));
-}
-
-std::string url_encoded(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
-      out += static_cast<char>(c);
-    } else {
-      char escaped[4];
-      std::snprintf(escaped, sizeof escaped, "%%%02X", c);
-      out += escaped;
-    }
-  }
-  return out;
 }
 
 class FlamegraphApiTest : public ServerFixture {
@@ -91,19 +72,7 @@ class FlamegraphApiTest : public ServerFixture {
     fs::path body = root_ / "body";
     HttpReply reply =
         server_->curl({"-D", headers.string(), "-o", body.string(), server_->url(path)});
-    Answer answer;
-    answer.status = reply.status;
-    std::ifstream lines(headers);
-    for (std::string line; std::getline(lines, line);) {
-      size_t colon = line.find(':');
-      if (colon == std::string::npos) continue;
-      std::string name = line.substr(0, colon);
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      answer.headers[name] = std::string(trim(line.substr(colon + 1)));
-    }
-    std::ifstream in(body, std::ios::binary);
-    answer.body.assign(std::istreambuf_iterator<char>(in), {});
-    return answer;
+    return full_reply(reply.status, headers, body);
   }
 
   // Every stack of a collapsed answer as "container;comm;frames" → count.

@@ -1,11 +1,14 @@
 #include "server_process.h"
 
+#include <cctype>
+#include <cstdio>
 #include <fstream>
 
 #include <signal.h>
 
 #include "common/atomic_file.h"
 #include "common/gzip.h"
+#include "common/text.h"
 
 namespace dormant::testing {
 
@@ -162,5 +165,38 @@ nlohmann::json upload_body(const std::string& hostname, const std::string& colla
 }
 
 std::string gzip(const std::string& text) { return gzip_compress(text).value(); }
+
+std::string url_encoded(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
+      out += static_cast<char>(c);
+    } else {
+      char escaped[4];
+      std::snprintf(escaped, sizeof escaped, "%%%02X", c);
+      out += escaped;
+    }
+  }
+  return out;
+}
+
+FullReply full_reply(int status, const std::filesystem::path& headers,
+                     const std::filesystem::path& body) {
+  FullReply reply;
+  reply.status = status;
+  std::ifstream lines(headers);
+  for (std::string line; std::getline(lines, line);) {
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = line.substr(0, colon);
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string value(trim(line.substr(colon + 1)));
+    auto [held, added] = reply.headers.try_emplace(name, value);
+    if (!added) held->second += ", " + value;
+  }
+  std::ifstream in(body, std::ios::binary);
+  reply.body.assign(std::istreambuf_iterator<char>(in), {});
+  return reply;
+}
 
 }  // namespace dormant::testing

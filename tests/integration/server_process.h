@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,5 +65,17 @@ nlohmann::json upload_body(const std::string& hostname, const std::string& colla
 // A collapsed profile with a header Studio accepts and the given stack lines.
 std::string collapsed_profile(const std::string& hostname, const std::string& stacks);
 std::string gzip(const std::string& text);
+// A query value percent-encoded, as browsers write one.
+std::string url_encoded(const std::string& text);
+
+// What `curl -D headers -o body` got: its status, headers (names lower-case, repeated ones joined
+// by ", ") and body.
+struct FullReply {
+  int status = 0;
+  std::map<std::string, std::string> headers;
+  std::string body;
+};
+FullReply full_reply(int status, const std::filesystem::path& headers,
+                     const std::filesystem::path& body);
 
 }  // namespace dormant::testing

@@ -34,20 +34,6 @@ std::string recent(int at, std::chrono::system_clock::duration shift = {}) {
   return iso_utc(std::chrono::floor<std::chrono::seconds>(base + minutes(at) + shift)) + ".000Z";
 }
 
-std::string url_encoded(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
-      out += static_cast<char>(c);
-    } else {
-      char escaped[4];
-      std::snprintf(escaped, sizeof escaped, "%%%02X", c);
-      out += escaped;
-    }
-  }
-  return out;
-}
-
 // "serviceName=…&startTime=…&endTime=…", as the UI's query-string writes the common three.
 std::string common_three(const std::string& service, const std::string& start,
                          const std::string& end) {
@@ -66,10 +52,7 @@ struct Figures {
   std::string instance_type;
 };
 
-struct Answer {
-  int status = 0;
-  std::map<std::string, std::string> headers;  // names lower-case
-  std::string body;
+struct Answer : FullReply {
   json json_body() const { return json::parse(body, nullptr, false); }
 };
 
@@ -151,20 +134,7 @@ class StudioUiApiTest : public ServerFixture, public ::testing::WithParamInterfa
     args.insert(args.end(), extra.begin(), extra.end());
     args.push_back(server_->url(path));
     HttpReply reply = server_->curl(args, with_token);
-    Answer answer;
-    answer.status = reply.status;
-    std::ifstream lines(headers);
-    for (std::string line; std::getline(lines, line);) {
-      size_t colon = line.find(':');
-      if (colon == std::string::npos) continue;
-      std::string name = line.substr(0, colon);
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      answer.headers[name] +=
-          (answer.headers.count(name) ? ", " : "") + std::string(trim(line.substr(colon + 1)));
-    }
-    std::ifstream in(body, std::ios::binary);
-    answer.body.assign(std::istreambuf_iterator<char>(in), {});
-    return answer;
+    return {full_reply(reply.status, headers, body)};
   }
 
   json ok_json(const std::string& path) {
@@ -303,6 +273,12 @@ TEST_P(StudioUiApiTest, TheMetricsBarComesFromEachUploadsFigures) {
       call("/api/metrics/graph/nodes_and_cores?" + range + "&requested_interval=1%20minute").status,
       422);
   EXPECT_EQ(call("/api/metrics/summary?serviceName=shop").status, 422);  // the common three
+  // A series is at most 10,000 points: what it costs has a bound.
+  std::string ten_days = common_three("shop", recent(0, -hours(24 * 10)), recent(0));
+  EXPECT_EQ(call("/api/metrics/graph?" + ten_days + "&requested_interval=1%20minute").status, 422);
+  EXPECT_EQ(call("/api/metrics/samples?" + ten_days + "&requested_interval=1%20minute").status,
+            422);
+  EXPECT_EQ(call("/api/metrics/graph?" + ten_days + "&requested_interval=15%20minute").status, 200);
 }
 
 TEST_P(StudioUiApiTest, SamplesAndAFunctionsShareAreCountedPerSlot) {
@@ -388,8 +364,7 @@ TEST_P(StudioUiApiTest, SnapshotsKeepTheirMarksAndAnUnknownOneIsAllNull) {
   EXPECT_EQ(ok_json("/api/snapshots/999999"),
             json::parse(R"({"startTime":null,"endTime":null,"frames":null,"filter":null})"));
   json too_many = json::array();
-  for (int i = 0; i <= 1000; ++i)
-    too_many.push_back({{"level", 1}, {"start", i}, {"duration", 1}});
+  for (int i = 0; i <= 1000; ++i) too_many.push_back({{"level", 1}, {"start", i}, {"duration", 1}});
   EXPECT_EQ(send_json("POST", "/api/snapshots",
                       {{"frames", too_many},
                        {"startTime", recent(0)},

@@ -552,6 +552,26 @@ TEST_P(RollupStoreTest, SlotsOfARangeHoldTheSamplesOfTheProfilesThatStartInThem)
   }
 }
 
+// Compaction leaves out a minute it cannot read, says so, and goes on: one damaged bucket holds up
+// neither its hour nor the other services.
+TEST_P(RollupStoreTest, CompactionLeavesOutADamagedMinuteAndGoesOn) {
+  int64_t hour = bucket_start(to_unix_ms(now_), Resolution::kHour) - 2 * kHour;
+  ASSERT_NO_FATAL_FAILURE(send({"web-01", "", hour, {{"", "python;main;lost", 5}}}));
+  ASSERT_NO_FATAL_FAILURE(send({"web-01", "", hour + kMinute, {{"", "python;main;kept", 7}}}));
+  auto db = open_database();
+  auto damage = db->prepare(
+      "UPDATE service_rollups SET stacks = ?1 WHERE resolution_s = 60 AND bucket_ms = ?2");
+  ASSERT_TRUE(damage.ok());
+  ASSERT_TRUE(damage->bind_blob(1, std::string("\x01\x02\x03", 3)).bind(2, hour).run().ok());
+  auto compacted = store_->compact_rollups();
+  ASSERT_TRUE(compacted.ok()) << compacted.error().message();
+  EXPECT_GT(*compacted, 0);
+  auto merged = api::merge_rollups(*store_, web_from(hour, hour + kHour));
+  ASSERT_TRUE(merged.ok()) << merged.error().message();
+  EXPECT_EQ(merged->buckets, 1);  // the hour, compacted
+  EXPECT_EQ(profile::write_collapsed(merged->stacks, {}), "# null\n0;;python;main;kept 7\n");
+}
+
 // A database from before compaction (migration 8) had every upload added to its hours and days:
 // they are whole up to the hour and the day it is upgraded in, and compacted from there on.
 TEST_P(RollupStoreTest, AnUpgradedDatabasesRollupsAreWholeUpToTheHourItIsUpgradedIn) {

@@ -94,6 +94,9 @@ TEST(StudioMetrics, SlotsAreStudiosAndIntervalsItsWords) {
   EXPECT_EQ(*requested_slot_ms("", true), std::nullopt);
   EXPECT_FALSE(requested_slot_ms("5 minutes", false).ok());
   EXPECT_FALSE(requested_slot_ms("2 minute", false).ok());
+  EXPECT_EQ(*series_slot_ms("", false, 86'400'000), 15 * 60'000);
+  EXPECT_EQ(*series_slot_ms("1 minute", false, 9'999 * 60'000LL), 60'000);
+  EXPECT_FALSE(series_slot_ms("1 minute", false, 10'000 * 60'000LL).ok());
 }
 
 TEST(StudioServices, VersionsCompareAsNumbers) {
