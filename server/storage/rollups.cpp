@@ -97,7 +97,12 @@ struct SummedBuckets {
 // and for each label key, replacing what it held.
 Result<void> compact_bucket(Database& db, const std::string& service, Resolution coarse,
                             int64_t start_ms, size_t max_stacks) {
-  const BucketRange range{finer(coarse), start_ms, start_ms + width_ms(coarse)};
+  // An hour's finer buckets per read: PostgreSQL hands a result over whole, and a day's label
+  // buckets of a large service are many.
+  std::vector<BucketRange> ranges;
+  for (int64_t at = start_ms; at < start_ms + width_ms(coarse); at += width_ms(Resolution::kHour)) {
+    ranges.push_back({finer(coarse), at, at + width_ms(Resolution::kHour)});
+  }
   SummedBuckets whole(max_stacks);
   std::map<LabelKey, SummedBuckets> by_key;
   auto add_whole = [&](const BucketRow& row) -> Result<void> {
@@ -108,12 +113,10 @@ Result<void> compact_bucket(Database& db, const std::string& service, Resolution
     by_key.try_emplace(*row.label, max_stacks).first->second.add(service, row);
     return {};
   };
-  if (auto read = read_buckets(db, service, std::span(&range, 1), false, std::nullopt, add_whole);
-      !read) {
+  if (auto read = read_buckets(db, service, ranges, false, std::nullopt, add_whole); !read) {
     return read;
   }
-  if (auto read = read_buckets(db, service, std::span(&range, 1), true, std::nullopt, add_labelled);
-      !read) {
+  if (auto read = read_buckets(db, service, ranges, true, std::nullopt, add_labelled); !read) {
     return read;
   }
   if (whole.totals.profiles > 0) {
