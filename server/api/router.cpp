@@ -12,6 +12,15 @@ namespace bhttp = boost::beast::http;
 using bhttp::status;
 
 constexpr std::string_view kApiKeyHeader = "GPROFILER-API-KEY";
+constexpr std::string_view kBearerScheme = "Bearer ";  // case-insensitive (RFC 7235)
+
+bool tried_bearer(const http::RequestHeader& request) {
+  std::string_view value = header(request, "Authorization");
+  return value.size() >= kBearerScheme.size() &&
+         boost::beast::iequals(
+             boost::beast::string_view(value.data(), kBearerScheme.size()),
+             boost::beast::string_view(kBearerScheme.data(), kBearerScheme.size()));
+}
 
 }  // namespace
 
@@ -53,7 +62,9 @@ Routing Router::route(const http::RequestHeader& header) const {
             : "a valid API token is required: 'Authorization: Bearer <token>', or as the "
               "password of HTTP Basic");
     routing.refusal->set(bhttp::field::www_authenticate, kBearerChallenge);
-    if (route->auth == Auth::kBearer) {
+    // Basic only to a request that tried no Bearer token: a page that sends one itself (our
+    // console) gets no browser login dialog for a wrong one.
+    if (route->auth == Auth::kBearer && !tried_bearer(header)) {
       routing.refusal->insert(bhttp::field::www_authenticate, kBasicChallenge);
     }
   } else if (auto refusal = cross_site_refusal(header, basic)) {
@@ -105,13 +116,8 @@ Tokens::Presented Router::presented_token(
         *basic = true;
         return tokens_.check(*password);
       }
-      constexpr std::string_view kScheme = "Bearer ";  // case-insensitive (RFC 7235)
-      if (value.size() <= kScheme.size() ||
-          !boost::beast::iequals(boost::beast::string_view(value.data(), kScheme.size()),
-                                 boost::beast::string_view(kScheme.data(), kScheme.size()))) {
-        return {};
-      }
-      return tokens_.check(value.substr(kScheme.size()));
+      if (!tried_bearer(request)) return {};
+      return tokens_.check(value.substr(kBearerScheme.size()));
     }
     case Auth::kApiKey: {
       // gProfiler sends the token both as a header and as the `key` query parameter.

@@ -425,6 +425,10 @@ TEST_P(StudioUiApiTest, HttpBasicCarriesATokenAndOtherSitesMayNotChangeAnything)
   EXPECT_NE(anonymous.headers["www-authenticate"].find("Bearer"), std::string::npos);
   EXPECT_EQ(call(path, {"-u", std::string("anyone:") + kReaderToken}, false).status, 200);
   EXPECT_EQ(call(path, {"-u", "anyone:not-a-token"}, false).status, 401);
+  // A page that sends a Bearer token itself (our console) gets no browser login dialog.
+  Answer wrong_bearer = call(path, {"-H", "Authorization: Bearer not-a-token"}, false);
+  EXPECT_EQ(wrong_bearer.status, 401);
+  EXPECT_EQ(wrong_bearer.headers["www-authenticate"], "Bearer realm=\"dormant\"");
   // A reader's token over Basic may not profile: the roles are the token's.
   Answer bulk = call("/api/metrics/profile_request/bulk",
                      {"-u", std::string("ui:") + kReaderToken, "-X", "POST", "-H",
