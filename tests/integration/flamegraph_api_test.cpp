@@ -56,14 +56,7 @@ class FlamegraphApiTest : public ServerFixture {
     json body = upload_body(hostname, collapsed);
     body["start_time"] = start;
     body["end_time"] = end;
-    fs::path file = root_ / "upload.gz";
-    std::ofstream(file, std::ios::binary) << gzip(body.dump());
-    HttpReply reply =
-        server_->curl({"-X", "POST", "-H", std::string("GPROFILER-API-KEY: ") + kToken, "-H",
-                       "GPROFILER-SERVICE-NAME: " + service, "-H", "Content-Encoding: gzip", "-H",
-                       "Content-Type: application/json", "--data-binary", "@" + file.string(),
-                       server_->url("/api/v2/profiles")},
-                      /*with_token=*/false);
+    HttpReply reply = server_->post_upload(service, body, kToken);
     return reply;
   }
 

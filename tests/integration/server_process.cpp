@@ -164,6 +164,17 @@ nlohmann::json upload_body(const std::string& hostname, const std::string& colla
           {"gpid", ""}};
 }
 
+HttpReply ServerProcess::post_upload(const std::string& service, const nlohmann::json& body,
+                                     const std::string& api_key) const {
+  fs::path file = root_ / "upload.gz";
+  std::ofstream(file, std::ios::binary) << gzip(body.dump());
+  return curl({"-X", "POST", "-H", "GPROFILER-API-KEY: " + api_key, "-H",
+               "GPROFILER-SERVICE-NAME: " + service, "-H", "Content-Encoding: gzip", "-H",
+               "Content-Type: application/json", "--data-binary", "@" + file.string(),
+               url("/api/v2/profiles")},
+              /*with_token=*/false);
+}
+
 std::string gzip(const std::string& text) { return gzip_compress(text).value(); }
 
 std::string url_encoded(const std::string& text) {

@@ -50,6 +50,9 @@ class ServerProcess {
   HttpReply get(const std::string& path) const { return curl({url(path)}); }
   HttpReply post_json(const std::string& path, const nlohmann::json& body) const;
   HttpReply post_text(const std::string& path, const std::string& body) const;
+  // An upload as gProfiler's agent posts it: `body` gzip'd, with its API key and service headers.
+  HttpReply post_upload(const std::string& service, const nlohmann::json& body,
+                        const std::string& api_key) const;
   // A counter of its /metrics; -1 when it has none of that name.
   double metric(const std::string& name) const;
 

@@ -99,14 +99,7 @@ class StudioUiApiTest : public ServerFixture, public ::testing::WithParamInterfa
     body["end_time"] = end.substr(0, 19);
     body["cpu_avg"] = figures.cpu;
     body["mem_avg"] = figures.memory;
-    fs::path file = root_ / "upload.gz";
-    std::ofstream(file, std::ios::binary) << gzip(body.dump());
-    HttpReply reply =
-        server_->curl({"-X", "POST", "-H", std::string("GPROFILER-API-KEY: ") + kToken, "-H",
-                       "GPROFILER-SERVICE-NAME: " + service, "-H", "Content-Encoding: gzip", "-H",
-                       "Content-Type: application/json", "--data-binary", "@" + file.string(),
-                       server_->url("/api/v2/profiles")},
-                      /*with_token=*/false);
+    HttpReply reply = server_->post_upload(service, body, kToken);
     ASSERT_EQ(reply.status, 200) << reply.body;
   }
 
