@@ -365,6 +365,32 @@ TEST_P(StudioUiApiTest, SnapshotsKeepTheirMarksAndAnUnknownOneIsAllNull) {
                        {"serviceName", "shop"}})
                 .status,
             422);
+  // Nested past the bounds of every message (a deep id in its filter), a name or a value of over
+  // a KiB: each refused, the server still up.
+  std::string deep = std::string(200, '[') + std::string(200, ']');
+  Answer nested =
+      call("/api/snapshots",
+           {"-X", "POST", "-H", "Content-Type: application/json", "--data-binary",
+            R"({"frames":[],"startTime":")" + recent(0) + R"(","endTime":")" + recent(60) +
+                R"(","serviceName":"shop","filter":{"id":)" + deep + R"(,"filter":{}}})"});
+  EXPECT_EQ(nested.status, 422) << nested.body;
+  EXPECT_EQ(send_json("POST", "/api/snapshots",
+                      {{"frames", json::array()},
+                       {"startTime", recent(0)},
+                       {"endTime", recent(60)},
+                       {"serviceName", std::string(1025, 's')}})
+                .status,
+            422);
+  EXPECT_EQ(send_json("POST", "/api/v1/filters/service/" + std::string(1025, 's'),
+                      {{"id", ""}, {"filter", {{"$and", {{{"HostName", {{"$eq", "a"}}}}}}}}})
+                .status,
+            422);
+  EXPECT_EQ(send_json("POST", "/api/v1/filters/service/shop",
+                      {{"id", ""},
+                       {"filter", {{"$and", {{{"HostName", {{"$eq", std::string(1025, 'v')}}}}}}}}})
+                .status,
+            422);
+  EXPECT_EQ(call("/api/services").status, 204);  // still serving
   json rules = json::array();
   for (int i = 0; i <= 64; ++i) rules.push_back({{"HostName", {{"$neq", std::to_string(i)}}}});
   EXPECT_EQ(call("/api/metrics/summary?" + common_three("shop", recent(0), recent(10)) +
