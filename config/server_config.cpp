@@ -71,8 +71,9 @@ void define_options(CLI::App& app, ServerConfig& c) {
           "file system, kept for heartbeats, requests and completions (0: uploads may fill it)",
           kStorage);
   app.add_option("--tokens-file", c.tokens_file,
-                 "API tokens, one per line, accepted as 'Authorization: Bearer' and "
-                 "GPROFILER-API-KEY")
+                 "API tokens, one 'TOKEN ROLE' per line (ROLE: agent, operator or reader; a token "
+                 "on several lines has each line's role, a token alone every role), accepted as "
+                 "'Authorization: Bearer', GPROFILER-API-KEY and the password of HTTP Basic")
       ->check(CLI::ExistingFile)
       ->group(kStorage);
 

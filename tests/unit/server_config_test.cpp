@@ -36,6 +36,16 @@ class ServerConfigTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// --help says how a tokens file is written and where a token may be presented.
+TEST_F(ServerConfigTest, HelpGivesTheTokensFilesFormat) {
+  auto parsed = parse({"--help"});
+  const auto* exit = std::get_if<ExitRequest>(&parsed);
+  ASSERT_NE(exit, nullptr);
+  EXPECT_EQ(exit->exit_code, 0);
+  EXPECT_NE(exit->text.find("one 'TOKEN ROLE' per line"), std::string::npos) << exit->text;
+  EXPECT_NE(exit->text.find("password of HTTP Basic"), std::string::npos);
+}
+
 TEST_F(ServerConfigTest, TlsWithTokensIsTheDefault) {
   auto parsed = parse({"--tls-cert", file("cert.pem"), "--tls-key", file("key.pem"),
                        "--tokens-file", file("tokens"), "--port", "9000"});
