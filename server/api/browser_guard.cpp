@@ -36,6 +36,12 @@ std::string_view origin_host(std::string_view origin) {
 
 }  // namespace
 
+std::optional<std::string_view> bearer_token(std::string_view authorization) {
+  constexpr std::string_view kScheme = "Bearer ";  // case-insensitive (RFC 7235)
+  if (!starts_with_nocase(authorization, kScheme)) return std::nullopt;
+  return authorization.substr(kScheme.size());
+}
+
 std::optional<std::string> basic_password(std::string_view authorization) {
   constexpr std::string_view kScheme = "Basic ";
   // Longer than any token file's line: a credential of this size is no credential of ours.

@@ -16,6 +16,10 @@ namespace dormant::server::api {
 inline constexpr char kBearerChallenge[] = "Bearer realm=\"dormant\"";
 inline constexpr char kBasicChallenge[] = "Basic realm=\"dormant\", charset=\"UTF-8\"";
 
+// The token of an "Authorization: Bearer <token>" value (the scheme in any case); none for any
+// other scheme.
+std::optional<std::string_view> bearer_token(std::string_view authorization);
+
 // The password of an "Authorization: Basic <base64 of user:password>" value; none for any other
 // scheme or a value that does not decode. The user name is not checked.
 std::optional<std::string> basic_password(std::string_view authorization);

@@ -12,15 +12,6 @@ namespace bhttp = boost::beast::http;
 using bhttp::status;
 
 constexpr std::string_view kApiKeyHeader = "GPROFILER-API-KEY";
-constexpr std::string_view kBearerScheme = "Bearer ";  // case-insensitive (RFC 7235)
-
-bool tried_bearer(const http::RequestHeader& request) {
-  std::string_view value = header(request, "Authorization");
-  return value.size() >= kBearerScheme.size() &&
-         boost::beast::iequals(
-             boost::beast::string_view(value.data(), kBearerScheme.size()),
-             boost::beast::string_view(kBearerScheme.data(), kBearerScheme.size()));
-}
 
 }  // namespace
 
@@ -64,7 +55,7 @@ Routing Router::route(const http::RequestHeader& header) const {
     routing.refusal->set(bhttp::field::www_authenticate, kBearerChallenge);
     // Basic only to a request that tried no Bearer token: a page that sends one itself (our
     // console) gets no browser login dialog for a wrong one.
-    if (route->auth == Auth::kBearer && !tried_bearer(header)) {
+    if (route->auth == Auth::kBearer && !bearer_token(api::header(header, "Authorization"))) {
       routing.refusal->insert(bhttp::field::www_authenticate, kBasicChallenge);
     }
   } else if (auto refusal = cross_site_refusal(header, basic)) {
@@ -116,8 +107,9 @@ Tokens::Presented Router::presented_token(
         *basic = true;
         return tokens_.check(*password);
       }
-      if (!tried_bearer(request)) return {};
-      return tokens_.check(value.substr(kBearerScheme.size()));
+      auto token = bearer_token(value);
+      if (!token) return {};
+      return tokens_.check(*token);
     }
     case Auth::kApiKey: {
       // gProfiler sends the token both as a header and as the `key` query parameter.
