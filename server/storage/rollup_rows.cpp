@@ -41,6 +41,14 @@ BucketTotals read_totals(const Statement& row, int first) {
 
 }  // namespace
 
+void BucketTotals::add(const BucketTotals& other) {
+  profiles += other.profiles;
+  samples = capped(static_cast<uint64_t>(samples) + static_cast<uint64_t>(other.samples));
+  first_start_ms = std::min(first_start_ms, other.first_start_ms);
+  last_end_ms = std::max(last_end_ms, other.last_end_ms);
+  if (frequency_hz != other.frequency_hz) frequency_hz = 0;
+}
+
 Result<void> add_to_bucket(Database& db, const BucketKey& key, std::span<const StackCount> stacks,
                            int64_t start_ms, int64_t end_ms, uint64_t frequency_hz,
                            size_t max_stacks) {
@@ -65,13 +73,8 @@ Result<void> add_to_bucket(Database& db, const BucketKey& key, std::span<const S
                   key.bucket_ms, held.error().message());
   }
   if (*found && held) {
-    BucketTotals had = read_totals(*select, 0);
     sum = add_stacks(*held, stacks, max_stacks);
-    totals.profiles += had.profiles;
-    totals.samples = capped(static_cast<uint64_t>(had.samples) + added_samples);
-    totals.first_start_ms = std::min(had.first_start_ms, start_ms);
-    totals.last_end_ms = std::max(had.last_end_ms, end_ms);
-    if (had.frequency_hz != totals.frequency_hz) totals.frequency_hz = 0;
+    totals.add(read_totals(*select, 0));
   } else {
     sum = add_stacks({}, stacks, max_stacks);
   }

@@ -33,6 +33,10 @@ struct BucketTotals {
   int64_t first_start_ms = 0;
   int64_t last_end_ms = 0;
   int64_t frequency_hz = 0;  // every profile's, or 0 where they differ
+
+  // Counts `other`'s profiles in these: samples summed (at most INT64_MAX), the earliest start,
+  // the latest end, the frequency where both give the same.
+  void add(const BucketTotals& other);
 };
 
 // Adds one profile's stacks (by id) to a bucket: its totals count one more profile of

@@ -78,19 +78,15 @@ struct SummedBuckets {
                     service, row.bucket_ms, added.error().message());
       return;
     }
-    if (totals.profiles == 0) {
+    if (totals) {
+      totals->add(row.totals);
+    } else {
       totals = row.totals;
-      return;
     }
-    totals.profiles += row.totals.profiles;
-    totals.samples += row.totals.samples;
-    totals.first_start_ms = std::min(totals.first_start_ms, row.totals.first_start_ms);
-    totals.last_end_ms = std::max(totals.last_end_ms, row.totals.last_end_ms);
-    if (totals.frequency_hz != row.totals.frequency_hz) totals.frequency_hz = 0;
   }
 
   StackSums sums;
-  BucketTotals totals;
+  std::optional<BucketTotals> totals;  // none until a bucket is added
 };
 
 // Writes the bucket of `coarse` at `start_ms` from the finer buckets it holds, for the service
@@ -119,13 +115,14 @@ Result<void> compact_bucket(Database& db, const std::string& service, Resolution
   if (auto read = read_buckets(db, service, ranges, true, std::nullopt, add_labelled); !read) {
     return read;
   }
-  if (whole.totals.profiles > 0) {
+  if (whole.totals) {
     BucketKey key{service, coarse, start_ms};
-    if (auto put = put_bucket(db, key, whole.sums.sorted(), whole.totals); !put) return put;
+    if (auto put = put_bucket(db, key, whole.sums.sorted(), *whole.totals); !put) return put;
   }
   for (const auto& [label, summed] : by_key) {
+    if (!summed.totals) continue;
     BucketKey key{service, coarse, start_ms, &label};
-    if (auto put = put_bucket(db, key, summed.sums.sorted(), summed.totals); !put) return put;
+    if (auto put = put_bucket(db, key, summed.sums.sorted(), *summed.totals); !put) return put;
   }
   return {};
 }
@@ -216,16 +213,6 @@ Result<RollupView> read_rollup(Database& db, const RollupQuery& query, const Buc
   }
   view.stacks = sums.sorted();
   return view;
-}
-
-Result<void> read_rollup_texts(Database& db, const std::string& service,
-                               std::span<const StackId> ids, RollupView& view) {
-  size_t first = view.texts.size();
-  auto found = [&](StackId id, std::string_view text) { view.texts.emplace_back(id, text); };
-  if (auto read = read_stack_texts(db, service, ids, found); !read) return read;
-  std::sort(view.texts.begin() + static_cast<std::ptrdiff_t>(first), view.texts.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  return {};
 }
 
 Result<std::optional<std::pair<int64_t, int64_t>>> read_data_span(

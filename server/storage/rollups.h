@@ -31,9 +31,6 @@ Result<void> roll_up_profile(Database& db, const std::string& service, TimePoint
 // The stacks of `query.service` in the buckets of `plan`, without their texts: the service's own
 // buckets when the query has no filter, else its label buckets that match it.
 Result<RollupView> read_rollup(Database& db, const RollupQuery& query, const BucketPlan& plan);
-// Adds to `view.texts` (by id) the texts of `ids` (by id) that the service keeps.
-Result<void> read_rollup_texts(Database& db, const std::string& service,
-                               std::span<const StackId> ids, RollupView& view);
 
 // How a series counts a stack besides its samples: as picked (it holds a function looked for) or
 // left out (idle).
