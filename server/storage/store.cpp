@@ -624,19 +624,23 @@ Result<std::vector<std::pair<StackId, std::string>>> Store::stack_texts(
   // million stacks must not keep heartbeats from it. A text deleted meanwhile (its last day past
   // retention) is missing.
   constexpr size_t kTextsPerLease = 4096;
-  RollupView view;
-  view.texts.reserve(ids.size());
+  std::vector<std::pair<StackId, std::string>> texts;
+  texts.reserve(ids.size());
   for (size_t first = 0; first < ids.size(); first += kTextsPerLease) {
     std::span<const StackId> chunk =
         ids.subspan(first, std::min(kTextsPerLease, ids.size() - first));
-    size_t before = view.texts.size();
-    auto texts = with_connection([&](Database& db) {
-      view.texts.resize(before);  // what a failed try added
-      return storage::read_rollup_texts(db, service, chunk, view);
+    size_t before = texts.size();
+    auto read = with_connection([&](Database& db) {
+      texts.resize(before);  // what a failed try added
+      return read_stack_texts(db, service, chunk, [&](StackId id, std::string_view text) {
+        texts.emplace_back(id, text);
+      });
     });
-    if (!texts) return std::move(texts).take_error();
+    if (!read) return std::move(read).take_error();
   }
-  return std::move(view.texts);
+  std::sort(texts.begin(), texts.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return texts;
 }
 
 Result<std::map<LabelKey, int64_t>> Store::label_samples(const std::string& service,
