@@ -1,5 +1,7 @@
 #include "agent/agent_daemon.h"
 
+#include <set>
+
 #include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <sys/signalfd.h>
@@ -51,14 +53,23 @@ Result<std::vector<heartbeat::ServerUrl>> server_urls(const std::string& list,
   for (const std::string& url : *urls) {
     auto server = heartbeat::parse_server_url(url);
     if (!server) return std::move(server).take_error().with_context(flag);
-    if (!server->tls) {
-      spdlog::warn("{}: {} is plain HTTP: the token and profiles cross the network in the clear",
-                   flag, url);
-    }
     servers.push_back(std::move(*server));
   }
   if (servers.empty()) return Error::invalid_argument(std::string(flag) + ": no URL");
   return servers;
+}
+
+// Once for each plain http:// server, whether heartbeats or uploads or both go there.
+void warn_of_plain_http(const std::vector<heartbeat::ServerUrl>& api,
+                        const std::vector<heartbeat::ServerUrl>& upload) {
+  std::set<std::string> warned;
+  for (const auto* servers : {&api, &upload}) {
+    for (const heartbeat::ServerUrl& url : *servers) {
+      if (url.tls || !warned.insert(heartbeat::to_string(url)).second) continue;
+      spdlog::warn("{} is plain HTTP: the token and the profiles cross the network in the clear",
+                   heartbeat::to_string(url));
+    }
+  }
 }
 
 // The host's inventory, unless the environment gives another reading.
@@ -115,14 +126,7 @@ Result<void> AgentDaemon::start() {
   auto upload = server_urls(config_.upload_server(),
                             config_.server_host.empty() ? "--api-server" : "--server-host");
   if (!upload) return std::move(upload).take_error();
-  for (const auto* servers : {&*api, &*upload}) {
-    for (const heartbeat::ServerUrl& url : *servers) {
-      if (!url.tls) {
-        spdlog::warn("{} is plain http://: the token and the profiles travel unencrypted",
-                     url.host + ":" + url.port);
-      }
-    }
-  }
+  warn_of_plain_http(*api, *upload);
   if (config_.no_verify) spdlog::warn("--no-verify: the server's certificate is not checked");
 
   heartbeat::HttpsClient::Headers bearer = {{"Authorization", "Bearer " + config_.token}};

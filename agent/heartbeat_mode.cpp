@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 
 #include "agent/agent_daemon.h"
+#include "agent/agent_directories.h"
 #include "agent/host_lock.h"
 #include "agent/profile_facts.h"
-#include "agent/work_directory.h"
 
 namespace dormant::agent {
 
@@ -28,7 +28,7 @@ int run_heartbeat_mode(const config::AgentConfig& config,
     spdlog::error("{}", lock.error().message());
     return 1;
   }
-  if (auto prepared = prepare_work_directory(config.state_dir); !prepared) {
+  if (auto prepared = prepare_agent_directories(config); !prepared) {
     spdlog::error("{}", prepared.error().message());
     return 1;
   }

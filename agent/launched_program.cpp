@@ -6,10 +6,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/agent_directories.h"
 #include "agent/module_loader.h"
 #include "agent/profile_facts.h"
 #include "agent/snapshot_loop.h"
-#include "agent/work_directory.h"
 #include "common/host_info.h"
 #include "common/subprocess.h"
 #include "common/termination_signals.h"
@@ -43,7 +43,7 @@ int exit_code_of(const ExitStatus& status) {
 
 int run_launched_program(const config::AgentConfig& config) {
   agent_start();
-  if (auto prepared = prepare_work_directory(config.state_dir); !prepared) {
+  if (auto prepared = prepare_agent_directories(config); !prepared) {
     spdlog::error("{}", prepared.error().message());
     return 1;
   }

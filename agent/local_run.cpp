@@ -4,10 +4,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/agent_directories.h"
 #include "agent/module_loader.h"
 #include "agent/profile_facts.h"
 #include "agent/snapshot_loop.h"
-#include "agent/work_directory.h"
 #include "common/deadline.h"
 #include "common/exit_status.h"
 #include "common/host_info.h"
@@ -29,7 +29,7 @@ bool wait_for_signal(SteadyClock::time_point until) {
 
 int run_local_profiling(const config::AgentConfig& config) {
   agent_start();
-  if (auto prepared = prepare_work_directory(config.state_dir); !prepared) {
+  if (auto prepared = prepare_agent_directories(config); !prepared) {
     spdlog::error("{}", prepared.error().message());
     return 1;
   }

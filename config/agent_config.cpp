@@ -23,6 +23,7 @@ constexpr const char* kEbpf = "eBPF";
 constexpr const char* kGpu = "GPU";
 constexpr const char* kGuardRails = "Guard rails";
 constexpr const char* kGeneral = "General";
+constexpr const char* kPaths = "Paths, timeouts and tests";
 
 constexpr int kMaxFrequencyWithDwarf = 100;
 constexpr int kMaxDwarfStackSize = 65528;  // perf's own limit
@@ -264,7 +265,7 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
   app.add_option("--cupti-library", c.cupti_library,
                  "The injection library `gpu --` starts programs with (default: "
                  "libdormant_cupti.so beside the executable)")
-      ->group("");
+      ->group(kPaths);
   auto* gpu = app.add_subcommand(
       "gpu",
       "Start PROGRAM with libdormant_cupti.so injected (CUDA_INJECTION64_PATH) and profile it "
@@ -296,25 +297,25 @@ void define_options(CLI::App& app, AgentConfig& c, FlagTexts& texts) {
           "are walked by frame pointer",
           kEbpf);
 
-  // Hidden flags (empty group): what tests and unusual hosts need.
-  app.add_option("--perf-path", c.perf_path, "The perf executable")->group("");
+  // What tests and unusual hosts need.
+  app.add_option("--perf-path", c.perf_path, "The perf executable")->group(kPaths);
   add_int(app, "--perf-restart-interval", c.perf_restart_interval_s, 1, INT_MAX,
-          "Restart perf record after this many seconds", "");
+          "Restart perf record after this many seconds", kPaths);
   add_int(app, "--perf-restart-rss-mb", c.perf_restart_rss_mb, 1, INT_MAX,
-          "Restart perf record when its RSS passes this many MB", "");
+          "Restart perf record when its RSS passes this many MB", kPaths);
   add_int(app, "--perf-script-timeout", c.perf_script_timeout_s, 1, INT_MAX,
-          "Seconds perf script may take for one snapshot", "");
+          "Seconds perf script may take for one snapshot", kPaths);
   app.add_option("--profiler-stop-timeout", c.profiler_stop_timeout_s,
                  "Seconds a profiler's stop may take before its processes are killed")
       ->check(CLI::Range(0.1, 3600.0))
-      ->group("");
+      ->group(kPaths);
   app.add_option("--host-lock", c.host_lock,
                  "The one-agent-per-host lock file (default /run/dormant/agent.lock)")
-      ->group("");
+      ->group(kPaths);
   app.add_option("--profiler-module", c.profiler_module,
                  "The profiler module to load for sessions (default: libdormant_profilers.so "
                  "beside the executable)")
-      ->group("");
+      ->group(kPaths);
 
   add_int(app, "--skip-system-profilers-above", c.skip_system_profilers_above, 0, INT_MAX,
           "Skip perf and eBPF when the host has more processes than this (0: never)", kGuardRails);

@@ -1,8 +1,11 @@
 #include "config/cli.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <memory>
+#include <string_view>
+#include <vector>
 
 #include "config/config_file.h"
 
@@ -24,6 +27,52 @@ void add_environment_names(CLI::App& app) {
     }
     option->envname(env_name_for(names[0]));
   }
+}
+
+// Edits (insertions, deletions, substitutions) that turn `a` into `b`.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The flag of `app` that `typed` (a --name, perhaps with =value) most likely misspells; "" when
+// none is close: at most one edit in a short name, two in a longer one.
+std::string closest_flag(const CLI::App& app, std::string_view typed) {
+  if (!typed.starts_with("--")) return "";
+  typed = typed.substr(2, typed.find('=') == typed.npos ? typed.npos : typed.find('=') - 2);
+  size_t allowed = typed.size() < 6 ? 1 : 2;
+  std::string best;
+  size_t best_distance = allowed + 1;
+  for (const CLI::Option* option : app.get_options()) {
+    for (const std::string& name : option->get_lnames()) {
+      size_t distance = edit_distance(typed, name);
+      if (distance < best_distance) {
+        best_distance = distance;
+        best = "--" + name;
+      }
+    }
+  }
+  return best;
+}
+
+// " (did you mean --x?)" for each unexpected argument that misspells a flag.
+std::string suggestions(const CLI::App& app) {
+  std::string text;
+  for (const std::string& argument : app.remaining()) {
+    std::string flag = closest_flag(app, argument);
+    if (!flag.empty()) text += " (" + argument + ": did you mean " + flag + "?)";
+  }
+  return text;
 }
 
 }  // namespace
@@ -61,6 +110,8 @@ std::optional<ExitRequest> parse_command_line(CLI::App& app, int argc, const cha
     return ExitRequest{0, app.help()};
   } catch (const CLI::CallForVersion&) {
     return ExitRequest{0, app.version() + "\n"};
+  } catch (const CLI::ExtrasError& error) {
+    return usage_error(app, error.what() + suggestions(app));
   } catch (const CLI::ParseError& error) {
     std::string message = error.what();
     for (const CLI::Option* option : app.get_options()) {

@@ -5,13 +5,12 @@
 
 #include "common/json_text.h"
 #include "common/text.h"
+#include "heartbeat/reply_text.h"
 #include "wire/bounded_json.h"
-#include "wire/json_fields.h"
 
 namespace dormant::heartbeat {
 namespace {
 
-constexpr size_t kBodyExcerpt = 200;
 // The least time between two long-polls: a server that answers them at once (a wake that found
 // nothing new) cannot make the agent spin.
 constexpr std::chrono::milliseconds kLeastLongPollGap{1000};
@@ -84,9 +83,7 @@ std::chrono::milliseconds HeartbeatLoop::offered_hold(const std::optional<std::s
 Result<wire::HeartbeatResponse> HeartbeatLoop::read_answer(Result<HttpReply> reply) const {
   if (!reply) return std::move(reply).take_error();
   if (reply->status != 200) {
-    return Error(ErrorKind::kNetwork, "the server answered HTTP " + std::to_string(reply->status) +
-                                          ": " +
-                                          wire::single_quoted(reply->body.substr(0, kBodyExcerpt)));
+    return Error(ErrorKind::kNetwork, describe_reply(*reply));
   }
   auto body = wire::parse_json_within(reply->body, "heartbeat answer");
   if (!body) return std::move(body).take_error();
@@ -94,7 +91,6 @@ Result<wire::HeartbeatResponse> HeartbeatLoop::read_answer(Result<HttpReply> rep
 }
 
 void HeartbeatLoop::on_reply(Result<HttpReply> reply) {
-  bool held = hold_.count() > 0;
   hold_ = {};
   std::optional<std::string> offer;
   if (reply) {
@@ -112,7 +108,8 @@ void HeartbeatLoop::on_reply(Result<HttpReply> reply) {
   outages_.recovered(failures);
   last_error_.clear();
   hold_ = offered_hold(offer, retry_.interval());  // not the jittered delay
-  if (held && hold_.count() > 0) {
+  // A hold newly offered is taken at once: the first command need not wait out an interval.
+  if (hold_.count() > 0) {
     auto since_sent = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - sent_at_);
     delay = std::max(kLeastLongPollGap - since_sent, std::chrono::milliseconds(0));

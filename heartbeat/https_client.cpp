@@ -11,6 +11,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "heartbeat/connection_hint.h"
 #include "heartbeat/server_rotation.h"
 #include "heartbeat/shared_parts_body.h"
 
@@ -137,12 +138,14 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
   }
 
   // The error for a failed phase: cancelled, timed out, or what the system said.
-  Error phase_error(std::string_view phase, beast::error_code error, ErrorKind kind) const {
+  Error phase_error(std::string_view phase, beast::error_code error, ErrorKind kind) {
     if (cancelled_) return Error(ErrorKind::kCancelled, std::string(phase) + " cancelled");
     if (error == beast::error::timeout || error == asio::error::operation_aborted) {
       return Error(ErrorKind::kTimeout, std::string(phase) + " " + where() + ": timed out");
     }
-    return Error(kind, std::string(phase) + " " + where() + ": " + error.message());
+    long verified = ssl_ ? SSL_get_verify_result(ssl_->native_handle()) : X509_V_OK;
+    return Error(kind, std::string(phase) + " " + where() + ": " + error.message() +
+                           connection_hint(server().tls, error, verified));
   }
 
   // The resolver cannot interrupt a lookup that has started (getaddrinfo runs on asio's helper
@@ -180,7 +183,15 @@ class Client final : public HttpsClient, public std::enable_shared_from_this<Cli
       if (!is_ip_literal(server().host)) {
         SSL_set_tlsext_host_name(ssl_->native_handle(), server().host.c_str());  // SNI
       }
-      ssl_->set_verify_callback(asio::ssl::host_name_verification(server().host));
+      // asio's check leaves OpenSSL's result unspecified: it is named, for the error's hint.
+      ssl_->set_verify_callback([check = asio::ssl::host_name_verification(server().host)](
+                                    bool preverified, asio::ssl::verify_context& context) mutable {
+        bool verified = check(preverified, context);
+        if (preverified && !verified) {
+          X509_STORE_CTX_set_error(context.native_handle(), X509_V_ERR_HOSTNAME_MISMATCH);
+        }
+        return verified;
+      });
     } else {
       tcp_.emplace(io_);
     }

@@ -2,21 +2,10 @@
 
 #include <boost/asio/post.hpp>
 
+#include "heartbeat/reply_text.h"
 #include "heartbeat/reply_verdict.h"
-#include "wire/json_fields.h"
 
 namespace dormant::heartbeat {
-namespace {
-
-constexpr size_t kBodyExcerpt = 200;
-
-std::string describe(const HttpReply& reply) {
-  return "the server answered HTTP " + std::to_string(reply.status) + ": " +
-         wire::single_quoted(reply.body.substr(0, kBodyExcerpt));
-}
-
-}  // namespace
-
 std::shared_ptr<RetryingSender> RetryingSender::make(boost::asio::io_context& io,
                                                      std::shared_ptr<HttpsClient> client,
                                                      RetryTimer retry, std::string what,
@@ -78,7 +67,7 @@ void RetryingSender::send_next() {
 void RetryingSender::on_reply(Message message, Result<HttpReply> reply) {
   ReplyVerdict verdict = reply ? verdict_of(reply->status) : ReplyVerdict::kRetry;
   if (verdict == ReplyVerdict::kRetry) {
-    std::string error = reply ? describe(*reply) : reply.error().message();
+    std::string error = reply ? describe_reply(*reply) : reply.error().message();
     auto delay = retry_.after_failure();
     outages_.failed(retry_.consecutive_failures(), error, delay);
     last_error_ = std::move(error);
@@ -96,7 +85,7 @@ void RetryingSender::on_reply(Message message, Result<HttpReply> reply) {
   if (verdict == ReplyVerdict::kDelivered) {
     message.delivered(*reply);
   } else {
-    message.refused(describe(*reply));
+    message.refused(describe_reply(*reply));
   }
   send_next();
 }

@@ -9,6 +9,8 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "server_process.h"
@@ -164,6 +166,31 @@ TEST_F(AgentDaemonTest, AgentHealthReadsTheAgentsMemoryOnceAMinute) {
   int reads_then = clock_.reads();
   ASSERT_TRUE(eventually([&] { return clock_.reads() >= reads_then + 10; }, kPatience));
   EXPECT_EQ(memory_reads_.load(), 2) << "a minute later, one more reading";
+}
+
+// Issue 43: one http:// URL, both the heartbeats' and the uploads' server, gave four warnings.
+TEST_F(AgentDaemonTest, EachPlainHttpServerIsWarnedOfOnce) {
+  auto log = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(200);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", log));
+  LoopbackSocket closed(LoopbackSocket::Mode::kRefusing);
+  std::string first = "http://127.0.0.1:" + std::to_string(closed.port());
+  config_.api_server = first;
+  config_.server_host = first + ",http://127.0.0.2:" + std::to_string(closed.port());
+  config_.tls_ca_bundle.clear();  // no server made the test CA
+  start_daemon();
+  auto lines_with = [&](const std::string& text) {
+    int count = 0;
+    for (const std::string& line : log->last_formatted()) count += line.find(text) != line.npos;
+    return count;
+  };
+  bool failed = eventually([&] { return lines_with("heartbeat failed") > 0; }, kPatience);
+  spdlog::set_default_logger(previous);
+  std::string lines;
+  for (const std::string& line : log->last_formatted()) lines += line;
+  ASSERT_TRUE(failed) << lines;
+  EXPECT_EQ(lines_with("is plain HTTP"), 2);
+  EXPECT_EQ(lines_with(first + " is plain HTTP"), 1);
 }
 
 }  // namespace

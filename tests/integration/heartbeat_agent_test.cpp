@@ -879,8 +879,8 @@ TEST_F(HeartbeatAgentTest, FaultsOnTheServerSideNeverStopTheAgent) {
   for (const Case& fault :
        {Case{Fault::kStatus500, "500s", "500"}, Case{Fault::kGarbageJson, "garbage JSON", "JSON"},
         Case{Fault::kSilent, "a server that never answers", "timed out"},
-        Case{Fault::kWrongCa, "a wrong CA", "certificate verify failed"},
-        Case{Fault::kWrongHostName, "a wrong host name", "certificate"}}) {
+        Case{Fault::kWrongCa, "a wrong CA", "give the CA that signed it with --tls-ca-bundle"},
+        Case{Fault::kWrongHostName, "a wrong host name", "does not name the host in the URL"}}) {
     SCOPED_TRACE(fault.name);
     int failures_before = log_count("heartbeat failed");
     int recoveries_before = log_count("heartbeat: the server answers again");

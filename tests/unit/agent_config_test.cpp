@@ -540,7 +540,8 @@ TEST_F(AgentConfigTest, HelpGroupsTheFlagsAndVersionPrintsIt) {
   for (const char* expected :
        {"Heartbeat, server connection and TLS:", "Output and upload:", "Profiling:", "perf:",
         "Guard rails:", "--enable-heartbeat-server", "--perf-dwarf-stack-size",
-        "--skip-system-profilers-above", "DORMANT_PROFILING_FREQUENCY"}) {
+        "--skip-system-profilers-above", "DORMANT_PROFILING_FREQUENCY",
+        "Paths, timeouts and tests:", "--host-lock", "--perf-path", "--profiler-module"}) {
     EXPECT_NE(help.text.find(expected), std::string::npos) << expected;
   }
   Outcome version = parse({"--version"});
@@ -561,6 +562,36 @@ TEST(AgentBinary, InvalidFlagExitsWithCodeTwoAndOneClearMessage) {
   ASSERT_TRUE(version.ok());
   EXPECT_EQ(version->status.code, 0);
   EXPECT_EQ(version->stdout_text, "dormant-agent " DORMANT_VERSION "\n");
+}
+
+TEST_F(AgentConfigTest, AMisspelledFlagIsAnsweredWithTheNearestOne) {
+  Outcome typo = parse({"--heartbeat-intervl", "5", "--servce-name=web", "--zzz"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.text.find("(--heartbeat-intervl: did you mean --heartbeat-interval?)"),
+            std::string::npos)
+      << typo.text;
+  EXPECT_NE(typo.text.find("(--servce-name=web: did you mean --service-name?)"), std::string::npos)
+      << typo.text;
+  EXPECT_EQ(typo.text.find("--zzz: did you mean"), std::string::npos) << typo.text;
+}
+
+// Issue 43: an -o another user may write to was refused only when the first profile was
+// written, after the whole run; it is refused before profiling starts.
+TEST(AgentBinary, AnUnsafeOutputDirectoryIsRefusedBeforeProfiling) {
+  auto directory =
+      std::filesystem::temp_directory_path() / ("dormant-unsafe-o-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory);
+  std::filesystem::permissions(directory, std::filesystem::perms::all);
+  auto output = run_command({DORMANT_AGENT, "-d", "3600", "-o", directory.string()},
+                            deadline_after(std::chrono::seconds(60)));
+  std::filesystem::remove_all(directory);
+  ASSERT_TRUE(output.ok()) << output.error().message();
+  EXPECT_EQ(output->status.code, 1);
+  EXPECT_NE(output->stderr_text.find("-o: " + directory.string() +
+                                     " may be written by its group or by others"),
+            std::string::npos)
+      << output->stderr_text;
+  EXPECT_EQ(output->stderr_text.find("sampling"), std::string::npos) << output->stderr_text;
 }
 
 TEST(AgentBinary, AOneShotRunWhoseModuleCannotLoadSaysWhyAndFails) {

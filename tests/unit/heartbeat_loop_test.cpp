@@ -102,6 +102,24 @@ TEST_F(HeartbeatLoopTest, AsksForAHoldOnlyWhereTheServerOffersOne) {
   EXPECT_EQ(client_->paths[3], "/api/metrics/heartbeat");
 }
 
+// The first answer's offer is taken at once: a command sent right after the agent starts does
+// not wait out an interval (here a minute) before the agent's first long-poll.
+TEST_F(HeartbeatLoopTest, TheFirstOfferIsTakenWithoutWaitingAnInterval) {
+  HttpReply offering{200, kNoCommand};
+  offering.headers = {{"x-dormant-long-poll", "60"}};
+  client_->script = {offering};
+  RetryPolicy policy;
+  policy.interval = 60s;
+  policy.jitter = 0;
+  auto loop = HeartbeatLoop::make(io_, client_, RetryTimer(policy), web_01,
+                                  [](const wire::HeartbeatResponse&) {});
+  loop->start();
+  run_until([&] { return client_->paths.size() >= 2; });
+  loop->stop();
+  ASSERT_EQ(client_->paths.size(), 2u);
+  EXPECT_EQ(client_->paths[1], "/api/metrics/heartbeat?wait=60");
+}
+
 TEST_F(HeartbeatLoopTest, UnderASecondOfIntervalTheServersOfferIsNotTaken) {
   HttpReply offering{200, kNoCommand};
   offering.headers = {{"X-Dormant-Long-Poll", "30"}};

@@ -239,6 +239,9 @@ TEST_F(HttpsClientTest, AServerSignedByAnotherCaIsRefused) {
   EXPECT_EQ(reply.error().kind(), ErrorKind::kTls) << reply.error().message();
   EXPECT_NE(reply.error().message().find("TLS handshake with localhost"), std::string::npos)
       << reply.error().message();
+  EXPECT_NE(reply.error().message().find("give the CA that signed it with --tls-ca-bundle"),
+            std::string::npos)
+      << reply.error().message();
 }
 
 TEST_F(HttpsClientTest, ACertificateForAnotherNameIsRefused) {
@@ -246,6 +249,26 @@ TEST_F(HttpsClientTest, ACertificateForAnotherNameIsRefused) {
   auto reply = post(*client("https://127.0.0.2:" + std::to_string(server_->port())));
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.error().kind(), ErrorKind::kTls) << reply.error().message();
+  EXPECT_NE(reply.error().message().find("does not name the host in the URL"), std::string::npos)
+      << reply.error().message();
+}
+
+// The URL's scheme and the server's disagree: the error says which scheme to use.
+TEST_F(HttpsClientTest, HttpToATlsServerSaysToUseHttps) {
+  start_server(true);
+  auto reply = post(*client("http://localhost:" + std::to_string(server_->port())));
+  ASSERT_FALSE(reply.ok());
+  EXPECT_NE(reply.error().message().find("the URL must start with https://"), std::string::npos)
+      << reply.error().message();
+}
+
+TEST_F(HttpsClientTest, HttpsToAPlainServerSaysToUseHttp) {
+  start_server(false);
+  auto reply = post(*client(https_url()));
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().kind(), ErrorKind::kTls) << reply.error().message();
+  EXPECT_NE(reply.error().message().find("the URL starts with http://"), std::string::npos)
+      << reply.error().message();
 }
 
 TEST_F(HttpsClientTest, NoVerifyAcceptsAnyCertificate) {
