@@ -255,6 +255,8 @@ const Fields<ProfilingResponse>& fields_of(std::type_identity<ProfilingResponse>
       field("command_ids", &Response::command_ids, list_of(read_uuid, kMaxListItems)),
       field("estimated_completion_time", &Response::estimated_completion_time, read_string),
       field("plan", &Response::plan, read_plan).omitted_when_null(),
+      field("hosts_never_seen", &Response::hosts_never_seen, list_of(read_string, kMaxListItems))
+          .omitted_when_null(),
   };
   return kFields;
 }

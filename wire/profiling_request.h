@@ -58,6 +58,9 @@ struct ProfilingResponse {
   // Ours, for a dry run: each host the request reaches, as {hostname, action, pids} (pids null:
   // the whole host). Not written when null.
   nlohmann::json plan{};
+  // Ours: the target hosts that never sent a heartbeat under the service (their commands wait
+  // for one). Not written when none.
+  std::optional<std::vector<std::string>> hosts_never_seen{};
 
   friend bool operator==(const ProfilingResponse&, const ProfilingResponse&) = default;
 };

@@ -12,6 +12,7 @@
 #include "profile/pprof/pprof.h"
 #include "server/api/api_requests.h"
 #include "server/api/content_policy.h"
+#include "server/api/empty_merge.h"
 #include "server/api/profile_merge.h"
 #include "server/api/studio_flamegraph.h"
 #include "server/api/studio_metrics.h"
@@ -74,7 +75,13 @@ Result<MergeSelection> merge_selection(const Call& call, std::string_view since_
   selection.until = until->value_or(now);
   selection.since = since->value_or(selection.until - std::chrono::hours(24));
   if (selection.until < selection.since) {
-    return Error::invalid_argument(std::string(until_name) + ": before " + std::string(since_name));
+    return Error::invalid_argument(std::string(until_name) + " (" + iso_utc(selection.until) +
+                                   ") is before " + std::string(since_name) + " (" +
+                                   iso_utc(selection.since) + "): the range is inverted");
+  }
+  if (selection.until == selection.since) {
+    return Error::invalid_argument(std::string(since_name) + ", " + std::string(until_name) +
+                                   ": the range is empty (both " + iso_utc(selection.since) + ")");
   }
   return selection;
 }
@@ -221,6 +228,7 @@ http::Response RenderEndpoints::merged_flamegraph(const Call& call) {
   if (!slot) return busy_merging();
   auto merged = merge_rollups(store_, *selection);
   if (!merged) return store_failure(merged.error());
+  if (merged_nothing(*merged)) return nothing_merged(*selection, "");
   http::Response response;
   if (*format == Format::kPprof) {
     response = pprof_response(*merged, file_stem(selection->service));
@@ -395,6 +403,13 @@ http::Response RenderEndpoints::studio_function_share(const Call& call) {
   return json_ok(points);
 }
 
+http::Response RenderEndpoints::nothing_merged(const MergeSelection& selection,
+                                               std::string_view side) {
+  auto why = why_nothing_merged(store_, selection, side);
+  if (!why) return store_failure(why.error());
+  return error_response(status::not_found, *why);
+}
+
 http::Response RenderEndpoints::diff_flamegraph(const Call& call) {
   auto format = format_parameter(call);
   if (!format) return error_response(status::bad_request, format.error().message());
@@ -412,12 +427,31 @@ http::Response RenderEndpoints::diff_flamegraph(const Call& call) {
   if (!baseline_selection) {
     return error_response(status::bad_request, baseline_selection.error().message());
   }
+  if (std::string overlap = overlap_error(selection->since, selection->until,
+                                          baseline_selection->since, baseline_selection->until);
+      !overlap.empty()) {
+    return error_response(status::bad_request, overlap);
+  }
   auto slot = merge_slots_.try_take();
   if (!slot) return busy_merging();
   auto merged = merge_rollups(store_, *selection);
   if (!merged) return store_failure(merged.error());
+  if (merged_nothing(*merged)) return nothing_merged(*selection, "the range");
   auto baseline = merge_rollups(store_, *baseline_selection);
   if (!baseline) return store_failure(baseline.error());
+  if (merged_nothing(*baseline)) return nothing_merged(*baseline_selection, "the baseline");
+  // Both are read in whole buckets (minutes at the finest): ranges that meet inside a minute
+  // would both read it.
+  if (merged->range_start && merged->range_end && baseline->range_start && baseline->range_end) {
+    if (std::string overlap = overlap_error(*merged->range_start, *merged->range_end,
+                                            *baseline->range_start, *baseline->range_end);
+        !overlap.empty()) {
+      return error_response(status::bad_request,
+                            overlap +
+                                " (profiles are kept by the minute: ranges that meet must "
+                                "meet on a whole minute)");
+    }
+  }
   profile::FlamegraphOptions options;
   options.max_frames = options_.svg_max_frames;
   options.title = selection_title(*selection) + ": change from the baseline";

@@ -14,6 +14,8 @@
 
 namespace dormant::server::api {
 
+struct MergeSelection;
+
 class RenderEndpoints : private EndpointContext {
  public:
   RenderEndpoints(storage::Store& store, ServerMetrics& metrics, const ApiOptions& options)
@@ -25,6 +27,8 @@ class RenderEndpoints : private EndpointContext {
 
  private:
   http::Response profile_flamegraph(const Call& call);
+  // 404 with why_nothing_merged's reason.
+  http::Response nothing_merged(const MergeSelection& selection, std::string_view side);
   http::Response profile_gpus(const Call& call);
   http::Response profile_pprof(const Call& call);
   // Ours by `service`, Performance Studio's UI's by `serviceName` (its JSON tree).

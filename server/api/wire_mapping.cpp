@@ -232,10 +232,33 @@ Result<StoreRequest> to_store_request(const wire::ProfilingRequest& request,
   return StoreRequest(std::move(start));
 }
 
+namespace {
+
+// "; never seen: a, b and 3 more (no heartbeat under service 's': each command waits for its
+// host's first)", or "" when every host was heard from.
+std::string never_seen_note(const std::vector<std::string>& hosts, const std::string& service) {
+  if (hosts.empty()) return "";
+  constexpr size_t kNamed = 10;
+  std::vector<std::string> named(
+      hosts.begin(), hosts.begin() + static_cast<std::ptrdiff_t>(std::min(kNamed, hosts.size())));
+  std::string list = join(named, ", ");
+  if (hosts.size() > kNamed) list += " and " + std::to_string(hosts.size() - kNamed) + " more";
+  return "; never seen: " + list + " (no heartbeat under service '" + service +
+         "': each command waits for its host's first)";
+}
+
+}  // namespace
+
 wire::ProfilingResponse to_profiling_response(const wire::ProfilingRequest& request,
                                               const storage::SubmitOutcome& outcome,
                                               storage::TimePoint now) {
   wire::ProfilingResponse response;
+  std::vector<std::string> never_seen;
+  for (const storage::HostPlan& host : outcome.hosts) {
+    if (!host.heard_from) never_seen.push_back(host.hostname);
+  }
+  std::string note = never_seen_note(never_seen, request.service_name);
+  if (!never_seen.empty()) response.hosts_never_seen = std::move(never_seen);
   bool start = request.request_type == wire::CommandType::kStart;
   size_t changed = 0;
   for (const storage::HostPlan& host : outcome.hosts) {
@@ -247,7 +270,7 @@ wire::ProfilingResponse to_profiling_response(const wire::ProfilingRequest& requ
   if (outcome.dry_run) {
     response.message =
         "Dry run: the " + what + " request is valid and would change the command of " +
-        std::to_string(changed) + " of " + std::to_string(outcome.hosts.size()) + " hosts";
+        std::to_string(changed) + " of " + std::to_string(outcome.hosts.size()) + " hosts" + note;
     response.plan = nlohmann::json::array();
     for (const storage::HostPlan& host : outcome.hosts) {
       nlohmann::json pids = nullptr;
@@ -260,7 +283,7 @@ wire::ProfilingResponse to_profiling_response(const wire::ProfilingRequest& requ
   }
   response.request_id = outcome.request_id;
   response.message = "Profiling " + what + " request accepted: " + std::to_string(changed) +
-                     " new commands for " + std::to_string(outcome.hosts.size()) + " hosts";
+                     " new commands for " + std::to_string(outcome.hosts.size()) + " hosts" + note;
   if (start) {
     response.estimated_completion_time = iso_time(now + std::chrono::seconds(request.duration));
   }

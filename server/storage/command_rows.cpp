@@ -154,11 +154,9 @@ Result<std::map<std::string, CommandRow>> find_current_commands(
   std::map<std::string, CommandRow> current;
   for (size_t first = 0; first < hostnames.size(); first += kHostsPerQuery) {
     size_t count = std::min(kHostsPerQuery, hostnames.size() - first);
-    std::string sql =
-        select_commands(db) + "WHERE service_name = ?1 AND replaced_by IS NULL AND hostname IN (";
-    for (size_t i = 0; i < count; ++i) sql += (i ? ", ?" : "?") + std::to_string(i + 2);
-    sql += ')';
-    auto statement = db.prepare(sql);
+    auto statement = db.prepare(
+        select_commands(db) + "WHERE service_name = ?1 AND replaced_by IS NULL AND hostname IN (" +
+        numbered_parameters(2, count) + ")");
     if (!statement) return std::move(statement).take_error();
     statement->bind(1, service);
     for (size_t i = 0; i < count; ++i) {

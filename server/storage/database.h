@@ -196,6 +196,13 @@ Result<void> lock_host(Database& db, const std::string& hostname, const std::str
 // -1 for that, PostgreSQL refuses it.
 inline int64_t sql_limit(int64_t limit) { return limit < 0 ? INT64_MAX : limit; }
 
+// "?first, ?first+1, …": `count` numbered parameters, for an IN list.
+inline std::string numbered_parameters(size_t first, size_t count) {
+  std::string list;
+  for (size_t i = 0; i < count; ++i) list += (i ? ", ?" : "?") + std::to_string(first + i);
+  return list;
+}
+
 // "VALUES (…), (…), …": `rows` rows of `columns`, where each column's '?' becomes the next
 // numbered parameter (?1, ?2, …): {"?", "CAST(? AS BIGINT)"}.
 std::string values_rows(size_t rows, const std::vector<std::string_view>& columns);

@@ -111,6 +111,28 @@ Result<std::map<std::string, std::vector<std::string>>> find_perf_events(
   return events;
 }
 
+Result<std::set<std::string>> find_known_hosts(Database& db, const std::string& service,
+                                               const std::vector<std::string>& hostnames) {
+  constexpr size_t kHostsPerQuery = 256;
+  std::set<std::string> known;
+  for (size_t first = 0; first < hostnames.size(); first += kHostsPerQuery) {
+    size_t count = std::min(kHostsPerQuery, hostnames.size() - first);
+    auto select =
+        db.prepare("SELECT hostname FROM hosts WHERE service_name = ?1 AND hostname IN (" +
+                   numbered_parameters(2, count) + ")");
+    if (!select) return std::move(select).take_error();
+    select->bind(1, service);
+    for (size_t i = 0; i < count; ++i) select->bind(static_cast<int>(i + 2), hostnames[first + i]);
+    for (;;) {
+      auto row = select->step();
+      if (!row) return std::move(row).take_error();
+      if (!*row) break;
+      known.insert(select->text(0));
+    }
+  }
+  return known;
+}
+
 Result<int64_t> delete_hosts_before(Database& db, TimePoint cutoff, int64_t batch) {
   // The outer condition again: a heartbeat that updates a host meanwhile keeps it.
   auto remove = db.prepare(R"sql(

@@ -302,6 +302,7 @@ struct HostPlan {
   std::optional<Command> command;
   std::optional<PidList> pids;          // the new command's; nullopt: the whole host, or none
   std::optional<std::string> replaces;  // the command it replaces
+  bool heard_from = true;               // the host has a row under the service (host_rows.h)
 };
 
 struct SubmitOutcome {

@@ -357,6 +357,8 @@ Result<SubmitOutcome> Store::submit_in_batches(ProfilingRequestRecord request, b
       }
       auto currents = find_current_commands(db, request.service_name, hostnames);
       if (!currents) return std::move(currents).take_error();
+      auto known = find_known_hosts(db, request.service_name, hostnames);
+      if (!known) return std::move(known).take_error();
       std::vector<PlannedHost> planned;
       for (auto target = batch_begin; target != batch_end; ++target) {
         const auto& [hostname, pids] = *target;
@@ -365,6 +367,7 @@ Result<SubmitOutcome> Store::submit_in_batches(ProfilingRequestRecord request, b
           current = std::move(found->second);
         }
         planned.push_back(plan(hostname, pids, current, now));
+        planned.back().plan.heard_from = known->contains(hostname);
       }
       if (dry_run) return planned;
       bool issues = std::any_of(planned.begin(), planned.end(),

@@ -146,9 +146,38 @@ TEST_F(FlamegraphApiTest, HostContainerAndTimeRangeSelect) {
   Answer limited = get("/api/flamegraph?service=web&limit=1&format=collapsed");
   EXPECT_EQ(limited.status, 400);
   EXPECT_NE(limited.body.find("narrow it with since and until"), std::string::npos) << limited.body;
-  Answer none = get("/api/flamegraph?service=nobody");
-  EXPECT_EQ(none.status, 200);
-  EXPECT_NE(none.body.find("No samples"), std::string::npos);
+}
+
+// Issue 43: a service no agent spoke for, a range that misses the profiles, an inverted or empty
+// range answered 200 with an empty picture; each is refused with the reason.
+TEST_F(FlamegraphApiTest, AMergeOfNothingSaysWhy) {
+  start();
+  upload("web", "web-01", kWeb01, recent(0), recent(1));
+  Answer unknown = get("/api/flamegraph?service=nobody");
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_NE(unknown.body.find("service 'nobody' is unknown: no agent has sent a heartbeat or a "
+                              "profile under that name (services: 'web')"),
+            std::string::npos)
+      << unknown.body;
+  Answer elsewhere =
+      get("/api/flamegraph?service=web&since=" + recent(30) + "&until=" + recent(40));
+  EXPECT_EQ(elsewhere.status, 404);
+  EXPECT_NE(elsewhere.body.find("no profiles of 'web', from " + recent(30) + " to " + recent(40) +
+                                "; those there are span " + recent(0) + " to " + recent(1)),
+            std::string::npos)
+      << elsewhere.body;
+  Answer filtered = get("/api/flamegraph?service=web&hostname=web-09&format=collapsed");
+  EXPECT_EQ(filtered.status, 404);
+  EXPECT_NE(filtered.body.find("that match the filter"), std::string::npos) << filtered.body;
+  Answer inverted = get("/api/flamegraph?service=web&since=" + recent(40) + "&until=" + recent(30));
+  EXPECT_EQ(inverted.status, 400);
+  EXPECT_NE(inverted.body.find("until (" + recent(30) + ") is before since (" + recent(40) +
+                               "): the range is inverted"),
+            std::string::npos)
+      << inverted.body;
+  Answer empty = get("/api/flamegraph?service=web&since=" + recent(30) + "&until=" + recent(30));
+  EXPECT_EQ(empty.status, 400);
+  EXPECT_NE(empty.body.find("the range is empty"), std::string::npos) << empty.body;
 }
 
 TEST_F(FlamegraphApiTest, TheSvgIsValidSaysWhatWasLeftOutAndCarriesItsPolicy) {
@@ -307,6 +336,30 @@ TEST_F(FlamegraphApiTest, ADiffComparesTwoTimeRangesByShare) {
             std::string::npos);
   EXPECT_EQ(get("/api/flamegraph/diff?service=web&since=2026-11-22T00:00:00Z").status, 400)
       << "no baseline";
+  // Issue 43: an empty baseline drew every frame as new; overlapping ranges counted a profile on
+  // both sides. Both are refused, as ranges that meet inside a minute (both read it).
+  Answer empty_baseline =
+      get("/api/flamegraph/diff?service=web&since=" + recent(60) + "&until=" + recent(90) +
+          "&baseline_since=" + recent(10) + "&baseline_until=" + recent(30));
+  EXPECT_EQ(empty_baseline.status, 404);
+  EXPECT_NE(empty_baseline.body.find("no profiles of 'web' in the baseline, from " + recent(10)),
+            std::string::npos)
+      << empty_baseline.body;
+  Answer overlapping =
+      get("/api/flamegraph/diff?service=web&since=" + recent(0) + "&until=" + recent(90) +
+          "&baseline_since=" + recent(0) + "&baseline_until=" + recent(30));
+  EXPECT_EQ(overlapping.status, 400);
+  EXPECT_NE(
+      overlapping.body.find("the range and the baseline share " + recent(0) + " to " + recent(30)),
+      std::string::npos)
+      << overlapping.body;
+  Answer same_minute =
+      get("/api/flamegraph/diff?service=web&since=" + recent(60, 30) + "&until=" + recent(90) +
+          "&baseline_since=" + recent(0) + "&baseline_until=" + recent(60, 30));
+  EXPECT_EQ(same_minute.status, 400);
+  EXPECT_NE(same_minute.body.find("ranges that meet must meet on a whole minute"),
+            std::string::npos)
+      << same_minute.body;
   EXPECT_EQ(get("/api/flamegraph/diff?service=web&baseline_until=2026-11-22T00:00:00Z"
                 "&format=pprof")
                 .status,

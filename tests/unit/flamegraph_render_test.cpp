@@ -15,6 +15,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "common/iso_time.h"
 #include "profile/collapsed.h"
 #include "server/api/api.h"
 #include "server/api/job_pool.h"
@@ -210,7 +211,9 @@ TEST_F(FlamegraphRenderTest, PastTheRenderThreadsAndQueueTheAnswerIs503WithRetry
 // (13.3 s). Merges have threads of their own: one held, a profile is still drawn; a second merge
 // waits for the thread and a third is refused at once.
 TEST_F(FlamegraphRenderTest, AMergeNeverHoldsTheThreadThatDrawsAProfile) {
-  const std::string merge = "/api/flamegraph?service=web&format=collapsed";
+  const std::string merge =
+      "/api/flamegraph?service=web&format=collapsed&since=" + iso_utc(kStart) +
+      "&until=" + iso_utc(kStart + std::chrono::hours(1));
   auto merging = get(merge, /*hold=*/true);
   EXPECT_EQ(merging->wait().result_int(), 200);
   http::Response drawn = get(flamegraph())->wait();

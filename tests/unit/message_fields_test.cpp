@@ -171,6 +171,7 @@ TEST(MessageFields, EachMessageWritesTheMembersItsTableNames) {
   EXPECT_EQ(keys_of(to_json(ProfilingRequest{})), names_in_table<ProfilingRequest>());
   ProfilingResponse response;
   response.plan = json::array();
+  response.hosts_never_seen = std::vector<std::string>{"web-09"};
   EXPECT_EQ(keys_of(to_json(response)), names_in_table<ProfilingResponse>());
   EXPECT_EQ(keys_of(write_fields(CommandConfig{})), names_in_table<CommandConfig>());
 }

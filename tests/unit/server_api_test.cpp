@@ -206,6 +206,39 @@ TEST_F(ApiTest, ListingsComeInPagesThatJoinUp) {
   EXPECT_EQ(call(bhttp::verb::get, "/api/commands?before=00").result_int(), 400);
 }
 
+// Issue 43: the README's first curl named a host never seen and was answered as any other; the
+// request is still taken (as Studio takes it: the agent may come), and the answer names the
+// hosts that never sent a heartbeat under the service, in a dry run too.
+TEST_F(ApiTest, AnAnswerNamesTheTargetHostsNeverSeen) {
+  nlohmann::json beat = {
+      {"hostname", "web-01"}, {"ip_address", "10.0.0.7"}, {"service_name", "web"}};
+  ASSERT_EQ(call(bhttp::verb::post, "/api/metrics/heartbeat", beat.dump()).result_int(), 200);
+  beat["service_name"] = "db";
+  beat["hostname"] = "db-01";
+  ASSERT_EQ(call(bhttp::verb::post, "/api/metrics/heartbeat", beat.dump()).result_int(), 200);
+  nlohmann::json request = {
+      {"service_name", "web"},
+      {"request_type", "start"},
+      {"duration", 30},
+      {"target_hosts", {{"web-01", nullptr}, {"web-02", nullptr}, {"db-01", nullptr}}}};
+  for (bool dry_run : {true, false}) {
+    request["dry_run"] = dry_run;
+    http::Response answer = call(bhttp::verb::post, "/api/metrics/profile_request", request.dump());
+    ASSERT_EQ(answer.result_int(), 200) << answer.body();
+    auto body = nlohmann::json::parse(answer.body());
+    EXPECT_EQ(body["hosts_never_seen"], nlohmann::json({"db-01", "web-02"})) << answer.body();
+    EXPECT_NE(body["message"].get<std::string>().find(
+                  "; never seen: db-01, web-02 (no heartbeat under service 'web': each command "
+                  "waits for its host's first)"),
+              std::string::npos)
+        << answer.body();
+  }
+  request["target_hosts"] = {{"web-01", nullptr}};
+  auto seen = nlohmann::json::parse(
+      call(bhttp::verb::post, "/api/metrics/profile_request", request.dump()).body());
+  EXPECT_FALSE(seen.contains("hosts_never_seen")) << seen;
+}
+
 // Issue 40: one request for 10,000 hosts with 60 kB of arguments made a listing of its commands
 // repeat them 10,000 times (624 MB). They are written once a page, under the digest each
 // command names; /api/commands/ID gives the command whole.
