@@ -44,9 +44,10 @@
     return td;
   }
 
-  // `data`: what the rows show; when it has not changed, the rows stay as they are.
-  function fillTable(table, data, makeRow, emptyText) {
-    const shown = JSON.stringify(data);
+  // `data`: what the rows show, with `more` that they show besides; when neither has changed,
+  // the rows stay as they are.
+  function fillTable(table, data, makeRow, emptyText, more) {
+    const shown = JSON.stringify([data, more]);
     if (table.dataset.shown === shown) return;
     table.dataset.shown = shown;
     const rows = data.map(makeRow);
@@ -141,21 +142,82 @@
 
   // ---- Hosts and the profiling form -----------------------------------------------------------
 
-  function healthCell(health) {
+  function mebibytes(kilobytes) {
+    return (kilobytes / 1024).toFixed(1) + " MiB";
+  }
+
+  // The agent's health in a few words: its memory, and only what is wrong besides.
+  function healthSummary(health) {
+    const parts = [];
+    const now = health.now || {};
+    const memory = now.uss_kb || now.rss_kb;
+    if (memory) parts.push(mebibytes(memory) + (now.uss_kb ? " private" : " resident"));
+    const profilers = health.profilers && typeof health.profilers === "object" ?
+      Object.entries(health.profilers) : [];
+    for (const [name, profiler] of profilers) {
+      if (profiler && profiler.available === false) parts.push(name + " unavailable");
+    }
+    for (const name of ["heartbeat", "completions", "uploads"]) {
+      if (health[name] && health[name].consecutive_failures > 0) parts.push(name + " failing");
+    }
+    if (health.spool && health.spool.profiles > 0) {
+      parts.push(plural(health.spool.profiles, "profile") + " waiting to upload");
+    }
+    if (health.last_teardown_audit && health.last_teardown_audit.clean === false) {
+      parts.push("the last teardown left resources");
+    }
+    const errors = health.state_dir || {};
+    if (errors.journal_error || errors.spool_error) parts.push("state directory failing");
+    return parts.length > 1 || !memory ? parts.join(" · ") || "ok" : parts[0] + " · ok";
+  }
+
+  function showHealth(host) {
+    byId("health-title").textContent = "Agent health of " + host.hostname + " (" +
+        host.service_name + ")";
+    byId("health-detail").textContent = JSON.stringify(host.agent_health, null, 2);
+    byId("health-dialog").showModal();
+  }
+
+  function healthCell(host) {
     const td = document.createElement("td");
-    if (!health) {
+    if (!host.agent_health) {
       td.textContent = "not reported";
       return td;
     }
-    const problems = ["heartbeat", "completions", "uploads"]
-        .filter((name) => health[name] && health[name].consecutive_failures > 0)
-        .map((name) => name + " failing");
-    const details = document.createElement("details");
-    const summary = element("summary", [health.state || "?"].concat(problems).join(", "));
-    summary.className = "health-" + String(health.state || "unknown");
-    details.append(summary, element("pre", JSON.stringify(health, null, 2)));
-    td.appendChild(details);
+    td.append(element("span", healthSummary(host.agent_health), "health-summary"), " ",
+        button("Details", () => showHealth(host)));
     return td;
+  }
+
+  // What the host's profiling is doing, from its agent's last heartbeat: apart from the
+  // Studio status of the command that started it.
+  function hostSession(host) {
+    const health = host.agent_health;
+    if (host.status === "offline") return "unknown: the agent is silent";
+    const command = host.current_command;
+    if (command && command.status === "failed") {
+      return "failed" + (command.error_message ? ": " + command.error_message : "");
+    }
+    if (!health) return "unknown: no health reported";
+    const state = String(health.state || "unknown");
+    const sessions = Array.isArray(health.running_commands) ? health.running_commands.length : 0;
+    if (state === "running") return sessions > 1 ? "running (" + sessions + " sessions)" : "running";
+    if (state === "stopping") return "stopping: the profilers are torn down";
+    if (state === "idle") return command && command.command_type === "stop" ? "stopped" : "idle";
+    return state;
+  }
+
+  // A start command's session: begun or not, running, ended or failed.
+  function commandSession(command, hostsByKey) {
+    if (command.command_type !== "start") return "";
+    if (command.status === "failed") return "failed";
+    if (command.status === "pending" || command.status === "sent") return "not begun";
+    const host = hostsByKey.get(command.hostname + "\n" + command.service_name);
+    const health = host && host.status !== "offline" ? host.agent_health : null;
+    const running = health && (health.state === "running" || health.state === "stopping") &&
+        ((health.running_commands || []).includes(command.command_id) || command.current);
+    if (running) return health.state === "stopping" ? "stopping" : "running";
+    return command.replaced_by ? "ended (replaced)" : "ended";
   }
 
   function describeCommand(command) {
@@ -171,18 +233,15 @@
 
   function renderHosts(hosts) {
     knownHosts = hosts;
-    // A refresh keeps open the health details someone opened.
-    const opened = new Set(Array.from(byId("hosts").querySelectorAll("details[open]"),
-        (details) => details.closest("tr").dataset.hostname));
     fillTable(byId("hosts"), hosts, (host) => {
-      const tr = row([host.hostname, host.service_name, host.status,
-        localTime(host.last_heartbeat_at), host.agent_version || "",
-        describeCommand(host.current_command), healthCell(host.agent_health),
-        button("Select", () => chooseForProfiling(host))]);
-      tr.cells[2].className = "state-" + host.status;
+      const session = hostSession(host);
+      const tr = row([button("Select", () => chooseForProfiling(host)), host.hostname,
+        host.service_name, host.status, localTime(host.last_heartbeat_at),
+        host.agent_version || "", session, describeCommand(host.current_command),
+        healthCell(host)]);
+      tr.cells[3].className = "state-" + host.status;
+      tr.cells[6].className = "session-" + session.split(/[: ]/)[0];
       tr.dataset.hostname = host.hostname;
-      const details = tr.querySelector("details");
-      if (details && opened.has(host.hostname)) details.open = true;
       return tr;
     }, "No agent has sent a heartbeat yet.");
     const services = [...new Set(hosts.map((host) => host.service_name))].sort();
@@ -659,18 +718,24 @@
   }
 
   async function refreshCommands() {
-    const commands = (await apiJson("/api/commands?limit=200")).commands;
-    fillTable(byId("commands"), commands, (command) => {
+    const [listed, hosts] = await Promise.all([apiJson("/api/commands?limit=200"),
+      apiJson("/api/hosts?limit=1000")]);
+    const commands = listed.commands;
+    const hostsByKey = new Map(hosts.hosts.map((host) =>
+      [host.hostname + "\n" + host.service_name, host]));
+    const sessions = commands.map((command) => commandSession(command, hostsByKey));
+    fillTable(byId("commands"), commands, (command, index) => {
       const status = command.current ? command.status + " (current)" :
           command.replaced_by ? command.status + ", replaced" : command.status;
       const tr = row([localTime(command.created_at), command.hostname, command.service_name,
-        command.command_type, status, localTime(command.sent_at),
+        command.command_type, status, sessions[index], localTime(command.sent_at),
         localTime(command.completed_at), command.execution_time ?? "",
         command.error_message || "",
         button(command.command_id, () => showCommand(command.command_id))]);
       tr.cells[4].className = "status-" + command.status;
+      tr.cells[5].className = "session-" + sessions[index].split(" ")[0];
       return tr;
-    }, "No commands yet.");
+    }, "No commands yet.", sessions);
   }
 
   // ---- Profiles -------------------------------------------------------------------------------
@@ -766,7 +831,13 @@
     const where = byId("flamegraph-caption");
     where.textContent = "Loading " + caption + "...";
     await reporting(where, async () => {
-      const response = await api(path);
+      let response;
+      try {
+        response = await api(path);
+      } catch (error) {
+        byId("flamegraph").hidden = true;  // not the last graph under this one's error
+        throw error;
+      }
       const merged = response.headers.get("X-Dormant-Profiles");
       showSvg(await response.text());
       if (merged !== null) caption += " (" + merged + (merged === "1" ? " profile)" : " profiles)");

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from dormant_processes import AgentProcess, ServerProcess, wait_for
@@ -71,8 +72,10 @@ def check_served_headers(server, gpid):
     a_nonce = check_document_headers(server.request("/", bearer=False), "/")
     assert a_nonce != nonce, "a new nonce for every response"
     service = "service=" + urllib.parse.quote(SERVICE_MARKUP, safe="")
-    range_ = "since=2020-01-01T00:00:00Z&until=2100-01-01T00:00:00Z"
-    baseline = "baseline_since=2000-01-01T00:00:00Z&baseline_until=2001-01-01T00:00:00Z"
+    split = (datetime.now(timezone.utc).replace(second=0, microsecond=0) -
+             timedelta(minutes=15)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    range_ = f"since={split}&until=2100-01-01T00:00:00Z"
+    baseline = f"baseline_since=2020-01-01T00:00:00Z&baseline_until={split}"
     for path in (f"/api/profiles/{gpid}/flamegraph", f"/api/flamegraph?{service}&{range_}",
                  f"/api/flamegraph/diff?{service}&{range_}&{baseline}"):
         reply = server.request(path)
@@ -93,6 +96,8 @@ def plant_markup(server):
             "agent_health": {"state": HEALTH_MARKUP}}
     reply = server.request("/api/metrics/heartbeat", body=beat)
     assert reply.status == 200, reply.body
+    # Twenty minutes ago too: a differential flamegraph's baseline.
+    plant_profile(server, SERVICE_MARKUP, HOST_MARKUP, "0;;evil;other 3\n", minutes_ago=20)
     return plant_profile(server, SERVICE_MARKUP, HOST_MARKUP,
                          f"0;;evil;{FRAME_MARKUP};leaf 5\n0;;evil;other 3\n")
 
@@ -111,7 +116,7 @@ def plant_gpu_profile(server):
         {"gpu": {"gpu_devices": devices}})
 
 
-def plant_profile(server, service, hostname, stacks, more_header=None):
+def plant_profile(server, service, hostname, stacks, more_header=None, minutes_ago=10):
     metadata = {
         "hostname": hostname, "current_time": "2026-01-01T10:00:00", "spawn_time": "2026-07-25T17:20:00",
         "spawn_uptime_ms": 1000, "private_ip": "10.0.0.7", "cloud_provider": "Unknown",
@@ -125,7 +130,7 @@ def plant_profile(server, service, hostname, stacks, more_header=None):
     header = {"containers": [], "metadata": metadata, "metrics": {"cpu_avg": 1.0, "mem_avg": 1.0}}
     header.update(more_header or {})
     collapsed = f"# {json.dumps(header)}\n{stacks}"
-    reply = server.upload_profile(service, hostname, collapsed)
+    reply = server.upload_profile(service, hostname, collapsed, minutes_ago)
     assert reply.status == 200, reply.body
     return reply.json()["gpid"]
 
@@ -240,15 +245,24 @@ def start_profiling(console, hostname):
     console.click_in_row("hosts", hostname, "Select")
     assert console.find("#profiling-service").get_attribute("value") == SERVICE
     assert console.find("#profiling-host").get_attribute("value") == hostname
-    for field, value in (("#profiling-duration", "2"), ("#profiling-frequency", "49")):
+    for field, value in (("#profiling-duration", "8"), ("#profiling-frequency", "49")):
         console.find(field).clear()
         console.find(field).send_keys(value)
+    assert not console.find("#profiling-continuous").is_selected(), "Start is one-shot by default"
     console.find("#start-profiling").click()
     console.wait("the start to be accepted",
                  lambda: "Start requested" in console.find("#profiling-result").text)
     console.wait("the agent to run the start",
                  lambda: "start completed" in console.row_with("hosts", hostname).text, 90)
     console.screenshot("started")
+    # The command is completed as soon as the session begins; the session column says that it
+    # runs, and when the one-shot session itself has ended.
+    def session():
+        return console.row_with("hosts", hostname).find_elements("css selector", "td")[6].text
+    console.wait("the session running", lambda: session() == "running", 30)
+    console.wait("the one-shot session to end", lambda: "idle" in [
+        cell.text for cell in console.row_with("hosts", hostname).find_elements(
+            "css selector", "td")], 90)
 
 
 def see_profile_arrive(console, hostname):
@@ -348,6 +362,16 @@ def check_policy_applies(console, what):
 
 
 def open_diff_flamegraph(console):
+    # The baseline: the profile planted 20 minutes ago; the range: from 15 minutes ago, a whole
+    # minute, so that the two do not read the same minute.
+    console.js("""
+        const minute = 60000;
+        const split = Math.floor(Date.now() / minute) * minute - 15 * minute;
+        const local = (time) => new Date(time - new Date(time).getTimezoneOffset() * minute)
+            .toISOString().slice(0, 19);
+        document.getElementById('flamegraph-since').value = local(split);
+        document.getElementById('baseline-since').value = local(split - 30 * minute);
+        document.getElementById('baseline-until').value = local(split);""")
     console.find("#show-diff").click()
     console.wait("the differential flamegraph", lambda: console.find(
         "#flamegraph-caption").text.startswith("Differential flamegraph of " + SERVICE))
@@ -376,9 +400,16 @@ def check_markup_shows_as_text(console, gpid):
     console.go("hosts")
     console.wait("the host named with markup", lambda: HOST_MARKUP in console.cell_texts("hosts"))
     assert SERVICE_MARKUP in console.cell_texts("hosts")
-    console.wait("the health summary with markup", lambda: HEALTH_MARKUP in console.row_with(
-        "hosts", HOST_MARKUP).find_element("css selector", "summary").text)
+    console.wait("the session state with markup", lambda: HEALTH_MARKUP in [
+        cell.text for cell in console.row_with("hosts", HOST_MARKUP).find_elements(
+            "css selector", "td")])
     assert not console.find_all("#hosts tbody script, #hosts tbody img, #hosts tbody b")
+    console.click_in_row("hosts", HOST_MARKUP, "Details")
+    console.wait("the health details", lambda: console.find("#health-dialog").is_displayed())
+    assert HEALTH_MARKUP in console.find("#health-detail").text
+    assert not console.find_all("#health-dialog script, #health-dialog b")
+    console.find("#health-dialog button").click()
+    console.wait("the details closed", lambda: not console.find("#health-dialog").is_displayed())
     console.screenshot("markup-host")
     console.go("profiles")
     console.wait("the profile with markup", lambda: str(gpid) in console.cell_texts("profiles"))
@@ -428,6 +459,8 @@ def main():
         server = ServerProcess(args.server, args.gen_certs, root, TOKEN)
         markup_gpid = plant_markup(server)
         gpu_gpid = plant_gpu_profile(server)
+        # The baseline of the agent's service, for the differential flamegraph.
+        plant_profile(server, SERVICE, "baseline-host", "0;;app;main;parse 5\n", minutes_ago=20)
         check_served_headers(server, markup_gpid)
         available, reason = browser_or_skip_reason()
         if os.geteuid() != 0:

@@ -70,10 +70,11 @@ class ServerProcess:
         except urllib.error.HTTPError as error:
             return Reply(error.code, error.headers, error.read())
 
-    def upload_profile(self, service, hostname, collapsed):
+    def upload_profile(self, service, hostname, collapsed, minutes_ago=10):
         """A profile upload as gProfiler sends it (gzip JSON, GPROFILER-API-KEY), of the minute
-        that began ten minutes ago: merged flamegraphs read rollups, kept for a time."""
-        begin = datetime.now(timezone.utc).replace(second=0, microsecond=0) - timedelta(minutes=10)
+        that began `minutes_ago` minutes ago: merged flamegraphs read rollups, kept for a time."""
+        begin = (datetime.now(timezone.utc).replace(second=0, microsecond=0) -
+                 timedelta(minutes=minutes_ago))
         body = {"start_time": begin.strftime("%Y-%m-%dT%H:%M:%S"),
                 "end_time": (begin + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%S"),
                 "hostname": hostname, "profile": collapsed, "cpu_avg": 1.0, "mem_avg": 1.0,

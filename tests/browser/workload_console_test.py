@@ -213,7 +213,7 @@ def start_a_pod(page, console, server):
     page.set_field("#workload-duration", "30")
     page.set_continuous(False)
     review = page.ask("#workload-start")
-    assert "Start profiling of 1 pod (cpu, 11 Hz, 30 s, once)" in review, review
+    assert "Start profiling of 1 pod (cpu, 99 Hz, 30 s, once)" in review, review
     assert "podName=cart-0, namespace=shop" in review, review
     assert "would change the command of 1 of 1 hosts" in review, review
     assert "node-a new (pids 101, 102)" in review, review
