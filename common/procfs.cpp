@@ -112,13 +112,18 @@ Result<std::vector<std::string>> mapped_files(pid_t pid) {
 Result<ProcessStat> process_stat(pid_t pid) {
   auto text = read_file(proc_dir(pid) + "/stat");
   if (!text) return text.error();
+  auto stat = parse_process_stat(*text);
+  if (!stat) return std::move(stat).take_error().with_context(proc_dir(pid) + "/stat");
+  return stat;
+}
+
+Result<ProcessStat> parse_process_stat(std::string_view line) {
   // "PID (COMM) S PPID PGRP ...": comm is everything between the first '(' and the last ')'.
-  std::string_view line = *text;
   size_t open = line.find('(');
   size_t close = line.rfind(')');
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open ||
-      close + 2 >= line.size()) {
-    return Error::parse("malformed " + proc_dir(pid) + "/stat");
+  if (open == std::string_view::npos || open == 0 || close == std::string_view::npos ||
+      close < open || close + 2 >= line.size()) {
+    return Error::parse("malformed stat");
   }
   ProcessStat stat;
   parse_int(line.substr(0, open - 1), stat.pid);

@@ -56,6 +56,8 @@ struct ProcessStat {
   pid_t pgid = 0;
 };
 Result<ProcessStat> process_stat(pid_t pid);
+// The same from the text of a stat file.
+Result<ProcessStat> parse_process_stat(std::string_view text);
 
 // Who a process is to the files it writes: its pid in its own pid namespace (the last of NSpid;
 // its pid where there is one namespace) and its real uid, as this host numbers them.

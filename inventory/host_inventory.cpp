@@ -13,20 +13,49 @@ auto sort_key(const InventoryContainer& entry) {
   return std::tie(c.pod_namespace, c.pod_name, c.name, c.id);
 }
 
+// The host's own processes, last, as many as the wire budget leaves room for: on a host without
+// containers they are the whole inventory, and the first of them are worth more than none.
+void add_host_processes(HostInventory& inventory, std::vector<InventoryProcess> processes,
+                        size_t max_wire_bytes) {
+  if (processes.empty()) return;
+  InventoryContainer entry;
+  size_t bytes = wire_bytes(entry);
+  size_t kept = 0;
+  for (; kept < processes.size(); ++kept) {
+    size_t more = wire_bytes(processes[kept]);
+    if (inventory.wire_bytes + bytes + more > max_wire_bytes) break;
+    bytes += more;
+  }
+  size_t left_out = processes.size() - kept;
+  inventory.processes -= left_out;
+  inventory.processes_left_out += left_out;
+  if (kept == 0) return;
+  processes.resize(kept);
+  entry.processes = std::move(processes);
+  inventory.wire_bytes += bytes;
+  inventory.containers.push_back(std::move(entry));
+}
+
 }  // namespace
 
-size_t wire_bytes(const InventoryContainer& entry) {
-  // Member names, quotes, separators; every string twice its length (an escaped '"' or '\\').
-  constexpr size_t kContainerMembers = 200;
+bool is_host_entry(const InventoryContainer& entry) {
+  return entry.container.id.empty() && entry.container.name.empty();
+}
+
+// Member names, quotes, separators; every string twice its length (an escaped '"' or '\\').
+size_t wire_bytes(const InventoryProcess& process) {
   constexpr size_t kProcessMembers = 48;
+  return kProcessMembers + 2 * process.name.size();
+}
+
+size_t wire_bytes(const InventoryContainer& entry) {
+  constexpr size_t kContainerMembers = 200;
   auto text = [](const std::optional<std::string>& value) { return value ? 2 * value->size() : 0; };
   const ContainerMetadata& c = entry.container;
   size_t bytes = kContainerMembers + 2 * (c.id.size() + c.name.size() + c.runtime.size()) +
                  text(c.pod_namespace) + text(c.pod_name) + text(entry.workload.name) +
                  text(entry.workload.kind);
-  for (const InventoryProcess& process : entry.processes) {
-    bytes += kProcessMembers + 2 * process.name.size();
-  }
+  for (const InventoryProcess& process : entry.processes) bytes += wire_bytes(process);
   return bytes;
 }
 
@@ -67,6 +96,7 @@ Result<HostInventory> InventoryScanner::scan() {
   }
   std::sort(inventory.containers.begin(), inventory.containers.end(),
             [](const auto& a, const auto& b) { return sort_key(a) < sort_key(b); });
+  add_host_processes(inventory, std::move(census->host_processes), limits_.max_wire_bytes);
   return inventory;
 }
 

@@ -1,5 +1,6 @@
 // What runs where on this host: every container that holds a process, with its pod, workload and
-// processes, as the heartbeat reports it. Processes outside containers are not listed.
+// processes, as the heartbeat reports it, and last the processes outside containers as an entry
+// without container (empty id and name: is_host_entry).
 //
 // One scan takes a census of the host's processes (process_census.h: which container each is
 // in, read again only now and then) and reads each new container's files once (ContainerNames
@@ -14,11 +15,10 @@
 
 #include <sys/types.h>
 
+#include "common/result.h"
 #include "inventory/container_metadata.h"
 #include "inventory/process_census.h"
 #include "inventory/workload_identity.h"
-
-#include "common/result.h"
 
 namespace dormant::inventory {
 
@@ -28,10 +28,13 @@ struct InventoryContainer {
   std::vector<InventoryProcess> processes;  // by pid
 };
 
+// The entry of the processes outside containers.
+bool is_host_entry(const InventoryContainer& entry);
+
 struct HostInventory {
-  // By namespace, pod, container name, then id.
+  // By namespace, pod, container name, then id; the host's own entry last.
   std::vector<InventoryContainer> containers;
-  size_t processes = 0;   // listed, in all containers
+  size_t processes = 0;   // listed, in containers and outside
   size_t wire_bytes = 0;  // of the containers listed, as wire_bytes() counts
   size_t containers_left_out = 0;
   size_t processes_left_out = 0;
@@ -48,8 +51,9 @@ struct InventoryLimits {
   size_t max_wire_bytes = 512 << 10;
 };
 
-// An upper bound of what one container takes in a heartbeat's JSON.
+// An upper bound of what one container, or one of its processes, takes in a heartbeat's JSON.
 size_t wire_bytes(const InventoryContainer& container);
+size_t wire_bytes(const InventoryProcess& process);
 
 class InventoryScanner {
  public:

@@ -9,11 +9,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "inventory/container_metadata.h"
-#include "inventory/process_cgroups.h"
-
+#include "common/procfs.h"
 #include "common/text.h"
 #include "common/unique_fd.h"
+#include "inventory/container_metadata.h"
+#include "inventory/process_cgroups.h"
 
 namespace dormant::inventory {
 namespace {
@@ -22,6 +22,7 @@ namespace {
 // deep cgroup trees.
 constexpr size_t kMaxCgroupFileBytes = 64 << 10;
 constexpr size_t kMaxCommBytes = 64;
+constexpr size_t kMaxStatBytes = 4096;  // 52 numbers and a comm of 16 bytes
 
 std::optional<pid_t> pid_of(const char* name) {
   if (*name == '\0') return std::nullopt;
@@ -116,25 +117,37 @@ Result<Census> ProcessCensus::take(size_t max_processes) {
       // What the first census finds had been running before the agent started: the next
       // census need not read it again.
       entry.confirmed = seen || censuses_ == 1;
-      if (*container) {
-        if (census.processes == max_processes) {
-          ++census.processes_left_out;
-          continue;  // read again next time
-        }
-        auto comm = read_small(proc_fd.get(), dir + "/comm", kMaxCommBytes);
-        ++census.files_read;
-        if (!comm) continue;
-        entry.container = slot_of(**container);
-        entry.name = printable(*comm);
-      }
-    }
-    if (entry.container >= 0) {
       if (census.processes == max_processes) {
         ++census.processes_left_out;
-      } else {
-        listed[static_cast<size_t>(entry.container)].push_back({entry.pid, entry.name});
-        ++census.processes;
+        continue;  // read again next time
       }
+      // In a container, its name; outside, its stat, which also tells a kernel thread (a child
+      // of kthreadd, pid 2): those are no program to profile.
+      auto name = *container ? read_small(proc_fd.get(), dir + "/comm", kMaxCommBytes)
+                             : read_small(proc_fd.get(), dir + "/stat", kMaxStatBytes);
+      ++census.files_read;
+      if (!name) continue;
+      if (*container) {
+        entry.container = slot_of(**container);
+      } else {
+        auto stat = procfs::parse_process_stat(*name);
+        if (!stat) continue;
+        entry.kernel_thread = *pid == 2 || stat->ppid == 2;
+        *name = std::move(stat->comm);
+      }
+      entry.name = printable(*name);
+    }
+    if (entry.kernel_thread) {
+      if (remembered.size() < kMaxRemembered) remembered.push_back(std::move(entry));
+      continue;
+    }
+    if (census.processes == max_processes) {
+      ++census.processes_left_out;
+    } else {
+      auto& list = entry.container >= 0 ? listed[static_cast<size_t>(entry.container)]
+                                        : census.host_processes;
+      list.push_back({entry.pid, entry.name});
+      ++census.processes;
     }
     if (remembered.size() < kMaxRemembered) remembered.push_back(std::move(entry));
   }
@@ -142,6 +155,7 @@ Result<Census> ProcessCensus::take(size_t max_processes) {
 
   auto by_pid = [](const auto& a, const auto& b) { return a.pid < b.pid; };
   std::sort(remembered.begin(), remembered.end(), by_pid);
+  std::sort(census.host_processes.begin(), census.host_processes.end(), by_pid);
   for (auto& [cgroup, slot] : slots) {
     std::vector<InventoryProcess>& processes = listed[static_cast<size_t>(slot)];
     if (processes.empty()) continue;

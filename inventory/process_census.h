@@ -1,5 +1,5 @@
-// Which container each process of the host is in, and the names of those in containers, from
-// /proc/<pid>/cgroup and /proc/<pid>/comm.
+// Which container each process of the host is in, if any, and its name, from /proc/<pid>/cgroup
+// and /proc/<pid>/comm.
 //
 // Reading both files of every process costs tens of milliseconds on a host with thousands of
 // them, every --inventory-interval. A census therefore remembers what it read: a process is read
@@ -19,9 +19,8 @@
 
 #include <sys/types.h>
 
-#include "inventory/container_cgroups.h"
-
 #include "common/result.h"
+#include "inventory/container_cgroups.h"
 
 namespace dormant::inventory {
 
@@ -38,10 +37,11 @@ struct ContainerProcesses {
 };
 
 struct Census {
-  std::vector<ContainerProcesses> containers;  // by cgroup
-  size_t processes = 0;                        // listed, in all containers
-  size_t processes_left_out = 0;               // in containers, beyond max_processes
-  size_t files_read = 0;                       // cgroup and comm files this census read
+  std::vector<ContainerProcesses> containers;    // by cgroup
+  std::vector<InventoryProcess> host_processes;  // outside containers, by pid
+  size_t processes = 0;                          // listed, in containers and outside
+  size_t processes_left_out = 0;                 // beyond max_processes
+  size_t files_read = 0;                         // cgroup and comm files this census read
 };
 
 class ProcessCensus {
@@ -52,7 +52,7 @@ class ProcessCensus {
 
   explicit ProcessCensus(std::filesystem::path proc_root) : proc_root_(std::move(proc_root)) {}
 
-  // Lists at most `max_processes` processes in containers, counting the rest. An error only when
+  // Lists at most `max_processes` processes, counting the rest. An error only when
   // the proc root cannot be listed; a process that exits meanwhile, or whose files cannot be
   // read, is skipped.
   Result<Census> take(size_t max_processes);
@@ -62,7 +62,8 @@ class ProcessCensus {
     pid_t pid = 0;
     int32_t container = -1;  // in containers_; -1: in none
     bool confirmed = false;  // read at two censuses in a row at least
-    std::string name;        // of a process in a container
+    bool kernel_thread = false;
+    std::string name;
   };
 
   std::filesystem::path proc_root_;

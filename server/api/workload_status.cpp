@@ -225,7 +225,7 @@ void WorkloadStatusView::collect_units(const WorkloadSnapshot& snapshot) {
       host_seen[host_index] = true;
     }
     unit.service_id = service_id;
-    if (c) {
+    if (c && !c->outside_containers()) {
       std::string_view ns = part(c->pod_namespace);
       if (c->pod_namespace) unit.namespace_id = namespaces.id({host.service_name, ns});
       if (c->pod_name) unit.pod_id = pods.id({host.service_name, ns, part(c->pod_name)});

@@ -123,6 +123,11 @@ struct HostContainer {
   std::optional<std::string> workload_kind;
   std::vector<HostProcess> processes;
 
+  // The entry an agent of ours lists the processes outside containers under: no id, no name.
+  bool outside_containers() const {
+    return (!container_id || container_id->empty()) && container_name.empty();
+  }
+
   friend bool operator==(const HostContainer&, const HostContainer&) = default;
 };
 

@@ -54,7 +54,10 @@ WHERE hostname = ?1 AND service_name = ?2 AND processors <> ?3)sql");
 Result<std::vector<ServiceHost>> read_service_hosts(Database& db, int64_t since_ms) {
   auto select = db.prepare(R"sql(
 SELECT h.service_name, h.hostname, h.first_heartbeat_ms, h.last_heartbeat_ms, h.agent_version,
-       h.processors, h.inventory_containers,
+       h.processors,
+       EXISTS (SELECT 1 FROM host_containers c
+               WHERE c.hostname = h.hostname AND c.service_name = h.service_name
+                 AND (c.container_name <> '' OR COALESCE(c.container_id, '') <> '')),
        EXISTS (SELECT 1 FROM host_containers c
                WHERE c.hostname = h.hostname AND c.service_name = h.service_name
                  AND c.pod_name IS NOT NULL AND c.pod_name <> '')
@@ -75,7 +78,7 @@ ORDER BY h.service_name, h.hostname)sql");
     host.last_seen_ms = select->int64(3);
     host.agent_version = select->optional_text(4);
     host.processors = select->int64(5);
-    host.has_containers = select->int64(6) > 0;
+    host.has_containers = select->boolean(6);  // the processes outside containers aside
     host.has_pods = select->boolean(7);
     hosts.push_back(std::move(host));
   }

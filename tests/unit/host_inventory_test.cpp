@@ -24,7 +24,7 @@ using testing::on_hybrid;
 using testing::on_v1;
 using testing::on_v2;
 
-// A fake host: /proc with the cgroup and comm of each process, and the runtimes' state.
+// A fake host: /proc with the cgroup, comm and stat of each process, and the runtimes' state.
 class HostInventoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -48,9 +48,13 @@ class HostInventoryTest : public ::testing::Test {
     fs::create_directories(path.parent_path());
     std::ofstream(path) << text;
   }
-  void process(int pid, const std::string& comm, const std::string& cgroup_text) {
+  // `parent`: 2 for a kernel thread (kthreadd's child).
+  void process(int pid, const std::string& comm, const std::string& cgroup_text, int parent = 1) {
     write(root_ / "proc" / std::to_string(pid) / "cgroup", cgroup_text);
     write(root_ / "proc" / std::to_string(pid) / "comm", comm + "\n");
+    write(root_ / "proc" / std::to_string(pid) / "stat",
+          std::to_string(pid) + " (" + comm + ") S " + std::to_string(parent) +
+              " 1 1 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 100 1000 10\n");
   }
   void containerd_bundle(const std::string& id, const std::string& ns, const std::string& pod,
                          const std::string& container) {
@@ -175,18 +179,51 @@ TEST_F(HostInventoryTest, PodmanContainerOutsideKubernetes) {
 }
 
 // No container on the host, no runtime state: an empty list, not an error.
-TEST_F(HostInventoryTest, ProcessesOutsideContainersAndKernelThreadsAreNotListed) {
-  process(1, "systemd", on_v2("/init.scope"));
-  process(2, "kthreadd", on_v2("/"));
+// Issue 43: on a host without containers the inventory was empty, and no process could be
+// targeted. Processes outside containers are the host's own entry, last; kernel threads are not.
+TEST_F(HostInventoryTest, ProcessesOutsideContainersAreTheHostsEntryKernelThreadsAreNot) {
+  process(1, "systemd", on_v2("/init.scope"), 0);
+  process(2, "kthreadd", on_v2("/"), 0);
+  process(3, "kworker/0:0", on_v2("/"), 2);
   process(700, "sshd", on_v1("/system.slice/ssh.service"));
+  process(701, "odd) (name", on_v2("/user.slice"));
+  std::string id = id_of('7');
+  process(900, "app", on_v2("/docker/" + id));
   fs::create_directories(root_ / "proc" / "self");
   fs::create_directories(root_ / "proc" / "sys");
   write(root_ / "proc" / "uptime", "1.0 1.0\n");
 
   auto inventory = scanner().scan();
   ASSERT_TRUE(inventory.ok());
-  EXPECT_TRUE(inventory->containers.empty());
-  EXPECT_EQ(inventory->processes, 0u);
+  ASSERT_EQ(inventory->containers.size(), 2u);
+  EXPECT_FALSE(is_host_entry(inventory->containers[0]));
+  const InventoryContainer& host = inventory->containers[1];
+  EXPECT_TRUE(is_host_entry(host));
+  EXPECT_EQ(host.processes,
+            (std::vector<InventoryProcess>{{1, "systemd"}, {700, "sshd"}, {701, "odd) (name"}}));
+  EXPECT_EQ(inventory->processes, 4u);
+}
+
+// The host's own processes take what the wire budget leaves: as many as fit, the rest counted.
+TEST_F(HostInventoryTest, TheHostsOwnProcessesAreBoundedByTheWireBudget) {
+  for (int pid = 100; pid < 400; ++pid) process(pid, "worker", on_v2("/system.slice/w.service"));
+  InventoryLimits limits;
+  limits.max_wire_bytes = 4096;
+  auto inventory = scanner(limits).scan();
+  ASSERT_TRUE(inventory.ok());
+  ASSERT_EQ(inventory->containers.size(), 1u);
+  size_t kept = inventory->containers[0].processes.size();
+  EXPECT_GT(kept, 0u);
+  EXPECT_LT(kept, 300u);
+  EXPECT_LE(inventory->wire_bytes, limits.max_wire_bytes);
+  EXPECT_EQ(wire_bytes(inventory->containers[0]), inventory->wire_bytes);
+  EXPECT_EQ(inventory->processes, kept);
+  EXPECT_EQ(inventory->processes_left_out, 300u - kept);
+  limits.max_processes = 10;
+  auto counted = scanner(limits).scan();
+  ASSERT_TRUE(counted.ok());
+  EXPECT_EQ(counted->processes, 10u);
+  EXPECT_EQ(counted->processes_left_out, 290u);
 }
 
 TEST_F(HostInventoryTest, PartialMetadata) {
@@ -271,11 +308,12 @@ TEST_F(HostInventoryTest, ACensusReadsEachProcessAgainAtEveryTenthCensus) {
 
   auto first = scanner.scan();
   ASSERT_TRUE(first.ok());
-  EXPECT_EQ(first->files_read, 10u + 10u + 10u);  // cgroup of all, comm of those in containers
+  // Two files of each: its cgroup, and the comm of one in a container or the stat of another.
+  EXPECT_EQ(first->files_read, 20u * 2);
   // What the first census found is read again only when its turn comes.
   auto second = scanner.scan();
   ASSERT_TRUE(second.ok());
-  EXPECT_LE(second->files_read, 3u);
+  EXPECT_LE(second->files_read, 4u);
 
   // Renamed (as exec does), and one exited: the exit shows at the next census, the name when
   // that process's turn comes.
@@ -286,17 +324,17 @@ TEST_F(HostInventoryTest, ACensusReadsEachProcessAgainAtEveryTenthCensus) {
   for (int census = 3; census <= 12; ++census) {
     auto reading = scanner.scan();
     ASSERT_TRUE(reading.ok());
-    ASSERT_EQ(reading->containers.size(), 1u);
+    ASSERT_EQ(reading->containers.size(), 2u);  // and the host's own
     const auto& processes = reading->containers[0].processes;
     ASSERT_EQ(processes.size(), 9u);
     files_read.push_back(reading->files_read);
     if (!renamed_at && processes[3].name == "java") renamed_at = census;
   }
   ASSERT_TRUE(renamed_at);
-  // Each of the 19 left is read once in those ten censuses: 9 in containers (2 files), 10 not.
+  // Each of the 19 left is read once in those ten censuses, two files each.
   size_t total = 0;
   for (size_t files : files_read) total += files;
-  EXPECT_EQ(total, 9u * 2 + 10u);
+  EXPECT_EQ(total, 19u * 2);
   for (size_t files : files_read) EXPECT_LE(files, 4u);
 }
 
@@ -308,7 +346,8 @@ TEST_F(HostInventoryTest, ANewProcessIsReadAgainAtTheCensusAfterItsFirst) {
   process(4000, "runc:[2:INIT]", on_v2("/system.slice/containerd.service"));
   auto first = scanner.scan();
   ASSERT_TRUE(first.ok());
-  EXPECT_TRUE(first->containers.empty());
+  ASSERT_EQ(first->containers.size(), 1u);
+  EXPECT_TRUE(is_host_entry(first->containers[0]));
 
   process(4000, "nginx", on_v2("/system.slice/docker-" + id + ".scope"));
   auto second = scanner.scan();

@@ -163,6 +163,42 @@ TEST_F(WorkloadApiTest, SelectionsBecomeThePidsOfTheirHosts) {
       json({5000}));
 }
 
+// Issue 43: a bare host's processes, which an agent of ours lists as an entry without container,
+// are rows of the process scope and can be targeted; they are no container row and make no
+// host a host of containers.
+TEST_F(WorkloadApiTest, ProcessesOutsideContainersAreProcessesOfTheirHostNotAContainer) {
+  json outside = {{"container_id", ""},
+                  {"container_name", ""},
+                  {"processes", {process(1, "systemd"), process(777, "postgres")}}};
+  beat("bare", {outside});
+  json docker = {{"container_id", "c0ffee"},
+                 {"container_name", "app"},
+                 {"processes", {process(4242, "java")}}};
+  beat("h1", {docker, outside});
+
+  Reply processes = get("/api/metrics/profiling/workload_status?scope=process&hostname=bare");
+  ASSERT_EQ(processes.status, 200) << processes.body;
+  std::set<int> pids;
+  for (const json& row : processes.body["rows"]) pids.insert(row["pid"].get<int>());
+  EXPECT_EQ(pids, (std::set<int>{1, 777}));
+  Reply containers = get("/api/metrics/profiling/workload_status?scope=container");
+  ASSERT_EQ(containers.status, 200) << containers.body;
+  ASSERT_EQ(containers.body["rows"].size(), 1u) << containers.body;
+  EXPECT_EQ(containers.body["rows"][0]["containerName"], "app");
+  EXPECT_EQ(containers.body["tabCounts"]["container"], 1);
+
+  Reply started = profile(
+      {{"target_scope", "process"}, {"target_entities", {{{"hostname", "bare"}, {"pid", 777}}}}});
+  ASSERT_EQ(started.status, 200) << started.body;
+  EXPECT_EQ(beat("bare")["profiling_command"]["combined_config"]["pids"], json({777}));
+
+  Reply services = get("/api/services");
+  ASSERT_EQ(services.status, 200) << services.body;
+  EXPECT_EQ(services.body[0]["envType"], "containers") << "h1 has a container";
+  beat("h1", {outside});
+  EXPECT_EQ(get("/api/services").body[0]["envType"], "instances");
+}
+
 // A selection that picks nothing is 422 and creates no command.
 TEST_F(WorkloadApiTest, NothingResolvedIs422AndNoCommand) {
   beat("h1", {container("app", "shop", "cart-0", "cart", {process(4242, "java")})});
