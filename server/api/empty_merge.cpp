@@ -37,7 +37,7 @@ std::string named_list(const std::set<std::string>& names) {
 }
 
 std::string range_text(storage::TimePoint since, storage::TimePoint until) {
-  return iso_utc(since) + " to " + iso_utc(until);
+  return iso_utc(since) + "Z to " + iso_utc(until) + "Z";
 }
 
 }  // namespace

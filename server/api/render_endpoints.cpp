@@ -76,12 +76,12 @@ Result<MergeSelection> merge_selection(const Call& call, std::string_view since_
   selection.since = since->value_or(selection.until - std::chrono::hours(24));
   if (selection.until < selection.since) {
     return Error::invalid_argument(std::string(until_name) + " (" + iso_utc(selection.until) +
-                                   ") is before " + std::string(since_name) + " (" +
-                                   iso_utc(selection.since) + "): the range is inverted");
+                                   "Z) is before " + std::string(since_name) + " (" +
+                                   iso_utc(selection.since) + "Z): the range is inverted");
   }
   if (selection.until == selection.since) {
     return Error::invalid_argument(std::string(since_name) + ", " + std::string(until_name) +
-                                   ": the range is empty (both " + iso_utc(selection.since) + ")");
+                                   ": the range is empty (both " + iso_utc(selection.since) + "Z)");
   }
   return selection;
 }

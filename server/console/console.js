@@ -61,8 +61,41 @@
     }
   }
 
-  function localTime(iso) {
-    return iso ? new Date(iso).toLocaleString() : "";
+  // ---- Times: one zone for every time shown or typed (UTC unless the user chose otherwise) ------
+
+  const timeZoneKey = "dormant.timeZone";
+  const inUtc = () => (localStorage.getItem(timeZoneKey) || "UTC") === "UTC";
+  const pad = (number, width = 2) => String(number).padStart(width, "0");
+
+  // "2026-12-07 07:45:12 UTC", or the same in the browser's zone with its offset.
+  function formatTime(iso) {
+    if (!iso) return "";
+    const date = new Date(iso);
+    if (Number.isNaN(date.getTime())) return String(iso);
+    if (inUtc()) return date.toISOString().slice(0, 19).replace("T", " ") + " UTC";
+    const offset = -date.getTimezoneOffset();
+    return date.getFullYear() + "-" + pad(date.getMonth() + 1) + "-" + pad(date.getDate()) + " " +
+        pad(date.getHours()) + ":" + pad(date.getMinutes()) + ":" + pad(date.getSeconds()) +
+        " UTC" + (offset < 0 ? "-" : "+") + pad(Math.floor(Math.abs(offset) / 60)) + ":" +
+        pad(Math.abs(offset) % 60);
+  }
+
+  // A time field's value for `date`, "2026-12-07 07:45:00", and back, in the chosen zone.
+  function inputValue(date) {
+    const shifted = inUtc() ? date : new Date(date.getTime() - date.getTimezoneOffset() * 60000);
+    return shifted.toISOString().slice(0, 19).replace("T", " ");
+  }
+
+  // null for an empty field; a field that holds no time is refused, never taken as empty.
+  function dateOfInput(value, label = "a time field") {
+    if (!value.trim()) return null;
+    const parts = /^\s*(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d(?::\d\d)?)\s*$/.exec(value);
+    const date = parts ? new Date(parts[1] + "T" + parts[2] + (inUtc() ? "Z" : "")) : null;
+    if (!date || Number.isNaN(date.getTime())) {
+      throw new Error(label + ": '" + value + "' is no time: write it YYYY-MM-DD HH:MM:SS (" +
+          (inUtc() ? "UTC" : "this browser's zone") + ")");
+    }
+    return date;
   }
 
   function showNotice(message) {
@@ -236,7 +269,7 @@
     fillTable(byId("hosts"), hosts, (host) => {
       const session = hostSession(host);
       const tr = row([button("Select", () => chooseForProfiling(host)), host.hostname,
-        host.service_name, host.status, localTime(host.last_heartbeat_at),
+        host.service_name, host.status, formatTime(host.last_heartbeat_at),
         host.agent_version || "", session, describeCommand(host.current_command),
         healthCell(host)]);
       tr.cells[3].className = "state-" + host.status;
@@ -427,7 +460,7 @@
   function workloadCell(data, shown) {
     const value = data[shown.key];
     const text = value === null || value === undefined ? "" :
-        shown.time ? localTime(value) : value;
+        shown.time ? formatTime(value) : value;
     return element("td", text, shown.number ? "number" : "");
   }
 
@@ -523,7 +556,7 @@
 
   function describeState(subscription) {
     if (subscription.active) return "active";
-    let text = "ended " + localTime(subscription.ended_at);
+    let text = "ended " + formatTime(subscription.ended_at);
     if (subscription.ended_by) text += " by request " + subscription.ended_by;
     return text;
   }
@@ -550,7 +583,7 @@
 
   function renderSubscriptions(subscriptions) {
     fillTable(byId("subscriptions"), subscriptions, (subscription) => {
-      const tr = row([localTime(subscription.created_at), subscription.service_name,
+      const tr = row([formatTime(subscription.created_at), subscription.service_name,
         subscription.target_scope, describeSelectors(subscription.target_entities),
         describeState(subscription), coversCell(subscription.covers),
         (subscription.opted_out_hosts || []).join(", "), subscription.request_id]);
@@ -727,9 +760,9 @@
     fillTable(byId("commands"), commands, (command, index) => {
       const status = command.current ? command.status + " (current)" :
           command.replaced_by ? command.status + ", replaced" : command.status;
-      const tr = row([localTime(command.created_at), command.hostname, command.service_name,
-        command.command_type, status, sessions[index], localTime(command.sent_at),
-        localTime(command.completed_at), command.execution_time ?? "",
+      const tr = row([formatTime(command.created_at), command.hostname, command.service_name,
+        command.command_type, status, sessions[index], formatTime(command.sent_at),
+        formatTime(command.completed_at), command.execution_time ?? "",
         command.error_message || "",
         button(command.command_id, () => showCommand(command.command_id))]);
       tr.cells[4].className = "status-" + command.status;
@@ -744,12 +777,13 @@
     return (bytes / 1024).toFixed(1) + " KiB";
   }
 
-  async function downloadCollapsed(gpid) {
+  // The profile as collapsed text or as pprof (for go tool pprof).
+  async function download(gpid, format, extension) {
     await reporting(byId("notice"), async () => {
-      const blob = await (await api("/api/profiles/" + gpid + "/collapsed")).blob();
+      const blob = await (await api("/api/profiles/" + gpid + "/" + format)).blob();
       const link = document.createElement("a");
       link.href = URL.createObjectURL(blob);
-      link.download = "profile_" + gpid + ".col";
+      link.download = "profile_" + gpid + extension;
       link.click();
       setTimeout(() => URL.revokeObjectURL(link.href), 60000);
     });
@@ -805,9 +839,10 @@
       actions.append(button("Flamegraph", () => openProfileFlamegraph(profile)), " ",
           button("GPUs", () => showGpus(profile)), " ",
           button("Merge the service", () => openMerged(profile)), " ",
-          button("Download", () => downloadCollapsed(profile.gpid)));
+          button("Collapsed", () => download(profile.gpid, "collapsed", ".col")), " ",
+          button("pprof", () => download(profile.gpid, "pprof", ".pb.gz")));
       const tr = row([profile.gpid, profile.service_name, profile.hostname,
-        localTime(profile.start_time), localTime(profile.end_time),
+        formatTime(profile.start_time), formatTime(profile.end_time),
         kilobytes(profile.raw_size), actions]);
       tr.dataset.gpid = profile.gpid;
       return tr;
@@ -827,6 +862,18 @@
     byId("flamegraph").hidden = false;
   }
 
+  // Hides the merged profile's views, or the server's drawing, for the other to show.
+  function showDrawing(drawn) {
+    byId("flamegraph").hidden = !drawn;
+    byId("svg-hint").hidden = !drawn;
+    byId("profile-tabs").hidden = drawn;
+    for (const area of ["flame-area", "top-area", "sandwich-area"]) {
+      byId(area).hidden = drawn || area !== mergedView.tab + "-area" &&
+          !(area === "flame-area" && mergedView.tab === "icicle");
+    }
+  }
+
+  // A profile's, a GPU's or a diff's flamegraph, as the server draws it.
   async function showFlamegraph(path, caption) {
     const where = byId("flamegraph-caption");
     where.textContent = "Loading " + caption + "...";
@@ -840,51 +887,386 @@
       }
       const merged = response.headers.get("X-Dormant-Profiles");
       showSvg(await response.text());
+      showDrawing(true);
       if (merged !== null) caption += " (" + merged + (merged === "1" ? " profile)" : " profiles)");
       where.textContent = caption;
     });
   }
 
-  function isoOf(inputId) {
-    const value = byId(inputId).value;
-    return value ? new Date(value).toISOString() : "";
+  // The merged profile in the page: flame, icicle, top functions, sandwich.
+  const mergedView = {
+    root: null,       // as parsed, every process
+    shown: null,      // with the process filter applied
+    tab: "flame",
+    graph: null,
+    sort: { key: "self", descending: true },
+    sandwiched: null,  // the function of the sandwich view
+  };
+
+  function rangeOf(sinceId, untilId) {
+    const name = (id) => byId(id).closest("fieldset").querySelector("legend").textContent + ", " +
+        byId(id).closest("label").firstChild.textContent.trim();
+    const since = dateOfInput(byId(sinceId).value, name(sinceId));
+    const until = dateOfInput(byId(untilId).value, name(untilId));
+    return { since: since ? since.toISOString() : "", until: until ? until.toISOString() : "" };
+  }
+
+  function mergeParameters() {
+    const { since, until } = rangeOf("flamegraph-since", "flamegraph-until");
+    return {
+      service: byId("flamegraph-service").value.trim(),
+      hostname: byId("flamegraph-host").value.trim(),
+      container: byId("flamegraph-container").value.trim(),
+      since,
+      until,
+    };
+  }
+
+  function fillProcessChoices(root) {
+    const select = byId("flamegraph-process");
+    const chosen = select.value;
+    const every = element("option", "every process");
+    every.value = "";
+    const names = FlameView.processNames(root);
+    select.replaceChildren(every, ...names.map((name) => {
+      const option = element("option", name);
+      option.value = name;
+      return option;
+    }));
+    select.value = names.includes(chosen) ? chosen : "";
+  }
+
+  function applyProcessFilter() {
+    const chosen = byId("flamegraph-process").value;
+    mergedView.shown = chosen && mergedView.root ?
+      FlameView.filterRoot(mergedView.root, (name) => name === chosen) : mergedView.root;
+    mergedView.sandwiched = null;
+    renderProfileTab();
+  }
+
+  function hideMerged() {
+    mergedView.root = mergedView.shown = null;
+    for (const area of ["flame-area", "top-area", "sandwich-area", "profile-tabs", "flamegraph"]) {
+      byId(area).hidden = true;
+    }
+  }
+
+  async function showMerged() {
+    const where = byId("flamegraph-caption");
+    const service = byId("flamegraph-service").value.trim();
+    const caption = "Merged flamegraph of " + service;
+    where.textContent = "Loading " + caption + "...";
+    await reporting(where, async () => {
+      let text;
+      let profiles;
+      try {
+        const parameters = { ...mergeParameters(), format: "collapsed" };
+        if (byId("flamegraph-idle").checked) parameters.idle = "1";
+        const response = await api("/api/flamegraph" + query(parameters));
+        profiles = response.headers.get("X-Dormant-Profiles");
+        text = await response.text();
+      } catch (error) {
+        hideMerged();
+        throw error;
+      }
+      mergedView.root = FlameView.parse(text);
+      fillProcessChoices(mergedView.root);
+      showDrawing(false);
+      applyProcessFilter();
+      where.textContent = caption + (profiles === null ? "" : " (" + profiles +
+          (profiles === "1" ? " profile, " : " profiles, ") +
+          mergedView.root.total + " samples)");
+    });
+    await drawTimeline();
+  }
+
+  function markChosenProfileTab() {
+    for (const tab of byId("profile-tabs").querySelectorAll("button[data-tab]")) {
+      tab.setAttribute("aria-selected", String(tab.dataset.tab === mergedView.tab));
+    }
+  }
+
+  function renderProfileTab() {
+    markChosenProfileTab();
+    showDrawing(false);
+    if (!mergedView.shown) return;
+    if (mergedView.tab === "flame" || mergedView.tab === "icicle") {
+      byId("flame-area").replaceChildren();
+      mergedView.graph = new FlameView.FlameGraph(byId("flame-area"), {
+        inverted: mergedView.tab === "icicle",
+      });
+      mergedView.graph.render(mergedView.shown);
+      // A flame's root and widest frames are at its bottom: it opens there.
+      const area = byId("flame-area");
+      area.scrollTop = mergedView.tab === "flame" ? area.scrollHeight : 0;
+      searchFrames();
+    } else if (mergedView.tab === "top") {
+      renderTopFunctions();
+    } else {
+      renderSandwich();
+    }
+  }
+
+  function searchFrames() {
+    const text = byId("frame-search").value;
+    if (!mergedView.graph || mergedView.tab === "top" || mergedView.tab === "sandwich") return;
+    const share = mergedView.graph.search(text);
+    byId("search-matched").textContent = text ? "Matched: " + share.toFixed(2) + "%" : "";
+  }
+
+  function percent(part, whole) {
+    return whole ? (100 * part / whole).toFixed(2) + "%" : "";
+  }
+
+  function renderTopFunctions() {
+    const total = mergedView.shown.total;
+    const search = byId("frame-search").value.toLowerCase();
+    const { key, descending } = mergedView.sort;
+    const rows = FlameView.topFunctions(mergedView.shown)
+        .filter((each) => !search || each.name.toLowerCase().includes(search))
+        .sort((a, b) => {
+          const order = key === "name" ? a.name.localeCompare(b.name) : a[key] - b[key];
+          return descending ? -order : order;
+        })
+        .slice(0, 500);
+    const body = byId("top-functions").tBodies[0];
+    body.replaceChildren(...rows.map((each) => {
+      const numbers = [each.self + " (" + percent(each.self, total) + ")",
+        each.total + " (" + percent(each.total, total) + ")"].map((text) =>
+        element("td", text, "number"));
+      return row([each.name, ...numbers, button("Sandwich", () => {
+        mergedView.sandwiched = each.name;
+        chooseProfileTab("sandwich");
+      })]);
+    }));
+    delete byId("top-functions").dataset.shown;
+  }
+
+  function renderSandwich() {
+    const name = mergedView.sandwiched;
+    byId("sandwich-title").textContent = name ? name :
+      "Choose a function in Top functions (its Sandwich button) first.";
+    for (const id of ["sandwich-callers", "sandwich-callees"]) byId(id).replaceChildren();
+    if (!name) return;
+    const { callers, callees } = FlameView.sandwich(mergedView.shown, name);
+    new FlameView.FlameGraph(byId("sandwich-callers"), { inverted: false }).render(callers);
+    new FlameView.FlameGraph(byId("sandwich-callees"), { inverted: true }).render(callees);
+  }
+
+  function chooseProfileTab(tab) {
+    mergedView.tab = tab;
+    renderProfileTab();
+  }
+
+  function sortTopFunctions(key) {
+    mergedView.sort = { key, descending: mergedView.sort.key === key ? !mergedView.sort.descending : true };
+    renderTopFunctions();
+  }
+
+  // ---- Samples over time: the range and the baseline brushed on it ---------------------------
+
+  const timeline = { start: 0, end: 0, slot: 60000, points: [] };
+
+  function studioFilter() {
+    const rules = [];
+    const host = byId("flamegraph-host").value.trim();
+    const container = byId("flamegraph-container").value.trim();
+    if (host) rules.push({ HostName: { $eq: host } });
+    if (container) rules.push({ ContainerName: { $eq: container } });
+    return rules.length ? JSON.stringify({ id: "", filter: { $and: rules } }) : "";
+  }
+
+  // The graph spans the range; a baseline is brushed within it.
+  function timelineSpan() {
+    const range = rangeOf("flamegraph-since", "flamegraph-until");
+    const now = Date.now();
+    const end = range.until ? Date.parse(range.until) : now;
+    const start = range.since ? Date.parse(range.since) : end - 3600000;
+    return end > start ? { start, end } : { start: now - 3600000, end: now };
+  }
+
+  async function drawTimeline() {
+    const service = byId("flamegraph-service").value.trim();
+    if (!service) return;
+    try {
+      const { start, end } = timelineSpan();
+      timeline.start = start;
+      timeline.end = end;
+      // The finest slot the server offers that draws at most 300 bars.
+      const minute = 60000;
+      const slots = [[minute, "1 minute"], [5 * minute, "5 minute"], [15 * minute, "15 minute"],
+        [60 * minute, "1 hour"], [360 * minute, "6 hour"]];
+      const [slot, interval] = slots.find(([width]) => (end - start) / width <= 300) ||
+          slots[slots.length - 1];
+      timeline.slot = slot;
+      const parameters = { serviceName: service, startTime: new Date(start).toISOString(),
+        endTime: new Date(end).toISOString(), filter: studioFilter(),
+        requested_interval: interval };
+      const response = await api("/api/metrics/samples" + query(parameters));
+      timeline.points = response.status === 204 ? [] : await response.json();
+    } catch (error) {
+      if (error instanceof Refused) return;
+      timeline.points = [];
+    }
+    renderTimeline();
+  }
+
+  const svgNs = "http://www.w3.org/2000/svg";
+  function svgElement(tag, attributes) {
+    const node = document.createElementNS(svgNs, tag);
+    for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+    return node;
+  }
+
+  function renderTimeline() {
+    const area = byId("timeline");
+    const width = area.clientWidth || 1200;
+    const height = 90;
+    const svg = svgElement("svg", { width: "100%", height, role: "img",
+      "aria-label": "Samples over time" });
+    const span = timeline.end - timeline.start;
+    const xOf = (time) => (time - timeline.start) / span * width;
+    const most = Math.max(1, ...timeline.points.map((point) => point.samples));
+    const slot = timeline.slot;
+    for (const [sinceId, untilId, name] of [["baseline-since", "baseline-until", "baseline"],
+      ["flamegraph-since", "flamegraph-until", "range"]]) {
+      let chosen;
+      try {
+        chosen = rangeOf(sinceId, untilId);
+      } catch (error) {
+        continue;  // the form's Show says what is wrong with it
+      }
+      if (!chosen.since) continue;
+      const from = Math.max(0, xOf(Date.parse(chosen.since)));
+      const to = Math.min(width, xOf(chosen.until ? Date.parse(chosen.until) : Date.now()));
+      if (to <= from) continue;  // outside the graph
+      svg.appendChild(svgElement("rect", { class: "chosen-" + name, x: from, y: 0,
+        width: Math.max(1, to - from), height: height - 14 }));
+    }
+    for (const point of timeline.points) {
+      const time = Date.parse(point.time);
+      const barHeight = (height - 16) * point.samples / most;
+      const bar = svgElement("rect", { class: "samples", x: xOf(time), y: height - 14 - barHeight,
+        width: Math.max(1, xOf(time + slot) - xOf(time) - 1), height: barHeight });
+      const title = svgElement("title", {});
+      title.textContent = formatTime(point.time) + ": " + point.samples + " samples";
+      bar.appendChild(title);
+      svg.appendChild(bar);
+    }
+    for (const [x, anchor, time] of [[2, "start", timeline.start],
+      [width - 2, "end", timeline.end]]) {
+      const label = svgElement("text", { x, y: height - 2, "text-anchor": anchor });
+      label.textContent = formatTime(new Date(time).toISOString());
+      svg.appendChild(label);
+    }
+    if (timeline.points.length === 0) {
+      const empty = svgElement("text", { x: width / 2, y: height / 2, "text-anchor": "middle" });
+      empty.textContent = "No samples in this range";
+      svg.appendChild(empty);
+    }
+    svg.addEventListener("pointerdown", startBrush);
+    area.replaceChildren(svg);
+  }
+
+  function timeAt(event) {
+    const box = byId("timeline").getBoundingClientRect();
+    const share = Math.min(1, Math.max(0, (event.clientX - box.left) / box.width));
+    return timeline.start + share * (timeline.end - timeline.start);
+  }
+
+  function startBrush(event) {
+    event.preventDefault();
+    const svg = event.currentTarget;
+    svg.setPointerCapture(event.pointerId);
+    const baseline = event.shiftKey;
+    const from = timeAt(event);
+    const mark = svgElement("rect", { class: baseline ? "brush-baseline" : "brush", x: 0, y: 0,
+      width: 0, height: 76 });
+    svg.appendChild(mark);
+    const box = svg.getBoundingClientRect();
+    const move = (moved) => {
+      const to = timeAt(moved);
+      const span = timeline.end - timeline.start;
+      mark.setAttribute("x", (Math.min(from, to) - timeline.start) / span * box.width);
+      mark.setAttribute("width", Math.abs(to - from) / span * box.width);
+    };
+    const end = async (ended) => {
+      svg.removeEventListener("pointermove", move);
+      svg.removeEventListener("pointerup", end);
+      const to = timeAt(ended);
+      // Whole minutes: profiles are kept by the minute, and a diff's two sides must not share one.
+      const minute = 60000;
+      const since = Math.floor(Math.min(from, to) / minute) * minute;
+      const until = Math.ceil(Math.max(from, to) / minute) * minute;
+      if (until - since < minute) return renderTimeline();
+      const prefix = baseline ? "baseline" : "flamegraph";
+      byId(prefix + "-since").value = inputValue(new Date(since));
+      byId(prefix + "-until").value = inputValue(new Date(until));
+      if (baseline) {
+        renderTimeline();
+      } else {
+        await showMerged();
+      }
+    };
+    svg.addEventListener("pointermove", move);
+    svg.addEventListener("pointerup", end);
+  }
+
+  async function choosePreset(minutes) {
+    const now = Date.now();
+    byId("flamegraph-since").value = inputValue(new Date(now - minutes * 60000));
+    byId("flamegraph-until").value = "";
+    if (byId("flamegraph-service").value.trim()) await showMerged();
   }
 
   async function requestFlamegraph(event) {
     event.preventDefault();
     const diff = event.submitter && event.submitter.value === "diff";
+    if (!diff) return showMerged();
     const service = byId("flamegraph-service").value.trim();
-    const parameters = {
-      service,
-      hostname: byId("flamegraph-host").value.trim(),
-      container: byId("flamegraph-container").value.trim(),
-      since: isoOf("flamegraph-since"),
-      until: isoOf("flamegraph-until"),
-    };
-    if (diff) {
-      parameters.baseline_since = isoOf("baseline-since");
-      parameters.baseline_until = isoOf("baseline-until");
-      await showFlamegraph("/api/flamegraph/diff" + query(parameters),
-          "Differential flamegraph of " + service);
-    } else {
-      if (byId("flamegraph-idle").checked) parameters.idle = "1";
-      await showFlamegraph("/api/flamegraph" + query(parameters),
-          "Merged flamegraph of " + service);
+    let parameters;
+    try {
+      const baseline = rangeOf("baseline-since", "baseline-until");
+      parameters = { ...mergeParameters(), baseline_since: baseline.since,
+        baseline_until: baseline.until };
+    } catch (error) {
+      hideMerged();
+      byId("flamegraph-caption").textContent = error.message;
+      return;
     }
-  }
-
-  // A datetime-local value: local time, to the second.
-  function localInputValue(date) {
-    const shifted = new Date(date.getTime() - date.getTimezoneOffset() * 60000);
-    return shifted.toISOString().slice(0, 19);
+    hideMerged();
+    await showFlamegraph("/api/flamegraph/diff" + query(parameters),
+        "Differential flamegraph of " + service);
+    await drawTimeline();
   }
 
   function setDefaultRanges() {
     const hour = 3600 * 1000;
     const now = Date.now();
-    byId("flamegraph-since").value = localInputValue(new Date(now - hour));
-    byId("baseline-since").value = localInputValue(new Date(now - 25 * hour));
-    byId("baseline-until").value = localInputValue(new Date(now - 24 * hour));
+    byId("flamegraph-since").value = inputValue(new Date(now - hour));
+    byId("baseline-since").value = inputValue(new Date(now - 25 * hour));
+    byId("baseline-until").value = inputValue(new Date(now - 24 * hour));
+  }
+
+  // The fields keep the moments they name when the zone changes; every time shown is redrawn.
+  function chooseTimeZone(zone) {
+    const fields = ["flamegraph-since", "flamegraph-until", "baseline-since", "baseline-until"];
+    const moments = fields.map((id) => {
+      try {
+        return dateOfInput(byId(id).value);
+      } catch (error) {
+        return undefined;  // left as typed
+      }
+    });
+    localStorage.setItem(timeZoneKey, zone);
+    fields.forEach((id, index) => {
+      if (moments[index] !== undefined) {
+        byId(id).value = moments[index] ? inputValue(moments[index]) : "";
+      }
+    });
+    for (const table of document.querySelectorAll("table")) delete table.dataset.shown;
+    if (timeline.end) renderTimeline();
+    scheduleRefresh();
   }
 
   // ---- Views, refresh, log in -----------------------------------------------------------------
@@ -971,6 +1353,28 @@
   byId("profiling-form").addEventListener("submit", requestProfiling);
   byId("profiling-service").addEventListener("input", updateHostChoices);
   byId("flamegraph-form").addEventListener("submit", requestFlamegraph);
+  byId("range-presets").addEventListener("click", (event) => {
+    const preset = event.target.closest("button[data-minutes]");
+    if (preset) choosePreset(Number(preset.dataset.minutes));
+  });
+  byId("flamegraph-process").addEventListener("change", applyProcessFilter);
+  byId("profile-tabs").addEventListener("click", (event) => {
+    const tab = event.target.closest("button[data-tab]");
+    if (tab) chooseProfileTab(tab.dataset.tab);
+  });
+  byId("frame-search").addEventListener("input", () => {
+    if (mergedView.tab === "top") renderTopFunctions(); else searchFrames();
+  });
+  byId("unzoom").addEventListener("click", () => {
+    if (mergedView.graph) mergedView.graph.reset();
+    searchFrames();
+  });
+  byId("top-functions").tHead.addEventListener("click", (event) => {
+    const sort = event.target.closest("button[data-sort]");
+    if (sort) sortTopFunctions(sort.dataset.sort);
+  });
+  byId("time-zone").value = inUtc() ? "UTC" : "local";
+  byId("time-zone").addEventListener("change", () => chooseTimeZone(byId("time-zone").value));
   byId("workload-tabs").addEventListener("click", (event) => {
     const tab = event.target.closest("button[data-scope]");
     if (tab) chooseScope(tab.dataset.scope);

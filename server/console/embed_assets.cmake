@@ -1,18 +1,27 @@
 # Writes OUTPUT, a C++ file that defines console_assets() (server/api/console_assets.h) holding
-# index.html, console.js and console.css from SOURCE_DIR, byte for byte.
+# index.html, the script (flame_view.js, then console.js) and console.css from SOURCE_DIR, byte
+# for byte.
 #   cmake -DSOURCE_DIR=server/console -DOUTPUT=console_assets.cpp -P embed_assets.cmake
-function(embed variable file forbidden)
-  file(READ ${SOURCE_DIR}/${file} text)
+function(embed variable files forbidden)
+  set(text "")
+  foreach(file IN LISTS files)
+    file(READ ${SOURCE_DIR}/${file} part)
+    string(APPEND text "${part}")
+  endforeach()
   # The page inlines the script and the style: their closing tag would end them early.
   if(NOT forbidden STREQUAL "")
     string(TOLOWER "${text}" lowered)
     string(FIND "${lowered}" "${forbidden}" at)
     if(NOT at EQUAL -1)
-      message(FATAL_ERROR "${SOURCE_DIR}/${file} contains '${forbidden}', which would end its "
+      message(FATAL_ERROR "${SOURCE_DIR}/${files} contains '${forbidden}', which would end its "
                           "inline element in the page")
     endif()
   endif()
-  file(READ ${SOURCE_DIR}/${file} hex HEX)
+  set(hex "")
+  foreach(file IN LISTS files)
+    file(READ ${SOURCE_DIR}/${file} part HEX)
+    string(APPEND hex "${part}")
+  endforeach()
   # String literals of 32 bytes, one a line, every byte written "\xNN".
   string(REPEAT "." 64 line_of_hex)
   string(REGEX REPLACE "(${line_of_hex})" "\\1\n" hex "${hex}")
@@ -22,7 +31,7 @@ function(embed variable file forbidden)
 endfunction()
 
 embed(kPage index.html "")
-embed(kScript console.js "</script")
+embed(kScript "flame_view.js;console.js" "</script")
 embed(kStyle console.css "</style")
 
 file(CONFIGURE OUTPUT ${OUTPUT}.new CONTENT [[

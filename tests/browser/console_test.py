@@ -242,6 +242,15 @@ def agent_hostname(server):
 def start_profiling(console, hostname):
     console.wait("the agent in the hosts table", lambda: console.row_with("hosts", hostname))
     console.screenshot("hosts")
+    # One time zone for every time: UTC unless chosen otherwise.
+    def heartbeat_time():
+        return console.row_with("hosts", hostname).find_elements("css selector", "td")[4].text
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", heartbeat_time()), heartbeat_time()
+    console.find('#time-zone option[value="local"]').click()
+    console.wait("times in the browser's zone", lambda: re.fullmatch(
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC[+-]\d\d:\d\d", heartbeat_time()))
+    console.find('#time-zone option[value="UTC"]').click()
+    console.wait("times in UTC again", lambda: heartbeat_time().endswith(" UTC"))
     console.click_in_row("hosts", hostname, "Select")
     assert console.find("#profiling-service").get_attribute("value") == SERVICE
     assert console.find("#profiling-host").get_attribute("value") == hostname
@@ -278,17 +287,142 @@ def see_profile_arrive(console, hostname):
     console.screenshot("profile-arrived")
 
 
+def open_profile_flamegraph(console, hostname):
+    """One profile of the agent, as the server draws it."""
+    console.go("profiles")
+    console.click_in_row("profiles", hostname, "Flamegraph")
+    console.wait("the profile's flamegraph", lambda: "Profile " in console.find(
+        "#flamegraph-caption").text)
+    enter_flamegraph(console)
+    console.driver.switch_to.default_content()
+    console.screenshot("profile-flamegraph")
+
+
+def flame_frames(console, area="#flame-area"):
+    return console.js("""
+        const svg = document.querySelector(arguments[0] + ' svg');
+        if (!svg) return [];
+        return Array.from(svg.querySelectorAll('g.frame'), (g) => {
+          const rect = g.querySelector('rect');
+          return {name: g.dataset.name, total: Number(g.dataset.total),
+                  x: Number(rect.getAttribute('x')), y: Number(rect.getAttribute('y')),
+                  width: Number(rect.getAttribute('width')),
+                  shown: rect.getBoundingClientRect().width,
+                  match: g.classList.contains('match')};
+        });""", area)
+
+
+def svg_box(console, area="#flame-area"):
+    return console.js("""
+        const svg = document.querySelector(arguments[0] + ' svg');
+        const box = svg.getBoundingClientRect();
+        return {width: box.width, height: box.height,
+                area: document.querySelector(arguments[0]).clientWidth};""", area)
+
+
 def open_merged_flamegraph(console):
+    """The service's profiles merged in the page: it fits the width and opens on its frames."""
+    console.go("profiles")
     console.click_in_row("profiles", SERVICE, "Merge the service")
     console.wait("the flamegraph view", lambda: console.find("#flamegraph-view").is_displayed())
     assert console.find("#flamegraph-service").get_attribute("value") == SERVICE
     console.find("#show-merged").click()
     caption = console.wait("the merged flamegraph", lambda: re.search(
-        r"\((\d+) profiles?\)", console.find("#flamegraph-caption").text))
-    assert int(caption.group(1)) >= 1, caption.group(0)
-    enter_flamegraph(console)
-    console.driver.switch_to.default_content()
+        r"\((\d+) profiles?, (\d+) samples\)", console.find("#flamegraph-caption").text))
+    assert int(caption.group(1)) >= 1 and int(caption.group(2)) > 0, caption.group(0)
+    console.wait("the frames", lambda: len(flame_frames(console)) > 1)
+    frames = flame_frames(console)
+    box = svg_box(console)
+    assert abs(box["width"] - box["area"]) <= 1, box
+    root = max(frames, key=lambda f: f["total"])
+    assert abs(root["shown"] - box["width"]) <= 1, (root, box)
+    assert root["y"] == max(f["y"] for f in frames), "the flame's root is at the bottom"
+    depth = len({f["y"] for f in frames})
+    assert box["height"] <= (depth + 1) * 17 + 1, (box, depth)
+    console.wait("the samples over time", lambda: console.find_all("#timeline rect.samples"))
     console.screenshot("merged-flamegraph")
+
+    console.find('#profile-tabs button[data-tab="icicle"]').click()
+    console.wait("the icicle", lambda: any(f["y"] == 0 and f["total"] == root["total"]
+                                           for f in flame_frames(console)))
+    console.screenshot("icicle")
+    console.find('#profile-tabs button[data-tab="flame"]').click()
+    return root
+
+
+def search_and_zoom_merged(console):
+    frames = flame_frames(console)
+    root_total = max(f["total"] for f in frames)
+    partial = [f for f in frames if f["total"] < root_total]
+    target = max(partial, key=lambda f: f["total"])
+    console.find("#frame-search").send_keys(target["name"])
+    matched = console.wait("the search's match", lambda: re.search(
+        r"Matched: ([\d.]+)%", console.find("#search-matched").text))
+    assert float(matched.group(1)) > 0, matched.group(0)
+    assert any(f["match"] and f["name"] == target["name"] for f in flame_frames(console))
+    console.find("#frame-search").clear()
+    console.find("#frame-search").send_keys(" ")
+    console.find("#frame-search").clear()
+    index = [f["name"] for f in frames].index(target["name"])
+    console.find_all("#flame-area svg g.frame")[index].find_element("css selector", "rect").click()
+    box = svg_box(console)
+    console.wait("the zoom", lambda: any(
+        f["name"] == target["name"] and abs(f["shown"] - box["width"]) <= 1
+        for f in flame_frames(console)))
+    console.screenshot("merged-zoom")
+    console.find("#unzoom").click()
+    return target
+
+
+def top_functions_and_sandwich(console, target):
+    console.find('#profile-tabs button[data-tab="top"]').click()
+    console.wait("the top functions", lambda: len(console.find_all("#top-functions tbody tr")) > 1)
+
+    def numbers(column):
+        return [int(row.find_elements("css selector", "td")[column].text.split()[0])
+                for row in console.find_all("#top-functions tbody tr")]
+    selves = numbers(1)
+    assert selves == sorted(selves, reverse=True), "by self time first"
+    console.find('#top-functions button[data-sort="total"]').click()
+    totals = numbers(2)
+    assert totals == sorted(totals, reverse=True), totals
+    console.find("#frame-search").send_keys(target["name"])
+    console.wait("the search in the table", lambda: all(
+        target["name"] in row.find_elements("css selector", "td")[0].text
+        for row in console.find_all("#top-functions tbody tr")))
+    console.screenshot("top-functions")
+    console.click_in_row("top-functions", target["name"], "Sandwich")
+    console.wait("the sandwich", lambda: console.find("#sandwich-title").text == target["name"])
+    callers = flame_frames(console, "#sandwich-callers")
+    callees = flame_frames(console, "#sandwich-callees")
+    assert callers and callees, (callers, callees)
+    # The function is the root of both: at the bottom of its callers, at the top of its callees.
+    assert max(callers, key=lambda f: f["y"])["name"] == target["name"], callers
+    assert min(callees, key=lambda f: f["y"])["name"] == target["name"], callees
+    console.screenshot("sandwich")
+    console.find("#frame-search").clear()
+    console.find('#profile-tabs button[data-tab="flame"]').click()
+
+
+def ranges_on_the_graph(console):
+    """A preset, then a range brushed on the samples over time: whole minutes, in UTC."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    console.find('#range-presets button[data-minutes="15"]').click()
+    since = datetime.strptime(console.find("#flamegraph-since").get_attribute("value"),
+                              "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+    assert abs((datetime.now(timezone.utc) - since).total_seconds() - 900) < 120, since
+    console.wait("the frames of the last 15 minutes", lambda: len(flame_frames(console)) > 1)
+    graph = console.find("#timeline svg")
+    width = graph.size["width"]
+    ActionChains(console.driver).move_to_element_with_offset(graph, int(width * 0.1), 0) \
+        .click_and_hold().move_by_offset(int(width * 0.3), 0).release().perform()
+    console.wait("the brushed range", lambda: console.find(
+        "#flamegraph-until").get_attribute("value") != "")
+    for field in ("#flamegraph-since", "#flamegraph-until"):
+        assert console.find(field).get_attribute("value").endswith(":00"), "whole minutes"
+    console.screenshot("brushed")
+    console.find('#range-presets button[data-minutes="60"]').click()
+    console.wait("the frames of the last hour", lambda: len(flame_frames(console)) > 1)
 
 
 def enter_flamegraph(console):
@@ -367,8 +501,7 @@ def open_diff_flamegraph(console):
     console.js("""
         const minute = 60000;
         const split = Math.floor(Date.now() / minute) * minute - 15 * minute;
-        const local = (time) => new Date(time - new Date(time).getTimezoneOffset() * minute)
-            .toISOString().slice(0, 19);
+        const local = (time) => new Date(time).toISOString().slice(0, 19);  // the console's UTC
         document.getElementById('flamegraph-since').value = local(split);
         document.getElementById('baseline-since').value = local(split - 30 * minute);
         document.getElementById('baseline-until').value = local(split);""")
@@ -379,6 +512,43 @@ def open_diff_flamegraph(console):
     assert "change from the baseline" in console.find("#title").text
     console.driver.switch_to.default_content()
     console.screenshot("diff-flamegraph")
+
+
+def set_fields(console, values):
+    console.js("""for (const [id, value] of Object.entries(arguments[0])) {
+                    document.getElementById(id).value = value; }""", values)
+
+
+def check_silent_mistakes(console):
+    """Issue 43: each answered 200 with an empty or wrong picture; each now says what is wrong."""
+    def caption_after(click, says):
+        console.find(click).click()
+        console.wait(says, lambda: says in console.find("#flamegraph-caption").text)
+        assert not console.find("#flame-area").is_displayed()
+        assert not console.find("#flamegraph").is_displayed()
+
+    console.find('#range-presets button[data-minutes="60"]').click()
+    set_fields(console, {"flamegraph-service": "nobody"})
+    caption_after("#show-merged", "service 'nobody' is unknown")
+    set_fields(console, {"flamegraph-service": SERVICE, "flamegraph-since": "2026-01-02T00:00:00",
+                         "flamegraph-until": "2026-01-01T00:00:00"})
+    caption_after("#show-merged", "the range is inverted")
+    set_fields(console, {"flamegraph-since": "2026-01-01T00:00:00",
+                         "flamegraph-until": "2026-01-01T00:00:00"})
+    caption_after("#show-merged", "the range is empty")
+    set_fields(console, {"flamegraph-since": "yesterday"})
+    caption_after("#show-merged", "Range, From: 'yesterday' is no time")
+    set_fields(console, {"flamegraph-since": "2026-01-01T00:00:00",
+                         "flamegraph-until": "2026-01-01T01:00:00"})
+    caption_after("#show-merged", "no profiles of '" + SERVICE + "', from 2026-01-01T00:00:00Z")
+    console.find('#range-presets button[data-minutes="60"]').click()
+    set_fields(console, {"baseline-since": "2001-01-01T00:00:00",
+                         "baseline-until": "2001-01-02T00:00:00"})
+    caption_after("#show-diff", "no profiles of '" + SERVICE + "' in the baseline")
+    since = console.find("#flamegraph-since").get_attribute("value")
+    set_fields(console, {"baseline-since": since, "baseline-until": ""})
+    caption_after("#show-diff", "the range and the baseline share")
+    console.screenshot("silent-mistakes")
 
 
 def stop_profiling(console, hostname):
@@ -426,6 +596,13 @@ def check_markup_shows_as_text(console, gpid):
     console.no_dialog_open()
     check_policy_applies(console, "the console")
     console.screenshot("markup-flamegraph")
+    # Merged in the page: the names are text there too.
+    set_fields(console, {"flamegraph-service": SERVICE_MARKUP})
+    console.find('#range-presets button[data-minutes="60"]').click()
+    console.wait("the merged frames", lambda: FRAME_MARKUP in [
+        f["name"] for f in flame_frames(console)])
+    assert not console.find_all("#flame-area script, #flame-area img, #flame-area b")
+    console.no_dialog_open()
 
 
 def check_gpu_view(console, gpid):
@@ -475,9 +652,14 @@ def main():
         log_in(console)
         start_profiling(console, hostname)
         see_profile_arrive(console, hostname)
-        open_merged_flamegraph(console)
+        open_profile_flamegraph(console, hostname)
         search_and_zoom(console)
+        open_merged_flamegraph(console)
+        target = search_and_zoom_merged(console)
+        top_functions_and_sandwich(console, target)
+        ranges_on_the_graph(console)
         open_diff_flamegraph(console)
+        check_silent_mistakes(console)
         stop_profiling(console, hostname)
         check_markup_shows_as_text(console, markup_gpid)
         check_gpu_view(console, gpu_gpid)

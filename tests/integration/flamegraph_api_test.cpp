@@ -162,8 +162,9 @@ TEST_F(FlamegraphApiTest, AMergeOfNothingSaysWhy) {
   Answer elsewhere =
       get("/api/flamegraph?service=web&since=" + recent(30) + "&until=" + recent(40));
   EXPECT_EQ(elsewhere.status, 404);
-  EXPECT_NE(elsewhere.body.find("no profiles of 'web', from " + recent(30) + " to " + recent(40) +
-                                "; those there are span " + recent(0) + " to " + recent(1)),
+  EXPECT_NE(elsewhere.body.find("no profiles of 'web', from " + recent(30) + "Z to " +
+                                recent(40) + "Z; those there are span " + recent(0) + "Z to " +
+                                recent(1) + "Z"),
             std::string::npos)
       << elsewhere.body;
   Answer filtered = get("/api/flamegraph?service=web&hostname=web-09&format=collapsed");
@@ -171,8 +172,8 @@ TEST_F(FlamegraphApiTest, AMergeOfNothingSaysWhy) {
   EXPECT_NE(filtered.body.find("that match the filter"), std::string::npos) << filtered.body;
   Answer inverted = get("/api/flamegraph?service=web&since=" + recent(40) + "&until=" + recent(30));
   EXPECT_EQ(inverted.status, 400);
-  EXPECT_NE(inverted.body.find("until (" + recent(30) + ") is before since (" + recent(40) +
-                               "): the range is inverted"),
+  EXPECT_NE(inverted.body.find("until (" + recent(30) + "Z) is before since (" + recent(40) +
+                               "Z): the range is inverted"),
             std::string::npos)
       << inverted.body;
   Answer empty = get("/api/flamegraph?service=web&since=" + recent(30) + "&until=" + recent(30));
@@ -350,7 +351,8 @@ TEST_F(FlamegraphApiTest, ADiffComparesTwoTimeRangesByShare) {
           "&baseline_since=" + recent(0) + "&baseline_until=" + recent(30));
   EXPECT_EQ(overlapping.status, 400);
   EXPECT_NE(
-      overlapping.body.find("the range and the baseline share " + recent(0) + " to " + recent(30)),
+      overlapping.body.find("the range and the baseline share " + recent(0) + "Z to " +
+                            recent(30) + "Z"),
       std::string::npos)
       << overlapping.body;
   Answer same_minute =
