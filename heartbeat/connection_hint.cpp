@@ -17,10 +17,11 @@ bool mentions(const boost::system::error_code& error, const char* text) {
 
 // A TLS server closes on a plain request, or answers it with an alert that is no HTTP.
 bool plain_request_refused(const boost::system::error_code& error) {
-  return error == boost::beast::http::error::end_of_stream || error == asio::error::eof ||
+  namespace http = boost::beast::http;
+  return error == http::error::end_of_stream || error == asio::error::eof ||
          error == asio::error::connection_reset || error == asio::error::broken_pipe ||
-         error.category() ==
-             boost::beast::http::make_error_code(boost::beast::http::error::bad_version).category();
+         error == http::error::bad_version || error == http::error::bad_line_ending ||
+         error == http::error::bad_status;
 }
 
 }  // namespace

@@ -17,9 +17,11 @@ std::string server_message(const std::string& body) {
       auto found = parsed->find(key);
       if (found == parsed->end() || !found->is_string()) continue;
       std::string text = shortened(found->get<std::string>(), kMaxReplyMessageBytes);
-      // A log line of the server's making: no escape sequences reach the operator's terminal.
+      // A log line of the server's making: printable ASCII only, so that no escape sequence,
+      // C1 control or bidirectional override reaches the operator's terminal.
       for (char& c : text) {
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+        auto byte = static_cast<unsigned char>(c);
+        if (byte < 0x20 || byte >= 0x7f) c = byte >= 0x80 ? '?' : ' ';
       }
       return text;
     }

@@ -35,7 +35,7 @@ struct HostInventory {
   // By namespace, pod, container name, then id; the host's own entry last.
   std::vector<InventoryContainer> containers;
   size_t processes = 0;   // listed, in containers and outside
-  size_t wire_bytes = 0;  // of the containers listed, as wire_bytes() counts
+  size_t wire_bytes = 0;  // of the entries listed, as wire_bytes() counts
   size_t containers_left_out = 0;
   size_t processes_left_out = 0;
   size_t files_read = 0;  // of /proc, by the census

@@ -117,7 +117,7 @@ Result<Census> ProcessCensus::take(size_t max_processes) {
       // What the first census finds had been running before the agent started: the next
       // census need not read it again.
       entry.confirmed = seen || censuses_ == 1;
-      if (census.processes == max_processes) {
+      if (*container && census.processes == max_processes) {
         ++census.processes_left_out;
         continue;  // read again next time
       }
@@ -141,13 +141,22 @@ Result<Census> ProcessCensus::take(size_t max_processes) {
       if (remembered.size() < kMaxRemembered) remembered.push_back(std::move(entry));
       continue;
     }
-    if (census.processes == max_processes) {
-      ++census.processes_left_out;
-    } else {
-      auto& list = entry.container >= 0 ? listed[static_cast<size_t>(entry.container)]
-                                        : census.host_processes;
-      list.push_back({entry.pid, entry.name});
-      ++census.processes;
+    if (entry.container >= 0) {
+      if (census.processes == max_processes) {
+        ++census.processes_left_out;
+      } else {
+        listed[static_cast<size_t>(entry.container)].push_back({entry.pid, entry.name});
+        ++census.processes;
+      }
+    } else if (entry.confirmed) {
+      // Outside containers, only what outlived a census: a host's short-lived processes (cron,
+      // shells) would change the list, and send it whole, at every reading. They take what the
+      // containers leave of max_processes, below.
+      if (census.host_processes.size() == max_processes) {
+        ++census.processes_left_out;
+      } else {
+        census.host_processes.push_back({entry.pid, entry.name});
+      }
     }
     if (remembered.size() < kMaxRemembered) remembered.push_back(std::move(entry));
   }
@@ -156,6 +165,12 @@ Result<Census> ProcessCensus::take(size_t max_processes) {
   auto by_pid = [](const auto& a, const auto& b) { return a.pid < b.pid; };
   std::sort(remembered.begin(), remembered.end(), by_pid);
   std::sort(census.host_processes.begin(), census.host_processes.end(), by_pid);
+  size_t room = max_processes - census.processes;
+  if (census.host_processes.size() > room) {
+    census.processes_left_out += census.host_processes.size() - room;
+    census.host_processes.resize(room);
+  }
+  census.processes += census.host_processes.size();
   for (auto& [cgroup, slot] : slots) {
     std::vector<InventoryProcess>& processes = listed[static_cast<size_t>(slot)];
     if (processes.empty()) continue;

@@ -1,5 +1,6 @@
 // Which container each process of the host is in, if any, and its name, from /proc/<pid>/cgroup
-// and /proc/<pid>/comm.
+// and /proc/<pid>/comm (in a container) or /proc/<pid>/stat (outside: it also tells a kernel
+// thread, which is not listed).
 //
 // Reading both files of every process costs tens of milliseconds on a host with thousands of
 // them, every --inventory-interval. A census therefore remembers what it read: a process is read
@@ -37,11 +38,13 @@ struct ContainerProcesses {
 };
 
 struct Census {
-  std::vector<ContainerProcesses> containers;    // by cgroup
-  std::vector<InventoryProcess> host_processes;  // outside containers, by pid
-  size_t processes = 0;                          // listed, in containers and outside
-  size_t processes_left_out = 0;                 // beyond max_processes
-  size_t files_read = 0;                         // cgroup and comm files this census read
+  std::vector<ContainerProcesses> containers;  // by cgroup
+  // Outside containers, by pid: those seen at two censuses in a row (or at the first), in what
+  // the containers leave of max_processes.
+  std::vector<InventoryProcess> host_processes;
+  size_t processes = 0;           // listed, in containers and outside
+  size_t processes_left_out = 0;  // beyond max_processes
+  size_t files_read = 0;          // cgroup, comm and stat files this census read
 };
 
 class ProcessCensus {

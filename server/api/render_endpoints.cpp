@@ -448,8 +448,9 @@ http::Response RenderEndpoints::diff_flamegraph(const Call& call) {
         !overlap.empty()) {
       return error_response(status::bad_request,
                             overlap +
-                                " (profiles are kept by the minute: ranges that meet must "
-                                "meet on a whole minute)");
+                                " (profiles are read in whole buckets: minutes, and hours or "
+                                "days past their retention; ranges that meet must meet on "
+                                "a bucket's edge)");
     }
   }
   profile::FlamegraphOptions options;

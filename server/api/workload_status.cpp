@@ -137,8 +137,9 @@ nlohmann::json row_json(const std::string& id, TargetScope scope, Summary& group
       {"hostname", per_host ? nlohmann::json(host.hostname) : nlohmann::json(nullptr)},
       {"ipAddress", per_host ? nlohmann::json(host.ip_address) : nlohmann::json(nullptr)},
       {"podName", in_pod ? member(&HostContainer::pod_name) : nlohmann::json(nullptr)},
-      {"containerName", scope == TargetScope::kContainer || scope == TargetScope::kProcess
-                            ? (c ? nlohmann::json(c->container_name) : nlohmann::json(nullptr))
+      {"containerName", (scope == TargetScope::kContainer || scope == TargetScope::kProcess) && c &&
+                                !c->outside_containers()
+                            ? nlohmann::json(c->container_name)
                             : nlohmann::json(nullptr)},
       {"workloadName", in_pod ? member(&HostContainer::workload_name) : nlohmann::json(nullptr)},
       {"workloadKind", in_pod ? member(&HostContainer::workload_kind) : nlohmann::json(nullptr)},

@@ -1,8 +1,8 @@
-"use strict";
 // The Dormant console: reads and drives the server's JSON API with the token kept in this tab's
 // session storage. Every value is put in the page with textContent or as an attribute set by the
 // DOM, never parsed as markup.
 (function () {
+  "use strict";  // here, not above: flame_view.js comes first in the page's one script
   const pageNonce = document.currentScript.nonce;
   const tokenKey = "dormant.token";
   const views = ["hosts", "workloads", "commands", "profiles", "flamegraph"];
@@ -224,9 +224,14 @@
 
   // What the host's profiling is doing, from its agent's last heartbeat: apart from the
   // Studio status of the command that started it.
+  // An agent not heard from for this long is silent: what it last said of its session is old.
+  const silentAfterMs = 120000;
+  const isSilent = (host) => !host.last_heartbeat_at ||
+      Date.now() - Date.parse(host.last_heartbeat_at) > silentAfterMs;
+
   function hostSession(host) {
     const health = host.agent_health;
-    if (host.status === "offline") return "unknown: the agent is silent";
+    if (host.status === "offline" || isSilent(host)) return "unknown: the agent is silent";
     const command = host.current_command;
     if (command && command.status === "failed") {
       return "failed" + (command.error_message ? ": " + command.error_message : "");
@@ -246,8 +251,11 @@
     if (command.status === "failed") return "failed";
     if (command.status === "pending" || command.status === "sent") return "not begun";
     const host = hostsByKey.get(command.hostname + "\n" + command.service_name);
-    const health = host && host.status !== "offline" ? host.agent_health : null;
-    const running = health && (health.state === "running" || health.state === "stopping") &&
+    if (!host || host.status === "offline" || isSilent(host) || !host.agent_health) {
+      return "unknown: the agent is silent";
+    }
+    const health = host.agent_health;
+    const running = (health.state === "running" || health.state === "stopping") &&
         ((health.running_commands || []).includes(command.command_id) || command.current);
     if (running) return health.state === "stopping" ? "stopping" : "running";
     return command.replaced_by ? "ended (replaced)" : "ended";
@@ -937,6 +945,7 @@
   }
 
   function applyProcessFilter() {
+    if (!mergedView.root) return;
     const chosen = byId("flamegraph-process").value;
     mergedView.shown = chosen && mergedView.root ?
       FlameView.filterRoot(mergedView.root, (name) => name === chosen) : mergedView.root;
@@ -946,6 +955,8 @@
 
   function hideMerged() {
     mergedView.root = mergedView.shown = null;
+    byId("flamegraph-process").replaceChildren(element("option", "every process"));
+    byId("flamegraph-process").options[0].value = "";
     for (const area of ["flame-area", "top-area", "sandwich-area", "profile-tabs", "flamegraph"]) {
       byId(area).hidden = true;
     }
@@ -1019,6 +1030,7 @@
   }
 
   function renderTopFunctions() {
+    if (!mergedView.shown) return;
     const total = mergedView.shown.total;
     const search = byId("frame-search").value.toLowerCase();
     const { key, descending } = mergedView.sort;
@@ -1059,13 +1071,15 @@
   }
 
   function sortTopFunctions(key) {
+    if (!mergedView.shown) return;
     mergedView.sort = { key, descending: mergedView.sort.key === key ? !mergedView.sort.descending : true };
     renderTopFunctions();
   }
 
   // ---- Samples over time: the range and the baseline brushed on it ---------------------------
 
-  const timeline = { start: 0, end: 0, slot: 60000, points: [] };
+  // The graph's window: the range as a preset or Show set it; brushing chooses within it.
+  const timeline = { start: 0, end: 0, slot: 60000, points: [], window: null };
 
   function studioFilter() {
     const rules = [];
@@ -1076,13 +1090,18 @@
     return rules.length ? JSON.stringify({ id: "", filter: { $and: rules } }) : "";
   }
 
-  // The graph spans the range; a baseline is brushed within it.
-  function timelineSpan() {
+  // The range of the fields (a day back from its end when From is empty, as the server reads it).
+  function fieldSpan() {
     const range = rangeOf("flamegraph-since", "flamegraph-until");
     const now = Date.now();
     const end = range.until ? Date.parse(range.until) : now;
-    const start = range.since ? Date.parse(range.since) : end - 3600000;
+    const start = range.since ? Date.parse(range.since) : end - 24 * 3600000;
     return end > start ? { start, end } : { start: now - 3600000, end: now };
+  }
+
+  function timelineSpan() {
+    if (!timeline.window) timeline.window = fieldSpan();
+    return timeline.window;
   }
 
   async function drawTimeline() {
@@ -1216,13 +1235,17 @@
     const now = Date.now();
     byId("flamegraph-since").value = inputValue(new Date(now - minutes * 60000));
     byId("flamegraph-until").value = "";
+    timeline.window = null;
     if (byId("flamegraph-service").value.trim()) await showMerged();
   }
 
   async function requestFlamegraph(event) {
     event.preventDefault();
     const diff = event.submitter && event.submitter.value === "diff";
-    if (!diff) return showMerged();
+    if (!diff) {
+      timeline.window = null;  // a typed range: the graph follows it
+      return showMerged();
+    }
     const service = byId("flamegraph-service").value.trim();
     let parameters;
     try {

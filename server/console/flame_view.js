@@ -21,12 +21,20 @@ const FlameView = (() => {
     return child;
   }
 
+  // gProfiler's collapsed lines: "INDEX;CONTAINER;PROCESS;frame;...;frame COUNT", without the
+  // application metadata index where the header says application_metadata_enabled is false. The
+  // tree's first level is the process: the container is chosen apart, by the server's filter.
   function parse(text) {
     const root = makeNode("all", null);
     const lines = String(text).split("\n");
+    let indexed = true;
     for (let line of lines) {
       if (line.endsWith("\r")) line = line.slice(0, -1);
-      if (line === "" || line.startsWith("#")) continue;
+      if (line.startsWith("#")) {
+        indexed = indexed && !/"application_metadata_enabled"\s*:\s*false/.test(line);
+        continue;
+      }
+      if (line === "") continue;
       const space = line.lastIndexOf(" ");
       if (space <= 0) continue;
       const countText = line.slice(space + 1);
@@ -34,7 +42,7 @@ const FlameView = (() => {
       const count = Number(countText);
       if (!(count > 0) || !Number.isSafeInteger(count)) continue;
       const frames = line.slice(0, space).split(";");
-      const first = frames[0] === "" ? 1 : 0;
+      const first = indexed ? 2 : 1;
       if (first >= frames.length) continue;
       let node = root;
       root.total += count;
@@ -130,37 +138,6 @@ const FlameView = (() => {
     return { callers, callees };
   }
 
-  function pathOf(node) {
-    const names = [];
-    for (let at = node; at && at.parent; at = at.parent) names.push(at.name);
-    return names.reverse();
-  }
-
-  function rootOf(node) {
-    let at = node;
-    while (at.parent) at = at.parent;
-    return at;
-  }
-
-  function diffColor(baseRoot) {
-    return (node) => {
-      const root = rootOf(node);
-      const share = root.total > 0 ? node.total / root.total : 0;
-      let base = baseRoot;
-      for (const name of pathOf(node)) {
-        base = base.children.get(name);
-        if (!base) return "rgb(255,0,0)";
-      }
-      const baseShare = baseRoot.total > 0 ? base.total / baseRoot.total : 0;
-      const larger = Math.max(share, baseShare);
-      const change = larger > 0 ? (share - baseShare) / larger : 0;
-      const fade = Math.round(245 * (1 - Math.min(1, Math.abs(change))));
-      if (change > 0) return `rgb(255,${fade},${fade})`;
-      if (change < 0) return `rgb(${fade},${fade},255)`;
-      return "rgb(245,245,245)";
-    };
-  }
-
   function hashOf(text) {
     let hash = 2166136261;
     for (let i = 0; i < text.length; i++) {
@@ -204,8 +181,6 @@ const FlameView = (() => {
     constructor(container, options = {}) {
       this.container = container;
       this.inverted = Boolean(options.inverted);
-      this.onSelect = options.onSelect || (() => {});
-      this.colorFor = options.colorFor || warmColor;
       this.root = null;
       this.focus = null;
       this.matcher = null;
@@ -230,10 +205,6 @@ const FlameView = (() => {
       if (this.root) this.draw();
     }
 
-    zoomed() {
-      return this.focus;
-    }
-
     search(text) {
       this.matcher = matcherFor(String(text ?? ""));
       this.paintMatches();
@@ -254,7 +225,6 @@ const FlameView = (() => {
       if (!node) return;
       this.focus = node === this.root ? null : node;
       this.draw();
-      this.onSelect(node);
     }
 
     // Frames to draw as {node, x, width, level}: the focus's ancestors and the focus span the
@@ -316,7 +286,7 @@ const FlameView = (() => {
         rect.setAttribute("y", String(y));
         rect.setAttribute("width", frame.width.toFixed(2));
         rect.setAttribute("height", String(frameHeight));
-        const fill = this.colorFor(node);
+        const fill = warmColor(node);
         rect.setAttribute("fill", fill);
         group.appendChild(rect);
         const label = fitLabel(node.name, frame.width);
@@ -345,5 +315,5 @@ const FlameView = (() => {
     }
   }
 
-  return { parse, processNames, filterRoot, topFunctions, sandwich, diffColor, pathOf, FlameGraph };
+  return { parse, processNames, filterRoot, topFunctions, sandwich, FlameGraph };
 })();

@@ -350,6 +350,12 @@ def open_merged_flamegraph(console):
     return root
 
 
+def clear_search(console):
+    console.js("""const search = document.getElementById('frame-search');
+                  search.value = '';
+                  search.dispatchEvent(new Event('input'));""")
+
+
 def search_and_zoom_merged(console):
     frames = flame_frames(console)
     root_total = max(f["total"] for f in frames)
@@ -360,14 +366,12 @@ def search_and_zoom_merged(console):
         r"Matched: ([\d.]+)%", console.find("#search-matched").text))
     assert float(matched.group(1)) > 0, matched.group(0)
     assert any(f["match"] and f["name"] == target["name"] for f in flame_frames(console))
-    console.find("#frame-search").clear()
-    console.find("#frame-search").send_keys(" ")
-    console.find("#frame-search").clear()
+    clear_search(console)
+    assert console.find("#search-matched").text == ""
     index = [f["name"] for f in frames].index(target["name"])
     console.find_all("#flame-area svg g.frame")[index].find_element("css selector", "rect").click()
-    box = svg_box(console)
     console.wait("the zoom", lambda: any(
-        f["name"] == target["name"] and abs(f["shown"] - box["width"]) <= 1
+        f["name"] == target["name"] and abs(f["shown"] - svg_box(console)["width"]) <= 1
         for f in flame_frames(console)))
     console.screenshot("merged-zoom")
     console.find("#unzoom").click()
@@ -400,7 +404,7 @@ def top_functions_and_sandwich(console, target):
     assert max(callers, key=lambda f: f["y"])["name"] == target["name"], callers
     assert min(callees, key=lambda f: f["y"])["name"] == target["name"], callees
     console.screenshot("sandwich")
-    console.find("#frame-search").clear()
+    clear_search(console)
     console.find('#profile-tabs button[data-tab="flame"]').click()
 
 

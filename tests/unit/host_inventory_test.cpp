@@ -219,11 +219,34 @@ TEST_F(HostInventoryTest, TheHostsOwnProcessesAreBoundedByTheWireBudget) {
   EXPECT_EQ(wire_bytes(inventory->containers[0]), inventory->wire_bytes);
   EXPECT_EQ(inventory->processes, kept);
   EXPECT_EQ(inventory->processes_left_out, 300u - kept);
+  // Containers' processes come first in max_processes, whatever their pids.
+  std::string id = id_of('8');
+  for (int pid = 500; pid < 505; ++pid) process(pid, "app", on_v2("/docker/" + id));
   limits.max_processes = 10;
   auto counted = scanner(limits).scan();
   ASSERT_TRUE(counted.ok());
   EXPECT_EQ(counted->processes, 10u);
-  EXPECT_EQ(counted->processes_left_out, 290u);
+  EXPECT_EQ(counted->processes_left_out, 295u);
+  ASSERT_EQ(counted->containers.size(), 2u);
+  EXPECT_EQ(counted->containers[0].processes.size(), 5u);
+  EXPECT_EQ(counted->containers[1].processes.size(), 5u);
+}
+
+// A host's short-lived processes would change the list at every reading: one outside containers
+// is listed once it has outlived a census.
+TEST_F(HostInventoryTest, AHostProcessIsListedOnceItOutlivesACensus) {
+  process(100, "sshd", on_v2("/system.slice/ssh.service"));
+  InventoryScanner scanner = this->scanner();
+  ASSERT_TRUE(scanner.scan().ok());
+  process(200, "cron-job", on_v2("/system.slice/cron.service"));
+  auto second = scanner.scan();
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(second->containers.size(), 1u);
+  EXPECT_EQ(second->containers[0].processes, (std::vector<InventoryProcess>{{100, "sshd"}}));
+  auto third = scanner.scan();
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->containers[0].processes,
+            (std::vector<InventoryProcess>{{100, "sshd"}, {200, "cron-job"}}));
 }
 
 TEST_F(HostInventoryTest, PartialMetadata) {
@@ -346,8 +369,7 @@ TEST_F(HostInventoryTest, ANewProcessIsReadAgainAtTheCensusAfterItsFirst) {
   process(4000, "runc:[2:INIT]", on_v2("/system.slice/containerd.service"));
   auto first = scanner.scan();
   ASSERT_TRUE(first.ok());
-  ASSERT_EQ(first->containers.size(), 1u);
-  EXPECT_TRUE(is_host_entry(first->containers[0]));
+  EXPECT_TRUE(first->containers.empty()) << "outside containers, listed once it outlives a census";
 
   process(4000, "nginx", on_v2("/system.slice/docker-" + id + ".scope"));
   auto second = scanner.scan();

@@ -179,7 +179,10 @@ TEST_F(WorkloadApiTest, ProcessesOutsideContainersAreProcessesOfTheirHostNotACon
   Reply processes = get("/api/metrics/profiling/workload_status?scope=process&hostname=bare");
   ASSERT_EQ(processes.status, 200) << processes.body;
   std::set<int> pids;
-  for (const json& row : processes.body["rows"]) pids.insert(row["pid"].get<int>());
+  for (const json& row : processes.body["rows"]) {
+    pids.insert(row["pid"].get<int>());
+    EXPECT_TRUE(row["containerName"].is_null()) << row;
+  }
   EXPECT_EQ(pids, (std::set<int>{1, 777}));
   Reply containers = get("/api/metrics/profiling/workload_status?scope=container");
   ASSERT_EQ(containers.status, 200) << containers.body;
