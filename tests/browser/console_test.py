@@ -409,25 +409,51 @@ def top_functions_and_sandwich(console, target):
 
 
 def ranges_on_the_graph(console):
-    """A preset, then a range brushed on the samples over time: whole minutes, in UTC."""
+    """A preset, then ranges brushed on the samples over time: whole minutes, in UTC."""
     from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    def brush(start, end, shift=False):
+        """Drags across the graph from `start` to `end`, shares of its width."""
+        graph = console.find("#timeline svg")
+        width = graph.size["width"]
+        left = -width // 2  # offsets are from the element's centre
+        chain = ActionChains(console.driver)
+        if shift:
+            chain.key_down(Keys.SHIFT)
+        chain.move_to_element_with_offset(graph, left + int(width * start), 0).click_and_hold() \
+            .move_by_offset(int(width * (end - start)), 0).release()
+        if shift:
+            chain.key_up(Keys.SHIFT)
+        chain.perform()
+
     console.find('#range-presets button[data-minutes="15"]').click()
     since = datetime.strptime(console.find("#flamegraph-since").get_attribute("value"),
                               "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
     assert abs((datetime.now(timezone.utc) - since).total_seconds() - 900) < 120, since
     console.wait("the frames of the last 15 minutes", lambda: len(flame_frames(console)) > 1)
-    graph = console.find("#timeline svg")
-    width = graph.size["width"]
-    ActionChains(console.driver).move_to_element_with_offset(graph, int(width * 0.1), 0) \
-        .click_and_hold().move_by_offset(int(width * 0.3), 0).release().perform()
+    brush(0.1, 0.4)
     console.wait("the brushed range", lambda: console.find(
         "#flamegraph-until").get_attribute("value") != "")
     for field in ("#flamegraph-since", "#flamegraph-until"):
         assert console.find(field).get_attribute("value").endswith(":00"), "whole minutes"
     console.screenshot("brushed")
+
+    # A diff chosen as two ranges of the hour's graph: the range, the last ten minutes (the
+    # agent's profiles); with Shift held, the baseline, about twenty minutes ago (the planted one).
     console.find('#range-presets button[data-minutes="60"]').click()
     console.wait("the frames of the last hour", lambda: len(flame_frames(console)) > 1)
-
+    range_before = console.find("#flamegraph-since").get_attribute("value")
+    brush(0.84, 0.999)
+    console.wait("the brushed range", lambda: console.find(
+        "#flamegraph-since").get_attribute("value") != range_before)
+    baseline_before = console.find("#baseline-since").get_attribute("value")
+    brush(0.58, 0.72, shift=True)
+    console.wait("the brushed baseline", lambda: console.find(
+        "#baseline-since").get_attribute("value") != baseline_before)
+    assert console.find_all("#timeline rect.chosen-baseline"), "the baseline is drawn"
+    assert console.find_all("#timeline rect.chosen-range"), "beside the range"
+    console.screenshot("brushed-baseline")
 
 def enter_flamegraph(console):
     """Switches into the flamegraph's frame once its frames are drawn and its script has run."""
@@ -500,15 +526,7 @@ def check_policy_applies(console, what):
 
 
 def open_diff_flamegraph(console):
-    # The baseline: the profile planted 20 minutes ago; the range: from 15 minutes ago, a whole
-    # minute, so that the two do not read the same minute.
-    console.js("""
-        const minute = 60000;
-        const split = Math.floor(Date.now() / minute) * minute - 15 * minute;
-        const local = (time) => new Date(time).toISOString().slice(0, 19);  // the console's UTC
-        document.getElementById('flamegraph-since').value = local(split);
-        document.getElementById('baseline-since').value = local(split - 30 * minute);
-        document.getElementById('baseline-until').value = local(split);""")
+    """The range and the baseline brushed on the graph (ranges_on_the_graph), compared."""
     console.find("#show-diff").click()
     console.wait("the differential flamegraph", lambda: console.find(
         "#flamegraph-caption").text.startswith("Differential flamegraph of " + SERVICE))

@@ -185,13 +185,15 @@ TEST_F(PerfAgentTest, EbpfAndPerfMeasureTheKnownWorkloadAlike) {
 
 // Without privileges, eBPF says what it needs; in auto the agent goes on with perf.
 TEST_F(PerfAgentTest, WithoutPrivilegesEbpfSaysWhyAndAutoFallsBackToPerf) {
-  for (const auto& dir : {root_, root_ / "out", root_ / "tmp"}) {
+  for (const auto& dir : {root_, root_ / "tmp"}) {
     fs::permissions(dir, fs::perms::all);
   }
+  // The agent makes its -o and state directory its own: one root owns, or everyone may write
+  // to, is refused at start.
   auto as_nobody = [&](const std::string& profiler) {
     return run_command(
         {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", DORMANT_AGENT,
-         "--system-profiler", profiler, "-o", (root_ / "out").string(), "--state-dir",
+         "--system-profiler", profiler, "-o", (root_ / "nobody-out").string(), "--state-dir",
          (root_ / "nobody-state").string(), "-d", "1"},
         deadline_after(std::chrono::seconds(120)));
   };
