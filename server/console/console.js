@@ -862,12 +862,23 @@
   // The SVG keeps its own script (zoom, search) and style. Shown from a blob: URL it runs under
   // this page's Content-Security-Policy, so both take this page's nonce. The server escapes every
   // quote in the SVG's text, so ' nonce="' is only ever its own attribute.
+  //
+  // The drawing fits the frame's width: its root's width becomes 100% (its viewBox keeps the
+  // proportions) and the frame takes the height that width gives it.
   function showSvg(svg) {
-    const markup = svg.replace(/ nonce="[^"]*"/g, ' nonce="' + pageNonce + '"');
+    const frame = byId("flamegraph");
+    frame.hidden = false;
+    let markup = svg.replace(/ nonce="[^"]*"/g, ' nonce="' + pageNonce + '"');
+    const size = /<svg [^>]*?width="(\d+)" height="(\d+)"/.exec(markup);
+    if (size) {
+      const [whole, width, height] = size;
+      markup = markup.replace(whole, whole.replace(/width="\d+" height="\d+"/, 'width="100%"'));
+      const shown = frame.clientWidth || Number(width);
+      frame.height = String(Math.ceil(Number(height) * shown / Number(width)) + 4);
+    }
     if (flamegraphUrl) URL.revokeObjectURL(flamegraphUrl);
     flamegraphUrl = URL.createObjectURL(new Blob([markup], { type: "image/svg+xml" }));
-    byId("flamegraph").src = flamegraphUrl;
-    byId("flamegraph").hidden = false;
+    frame.src = flamegraphUrl;
   }
 
   // Hides the merged profile's views, or the server's drawing, for the other to show.
