@@ -58,4 +58,19 @@ std::string join(const Parts& parts, std::string_view separator) {
   return text;
 }
 
+// The first `most` parts, each between `quote`s, joined by ", ", and " and N more" for the rest:
+// a list a message can name in full without growing with it.
+template <typename Parts>
+std::string join_first(const Parts& parts, size_t most, std::string_view quote = "") {
+  std::string text;
+  size_t named = 0;
+  for (const auto& part : parts) {
+    if (named == most) break;
+    if (named++ > 0) text += ", ";
+    ((text += quote) += part) += quote;
+  }
+  if (std::size(parts) > most) text += " and " + std::to_string(std::size(parts) - most) + " more";
+  return text;
+}
+
 }  // namespace dormant

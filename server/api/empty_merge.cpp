@@ -23,19 +23,6 @@ Result<std::set<std::string>> known_services(storage::Store& store) {
   return services;
 }
 
-std::string named_list(const std::set<std::string>& names) {
-  std::vector<std::string> named;
-  for (const std::string& name : names) {
-    if (named.size() == kServicesNamed) break;
-    named.push_back("'" + name + "'");
-  }
-  std::string list = join(named, ", ");
-  if (names.size() > kServicesNamed) {
-    list += " and " + std::to_string(names.size() - kServicesNamed) + " more";
-  }
-  return list;
-}
-
 std::string range_text(storage::TimePoint since, storage::TimePoint until) {
   return iso_utc(since) + "Z to " + iso_utc(until) + "Z";
 }
@@ -55,7 +42,7 @@ Result<std::string> why_nothing_merged(storage::Store& store, const MergeSelecti
     std::string text = "service '" + service +
                        "' is unknown: no agent has sent a heartbeat or a profile under that name";
     if (services->empty()) return text + " (no agent has been heard from yet)";
-    return text + " (services: " + named_list(*services) + ")";
+    return text + " (services: " + join_first(*services, kServicesNamed, "'") + ")";
   }
   std::string what = "no profiles of '" + service + "'";
   if (selection.filter) what += " that match the filter";

@@ -239,11 +239,7 @@ namespace {
 std::string never_seen_note(const std::vector<std::string>& hosts, const std::string& service) {
   if (hosts.empty()) return "";
   constexpr size_t kNamed = 10;
-  std::vector<std::string> named(
-      hosts.begin(), hosts.begin() + static_cast<std::ptrdiff_t>(std::min(kNamed, hosts.size())));
-  std::string list = join(named, ", ");
-  if (hosts.size() > kNamed) list += " and " + std::to_string(hosts.size() - kNamed) + " more";
-  return "; never seen: " + list + " (no heartbeat under service '" + service +
+  return "; never seen: " + join_first(hosts, kNamed) + " (no heartbeat under service '" + service +
          "': each command waits for its host's first)";
 }
 

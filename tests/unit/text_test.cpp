@@ -34,6 +34,13 @@ TEST(Join, PutsTheSeparatorOnlyBetweenParts) {
   EXPECT_EQ(join(std::vector<std::string>{}, ", "), "");
 }
 
+TEST(JoinFirst, NamesTheFirstAndCountsTheRest) {
+  std::vector<std::string> names = {"a", "b", "c"};
+  EXPECT_EQ(join_first(names, 3), "a, b, c");
+  EXPECT_EQ(join_first(names, 2, "'"), "'a', 'b' and 1 more");
+  EXPECT_EQ(join_first(std::vector<std::string>{}, 2), "");
+}
+
 TEST(ParseInteger, TakesAWholeDecimalNumberAndNothingElse) {
   EXPECT_EQ(parse_integer("30"), 30);
   EXPECT_EQ(parse_integer("-3"), -3);
