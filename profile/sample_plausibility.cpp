@@ -41,16 +41,22 @@ std::string whole(double number) { return std::to_string(static_cast<uint64_t>(n
 
 }  // namespace
 
-Result<void> check_plausible_samples(const CollapsedProfile& profile, double duration_s) {
-  const json* metadata = member(profile.header, "metadata");
-  if (metadata == nullptr) return ok();
+bool samples_are_clock_ticks(const json& header) {
+  const json* metadata = member(header, "metadata");
+  if (metadata == nullptr) return true;
   const json* mode = member(*metadata, "profiling_mode");
   if (mode != nullptr && !(mode->is_string() && mode->get_ref<const std::string&>() == "cpu")) {
-    return ok();
+    return false;
   }
   const json* arguments = member(*metadata, "run_arguments");
   const json* java_mode = arguments ? member(*arguments, "java_async_profiler_mode") : nullptr;
-  if (java_mode != nullptr && *java_mode == "wall") return ok();
+  return java_mode == nullptr || *java_mode != "wall";
+}
+
+Result<void> check_plausible_samples(const CollapsedProfile& profile, double duration_s) {
+  const json* metadata = member(profile.header, "metadata");
+  if (metadata == nullptr || !samples_are_clock_ticks(profile.header)) return ok();
+  const json* arguments = member(*metadata, "run_arguments");
   auto processors = positive_number(member(*metadata, "processors"));
   if (!processors) return ok();  // the header's validation has said so
   double frequency = positive_number(arguments ? member(*arguments, "frequency") : nullptr)

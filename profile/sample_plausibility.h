@@ -16,4 +16,7 @@ namespace dormant::profile {
 // samples), and Java's wall-clock mode (a sample per thread).
 Result<void> check_plausible_samples(const CollapsedProfile& profile, double duration_s);
 
+// Whether a profile's header says its samples are clock ticks (as above).
+bool samples_are_clock_ticks(const nlohmann::json& header);
+
 }  // namespace dormant::profile

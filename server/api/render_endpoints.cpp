@@ -1,5 +1,7 @@
 #include "server/api/render_endpoints.h"
 
+#include <algorithm>
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +44,14 @@ bool keeps_idle(const Call& call) {
   return idle == "1" || idle == "true";
 }
 
+// The labels a merge is narrowed by, as its query names them: each must hold.
+constexpr std::array<std::pair<std::string_view, storage::Label>, 4> kMergeLabels = {{
+    {"hostname", storage::Label::kHostName},
+    {"container", storage::Label::kContainerName},
+    {"pod", storage::Label::kPodName},
+    {"namespace", storage::Label::kNamespace},
+}};
+
 // The stacks a merge takes, from the query; the time range from `since_name` and `until_name`:
 // the day before `until` (now) when `since` is not given.
 Result<MergeSelection> merge_selection(const Call& call, std::string_view since_name,
@@ -60,11 +70,10 @@ Result<MergeSelection> merge_selection(const Call& call, std::string_view since_
         "profiles); narrow it with since and until instead");
   }
   storage::LabelFilter filter;
-  if (auto host = optional_parameter(call, "hostname")) {
-    filter.rules.push_back({storage::Label::kHostName, true, std::move(*host)});
-  }
-  if (auto container = optional_parameter(call, "container")) {
-    filter.rules.push_back({storage::Label::kContainerName, true, std::move(*container)});
+  for (const auto& [name, label] : kMergeLabels) {
+    if (auto value = optional_parameter(call, name)) {
+      filter.rules.push_back({label, true, std::move(*value)});
+    }
   }
   if (!filter.rules.empty()) selection.filter = std::move(filter);
   selection.keep_idle = keeps_idle(call);
@@ -90,7 +99,11 @@ std::string selection_title(const MergeSelection& selection) {
   std::string title = selection.service;
   if (!selection.filter) return title;
   for (const storage::LabelRule& rule : selection.filter->rules) {
-    title += (rule.label == storage::Label::kHostName ? " on " : " in container ") + rule.value;
+    auto named = std::find_if(kMergeLabels.begin(), kMergeLabels.end(),
+                              [&](const auto& known) { return known.second == rule.label; });
+    title +=
+        rule.label == storage::Label::kHostName ? " on " : " in " + std::string(named->first) + " ";
+    title += rule.value;
   }
   return title;
 }
@@ -111,7 +124,7 @@ std::string merge_subtitle(const MergedProfile& merged) {
   text += " from " + std::to_string(merged.hosts.size()) +
           (merged.hosts.size() == 1 ? " host" : " hosts");
   if (merged.first_start && merged.last_end) {
-    text += ", " + iso_utc(*merged.first_start) + " to " + iso_utc(*merged.last_end);
+    text += ", " + iso_utc(*merged.first_start) + "Z to " + iso_utc(*merged.last_end) + "Z";
   }
   return text + "; " + idle_note(merged);
 }

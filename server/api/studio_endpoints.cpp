@@ -303,16 +303,12 @@ http::Response StudioEndpoints::nodes_and_cores_graph(const Call& call) {
 
 // The values of one label with samples in the range, most samples first; the samples as text.
 http::Response StudioEndpoints::filter_values(const Call& call) {
-  const std::string& tag = call.params[0];
-  std::optional<Label> label;
-  if (tag == "HostName") label = Label::kHostName;
-  if (tag == "ContainerName") label = Label::kContainerName;
-  if (tag == "ContainerEnvName") label = Label::kContainerEnvName;
-  if (tag == "InstanceType") label = Label::kInstanceType;
+  std::optional<Label> label = studio_label(call.params[0]);
   if (!label) {
     return invalid_request(
         Error::problem(ErrorKind::kInvalidArgument, "tag",
-                       "one of HostName, ContainerName, ContainerEnvName, InstanceType"),
+                       "one of HostName, ContainerName, ContainerEnvName, InstanceType, PodName, "
+                       "Namespace"),
         "path");
   }
   auto range = studio_range(call);
@@ -321,11 +317,7 @@ http::Response StudioEndpoints::filter_values(const Call& call) {
   if (!keys) return store_failure(keys.error());
   std::map<std::string, int64_t> by_value;
   for (const auto& [key, samples] : *keys) {
-    std::string value = *label == Label::kHostName        ? key.hostname
-                        : *label == Label::kInstanceType  ? key.instance_type
-                        : *label == Label::kContainerName ? key.container
-                        : key.container.empty()           ? ""
-                                                : storage::container_env_name(key.container);
+    std::string value = storage::label_value(key, *label);
     if (!value.empty()) by_value[value] += samples;
   }
   if (by_value.empty()) return no_content();

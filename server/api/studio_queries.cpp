@@ -10,12 +10,18 @@
 namespace dormant::server::api {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, storage::Label>, 4> kLabels = {{
+// Studio's four, then ours (its UI never sends them).
+constexpr std::array<std::pair<std::string_view, storage::Label>, 6> kLabels = {{
     {"HostName", storage::Label::kHostName},
     {"ContainerName", storage::Label::kContainerName},
     {"ContainerEnvName", storage::Label::kContainerEnvName},
     {"InstanceType", storage::Label::kInstanceType},
+    {"PodName", storage::Label::kPodName},
+    {"Namespace", storage::Label::kNamespace},
 }};
+
+constexpr std::string_view kLabelNames =
+    "HostName, ContainerName, ContainerEnvName, InstanceType, PodName or Namespace";
 
 // The UI's filters hold a handful of rules of host, container and deployment names; bounds for
 // any other client.
@@ -28,13 +34,9 @@ Result<storage::LabelRule> studio_rule(const nlohmann::json& rule) {
   }
   const std::string& key = rule.begin().key();
   const nlohmann::json& condition = rule.begin().value();
-  auto label = std::find_if(kLabels.begin(), kLabels.end(),
-                            [&](const auto& known) { return known.first == key; });
-  if (label == kLabels.end()) {
-    return Error::invalid_argument("filter: " + key +
-                                   " is not HostName, ContainerName, ContainerEnvName or "
-                                   "InstanceType");
-  }
+  auto label = studio_label(key);
+  if (!label)
+    return Error::invalid_argument("filter: " + key + " is not " + std::string(kLabelNames));
   if (!condition.is_object() || condition.size() != 1) {
     return Error::invalid_argument("filter: " + key + " takes one of {\"$eq\": …}, {\"$neq\": …}");
   }
@@ -48,10 +50,17 @@ Result<storage::LabelRule> studio_rule(const nlohmann::json& rule) {
     return Error::invalid_argument("filter: a value is at most " + std::to_string(kMaxValueBytes) +
                                    " bytes");
   }
-  return storage::LabelRule{label->second, op == "$eq", value.get<std::string>()};
+  return storage::LabelRule{*label, op == "$eq", value.get<std::string>()};
 }
 
 }  // namespace
+
+std::optional<storage::Label> studio_label(std::string_view tag) {
+  for (const auto& [name, label] : kLabels) {
+    if (name == tag) return label;
+  }
+  return std::nullopt;
+}
 
 std::string studio_time(storage::TimePoint time) { return iso_utc(time) + "Z"; }
 

@@ -2,7 +2,7 @@
 // carries ("the common three": serviceName, startTime, endTime, ISO-8601 with
 // milliseconds) and the filter of its filter panel, the JSON text of
 // {"id": …, "filter": {"$and"|"$or": [{"HostName"|"ContainerName"|"ContainerEnvName"|
-// "InstanceType": {"$eq"|"$neq": "value"}}, …]}}.
+// "InstanceType": {"$eq"|"$neq": "value"}}, …]}}; ours also takes "PodName" and "Namespace".
 #pragma once
 
 #include <optional>
@@ -35,6 +35,8 @@ struct StudioRange {
 // 422, as Studio's validation does).
 Result<StudioRange> studio_range(const Call& call);
 
+// The label a filter's rule or a tag names ("HostName", …); none for another name.
+std::optional<storage::Label> studio_label(std::string_view tag);
 // A filter as its JSON: {"id": …, "filter": {…}}, or the {"$and": […]} inside it. None for an
 // empty one; kInvalidArgument for any other shape, label or operator.
 Result<std::optional<storage::LabelFilter>> studio_filter(const nlohmann::json& filter);

@@ -23,7 +23,8 @@ storage::TargetHosts to_target_hosts(
   return targets;
 }
 
-nlohmann::json optional_json(const std::optional<std::string>& value) {
+template <typename T>
+nlohmann::json optional_json(const std::optional<T>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
@@ -355,6 +356,9 @@ nlohmann::json to_json(const storage::StoredProfile& profile) {
       {"received_at", iso_time(profile.received_at)},
       {"raw_size", profile.raw_size},
       {"compressed_size", profile.compressed_size},
+      {"samples", optional_json(profile.samples)},
+      {"idle_samples", optional_json(profile.idle_samples)},
+      {"cpu_seconds", optional_json(profile.cpu_seconds)},
       {"collapsed_url", base + "/collapsed"},
       {"flamegraph_url", base + "/flamegraph"},
   };

@@ -12,6 +12,7 @@
   let knownHosts = [];
   let refreshTimer = null;
   let flamegraphUrl = null;
+  let shownSvg = null;  // as the server sent it, to show again in another time zone
 
   // ---- DOM ------------------------------------------------------------------------------------
 
@@ -78,6 +79,12 @@
         pad(date.getHours()) + ":" + pad(date.getMinutes()) + ":" + pad(date.getSeconds()) +
         " UTC" + (offset < 0 ? "-" : "+") + pad(Math.floor(Math.abs(offset) / 60)) + ":" +
         pad(Math.abs(offset) % 60);
+  }
+
+  // The server writes instants in UTC ("2026-12-07T07:45:12.5Z"), in its messages and drawings:
+  // `text` with each of them in the chosen zone.
+  function zonedTimes(text) {
+    return text.replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z/g, formatTime);
   }
 
   // A time field's value for `date`, "2026-12-07 07:45:00", and back, in the chosen zone.
@@ -165,10 +172,11 @@
       await work();
     } catch (error) {
       if (error instanceof Refused) return;
+      const message = zonedTimes(error.message);
       if (where === byId("notice")) {
-        showNotice(error.message);
+        showNotice(message);
       } else {
-        where.textContent = error.message;
+        where.textContent = message;
       }
     }
   }
@@ -207,7 +215,7 @@
   function showHealth(host) {
     byId("health-title").textContent = "Agent health of " + host.hostname + " (" +
         host.service_name + ")";
-    byId("health-detail").textContent = JSON.stringify(host.agent_health, null, 2);
+    byId("health-detail").textContent = zonedTimes(JSON.stringify(host.agent_health, null, 2));
     byId("health-dialog").showModal();
   }
 
@@ -670,9 +678,9 @@
     const others = Object.entries(answer).filter(([key, value]) =>
       key !== "message" && key !== "success" && key !== "plan" && value !== null &&
         !(Array.isArray(value) && value.length === 0));
-    return [body.service_name + ": " + (answer.message || "no message")]
+    return zonedTimes([body.service_name + ": " + (answer.message || "no message")]
         .concat(describePlan(answer.plan))
-        .concat(others.map(([key, value]) => key + ": " + JSON.stringify(value))).join("; ");
+        .concat(others.map(([key, value]) => key + ": " + JSON.stringify(value))).join("; "));
   }
 
   async function postProfileRequest(body) {
@@ -840,6 +848,13 @@
     });
   }
 
+  // "1,234 (5,678 idle)"; empty for a profile stored before the server counted them.
+  function sampleCounts({ samples, idle_samples: idle }) {
+    if (samples == null) return "";
+    const counted = (number) => number.toLocaleString("en-US");
+    return counted(samples) + (idle ? " (" + counted(idle) + " idle)" : "");
+  }
+
   async function refreshProfiles() {
     const profiles = (await apiJson("/api/profiles?limit=100")).profiles;
     fillTable(byId("profiles"), profiles, (profile) => {
@@ -850,7 +865,8 @@
           button("Collapsed", () => download(profile.gpid, "collapsed", ".col")), " ",
           button("pprof", () => download(profile.gpid, "pprof", ".pb.gz")));
       const tr = row([profile.gpid, profile.service_name, profile.hostname,
-        formatTime(profile.start_time), formatTime(profile.end_time),
+        formatTime(profile.start_time), formatTime(profile.end_time), sampleCounts(profile),
+        profile.cpu_seconds == null ? "" : profile.cpu_seconds.toFixed(2) + " s",
         kilobytes(profile.raw_size), actions]);
       tr.dataset.gpid = profile.gpid;
       return tr;
@@ -866,9 +882,12 @@
   // The drawing fits the frame's width: its root's width becomes 100% (its viewBox keeps the
   // proportions) and the frame takes the height that width gives it.
   function showSvg(svg) {
+    shownSvg = svg;
     const frame = byId("flamegraph");
     frame.hidden = false;
-    let markup = svg.replace(/ nonce="[^"]*"/g, ' nonce="' + pageNonce + '"');
+    let markup = svg.replace(/ nonce="[^"]*"/g, ' nonce="' + pageNonce + '"')
+        .replace(/(<text id="(?:title|subtitle)"[^>]*>)([^<]*)/g,
+            (whole, start, text) => start + zonedTimes(text));
     const size = /<svg [^>]*?width="(\d+)" height="(\d+)"/.exec(markup);
     if (size) {
       const [whole, width, height] = size;
@@ -915,7 +934,8 @@
   // The merged profile in the page: flame, icicle, top functions, sandwich.
   const mergedView = {
     root: null,       // as parsed, every process
-    shown: null,      // with the process filter applied
+    shown: null,      // with the process and runtime filters applied
+    runtimes: new Map(),  // each process's runtime
     tab: "flame",
     graph: null,
     sort: { key: "self", descending: true },
@@ -930,24 +950,24 @@
     return { since: since ? since.toISOString() : "", until: until ? until.toISOString() : "" };
   }
 
+  // The labels the server narrows a merge by: each field, its parameter and its Studio tag.
+  const labelFields = [["flamegraph-host", "hostname", "HostName"],
+    ["flamegraph-container", "container", "ContainerName"], ["flamegraph-pod", "pod", "PodName"],
+    ["flamegraph-namespace", "namespace", "Namespace"]];
+
   function mergeParameters() {
     const { since, until } = rangeOf("flamegraph-since", "flamegraph-until");
-    return {
-      service: byId("flamegraph-service").value.trim(),
-      hostname: byId("flamegraph-host").value.trim(),
-      container: byId("flamegraph-container").value.trim(),
-      since,
-      until,
-    };
+    const parameters = { service: byId("flamegraph-service").value.trim() };
+    for (const [id, name] of labelFields) parameters[name] = byId(id).value.trim();
+    return { ...parameters, since, until };
   }
 
-  function fillProcessChoices(root) {
-    const select = byId("flamegraph-process");
+  // A select's options: "every …" (value "") then `names`, keeping the choice where it still is.
+  function fillChoices(select, every, names) {
     const chosen = select.value;
-    const every = element("option", "every process");
-    every.value = "";
-    const names = FlameView.processNames(root);
-    select.replaceChildren(every, ...names.map((name) => {
+    const first = element("option", every);
+    first.value = "";
+    select.replaceChildren(first, ...names.map((name) => {
       const option = element("option", name);
       option.value = name;
       return option;
@@ -955,19 +975,29 @@
     select.value = names.includes(chosen) ? chosen : "";
   }
 
+  function fillProcessChoices(root) {
+    fillChoices(byId("flamegraph-process"), "every process", FlameView.processNames(root));
+    mergedView.runtimes = FlameView.processRuntimes(root);
+    fillChoices(byId("flamegraph-runtime"), "every runtime",
+        [...new Set(mergedView.runtimes.values())].sort());
+  }
+
+  // The process and runtime filters, which the page applies to the merged profile it has.
   function applyProcessFilter() {
     if (!mergedView.root) return;
-    const chosen = byId("flamegraph-process").value;
-    mergedView.shown = chosen && mergedView.root ?
-      FlameView.filterRoot(mergedView.root, (name) => name === chosen) : mergedView.root;
+    const process = byId("flamegraph-process").value;
+    const runtime = byId("flamegraph-runtime").value;
+    mergedView.shown = process || runtime ?
+      FlameView.filterRoot(mergedView.root, (name) => (!process || name === process) &&
+          (!runtime || mergedView.runtimes.get(name) === runtime)) : mergedView.root;
     mergedView.sandwiched = null;
     renderProfileTab();
   }
 
   function hideMerged() {
     mergedView.root = mergedView.shown = null;
-    byId("flamegraph-process").replaceChildren(element("option", "every process"));
-    byId("flamegraph-process").options[0].value = "";
+    fillChoices(byId("flamegraph-process"), "every process", []);
+    fillChoices(byId("flamegraph-runtime"), "every runtime", []);
     for (const area of ["flame-area", "top-area", "sandwich-area", "profile-tabs", "flamegraph"]) {
       byId(area).hidden = true;
     }
@@ -1094,10 +1124,10 @@
 
   function studioFilter() {
     const rules = [];
-    const host = byId("flamegraph-host").value.trim();
-    const container = byId("flamegraph-container").value.trim();
-    if (host) rules.push({ HostName: { $eq: host } });
-    if (container) rules.push({ ContainerName: { $eq: container } });
+    for (const [id, , tag] of labelFields) {
+      const value = byId(id).value.trim();
+      if (value) rules.push({ [tag]: { $eq: value } });
+    }
     return rules.length ? JSON.stringify({ id: "", filter: { $and: rules } }) : "";
   }
 
@@ -1139,6 +1169,28 @@
       timeline.points = [];
     }
     renderTimeline();
+    await fillLabelChoices(service, timeline.start, timeline.end);
+  }
+
+  // Each label field's choices: the values with samples in the graph's range, most first (a
+  // help: an answer that fails leaves the field's list empty).
+  async function fillLabelChoices(serviceName, start, end) {
+    const range = { serviceName, startTime: new Date(start).toISOString(),
+      endTime: new Date(end).toISOString() };
+    await Promise.all(labelFields.map(async ([, , tag]) => {
+      let values = [];
+      try {
+        const response = await api("/api/v1/filters/tags/" + tag + query(range));
+        if (response.status !== 204) values = await response.json();
+      } catch (error) {
+        values = [];
+      }
+      byId("label-" + tag).replaceChildren(...values.map(({ name }) => {
+        const option = element("option", "");
+        option.value = name;
+        return option;
+      }));
+    }));
   }
 
   const svgNs = "http://www.w3.org/2000/svg";
@@ -1300,6 +1352,7 @@
     });
     for (const table of document.querySelectorAll("table")) delete table.dataset.shown;
     if (timeline.end) renderTimeline();
+    if (shownSvg && !byId("flamegraph").hidden) showSvg(shownSvg);
     scheduleRefresh();
   }
 
@@ -1392,6 +1445,7 @@
     if (preset) choosePreset(Number(preset.dataset.minutes));
   });
   byId("flamegraph-process").addEventListener("change", applyProcessFilter);
+  byId("flamegraph-runtime").addEventListener("change", applyProcessFilter);
   byId("profile-tabs").addEventListener("click", (event) => {
     const tab = event.target.closest("button[data-tab]");
     if (tab) chooseProfileTab(tab.dataset.tab);

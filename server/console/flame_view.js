@@ -99,6 +99,38 @@ const FlameView = (() => {
     }
   }
 
+  // gProfiler's frame suffixes of each language's runtime; the kernel's is "_[k]". A process's
+  // runtime is the first of these its frames show; without one, "kernel" where every frame is
+  // the kernel's and "native" otherwise (perf's frames, Node's among them, carry no suffix).
+  const runtimeSuffixes = [["Java", ["_[j]", "_[i]", "_[0]", "_[1]"]], ["Python", ["_[p]", "_[pn]"]],
+    ["Ruby", ["_[rb]"]], ["PHP", ["_[php]"]], [".NET", ["_[net]"]]];
+
+  function runtimeOf(process) {
+    const seen = new Set();
+    let onlyKernel = true;
+    walk(process, (node) => {
+      if (!node.name.endsWith("]")) {
+        onlyKernel = false;
+        return;
+      }
+      if (node.name.endsWith("_[k]")) return;
+      onlyKernel = false;
+      for (const [runtime, suffixes] of runtimeSuffixes) {
+        if (suffixes.some((suffix) => node.name.endsWith(suffix))) seen.add(runtime);
+      }
+    });
+    const language = runtimeSuffixes.find(([runtime]) => seen.has(runtime));
+    if (language) return language[0];
+    return onlyKernel && process.children.size > 0 ? "kernel" : "native";
+  }
+
+  // Each process's runtime, by the process's name (the tree's first level).
+  function processRuntimes(root) {
+    const runtimes = new Map();
+    for (const [name, process] of root.children) runtimes.set(name, runtimeOf(process));
+    return runtimes;
+  }
+
   function topFunctions(root) {
     const byName = new Map();
     const onPath = new Map();
@@ -315,5 +347,5 @@ const FlameView = (() => {
     }
   }
 
-  return { parse, processNames, filterRoot, topFunctions, sandwich, FlameGraph };
+  return { parse, processNames, processRuntimes, filterRoot, topFunctions, sandwich, FlameGraph };
 })();

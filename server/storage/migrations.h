@@ -153,6 +153,14 @@ CREATE TABLE rollup_compactions (
 );
 )sql";
 
+// Migration 9, the same SQL on both: what each upload holds, for the profiles list. NULL in the
+// profiles stored before (cpu_seconds too where the samples are not CPU clock ticks).
+inline constexpr std::string_view kProfileSamples = R"sql(
+ALTER TABLE profiles ADD COLUMN samples BIGINT;
+ALTER TABLE profiles ADD COLUMN idle_samples BIGINT;
+ALTER TABLE profiles ADD COLUMN cpu_seconds DOUBLE PRECISION;
+)sql";
+
 // Every migration this binary knows for each database, oldest first.
 std::span<const Migration> sqlite_migrations();
 std::span<const Migration> postgres_migrations();

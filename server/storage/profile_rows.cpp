@@ -5,7 +5,7 @@ namespace {
 
 constexpr std::string_view kSelectProfiles = R"sql(
 SELECT gpid, service_name, hostname, start_ms, end_ms, received_ms, raw_size, compressed_size,
-       file_name
+       file_name, samples, idle_samples, cpu_seconds
 FROM profiles
 )sql";
 
@@ -21,6 +21,9 @@ ProfileRow read_row(const Statement& row) {
   profile.raw_size = row.int64(6);
   profile.compressed_size = row.int64(7);
   out.file_name = row.optional_text(8);
+  profile.samples = row.optional_int64(9);
+  profile.idle_samples = row.optional_int64(10);
+  profile.cpu_seconds = row.optional_float64(11);
   return out;
 }
 
@@ -36,8 +39,8 @@ Result<int64_t> insert_profile(Database& db, const ProfileRow& row) {
   auto insert = db.prepare(R"sql(
 INSERT INTO profiles (service_name, hostname, start_ms, end_ms, received_ms, raw_size,
                       compressed_size, file_name, cpu_avg, mem_avg, instance_type, rolled_up,
-                      processors)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                      processors, samples, idle_samples, cpu_seconds)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
 RETURNING gpid)sql");
   if (!insert) return std::move(insert).take_error();
   auto inserted =
@@ -45,7 +48,8 @@ RETURNING gpid)sql");
           ->bind_all(profile.service_name, profile.hostname, to_unix_ms(profile.start_time),
                      to_unix_ms(profile.end_time), to_unix_ms(profile.received_at),
                      profile.raw_size, profile.compressed_size, row.file_name, row.cpu_avg,
-                     row.mem_avg, row.instance_type, row.rolled_up, row.processors)
+                     row.mem_avg, row.instance_type, row.rolled_up, row.processors, profile.samples,
+                     profile.idle_samples, profile.cpu_seconds)
           .step();
   if (!inserted) return std::move(inserted).take_error();
   if (!*inserted) return Error(ErrorKind::kSystem, "inserting a profile returned no gpid");

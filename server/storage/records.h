@@ -392,6 +392,9 @@ struct ProfileUpload {
   std::string instance_type;  // the header's cloud_info.instance_type, after its last '/'
   int64_t processors = 0;     // the header's metadata.processors; 0: not given
   ProfileRollup rollup;       // its stacks as the rollups take them
+  int64_t samples = 0;
+  int64_t idle_samples = 0;  // of the kernel's idle task (profile/idle_stacks.h)
+  std::optional<double> cpu_seconds;
 };
 
 struct StoredProfile {
@@ -403,6 +406,12 @@ struct StoredProfile {
   TimePoint received_at;
   int64_t raw_size = 0;
   int64_t compressed_size = 0;
+  // What the upload held (none for profiles stored before the server counted them): every
+  // sample, those of the idle task, and the CPU time its other CPU samples stand for (none where
+  // its samples are not clock ticks or its header gives no frequency).
+  std::optional<int64_t> samples;
+  std::optional<int64_t> idle_samples;
+  std::optional<double> cpu_seconds;
 };
 
 // Profiles that overlap [since, until]; newest first.

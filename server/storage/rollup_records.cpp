@@ -27,21 +27,6 @@ std::string_view pod_owner(std::string_view pod) {
   return pod;
 }
 
-std::string_view label_value(const LabelKey& key, Label label, std::string& derived) {
-  switch (label) {
-    case Label::kHostName:
-      return key.hostname;
-    case Label::kContainerName:
-      return key.container;
-    case Label::kContainerEnvName:
-      derived = container_env_name(key.container);
-      return derived;
-    case Label::kInstanceType:
-      return key.instance_type;
-  }
-  return {};
-}
-
 }  // namespace
 
 std::chrono::hours RollupRetention::of(Resolution resolution) const {
@@ -56,10 +41,29 @@ std::chrono::hours RollupRetention::of(Resolution resolution) const {
   return day;
 }
 
+std::string label_value(const LabelKey& key, Label label) {
+  switch (label) {
+    case Label::kHostName:
+      return key.hostname;
+    case Label::kContainerName:
+      return key.container;
+    case Label::kContainerEnvName:
+      return container_env_name(key.container);
+    case Label::kInstanceType:
+      return key.instance_type;
+    case Label::kPodName:
+    case Label::kNamespace:
+      if (auto names = kubernetes_names(key.container)) {
+        return std::string(label == Label::kPodName ? names->pod : names->namespace_name);
+      }
+      return "";
+  }
+  return "";
+}
+
 bool LabelFilter::matches(const LabelKey& key) const {
-  std::string derived;
   auto holds = [&](const LabelRule& rule) {
-    return (label_value(key, rule.label, derived) == rule.value) == rule.equal;
+    return (label_value(key, rule.label) == rule.value) == rule.equal;
   };
   if (rules.empty()) return true;
   return any ? std::any_of(rules.begin(), rules.end(), holds)
@@ -74,21 +78,20 @@ std::optional<std::string> LabelFilter::required_host() const {
   return std::nullopt;
 }
 
-std::string container_env_name(std::string_view container) {
-  // Ours: "<namespace>/<pod>/<container>".
+std::optional<KubernetesNames> kubernetes_names(std::string_view container) {
   if (auto parts = split(container, '/'); parts.size() == 3 && !parts[0].empty()) {
-    return std::string(pod_owner(parts[1])) + "_" + std::string(parts[0]);
+    return KubernetesNames{parts[0], parts[1]};
   }
-  // dockershim's "k8s_<container>_<pod>_<namespace>_<uid>_<restarts>", and the
-  // "<container>_<pod>_<namespace>" of Studio's agents.
   auto parts = split(container, '_');
-  if (parts.size() == 6 && parts[0] == "k8s") {
-    return std::string(pod_owner(parts[2])) + "_" + std::string(parts[3]);
-  }
-  if (parts.size() == 3 && !parts[2].empty()) {
-    return std::string(pod_owner(parts[1])) + "_" + std::string(parts[2]);
-  }
-  return std::string(container);
+  if (parts.size() == 6 && parts[0] == "k8s") return KubernetesNames{parts[3], parts[2]};
+  if (parts.size() == 3 && !parts[2].empty()) return KubernetesNames{parts[2], parts[1]};
+  return std::nullopt;
+}
+
+std::string container_env_name(std::string_view container) {
+  auto names = kubernetes_names(container);
+  if (!names) return std::string(container);
+  return std::string(pod_owner(names->pod)) + "_" + std::string(names->namespace_name);
 }
 
 }  // namespace dormant::server::storage

@@ -85,8 +85,17 @@ struct RollupRetention {
   std::chrono::hours of(Resolution resolution) const;
 };
 
-// Performance Studio's filter: rules on labels, all of which (or any of which) must hold.
-enum class Label { kHostName, kContainerName, kContainerEnvName, kInstanceType };
+// Performance Studio's filter: rules on labels, all of which (or any of which) must hold. A
+// Kubernetes container's pod and namespace are read from its name (kubernetes_names), as its
+// deployment is; other containers have none.
+enum class Label {
+  kHostName,
+  kContainerName,
+  kContainerEnvName,
+  kInstanceType,
+  kPodName,
+  kNamespace,
+};
 
 struct LabelRule {
   Label label = Label::kHostName;
@@ -102,6 +111,18 @@ struct LabelFilter {
   // The one host every matching key has, where the rules require it ($and with a HostName $eq).
   std::optional<std::string> required_host() const;
 };
+
+// A label's value for a key ("" where the key has none).
+std::string label_value(const LabelKey& key, Label label);
+
+struct KubernetesNames {
+  std::string_view namespace_name;
+  std::string_view pod;
+};
+// The pod and namespace a container's name gives: ours, "<namespace>/<pod>/<container>";
+// dockershim's, "k8s_<container>_<pod>_<namespace>_<uid>_<restarts>"; Studio's agents',
+// "<container>_<pod>_<namespace>". None for any other name.
+std::optional<KubernetesNames> kubernetes_names(std::string_view container);
 
 // Kubernetes' "<container>_<pod>_<namespace>" as Studio's "Deployment": the pod's name without
 // its ReplicaSet and pod hashes, then "_<namespace>"; any other name as it is.

@@ -163,6 +163,7 @@ constexpr std::array kMigrations = {
     Migration{7, "saved filters, snapshots; uploads' and hosts' processors", kSqliteV7},
     Migration{8, "hour and day rollups compacted from minutes", kRollupCompactions,
               mark_rollups_compacted},
+    Migration{9, "uploads' samples, idle samples and CPU time", kProfileSamples},
 };
 
 }  // namespace

@@ -528,6 +528,9 @@ Result<int64_t> Store::store_profile(const ProfileUpload& upload) {
   row.mem_avg = upload.mem_avg;
   row.instance_type = upload.instance_type;
   row.processors = upload.processors;
+  row.profile.samples = upload.samples;
+  row.profile.idle_samples = upload.idle_samples;
+  row.profile.cpu_seconds = upload.cpu_seconds;
   int64_t day_ms = bucket_start(to_unix_ms(upload.start_time), Resolution::kDay);
   auto new_texts = known_texts_.unknown(upload.service_name, day_ms, upload.rollup.texts);
   auto insert = [&](Database& db) -> Result<int64_t> {

@@ -23,6 +23,13 @@ from dormant_processes import AgentProcess, ServerProcess, wait_for
 SKIPPED = 77
 TOKEN = "console-test-token-0123456789"
 SERVICE = "console-it"
+FREQUENCY = 49  # the Start's, in Hz
+BROWSER_ZONE, BROWSER_OFFSET = "Asia/Kolkata", "UTC+05:30"
+# A node's pods: a Java one (our container name) and a Python one (dockershim's).
+K8S_SERVICE = "console-k8s"
+K8S_STACKS = ("0;shop/web-7d9f8b6c5-x2x9k/app;java;Main.run_[j];Work.step_[j] 40\n"
+              "0;k8s_worker_batch-0_jobs_0f1e_3;python3;run (job.py:3)_[p] 30\n"
+              "0;;sshd;main;poll_[k] 5\n")
 HOST_MARKUP = "<script>alert(1)</script>"
 SERVICE_MARKUP = "svc<script>alert(2)</script>"
 FRAME_MARKUP = "<img src=x onerror=alert(3)>"
@@ -149,8 +156,9 @@ class Console:
                      "--window-size=1400,1000",
                      f"--ignore-certificate-errors-spki-list={server.spki_sha256()}"):
             options.add_argument(flag)
-        self.driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")),
-                                       options=options)
+        # A zone far from UTC, with a half-hour offset, for the "Times in" switch to show.
+        service = Service(shutil.which("chromedriver"), env={**os.environ, "TZ": BROWSER_ZONE})
+        self.driver = webdriver.Chrome(service=service, options=options)
         self.server = server
         self.output = output
         self.steps = 0
@@ -254,7 +262,7 @@ def start_profiling(console, hostname):
     console.click_in_row("hosts", hostname, "Select")
     assert console.find("#profiling-service").get_attribute("value") == SERVICE
     assert console.find("#profiling-host").get_attribute("value") == hostname
-    for field, value in (("#profiling-duration", "8"), ("#profiling-frequency", "49")):
+    for field, value in (("#profiling-duration", "8"), ("#profiling-frequency", str(FREQUENCY))):
         console.find(field).clear()
         console.find(field).send_keys(value)
     assert not console.find("#profiling-continuous").is_selected(), "Start is one-shot by default"
@@ -284,6 +292,14 @@ def see_profile_arrive(console, hostname):
                 return row
         return None
     console.wait("a profile of the agent in the list", agent_profile)
+    cells = [cell.text for cell in agent_profile().find_elements("css selector", "td")]
+    samples = re.fullmatch(r"([\d,]+)(?: \(([\d,]+) idle\))?", cells[5])
+    assert samples, cells
+    busy = int(samples[1].replace(",", "")) - int((samples[2] or "0").replace(",", ""))
+    cpu = re.fullmatch(r"(\d+\.\d\d) s", cells[6])
+    assert cpu, cells
+    # Each sample of a busy CPU is 1/FREQUENCY s of CPU time.
+    assert abs(float(cpu[1]) * FREQUENCY - busy) <= 1, cells
     console.screenshot("profile-arrived")
 
 
@@ -532,8 +548,35 @@ def open_diff_flamegraph(console):
         "#flamegraph-caption").text.startswith("Differential flamegraph of " + SERVICE))
     enter_flamegraph(console)
     assert "change from the baseline" in console.find("#title").text
+    assert_subtitle_times(console, " UTC")
     console.driver.switch_to.default_content()
     console.screenshot("diff-flamegraph")
+    # The drawing shown follows "Times in" too, and so does the next one.
+    console.find('#time-zone option[value="local"]').click()
+    enter_flamegraph(console)
+    assert_subtitle_times(console, " " + BROWSER_OFFSET)
+    console.driver.switch_to.default_content()
+    console.find("#show-diff").click()
+    console.wait("the diff drawn again", lambda: console.find(
+        "#flamegraph-caption").text.startswith("Differential flamegraph of " + SERVICE))
+    enter_flamegraph(console)
+    assert_subtitle_times(console, " " + BROWSER_OFFSET)
+    console.driver.switch_to.default_content()
+    console.screenshot("diff-flamegraph-local-times")
+    console.find('#time-zone option[value="UTC"]').click()
+
+
+def assert_subtitle_times(console, zone):
+    """The server's drawing names its range in the console's zone, never in raw ISO form."""
+    def times():
+        text = console.find("#subtitle").text
+        return re.findall(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d( UTC(?:[+-]\d\d:\d\d)?)", text), text
+
+    console.wait("the subtitle's times in" + zone, lambda: times()[0] and all(
+        found == zone for found in times()[0]))
+    found, text = times()
+    assert len(found) == 4, text  # the range's and the baseline's
+    assert not re.search(r"\d\dT\d\d:", text), text
 
 
 def set_fields(console, values):
@@ -562,7 +605,8 @@ def check_silent_mistakes(console):
     caption_after("#show-merged", "Range, From: 'yesterday' is no time")
     set_fields(console, {"flamegraph-since": "2026-01-01T00:00:00",
                          "flamegraph-until": "2026-01-01T01:00:00"})
-    caption_after("#show-merged", "no profiles of '" + SERVICE + "', from 2026-01-01T00:00:00Z")
+    caption_after("#show-merged",
+                  "no profiles of '" + SERVICE + "', from 2026-01-01 00:00:00 UTC to")
     console.find('#range-presets button[data-minutes="60"]').click()
     set_fields(console, {"baseline-since": "2001-01-01T00:00:00",
                          "baseline-until": "2001-01-02T00:00:00"})
@@ -571,6 +615,46 @@ def check_silent_mistakes(console):
     set_fields(console, {"baseline-since": since, "baseline-until": ""})
     caption_after("#show-diff", "the range and the baseline share")
     console.screenshot("silent-mistakes")
+
+
+def filter_by_labels(console):
+    """Pods and namespaces narrow the merge on the server; runtimes and processes in the page."""
+    def show(pod="", namespace=""):
+        set_fields(console, {"flamegraph-service": K8S_SERVICE, "flamegraph-host": "",
+                             "flamegraph-container": "", "flamegraph-pod": pod,
+                             "flamegraph-namespace": namespace})
+        console.js("document.getElementById('flamegraph-caption').textContent = '';")
+        console.find('#range-presets button[data-minutes="60"]').click()
+        console.wait("the merged flamegraph of " + K8S_SERVICE, lambda: console.find(
+            "#flamegraph-caption").text.startswith("Merged flamegraph of " + K8S_SERVICE))
+        console.wait("the frames", lambda: len(flame_frames(console)) > 1)
+        return {frame["name"] for frame in flame_frames(console)}
+
+    def choices(list_id):
+        return console.js("return Array.from(document.querySelectorAll(arguments[0] + ' option'),"
+                          " (option) => option.value)", list_id)
+
+    every = show()
+    assert {"java", "python3", "sshd"} <= every, every
+    console.wait("the pods of the range", lambda: sorted(choices("#label-PodName")) == [
+        "batch-0", "web-7d9f8b6c5-x2x9k"])
+    assert sorted(choices("#label-Namespace")) == ["jobs", "shop"]
+    assert sorted(choices("#flamegraph-runtime")) == ["", "Java", "Python", "native"]
+    frames = show(pod="batch-0")
+    assert "run (job.py:3)_[p]" in frames and "java" not in frames, frames
+    frames = show(namespace="shop")
+    assert "Main.run_[j]" in frames and "python3" not in frames, frames
+    show()
+    console.js("""const runtime = document.getElementById('flamegraph-runtime');
+                  runtime.value = 'Python';
+                  runtime.dispatchEvent(new Event('change'));""")
+    console.wait("Python's processes alone", lambda: {
+        frame["name"] for frame in flame_frames(console)} - {"all"} == {"python3",
+                                                                      "run (job.py:3)_[p]"})
+    console.screenshot("runtime-filter")
+    console.js("""const runtime = document.getElementById('flamegraph-runtime');
+                  runtime.value = '';
+                  runtime.dispatchEvent(new Event('change'));""")
 
 
 def stop_profiling(console, hostname):
@@ -660,6 +744,7 @@ def main():
         gpu_gpid = plant_gpu_profile(server)
         # The baseline of the agent's service, for the differential flamegraph.
         plant_profile(server, SERVICE, "baseline-host", "0;;app;main;parse 5\n", minutes_ago=20)
+        plant_profile(server, K8S_SERVICE, "node-1", K8S_STACKS)
         check_served_headers(server, markup_gpid)
         available, reason = browser_or_skip_reason()
         if os.geteuid() != 0:
@@ -682,6 +767,7 @@ def main():
         ranges_on_the_graph(console)
         open_diff_flamegraph(console)
         check_silent_mistakes(console)
+        filter_by_labels(console)
         stop_profiling(console, hostname)
         check_markup_shows_as_text(console, markup_gpid)
         check_gpu_view(console, gpu_gpid)

@@ -51,7 +51,7 @@ class FlamegraphApiTest : public ServerFixture {
     std::string collapsed = collapsed_profile(hostname, stacks);
     json header = json::parse(collapsed.substr(1, collapsed.find('\n') - 1));
     header["metadata"]["run_arguments"]["frequency"] = 11;
-    header.update(more);
+    header.update(more, /*merge_objects=*/true);
     collapsed = "# " + header.dump() + collapsed.substr(collapsed.find('\n'));
     json body = upload_body(hostname, collapsed);
     body["start_time"] = start;
@@ -146,6 +146,53 @@ TEST_F(FlamegraphApiTest, HostContainerAndTimeRangeSelect) {
   Answer limited = get("/api/flamegraph?service=web&limit=1&format=collapsed");
   EXPECT_EQ(limited.status, 400);
   EXPECT_NE(limited.body.find("narrow it with since and until"), std::string::npos) << limited.body;
+}
+
+// The profiles list says what each upload holds: its samples, its idle task's, and the CPU time
+// the others stand for at its frequency (11 Hz here), GPU samples apart.
+TEST_F(FlamegraphApiTest, TheProfilesListCountsSamplesAndCpuTime) {
+  start();
+  upload("web", "web-01", std::string(kWeb01) + "0;;app;[GPU 0];kernel 4\n");
+  json allocation = {{"metadata", {{"profiling_mode", "allocation"}}}};
+  upload("mem", "web-01", "0;;app;malloc 4000\n", recent(0), recent(1), allocation);
+
+  Answer listed = get("/api/profiles?service=web");
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  json profile = json::parse(listed.body)["profiles"][0];
+  EXPECT_EQ(profile["samples"], 5 + 90 + 3 + 4);
+  EXPECT_EQ(profile["idle_samples"], 90);
+  EXPECT_NEAR(profile["cpu_seconds"].get<double>(), (5.0 + 3.0) / 11.0, 1e-9);
+  json counted = json::parse(get("/api/profiles?service=mem").body)["profiles"][0];
+  EXPECT_EQ(counted["samples"], 4000);
+  EXPECT_TRUE(counted["cpu_seconds"].is_null()) << "allocations are not CPU time: " << counted;
+}
+
+// A Kubernetes container's pod and namespace, read from its name (ours and dockershim's here).
+TEST_F(FlamegraphApiTest, PodsAndNamespacesSelect) {
+  start();
+  upload("web", "node-1",
+         "0;shop/web-7d9f8b6c5-x2x9k/app;java;Main.run_[j] 4\n"
+         "0;k8s_db_pg-0_data_0f1e_3;postgres;exec 6\n"
+         "0;;nginx;main 1\n");
+  EXPECT_EQ(
+      stacks_of(get("/api/flamegraph?service=web&pod=web-7d9f8b6c5-x2x9k&format=collapsed").body),
+      (std::map<std::string, uint64_t>{{";java;Main.run_[j]", 4}}));
+  EXPECT_EQ(stacks_of(get("/api/flamegraph?service=web&namespace=data&format=collapsed").body),
+            (std::map<std::string, uint64_t>{{";postgres;exec", 6}}));
+  Answer both = get("/api/flamegraph?service=web&namespace=shop&pod=pg-0&format=collapsed");
+  EXPECT_EQ(both.status, 404) << "every label must hold: " << both.body;
+  Answer drawn = get("/api/flamegraph?service=web&namespace=shop");
+  ASSERT_EQ(drawn.status, 200) << drawn.body;
+  EXPECT_NE(drawn.body.find("web in namespace shop"), std::string::npos);
+
+  const std::string range = "?serviceName=web&startTime=" + recent(0) + "&endTime=" + recent(10);
+  Answer pods = get("/api/v1/filters/tags/PodName" + range);
+  ASSERT_EQ(pods.status, 200) << pods.body;
+  EXPECT_EQ(json::parse(pods.body), json::parse(R"([{"name":"pg-0","samples":"6"},
+                                                   {"name":"web-7d9f8b6c5-x2x9k","samples":"4"}])"));
+  Answer namespaces = get("/api/v1/filters/tags/Namespace" + range);
+  EXPECT_EQ(json::parse(namespaces.body), json::parse(R"([{"name":"data","samples":"6"},
+                                                         {"name":"shop","samples":"4"}])"));
 }
 
 // Issue 43: a service no agent spoke for, a range that misses the profiles, an inverted or empty

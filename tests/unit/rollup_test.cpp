@@ -134,6 +134,28 @@ TEST(LabelFilterTest, DeploymentsAreNamedAsStudioNamesThem) {
   EXPECT_EQ(container_env_name(""), "");
 }
 
+TEST(LabelFilterTest, PodsAndNamespacesAreReadFromTheContainersName) {
+  for (const char* container :
+       {"shop/web-7d9f8b6c5-x2x9k/app", "k8s_app_web-7d9f8b6c5-x2x9k_shop_0f1e_3",
+        "app_web-7d9f8b6c5-x2x9k_shop"}) {
+    LabelKey key{"web-01", container, ""};
+    EXPECT_EQ(label_value(key, Label::kPodName), "web-7d9f8b6c5-x2x9k") << container;
+    EXPECT_EQ(label_value(key, Label::kNamespace), "shop") << container;
+    EXPECT_TRUE((LabelFilter{
+        false, {{Label::kNamespace, true, "shop"}, {Label::kPodName, true, "web-7d9f8b6c5-x2x9k"}}}
+                     .matches(key)));
+    EXPECT_FALSE(
+        (LabelFilter{false, {{Label::kNamespace, true, "web-7d9f8b6c5-x2x9k"}}}.matches(key)));
+  }
+  for (const char* container : {"happy_einstein", "", "a/b", "k8s_app_pod_ns"}) {
+    LabelKey key{"web-01", container, ""};
+    EXPECT_EQ(label_value(key, Label::kPodName), "") << container;
+    EXPECT_EQ(label_value(key, Label::kNamespace), "") << container;
+    EXPECT_FALSE((LabelFilter{false, {{Label::kPodName, false, ""}}}.matches(key)))
+        << "outside Kubernetes, a container's pod is empty: " << container;
+  }
+}
+
 TEST(LabelFilterTest, AllOrAnyRuleMustHold) {
   LabelKey key{"web-01", "shop/web-7d9f8b6c5-x2x9k/app", "m5.xlarge"};
   LabelFilter all{false,
@@ -297,8 +319,9 @@ TEST_P(RollupStoreTest, MergesFromRollupsEqualMergesOfTheRawProfiles) {
     }
     ASSERT_NO_FATAL_FAILURE(send(sent));
   }
-  const std::vector<Label> labels = {Label::kHostName, Label::kContainerName,
-                                     Label::kContainerEnvName, Label::kInstanceType};
+  const std::vector<Label> labels = {Label::kHostName,         Label::kContainerName,
+                                     Label::kContainerEnvName, Label::kInstanceType,
+                                     Label::kPodName,          Label::kNamespace};
   auto rule_value = [&](Label label) -> std::string {
     switch (label) {
       case Label::kHostName:
@@ -309,6 +332,9 @@ TEST_P(RollupStoreTest, MergesFromRollupsEqualMergesOfTheRawProfiles) {
         return container_env_name(pick(containers));
       case Label::kInstanceType:
         return random() % 2 ? "m5.xlarge" : "c5.large";
+      case Label::kPodName:
+      case Label::kNamespace:
+        return label_value(LabelKey{"", pick(containers), ""}, label);
     }
     return "";
   };
