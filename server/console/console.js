@@ -353,13 +353,9 @@
       body.stop_level = "host";
     }
     await reporting(result, async () => {
-      const answer = await apiJson("/api/metrics/profile_request", {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify(body),
-      });
+      const answer = await postProfileRequest(body);
       result.textContent = (type === "start" ? "Start" : "Stop") + " requested for " +
-          hostnames.join(", ") + ": " + (answer.message || "") + " (request " +
+          hostnames.join(", ") + ": " + zonedTimes(answer.message || "") + " (request " +
           (answer.request_id || "none") + ")";
       await refreshHosts();
     });
@@ -1023,7 +1019,6 @@
       }
       mergedView.root = FlameView.parse(text);
       fillProcessChoices(mergedView.root);
-      showDrawing(false);
       applyProcessFilter();
       where.textContent = caption + (profiles === null ? "" : " (" + profiles +
           (profiles === "1" ? " profile, " : " profiles, ") +
@@ -1073,10 +1068,10 @@
   function renderTopFunctions() {
     if (!mergedView.shown) return;
     const total = mergedView.shown.total;
-    const search = byId("frame-search").value.toLowerCase();
+    const matches = FlameView.matcherFor(byId("frame-search").value);
     const { key, descending } = mergedView.sort;
     const rows = FlameView.topFunctions(mergedView.shown)
-        .filter((each) => !search || each.name.toLowerCase().includes(search))
+        .filter((each) => !matches || matches(each.name))
         .sort((a, b) => {
           const order = key === "name" ? a.name.localeCompare(b.name) : a[key] - b[key];
           return descending ? -order : order;

@@ -199,14 +199,22 @@ const FlameView = (() => {
     return fits < 3 ? "" : name.slice(0, fits - 2) + "..";
   }
 
+  // A search: text to find in a name, whatever its case, or a regular expression between
+  // slashes ("/^java\./"); frame names are full of "[", "(" and ".", which a plain search takes
+  // as they are.
   function matcherFor(text) {
     if (text === "") return null;
-    try {
-      const pattern = new RegExp(text);
-      return (name) => pattern.test(name);
-    } catch (error) {
-      return (name) => name.includes(text);
+    const expression = /^\/(.+)\/$/.exec(text);
+    if (expression) {
+      try {
+        const pattern = new RegExp(expression[1], "i");
+        return (name) => pattern.test(name);
+      } catch (error) {
+        // not an expression: searched as text
+      }
     }
+    const lower = text.toLowerCase();
+    return (name) => name.toLowerCase().includes(lower);
   }
 
   class FlameGraph {
@@ -347,5 +355,8 @@ const FlameView = (() => {
     }
   }
 
-  return { parse, processNames, processRuntimes, filterRoot, topFunctions, sandwich, FlameGraph };
+  return {
+    parse, processNames, processRuntimes, filterRoot, topFunctions, sandwich, matcherFor,
+    FlameGraph,
+  };
 })();

@@ -21,7 +21,7 @@ root=$work/root
 run_pid=
 cleanup() {
   if [[ -n $run_pid ]]; then
-    # TERM: a background job ignores INT, as scripts/run does once started from a script.
+    # TERM: a job a script starts in the background ignores INT.
     kill -TERM "$run_pid" 2>/dev/null || true
     wait "$run_pid" 2>/dev/null || true
   fi

@@ -382,6 +382,11 @@ def search_and_zoom_merged(console):
         r"Matched: ([\d.]+)%", console.find("#search-matched").text))
     assert float(matched.group(1)) > 0, matched.group(0)
     assert any(f["match"] and f["name"] == target["name"] for f in flame_frames(console))
+    # The same frame by a regular expression between slashes, whatever the case.
+    clear_search(console)
+    console.find("#frame-search").send_keys("/^" + re.escape(target["name"].upper()) + "$/")
+    console.wait("the expression's match", lambda: any(
+        f["match"] and f["name"] == target["name"] for f in flame_frames(console)))
     clear_search(console)
     assert console.find("#search-matched").text == ""
     index = [f["name"] for f in frames].index(target["name"])
