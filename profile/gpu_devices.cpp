@@ -24,6 +24,11 @@ std::optional<uint32_t> gpu_device_of_frame(std::string_view frame) {
   return decimal(frame.substr(kPrefix.size(), frame.size() - kPrefix.size() - 1));
 }
 
+std::optional<uint32_t> gpu_device_of_stack(const StackTable& stacks, const StackView& stack) {
+  if (stack.frame_ids.empty()) return std::nullopt;
+  return gpu_device_of_frame(stacks.string(stack.frame_ids.front()));
+}
+
 nlohmann::json gpu_devices(const CollapsedProfile& profile) {
   std::map<uint32_t, nlohmann::json> devices;
   auto device = [&](uint32_t id) -> nlohmann::json* {
@@ -33,8 +38,7 @@ nlohmann::json gpu_devices(const CollapsedProfile& profile) {
     return &(devices[id] = {{"device", id}, {"samples", 0}});
   };
   profile.stacks.for_each([&](const StackView& stack) {
-    if (stack.frame_ids.empty()) return;
-    auto id = gpu_device_of_frame(profile.stacks.string(stack.frame_ids.front()));
+    auto id = gpu_device_of_stack(profile.stacks, stack);
     if (!id) return;
     if (nlohmann::json* entry = device(*id)) {
       (*entry)["samples"] = (*entry)["samples"].get<uint64_t>() + stack.count;
@@ -69,10 +73,7 @@ nlohmann::json gpu_devices(const CollapsedProfile& profile) {
 StackTable stacks_of_gpu_device(const StackTable& stacks, uint32_t device) {
   StackTable chosen;
   stacks.for_each([&](const StackView& stack) {
-    if (stack.frame_ids.empty() ||
-        gpu_device_of_frame(stacks.string(stack.frame_ids.front())) != device) {
-      return;
-    }
+    if (gpu_device_of_stack(stacks, stack) != device) return;
     std::vector<std::string_view> frames;
     frames.reserve(stack.frame_ids.size());
     for (StringId id : stack.frame_ids) frames.push_back(stacks.string(id));

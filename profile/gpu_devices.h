@@ -18,6 +18,8 @@ inline constexpr size_t kMaxGpuDevices = 64;
 
 // "[GPU 3]" → 3; nullopt for any other frame.
 std::optional<uint32_t> gpu_device_of_frame(std::string_view frame);
+// The device of a stack whose root frame is a GPU's; nullopt for a CPU's stack.
+std::optional<uint32_t> gpu_device_of_stack(const StackTable& stacks, const StackView& stack);
 
 // [{"device": n, "samples": s, "kernel_ns": …, "copy_ns": …, "busy_ns": …, "idle_ns": …,
 // "wall_ns": …}, …] by device, at most kMaxGpuDevices of them: the header's figures where they

@@ -1,5 +1,8 @@
 #include "profile/profile_header.h"
 
+#include <algorithm>
+#include <charconv>
+
 #include <unistd.h>
 
 #include "common/iso_time.h"
@@ -65,7 +68,13 @@ uint64_t header_frequency(const nlohmann::json& header) {
     if (found == at->end()) return 0;
     at = &*found;
   }
-  return at->is_number_unsigned() ? at->get<uint64_t>() : 0;
+  if (at->is_number_unsigned()) return at->get<uint64_t>();
+  if (at->is_number_integer()) return std::max<int64_t>(at->get<int64_t>(), 0);
+  if (!at->is_string()) return 0;
+  const auto& text = at->get_ref<const std::string&>();
+  uint64_t frequency = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), frequency);
+  return error == std::errc() && end == text.data() + text.size() ? frequency : 0;
 }
 
 }  // namespace dormant::profile

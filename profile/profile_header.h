@@ -27,7 +27,8 @@ struct SnapshotInfo {
 
 nlohmann::json make_profile_header(const HostInfo& host, const SnapshotInfo& snapshot);
 
-// The sampling frequency a header gives (metadata.run_arguments.frequency); 0 when it gives none.
+// The sampling frequency a header gives (metadata.run_arguments.frequency, a whole number or the
+// text of one, as some agents send it); 0 when it gives none.
 uint64_t header_frequency(const nlohmann::json& header);
 
 }  // namespace dormant::profile

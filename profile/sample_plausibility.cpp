@@ -66,9 +66,7 @@ Result<void> check_plausible_samples(const CollapsedProfile& profile, double dur
   uint64_t cpu = 0;
   std::map<uint32_t, uint64_t> gpu;  // by device
   profile.stacks.for_each([&](const StackView& stack) {
-    auto device = stack.frame_ids.empty()
-                      ? std::nullopt
-                      : gpu_device_of_frame(profile.stacks.string(stack.frame_ids.front()));
+    auto device = gpu_device_of_stack(profile.stacks, stack);
     (device ? gpu[*device] : cpu) += stack.count;
   });
   auto says = [&](uint64_t samples, const std::string& what) {

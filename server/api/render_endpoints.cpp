@@ -1,6 +1,5 @@
 #include "server/api/render_endpoints.h"
 
-#include <algorithm>
 #include <array>
 #include <memory>
 #include <optional>
@@ -95,14 +94,20 @@ Result<MergeSelection> merge_selection(const Call& call, std::string_view since_
   return selection;
 }
 
+// "web on web-01 in container box", "web not in pod a or in namespace b".
 std::string selection_title(const MergeSelection& selection) {
   std::string title = selection.service;
   if (!selection.filter) return title;
+  std::string_view joint;
   for (const storage::LabelRule& rule : selection.filter->rules) {
-    auto named = std::find_if(kMergeLabels.begin(), kMergeLabels.end(),
-                              [&](const auto& known) { return known.second == rule.label; });
-    title +=
-        rule.label == storage::Label::kHostName ? " on " : " in " + std::string(named->first) + " ";
+    title += joint;
+    joint = selection.filter->any ? " or" : "";
+    title += rule.equal ? " " : " not ";
+    if (rule.label == storage::Label::kHostName) {
+      title += "on ";
+    } else {
+      title += "in " + std::string(storage::label_name(rule.label)) + " ";
+    }
     title += rule.value;
   }
   return title;

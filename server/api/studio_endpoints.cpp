@@ -305,11 +305,9 @@ http::Response StudioEndpoints::nodes_and_cores_graph(const Call& call) {
 http::Response StudioEndpoints::filter_values(const Call& call) {
   std::optional<Label> label = studio_label(call.params[0]);
   if (!label) {
-    return invalid_request(
-        Error::problem(ErrorKind::kInvalidArgument, "tag",
-                       "one of HostName, ContainerName, ContainerEnvName, InstanceType, PodName, "
-                       "Namespace"),
-        "path");
+    return invalid_request(Error::problem(ErrorKind::kInvalidArgument, "tag",
+                                          "one of " + std::string(kStudioLabelNames)),
+                           "path");
   }
   auto range = studio_range(call);
   if (!range) return invalid_request(range.error(), "query");

@@ -20,9 +20,6 @@ constexpr std::array<std::pair<std::string_view, storage::Label>, 6> kLabels = {
     {"Namespace", storage::Label::kNamespace},
 }};
 
-constexpr std::string_view kLabelNames =
-    "HostName, ContainerName, ContainerEnvName, InstanceType, PodName or Namespace";
-
 // The UI's filters hold a handful of rules of host, container and deployment names; bounds for
 // any other client.
 constexpr size_t kMaxRules = 64;
@@ -36,7 +33,7 @@ Result<storage::LabelRule> studio_rule(const nlohmann::json& rule) {
   const nlohmann::json& condition = rule.begin().value();
   auto label = studio_label(key);
   if (!label)
-    return Error::invalid_argument("filter: " + key + " is not " + std::string(kLabelNames));
+    return Error::invalid_argument("filter: " + key + " is not " + std::string(kStudioLabelNames));
   if (!condition.is_object() || condition.size() != 1) {
     return Error::invalid_argument("filter: " + key + " takes one of {\"$eq\": …}, {\"$neq\": …}");
   }

@@ -35,6 +35,9 @@ struct StudioRange {
 // 422, as Studio's validation does).
 Result<StudioRange> studio_range(const Call& call);
 
+// The labels' names, for messages.
+inline constexpr std::string_view kStudioLabelNames =
+    "HostName, ContainerName, ContainerEnvName, InstanceType, PodName or Namespace";
 // The label a filter's rule or a tag names ("HostName", …); none for another name.
 std::optional<storage::Label> studio_label(std::string_view tag);
 // A filter as its JSON: {"id": …, "filter": {…}}, or the {"$and": […]} inside it. None for an

@@ -87,8 +87,7 @@ void count_samples(const profile::CollapsedProfile& profile, storage::ProfileUpl
     add_capped(stored.samples, stack.count);
     if (profile::is_idle_stack(profile.stacks, stack)) {
       add_capped(stored.idle_samples, stack.count);
-    } else if (stack.frame_ids.empty() ||
-               !profile::gpu_device_of_frame(profile.stacks.string(stack.frame_ids.front()))) {
+    } else if (!profile::gpu_device_of_stack(profile.stacks, stack)) {
       add_capped(cpu, stack.count);
     }
   });

@@ -61,6 +61,24 @@ std::string label_value(const LabelKey& key, Label label) {
   return "";
 }
 
+std::string_view label_name(Label label) {
+  switch (label) {
+    case Label::kHostName:
+      return "host";
+    case Label::kContainerName:
+      return "container";
+    case Label::kContainerEnvName:
+      return "deployment";
+    case Label::kInstanceType:
+      return "instance type";
+    case Label::kPodName:
+      return "pod";
+    case Label::kNamespace:
+      return "namespace";
+  }
+  return "label";
+}
+
 bool LabelFilter::matches(const LabelKey& key) const {
   auto holds = [&](const LabelRule& rule) {
     return (label_value(key, rule.label) == rule.value) == rule.equal;

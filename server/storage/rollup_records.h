@@ -114,6 +114,8 @@ struct LabelFilter {
 
 // A label's value for a key ("" where the key has none).
 std::string label_value(const LabelKey& key, Label label);
+// The label as people say it: "host", "container", "deployment", "instance type", …
+std::string_view label_name(Label label);
 
 struct KubernetesNames {
   std::string_view namespace_name;

@@ -31,8 +31,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-seconds_since() { echo $(($(date +%s%N) / 1000000 - $1)); }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+ms_since() { echo $(($(now_ms) - $1)); }
 
 started=$(now_ms)
 debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1
@@ -49,25 +49,29 @@ for fs in proc sys dev; do
   mount --rbind "/$fs" "$root/$fs"
   mount --make-rslave "$root/$fs"
 done
-echo "a fresh Debian 12 in $(($(seconds_since "$started") / 1000)) s (not counted)"
+echo "a fresh Debian 12 in $(($(ms_since "$started") / 1000)) s (not counted)"
 
 log=$work/run.log
 begin=$(now_ms)
-chroot "$root" /bin/bash -c 'cd /root/dormant && exec scripts/run' >"$log" 2>&1 &
+# scripts/run's defaults, whatever this shell's environment says.
+env -u DORMANT_PORT -u DORMANT_SERVICE -u DORMANT_RUN_DIR -u DORMANT_OUTPUT_DIR -u DORMANT_BUILD_DIR \
+  chroot "$root" /bin/bash -c 'cd /root/dormant && exec scripts/run' >"$log" 2>&1 &
 run_pid=$!
 
-# The time at which `pattern` first shows in the log; the run's failure ends the bench.
+give_up() {
+  echo "first_run_bench: $*; scripts/run's output ends:" >&2
+  tail -n 30 "$log" >&2
+  exit 1
+}
+# The time at which `pattern` first shows in the log, within 30 minutes.
 wait_for() {
   local pattern=$1
   until grep -q "$pattern" "$log"; do
-    if ! kill -0 "$run_pid" 2>/dev/null; then
-      echo "scripts/run stopped before '$pattern':" >&2
-      tail -n 30 "$log" >&2
-      exit 1
-    fi
+    kill -0 "$run_pid" 2>/dev/null || give_up "scripts/run stopped before '$pattern'"
+    (($(ms_since "$begin") < 1800000)) || give_up "no '$pattern' after 30 minutes"
     sleep 0.2
   done
-  seconds_since "$begin"
+  ms_since "$begin"
 }
 installed=$(wait_for "^Building Dormant")
 running=$(wait_for "^Dormant is running")
@@ -78,17 +82,18 @@ url=https://localhost:${DORMANT_PORT:-8443}
 ask() { curl -sf --cacert "$state/certs/ca.pem" -H "Authorization: Bearer $token" "$@"; }
 start=$(grep -o "'{\"service_name\":\"demo\",\"request_type\":\"start\"[^']*'" "$log" | tr -d "'")
 ask -d "$start" "$url/api/metrics/profile_request" >/dev/null
-asked=$(seconds_since "$begin")
-until ask "$url/api/profiles" | grep -q '"gpid"'; do
-  kill -0 "$run_pid" 2>/dev/null || { tail -n 30 "$log" >&2; exit 1; }
+asked=$(ms_since "$begin")
+until [[ $(ask "$url/api/profiles") == *'"gpid"'* ]]; do
+  kill -0 "$run_pid" 2>/dev/null || give_up "scripts/run stopped before the first profile"
+  (($(ms_since "$asked") < 300000)) || give_up "no profile 5 minutes after a 30 s start"
   sleep 0.5
 done
-profiled=$(seconds_since "$begin")
+profiled=$(ms_since "$begin")
 ask -o "$work/service.svg" "$url/api/flamegraph?service=demo"
-drawn=$(seconds_since "$begin")
-grep -q "<svg" "$work/service.svg"
+drawn=$(ms_since "$begin")
+grep -q "<svg" "$work/service.svg" || give_up "the merged flamegraph is not an SVG"
 
-figure() { printf '%-44s %6.1f s\n' "$1" "$(echo "$2 / 1000" | bc -l)"; }
+figure() { awk -v what="$1" -v ms="$2" 'BEGIN { printf "%-44s %6.1f s\n", what, ms / 1000 }'; }
 echo "first run, from scripts/run to the first merged flamegraph (this machine: $(nproc) cores)"
 figure "installing packages (install-deps --run)" "$installed"
 figure "building for release, then starting" "$((running - installed))"

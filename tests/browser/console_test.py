@@ -382,11 +382,12 @@ def search_and_zoom_merged(console):
         r"Matched: ([\d.]+)%", console.find("#search-matched").text))
     assert float(matched.group(1)) > 0, matched.group(0)
     assert any(f["match"] and f["name"] == target["name"] for f in flame_frames(console))
-    # The same frame by a regular expression between slashes, whatever the case.
-    clear_search(console)
-    console.find("#frame-search").send_keys("/^" + re.escape(target["name"].upper()) + "$/")
-    console.wait("the expression's match", lambda: any(
-        f["match"] and f["name"] == target["name"] for f in flame_frames(console)))
+    # The same frame whatever the case, as text and as a regular expression between slashes.
+    for search in (target["name"].upper(), "/^" + re.escape(target["name"].upper()) + "$/"):
+        clear_search(console)
+        console.find("#frame-search").send_keys(search)
+        console.wait("the match of " + search, lambda: any(
+            f["match"] and f["name"] == target["name"] for f in flame_frames(console)))
     clear_search(console)
     assert console.find("#search-matched").text == ""
     index = [f["name"] for f in frames].index(target["name"])
@@ -641,9 +642,9 @@ def filter_by_labels(console):
 
     every = show()
     assert {"java", "python3", "sshd"} <= every, every
-    console.wait("the pods of the range", lambda: sorted(choices("#label-PodName")) == [
-        "batch-0", "web-7d9f8b6c5-x2x9k"])
-    assert sorted(choices("#label-Namespace")) == ["jobs", "shop"]
+    console.wait("the pods and namespaces of the range", lambda: sorted(
+        choices("#label-PodName")) == ["batch-0", "web-7d9f8b6c5-x2x9k"] and sorted(
+        choices("#label-Namespace")) == ["jobs", "shop"])
     assert sorted(choices("#flamegraph-runtime")) == ["", "Java", "Python", "native"]
     frames = show(pod="batch-0")
     assert "run (job.py:3)_[p]" in frames and "java" not in frames, frames

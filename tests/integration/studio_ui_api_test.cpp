@@ -433,6 +433,18 @@ TEST_P(StudioUiApiTest, TheSvgDownloadIsAFileNamedByItsRange) {
   Answer custom =
       call("/api/flamegraph/download_svg/?" + common_three("shop", recent(0), recent(7)));
   EXPECT_EQ(custom.headers["content-disposition"], "attachment; filename=shop_custom.svg");
+  // Its title says what the filter kept, for each of the UI's labels.
+  json rules = {{"$or",
+                 {{{"ContainerEnvName", {{"$eq", "web_shop"}}}},
+                  {{"InstanceType", {{"$neq", "m5.large"}}}},
+                  {{"HostName", {{"$eq", "web-01"}}}}}}};
+  Answer filtered = call("/api/flamegraph/download_svg/?" +
+                         common_three("shop", recent(0), recent(60)) + filter_of(rules));
+  ASSERT_EQ(filtered.status, 200) << filtered.body;
+  EXPECT_NE(filtered.body.find(
+                "shop in deployment web_shop or not in instance type m5.large or on web-01"),
+            std::string::npos)
+      << filtered.body.substr(0, 2000);
 }
 
 TEST_P(StudioUiApiTest, HttpBasicCarriesATokenAndOtherSitesMayNotChangeAnything) {

@@ -19,7 +19,7 @@ work=$(mktemp -d)
 run_pid=
 holder_pid=
 cleanup() {
-  [[ -n $holder_pid ]] && kill "$holder_pid" 2>/dev/null
+  [[ -z $holder_pid ]] || kill "$holder_pid" 2>/dev/null || true
   if [[ -n $run_pid ]] && kill -0 "$run_pid" 2>/dev/null; then
     kill -TERM "$run_pid"
     wait "$run_pid" || true

@@ -184,6 +184,19 @@ TEST(ProfileHeader, HoldsWhatPerformanceStudioValidates) {
   EXPECT_EQ(header["containers"], nlohmann::json::array({"web-1"}));
 }
 
+TEST(ProfileHeader, FrequencyIsAWholeNumberOrItsText) {
+  auto frequency = [](nlohmann::json value) {
+    return header_frequency({{"metadata", {{"run_arguments", {{"frequency", value}}}}}});
+  };
+  EXPECT_EQ(frequency(11), 11u);
+  EXPECT_EQ(frequency("11"), 11u) << "as some agents send it";
+  for (nlohmann::json bad : {nlohmann::json(-1), nlohmann::json("11 Hz"), nlohmann::json(""),
+                             nlohmann::json(nullptr), nlohmann::json("-3")}) {
+    EXPECT_EQ(frequency(bad), 0u) << bad;
+  }
+  EXPECT_EQ(header_frequency(nlohmann::json::object()), 0u);
+}
+
 TEST(ProfileHeader, CarriesThisHostsRealValues) {
   nlohmann::json metadata = make_profile_header(read_host_info(), SnapshotInfo())["metadata"];
   utsname names{};
