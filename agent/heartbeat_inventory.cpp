@@ -21,11 +21,12 @@ std::optional<std::string> non_empty(const char* value) {
 
 }  // namespace
 
-std::vector<wire::ReportedContainer> heartbeat_containers(
-    const inventory::HostInventory& inventory) {
+std::vector<wire::ReportedContainer> heartbeat_containers(const inventory::HostInventory& inventory,
+                                                          bool with_host_entry) {
   std::vector<wire::ReportedContainer> containers;
   containers.reserve(inventory.containers.size());
   for (const inventory::InventoryContainer& entry : inventory.containers) {
+    if (!with_host_entry && inventory::is_host_entry(entry)) continue;
     const inventory::ContainerMetadata& container = entry.container;
     wire::ReportedContainer& reported = containers.emplace_back();
     reported.container_id = container.id;
@@ -80,6 +81,10 @@ HeartbeatInventory::Containers HeartbeatInventory::containers(SteadyClock::time_
 
 void HeartbeatInventory::answered(const std::optional<std::string>& digest) {
   digest_ = offered_hash_ == text_hash_ ? digest : std::nullopt;
+  if (digest && !server_of_ours_) {
+    server_of_ours_ = true;
+    read_at_.reset();  // the list with the host's entry, at the next heartbeat
+  }
 }
 
 void HeartbeatInventory::refresh(SteadyClock::time_point now) {
@@ -120,8 +125,8 @@ void HeartbeatInventory::refresh(SteadyClock::time_point now) {
   processes_left_out_ = reading->processes_left_out;
   last_reading_files_ = reading->files_read;
   text_.reset();  // before the next is made: one at a time in memory
-  text_ =
-      std::make_shared<const std::string>(json_text(wire::to_json(heartbeat_containers(*reading))));
+  text_ = std::make_shared<const std::string>(
+      json_text(wire::to_json(heartbeat_containers(*reading, server_of_ours_))));
   Hash hash{};
   static_assert(hash.size() == SHA256_DIGEST_LENGTH);
   SHA256(reinterpret_cast<const unsigned char*>(text_->data()), text_->size(), hash.data());

@@ -11,6 +11,11 @@
 // the list read is the one it holds, heartbeats carry that digest in its place (a few hundred KiB
 // less to write, and for the server to read, on a host with thousands of processes). Any other
 // answer, a server that answers none (Studio) or a new list read sends the list again.
+//
+// The host's own entry (its processes outside containers: an entry with no container) goes only
+// to a server of ours, which lists them as the host's: Studio's UI would show it as a container
+// without a name. Until a server answers a digest the list goes without it; the first digest has
+// the host read again, with it.
 #pragma once
 
 #include <array>
@@ -31,8 +36,8 @@
 namespace dormant::agent {
 
 // Studio's containers[]. What is not known (runtime, pod, workload) is left out of the JSON.
-std::vector<wire::ReportedContainer> heartbeat_containers(
-    const inventory::HostInventory& inventory);
+std::vector<wire::ReportedContainer> heartbeat_containers(const inventory::HostInventory& inventory,
+                                                          bool with_host_entry = true);
 
 struct AgentPlacement {
   std::string run_mode;  // "k8s", "container" or "standalone_executable"
@@ -82,6 +87,7 @@ class HeartbeatInventory {
   Hash text_hash_{};
   std::optional<Hash> offered_hash_;   // what the last heartbeat stood for
   std::optional<std::string> digest_;  // the server's, for text_hash_
+  bool server_of_ours_ = false;        // a server answered a digest: the host's entry goes too
   int64_t sent_in_full_ = 0;
   int64_t sent_by_digest_ = 0;
   // The last reading's counts.

@@ -116,6 +116,10 @@ class HeartbeatInventoryTest : public ::testing::Test {
       if (pids.empty()) pids = {static_cast<pid_t>(100 + scans_)};
       inventory.containers.push_back(pod_container("app", pids));
       inventory.processes = pids.size();
+      if (host_processes_) {
+        inventory.containers.emplace_back().processes.push_back({1, "systemd"});
+        ++inventory.processes;
+      }
       return inventory;
     };
   }
@@ -124,6 +128,7 @@ class HeartbeatInventoryTest : public ::testing::Test {
   std::vector<pid_t> pids_;
   bool fails_ = false;
   bool throws_ = false;
+  bool host_processes_ = false;  // processes outside containers: the host's own entry
   SteadyClock::time_point t0_{};
 };
 
@@ -162,7 +167,8 @@ TEST_F(HeartbeatInventoryTest, AFailedOrThrowingReadingSendsAnEmptyListAndIsRetr
 }
 
 // The list goes in full until a server answers its digest; then the digest goes in its place,
-// while the readings find the same list and the server keeps confirming it.
+// while the readings find the same list and the server keeps confirming it. (The first digest
+// has the host read again at once: TheHostsOwnEntryGoesOnlyToAServerOfOurs.)
 TEST_F(HeartbeatInventoryTest, TheDigestAServerAnsweredGoesInPlaceOfTheSameList) {
   pids_ = {7};
   HeartbeatInventory inventory(counting_scan(), 30s);
@@ -171,38 +177,62 @@ TEST_F(HeartbeatInventoryTest, TheDigestAServerAnsweredGoesInPlaceOfTheSameList)
   inventory.answered("d1");
   auto second = inventory.containers(t0_ + 1s);
   EXPECT_EQ(second.digest, "d1");
-  EXPECT_EQ(second.text, first.text);
+  EXPECT_EQ(*second.text, *first.text);
   inventory.answered("d1");
   // A reading that finds the same list keeps the digest.
-  EXPECT_EQ(inventory.containers(t0_ + 30s).digest, "d1");
-  EXPECT_EQ(scans_, 2);
+  EXPECT_EQ(inventory.containers(t0_ + 31s).digest, "d1");
+  EXPECT_EQ(scans_, 3);
   // A server that does not confirm it (restarted empty, another one, Studio): the list again.
   inventory.answered(std::nullopt);
-  EXPECT_FALSE(inventory.containers(t0_ + 31s).digest);
+  EXPECT_FALSE(inventory.containers(t0_ + 32s).digest);
   inventory.answered("d1");
-  EXPECT_EQ(inventory.containers(t0_ + 32s).digest, "d1");
+  EXPECT_EQ(inventory.containers(t0_ + 33s).digest, "d1");
 
   // A new list: sent in full, and an answer to a heartbeat that carried the old one is not
   // taken for it.
   pids_ = {7, 8};
-  auto changed = inventory.containers(t0_ + 60s);
+  auto changed = inventory.containers(t0_ + 61s);
   EXPECT_FALSE(changed.digest);
   EXPECT_NE(*changed.text, *first.text);
   inventory.answered("d2");
-  EXPECT_EQ(inventory.containers(t0_ + 61s).digest, "d2");
+  EXPECT_EQ(inventory.containers(t0_ + 62s).digest, "d2");
   EXPECT_EQ(inventory.health()["heartbeats_with_digest"], 4);
   EXPECT_EQ(inventory.health()["heartbeats_with_list"], 3);
 
   // A failed reading sends an empty list, whose digest does not stand for the list read after.
   fails_ = true;
-  EXPECT_FALSE(inventory.containers(t0_ + 90s).digest);
+  EXPECT_FALSE(inventory.containers(t0_ + 91s).digest);
   inventory.answered("empty");
-  EXPECT_EQ(inventory.containers(t0_ + 91s).digest, "empty");
+  EXPECT_EQ(inventory.containers(t0_ + 92s).digest, "empty");
   inventory.answered("empty");
   fails_ = false;
-  auto recovered = inventory.containers(t0_ + 120s);
+  auto recovered = inventory.containers(t0_ + 121s);
   EXPECT_FALSE(recovered.digest);
   EXPECT_EQ(*recovered.text, *changed.text);
+}
+
+// Studio's UI would show the host's own entry as a container without a name: it goes only to a
+// server that answers digests (ours), from the reading that follows its first digest.
+TEST_F(HeartbeatInventoryTest, TheHostsOwnEntryGoesOnlyToAServerOfOurs) {
+  host_processes_ = true;
+  pids_ = {7};
+  HeartbeatInventory inventory(counting_scan(), 30s);
+  EXPECT_EQ(sent(inventory.containers(t0_).text).size(), 1u);
+  inventory.answered(std::nullopt);  // Studio
+  EXPECT_EQ(sent(inventory.containers(t0_ + 1s).text).size(), 1u);
+  EXPECT_EQ(scans_, 1);
+  inventory.answered("without");  // ours
+  auto with_host = inventory.containers(t0_ + 2s);
+  EXPECT_EQ(scans_, 2) << "read again at once";
+  EXPECT_FALSE(with_host.digest) << "the digest stood for the list without the host's entry";
+  nlohmann::json listed = sent(with_host.text);
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[1]["container_id"], "");
+  EXPECT_EQ(listed[1]["processes"][0]["pid"], 1);
+  inventory.answered("with");
+  EXPECT_EQ(inventory.containers(t0_ + 3s).digest, "with");
+  EXPECT_EQ(inventory.containers(t0_ + 40s).digest, "with");
+  EXPECT_EQ(scans_, 3);
 }
 
 TEST_F(HeartbeatInventoryTest, IntervalZeroReadsNothing) {
