@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -10,6 +11,7 @@
 #include <openssl/x509v3.h>
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -64,6 +66,10 @@ struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   HttpServerOptions options;
   AsyncHandler handler;
   net::io_context ioc;
+  // Keeps the threads running until stop() lets them end: a held request whose client has left
+  // leaves nothing on the connection to wait for, and its answer comes from another thread (the
+  // store's) through a post that no thread would otherwise run.
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   tcp::acceptor acceptor{ioc};
   std::vector<std::thread> threads;
   std::atomic<bool> stopping{false};
@@ -816,6 +822,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options,
                                           error.message());
   }
   state->accept();
+  state->work.emplace(state->ioc.get_executor());
   for (int i = 0; i < std::max(1, state->options.threads); ++i) {
     state->threads.emplace_back([state] { state->ioc.run(); });
   }
@@ -864,6 +871,7 @@ void HttpServer::stop(std::chrono::milliseconds drain) {
   wait_for_no_connections(drain);
   for_each_session([](SessionBase& session) { session.close_now(); });
   wait_for_no_connections(kShutdownTimeout);
+  state_->work.reset();
   // With the acceptor and every connection closed the threads run out of work and end; stop()
   // is the fallback for an operation that will not finish.
   auto deadline = std::chrono::steady_clock::now() + kShutdownTimeout;

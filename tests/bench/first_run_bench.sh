@@ -85,7 +85,7 @@ ask -d "$start" "$url/api/metrics/profile_request" >/dev/null
 asked=$(ms_since "$begin")
 until [[ $(ask "$url/api/profiles") == *'"gpid"'* ]]; do
   kill -0 "$run_pid" 2>/dev/null || give_up "scripts/run stopped before the first profile"
-  (($(ms_since "$asked") < 300000)) || give_up "no profile 5 minutes after a 30 s start"
+  (($(ms_since "$begin") - asked < 300000)) || give_up "no profile 5 minutes after a 30 s start"
   sleep 0.5
 done
 profiled=$(ms_since "$begin")

@@ -1,7 +1,9 @@
 #include "server/http/http_server.h"
 
+#include <condition_variable>
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -550,6 +552,54 @@ TEST_F(HttpServerTest, AConnectionThatHasNotAuthenticatedWaitsOnlyBriefly) {
   EXPECT_TRUE(closed_by_server(silent)) << "a connection that never sends is closed";
   EXPECT_TRUE(closed_by_server(anonymous)) << "so is one that never authenticated";
   EXPECT_EQ(exchange(agent), "HTTP/1.1 200 OK") << "the authenticated one waits longer";
+}
+
+// A held request whose client has left, answered at stop() from another thread (as the store's
+// threads answer held heartbeats): its connection ends during the drain. The server's threads
+// had run out of work once the client left, and the answer waited for the drain's end (every
+// dormant-server took 15 s to stop once its agent had gone).
+TEST_F(HttpServerTest, AHeldRequestAnsweredFromAnotherThreadAtStopEndsDuringTheDrain) {
+  std::mutex mutex;
+  std::condition_variable reclaimed;
+  std::shared_ptr<Responder> to_answer;
+  std::shared_ptr<const std::atomic<bool>> gone;
+  HttpServerOptions options;
+  options.threads = 2;
+  auto server = HttpServer::start(options, [&](const Request&, const Client& client,
+                                               std::shared_ptr<Responder> responder, std::any) {
+    responder->on_reclaim([&, responder] {
+      std::lock_guard lock(mutex);
+      to_answer = responder;
+      reclaimed.notify_one();
+    });
+    std::lock_guard lock(mutex);
+    gone = client.gone;
+  });
+  ASSERT_TRUE(server.ok()) << server.error().message();
+  std::thread store([&] {
+    std::unique_lock lock(mutex);
+    if (!reclaimed.wait_for(lock, std::chrono::seconds(60), [&] { return to_answer != nullptr; })) {
+      return;
+    }
+    auto responder = std::move(to_answer);
+    lock.unlock();
+    responder->reply(json_response(bhttp::status::ok, "{}"));
+  });
+  {
+    UniqueFd client = connect_to((*server)->port());
+    ASSERT_TRUE(send_text(client, "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_TRUE(wait_until([&] {
+      std::lock_guard lock(mutex);
+      return gone != nullptr;
+    }));
+  }  // the client leaves
+  ASSERT_TRUE(wait_until([&] { return gone->load(); }));
+  std::thread stopper([&] { (*server)->stop(std::chrono::seconds(60)); });
+  EXPECT_TRUE(testing::eventually([&] { return (*server)->open_connections() == 0; },
+                                  std::chrono::seconds(20), std::chrono::milliseconds(1)))
+      << "the answer waited for the drain's end";
+  stopper.join();
+  store.join();
 }
 
 TEST_F(HttpServerTest, StopLetsARequestInFlightFinish) {
