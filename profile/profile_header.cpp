@@ -1,11 +1,11 @@
 #include "profile/profile_header.h"
 
-#include <algorithm>
-#include <charconv>
+#include <optional>
 
 #include <unistd.h>
 
 #include "common/iso_time.h"
+#include "common/text.h"
 
 namespace dormant::profile {
 
@@ -69,12 +69,10 @@ uint64_t header_frequency(const nlohmann::json& header) {
     at = &*found;
   }
   if (at->is_number_unsigned()) return at->get<uint64_t>();
-  if (at->is_number_integer()) return std::max<int64_t>(at->get<int64_t>(), 0);
-  if (!at->is_string()) return 0;
-  const auto& text = at->get_ref<const std::string&>();
-  uint64_t frequency = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), frequency);
-  return error == std::errc() && end == text.data() + text.size() ? frequency : 0;
+  std::optional<int64_t> frequency;
+  if (at->is_number_integer()) frequency = at->get<int64_t>();
+  if (at->is_string()) frequency = parse_integer(at->get_ref<const std::string&>());
+  return frequency && *frequency > 0 ? static_cast<uint64_t>(*frequency) : 0;
 }
 
 }  // namespace dormant::profile

@@ -8,6 +8,7 @@
 
 #include "common/profiling_limits.h"
 #include "profile/gpu_devices.h"
+#include "profile/idle_stacks.h"
 
 namespace dormant::profile {
 namespace {
@@ -39,7 +40,31 @@ std::optional<double> positive_number(const json* value) {
 
 std::string whole(double number) { return std::to_string(static_cast<uint64_t>(number)); }
 
+uint64_t saturating_sum(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+
 }  // namespace
+
+uint64_t SampleCounts::cpu() const { return saturating_sum(cpu_busy, cpu_idle); }
+
+uint64_t SampleCounts::total() const {
+  uint64_t sum = cpu();
+  for (const auto& [device, samples] : gpu) sum = saturating_sum(sum, samples);
+  return sum;
+}
+
+SampleCounts count_samples(const CollapsedProfile& profile) {
+  SampleCounts counts;
+  profile.stacks.for_each([&](const StackView& stack) {
+    uint64_t* sum = &counts.cpu_busy;
+    if (auto device = gpu_device_of_stack(profile.stacks, stack)) {
+      sum = &counts.gpu[*device];
+    } else if (is_idle_stack(profile.stacks, stack)) {
+      sum = &counts.cpu_idle;
+    }
+    *sum = saturating_sum(*sum, stack.count);
+  });
+  return counts;
+}
 
 bool samples_are_clock_ticks(const json& header) {
   const json* metadata = member(header, "metadata");
@@ -54,8 +79,13 @@ bool samples_are_clock_ticks(const json& header) {
 }
 
 Result<void> check_plausible_samples(const CollapsedProfile& profile, double duration_s) {
-  const json* metadata = member(profile.header, "metadata");
-  if (metadata == nullptr || !samples_are_clock_ticks(profile.header)) return ok();
+  return check_plausible_samples(profile.header, count_samples(profile), duration_s);
+}
+
+Result<void> check_plausible_samples(const json& header, const SampleCounts& counts,
+                                     double duration_s) {
+  const json* metadata = member(header, "metadata");
+  if (metadata == nullptr || !samples_are_clock_ticks(header)) return ok();
   const json* arguments = member(*metadata, "run_arguments");
   auto processors = positive_number(member(*metadata, "processors"));
   if (!processors) return ok();  // the header's validation has said so
@@ -63,12 +93,6 @@ Result<void> check_plausible_samples(const CollapsedProfile& profile, double dur
                          .value_or(static_cast<double>(kMaxFrequency));
   double ticks = (std::max(duration_s, 0.0) + 1) * frequency * 1.1;
   double most = ticks * *processors + 1;
-  uint64_t cpu = 0;
-  std::map<uint32_t, uint64_t> gpu;  // by device
-  profile.stacks.for_each([&](const StackView& stack) {
-    auto device = gpu_device_of_stack(profile.stacks, stack);
-    (device ? gpu[*device] : cpu) += stack.count;
-  });
   auto says = [&](uint64_t samples, const std::string& what) {
     return Error::invalid_argument(
         "profile: " + std::to_string(samples) + " samples of " + what + " in " + whole(duration_s) +
@@ -76,8 +100,8 @@ Result<void> check_plausible_samples(const CollapsedProfile& profile, double dur
         " processors, more than the " + whole(most) +
         " such a session could take (duration times frequency times processors, and 10%)");
   };
-  if (static_cast<double>(cpu) > most) return says(cpu, "CPU");
-  for (const auto& [device, samples] : gpu) {
+  if (static_cast<double>(counts.cpu()) > most) return says(counts.cpu(), "CPU");
+  for (const auto& [device, samples] : counts.gpu) {
     if (static_cast<double>(samples) > most) return says(samples, "GPU " + std::to_string(device));
   }
   return ok();

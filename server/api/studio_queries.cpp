@@ -32,8 +32,9 @@ Result<storage::LabelRule> studio_rule(const nlohmann::json& rule) {
   const std::string& key = rule.begin().key();
   const nlohmann::json& condition = rule.begin().value();
   auto label = studio_label(key);
-  if (!label)
+  if (!label) {
     return Error::invalid_argument("filter: " + key + " is not " + std::string(kStudioLabelNames));
+  }
   if (!condition.is_object() || condition.size() != 1) {
     return Error::invalid_argument("filter: " + key + " takes one of {\"$eq\": …}, {\"$neq\": …}");
   }

@@ -8,8 +8,6 @@
 #include "common/gzip.h"
 #include "common/iso_time.h"
 #include "profile/collapsed.h"
-#include "profile/gpu_devices.h"
-#include "profile/idle_stacks.h"
 #include "profile/metadata_validation.h"
 #include "profile/sample_plausibility.h"
 #include "server/api/api_requests.h"
@@ -72,28 +70,9 @@ std::variant<nlohmann::json, http::Response> inflate_json(std::string_view body,
   return json;
 }
 
-// Adds `count` to `total`, at most INT64_MAX (allocation profiles' counts are not bounded).
-void add_capped(int64_t& total, uint64_t count) {
-  constexpr auto kMost = static_cast<uint64_t>(INT64_MAX);
-  total =
-      static_cast<int64_t>(std::min(static_cast<uint64_t>(total) + std::min(count, kMost), kMost));
-}
-
-// Its samples, its idle task's, and the CPU time the others stand for where they are clock ticks
-// at a frequency the header gives (a GPU's samples, "[GPU n]" stacks, are not CPU time).
-void count_samples(const profile::CollapsedProfile& profile, storage::ProfileUpload& stored) {
-  int64_t cpu = 0;
-  profile.stacks.for_each([&](const profile::StackView& stack) {
-    add_capped(stored.samples, stack.count);
-    if (profile::is_idle_stack(profile.stacks, stack)) {
-      add_capped(stored.idle_samples, stack.count);
-    } else if (!profile::gpu_device_of_stack(profile.stacks, stack)) {
-      add_capped(cpu, stack.count);
-    }
-  });
-  if (stored.rollup.frequency_hz > 0 && profile::samples_are_clock_ticks(profile.header)) {
-    stored.cpu_seconds = static_cast<double>(cpu) / static_cast<double>(stored.rollup.frequency_hz);
-  }
+// A count as the database keeps it: at most INT64_MAX.
+int64_t stored_count(uint64_t count) {
+  return static_cast<int64_t>(std::min(count, static_cast<uint64_t>(INT64_MAX)));
 }
 
 }  // namespace
@@ -145,7 +124,9 @@ Result<storage::ProfileUpload> to_stored_upload(wire::ProfileUpload&& upload,
     return Error::invalid_argument("profile header: " + valid.error().message());
   }
   double duration_s = std::chrono::duration<double>(*end - *start).count();
-  if (auto plausible = profile::check_plausible_samples(*parsed, duration_s); !plausible) {
+  profile::SampleCounts samples = profile::count_samples(*parsed);
+  if (auto plausible = profile::check_plausible_samples(parsed->header, samples, duration_s);
+      !plausible) {
     return plausible.error();
   }
   storage::ProfileUpload stored;
@@ -159,7 +140,13 @@ Result<storage::ProfileUpload> to_stored_upload(wire::ProfileUpload&& upload,
   stored.instance_type = instance_type_of(parsed->header);
   stored.processors = processors_of(parsed->header);
   stored.rollup = rollup_of(*parsed, stored.hostname, stored.instance_type);
-  count_samples(*parsed, stored);
+  stored.samples = stored_count(samples.total());
+  stored.idle_samples = stored_count(samples.cpu_idle);
+  // The CPU time its busy samples stand for, where they are clock ticks at a frequency it gives.
+  if (stored.rollup.frequency_hz > 0 && profile::samples_are_clock_ticks(parsed->header)) {
+    stored.cpu_seconds =
+        static_cast<double>(samples.cpu_busy) / static_cast<double>(stored.rollup.frequency_hz);
+  }
   return stored;
 }
 

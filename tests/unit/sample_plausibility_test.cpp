@@ -1,5 +1,7 @@
 #include "profile/sample_plausibility.h"
 
+#include <cstdint>
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -45,6 +47,31 @@ TEST(SamplePlausibility, MoreSamplesThanTheSessionCouldTakeAreRefusedSayingWhy) 
     EXPECT_TRUE(check_plausible_samples(profile_of(100'000, 0, frequency), 60).ok());
     EXPECT_FALSE(check_plausible_samples(profile_of(1'000'000'000, 0, frequency), 60).ok());
   }
+}
+
+// Counts whose sum wraps past 2^64 (2^63 twice is 0) once passed as a handful of samples.
+TEST(SamplePlausibility, CountsThatWouldWrapAreSummedToTheMostAndRefused) {
+  CollapsedProfile profile = profile_of(0, 0, 11);
+  std::string_view first[] = {"main", "a"};
+  std::string_view second[] = {"main", "b"};
+  profile.stacks.add("", "app", first, uint64_t{1} << 63);
+  profile.stacks.add("", "app", second, uint64_t{1} << 63);
+  SampleCounts counts = count_samples(profile);
+  EXPECT_EQ(counts.cpu_busy, UINT64_MAX);
+  EXPECT_EQ(counts.total(), UINT64_MAX);
+  EXPECT_FALSE(check_plausible_samples(profile, 60).ok());
+}
+
+TEST(SamplePlausibility, CountsTellBusyIdleAndEachGpuApart) {
+  CollapsedProfile profile = profile_of(5, 7, 11);
+  std::string_view idle[] = {"secondary_startup_64_[k]", "do_idle_[k]"};
+  profile.stacks.add("", "swapper/0", idle, 90);
+  SampleCounts counts = count_samples(profile);
+  EXPECT_EQ(counts.cpu_busy, 5u);
+  EXPECT_EQ(counts.cpu_idle, 90u);
+  EXPECT_EQ(counts.gpu, (std::map<uint32_t, uint64_t>{{1, 7}}));
+  EXPECT_EQ(counts.cpu(), 95u);
+  EXPECT_EQ(counts.total(), 102u);
 }
 
 TEST(SamplePlausibility, SamplesThatAreNotTicksPass) {
